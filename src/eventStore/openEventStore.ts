@@ -1,0 +1,34 @@
+import { ChatOpsError } from '../core/errors.ts';
+import type { EventStore } from './eventStore.ts';
+import { createSqliteEventStore, type SqliteEventStoreOptions } from './sqlite/sqliteEventStore.ts';
+
+export type OpenEventStoreOptions = Readonly<{
+  sqlite?: Omit<SqliteEventStoreOptions, 'path'>;
+}>;
+
+/**
+ * Opens the store named by `EVENT_STORE_URL`:
+ * - `sqlite:./data/switchboard.db` (the embedded default), `sqlite::memory:` (tests);
+ * - `kurrentdb://host:2113?tls=false` (also `esdb://`, `kurrentdb+discover://`), for clusters.
+ *
+ * @example const store = await openEventStore(config.eventStoreUrl);
+ */
+export const openEventStore = async (
+  url: string,
+  options: OpenEventStoreOptions = {},
+): Promise<EventStore> => {
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length);
+    if (path.length === 0)
+      throw new ChatOpsError('SB_CONFIG', 'EVENT_STORE_URL sqlite: needs a path (or :memory:)');
+    return createSqliteEventStore({ ...options.sqlite, path });
+  }
+  if (/^(kurrentdb|kdb|esdb|eventstore)(\+discover)?:\/\//.test(url)) {
+    // Wired by the KurrentDB adapter (src/eventStore/kurrentdb/), which lands separately.
+    throw new ChatOpsError('SB_CONFIG', 'the KurrentDB adapter is not part of this build yet');
+  }
+  throw new ChatOpsError(
+    'SB_CONFIG',
+    `EVENT_STORE_URL must start with sqlite: or kurrentdb:// (got ${JSON.stringify(url.split(':')[0])}:…)`,
+  );
+};
