@@ -1,0 +1,142 @@
+import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino';
+import pretty from 'pino-pretty';
+import type { LogLevel } from './config.ts';
+
+/**
+ * The one root logger (style.md rule 9). Everything else gets a child:
+ * `logger.child({ commandId, streamId })`, `logger.child({ processorId })`, never bindings built
+ * from untrusted input. Errors go under `err`.
+ *
+ * Two layers keep secrets out (platform-facts T15, X7):
+ * 1. pino `redact` censors known keys (tokens, signing secrets, authorization headers,
+ *    `response_url`, one-time codes, phone numbers) at any of the first three levels.
+ * 2. Every serialised line is scrubbed of the configured secret values and of things shaped like
+ *    Slack tokens, bearer tokens, JWTs, `hooks.slack.com` URLs and E.164 phone numbers, for when
+ *    a secret hides in a message or an error text.
+ *
+ * @example
+ * const logger = createLogger({ level: 'info', secrets: config.secrets });
+ * logger.child({ processorId: 'slack-replies' }).info({ position: 42n }, 'caught up');
+ */
+export type Logger = PinoLogger;
+
+export type LoggerOptions = Readonly<{
+  level: LogLevel;
+  /** Secret values to scrub from every line (Config.secrets). */
+  secrets?: readonly string[];
+  /** Where lines go; stdout when omitted. Tests pass a sink (test/support/logSink.ts). */
+  destination?: DestinationStream;
+  /** Human-readable colour output (a terminal outside CI); JSON otherwise. */
+  pretty?: boolean;
+  /** Extra base bindings (e.g. `{ service: 'switchboard' }`). */
+  base?: Readonly<Record<string, string>>;
+}>;
+
+/** Keys whose values never reach a log line. */
+export const REDACTED_KEYS = [
+  'token',
+  'botToken',
+  'appToken',
+  'accessToken',
+  'access_token',
+  'refreshToken',
+  'apiKey',
+  'apiSecret',
+  'api_secret',
+  'privateKey',
+  'signingSecret',
+  'signatureSecret',
+  'webhookSecret',
+  'secret',
+  'password',
+  'authorization',
+  'Authorization',
+  'cookie',
+  'x-slack-signature',
+  'x-pagerduty-signature',
+  'bob-signature',
+  'response_url',
+  'responseUrl',
+  'response_urls',
+  'otp',
+  'pin',
+  'verificationCode',
+  'verification_code',
+  'oneTimeCode',
+  'phone',
+  'phoneNumber',
+  'phone_number',
+  'msisdn',
+] as const;
+
+const keyPath = (key: string): string => (/^[A-Za-z_$][\w$]*$/.test(key) ? key : `["${key}"]`);
+const join = (prefix: string, key: string): string => {
+  const k = keyPath(key);
+  return k.startsWith('[') ? `${prefix}${k}` : `${prefix}.${k}`;
+};
+
+/** fast-redact paths: each key at the top level and up to two levels down. */
+export const REDACT_PATHS: readonly string[] = REDACTED_KEYS.flatMap((key) => [
+  keyPath(key),
+  join('*', key),
+  join('*.*', key),
+]);
+
+export const REDACTED = '[Redacted]';
+
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Patterns that look like credentials or personal data wherever they appear in a line. */
+const SHAPES = [
+  /xox[abposre]-[A-Za-z0-9-]{6,}/g, // Slack bot/user/config tokens
+  /xapp-[A-Za-z0-9-]{6,}/g, // Slack app-level tokens
+  /\b[Bb]earer\s+[A-Za-z0-9._~+/=-]{8,}/g, // Authorization: Bearer …
+  /\bToken token=[A-Za-z0-9._~+/=-]{8,}/g, // PagerDuty REST auth header
+  /eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g, // JWTs
+  /https:\/\/hooks\.slack\.com\/[^\s"'\\]+/g, // response_url / webhooks
+  /\+[1-9]\d{6,14}\b/g, // E.164 phone numbers
+];
+
+/**
+ * Builds the line scrubber: configured secrets (as they appear inside JSON strings) and the
+ * credential shapes above are replaced by `[Redacted]`. Secrets shorter than 6 characters are
+ * ignored: replacing them would shred ordinary words.
+ */
+export const createScrubber = (secrets: readonly string[] = []): ((line: string) => string) => {
+  const literals = [...new Set(secrets)]
+    .filter((s) => s.length >= 6)
+    .flatMap((s) => [s, JSON.stringify(s).slice(1, -1)])
+    .sort((a, b) => b.length - a.length)
+    .map(escapeRegExp);
+  const patterns = [...(literals.length > 0 ? [new RegExp(literals.join('|'), 'g')] : []), ...SHAPES];
+  return (line) => {
+    let out = line;
+    for (const p of patterns) out = out.replace(p, REDACTED);
+    return out;
+  };
+};
+
+export const createLogger = (options: LoggerOptions): Logger => {
+  const scrub = createScrubber(options.secrets);
+  const destination =
+    options.destination ??
+    (options.pretty
+      ? pretty({ colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+      : pino.destination({ fd: 1, sync: false }));
+  return pino(
+    {
+      level: options.level,
+      base: { service: 'switchboard', ...options.base },
+      redact: { paths: [...REDACT_PATHS], censor: REDACTED },
+      serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
+      hooks: { streamWrite: scrub },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // JSON lines carry the level's name for people reading raw logs; pino-pretty wants numbers.
+      ...(options.pretty ? {} : { formatters: { level: (label: string) => ({ level: label }) } }),
+    },
+    destination,
+  );
+};
+
+/** A logger that writes nothing (for tools and tests that do not look at logs). */
+export const silentLogger = (): Logger => pino({ level: 'silent' });

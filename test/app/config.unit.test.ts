@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, describeSwitchedOff, loadConfig, loadStoreConfig } from '../../src/config.ts';
+
+const slack = { SLACK_BOT_TOKEN: 'xoxb-1-secret-bot-token', SLACK_SIGNING_SECRET: 'signing-secret-value-123' };
+
+const problemsOf = (env: Record<string, string>): ConfigError => {
+  try {
+    loadConfig(env);
+  } catch (e) {
+    if (e instanceof ConfigError) return e;
+    throw e;
+  }
+  throw new Error('expected a ConfigError');
+};
+
+describe('loadConfig', () => {
+  it('applies defaults and switches every lifecycle off when only Slack is configured', () => {
+    const config = loadConfig(slack);
+    expect(config.port).toBe(3000);
+    expect(config.eventStoreUrl).toBe('sqlite:./data/switchboard.db');
+    expect(config.logLevel).toBe('info');
+    expect(config.slack).toMatchObject({ socketMode: false, apiUrl: undefined, appToken: undefined });
+    expect(config.lifecycles).toEqual({ incidents: false, verification: false, timeOff: false });
+    expect(config.pagerduty).toBeUndefined();
+    expect(describeSwitchedOff(config)).toHaveLength(3);
+    expect(describeSwitchedOff(config)[0]).toContain('PAGERDUTY_TOKEN');
+  });
+
+  it('names every missing Slack variable and what it is for', () => {
+    const e = problemsOf({});
+    expect(e.code).toBe('SB_CONFIG');
+    expect(e.problems.map((p) => p.variable)).toEqual(['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET']);
+    expect(e.problems[0]?.purpose).toContain('bot token');
+    expect(e.message).toContain('SLACK_BOT_TOKEN: is not set');
+  });
+
+  it('reports malformed values, echoing non-secrets but never secrets', () => {
+    const e = problemsOf({
+      ...slack,
+      SLACK_BOT_TOKEN: 'xoxp-user-token-oops',
+      PORT: 'eighty',
+      LOG_LEVEL: 'loud',
+      SLACK_API_URL: 'not a url',
+    });
+    const byVar = Object.fromEntries(e.problems.map((p) => [p.variable, p.problem]));
+    expect(Object.keys(byVar).sort()).toEqual(['LOG_LEVEL', 'PORT', 'SLACK_API_URL', 'SLACK_BOT_TOKEN']);
+    expect(byVar['PORT']).toContain('"eighty"');
+    expect(byVar['SLACK_BOT_TOKEN']).toContain('xoxb-');
+    expect(e.message).not.toContain('xoxp-user-token-oops');
+  });
+
+  it('selects Socket Mode with an app token, where the signing secret is optional', () => {
+    const config = loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1-abc' });
+    expect(config.slack.socketMode).toBe(true);
+    expect(config.slack.signingSecret).toBeUndefined();
+  });
+
+  it('normalises SLACK_API_URL to end with a slash', () => {
+    expect(loadConfig({ ...slack, SLACK_API_URL: 'http://127.0.0.1:9/api' }).slack.apiUrl).toBe(
+      'http://127.0.0.1:9/api/',
+    );
+  });
+
+  it('switches a lifecycle on when all its credentials are set, with vendor URLs by default', () => {
+    const config = loadConfig({ ...slack, PAGERDUTY_TOKEN: 'pd-token-123456', PAGERDUTY_WEBHOOK_SECRET: 'pd-whsec-123' });
+    expect(config.lifecycles.incidents).toBe(true);
+    expect(config.pagerduty).toEqual({
+      apiUrl: 'https://api.pagerduty.com',
+      eventsUrl: 'https://events.pagerduty.com',
+      token: 'pd-token-123456',
+      webhookSecret: 'pd-whsec-123',
+    });
+    expect(config.secrets).toEqual(
+      expect.arrayContaining(['xoxb-1-secret-bot-token', 'signing-secret-value-123', 'pd-token-123456']),
+    );
+  });
+
+  it('refuses a half-configured lifecycle, naming what is missing', () => {
+    const e = problemsOf({ ...slack, HIBOB_SERVICE_USER_ID: 'SERVICE-1' });
+    expect(e.problems.map((p) => p.variable)).toEqual(['HIBOB_SERVICE_USER_TOKEN', 'HIBOB_WEBHOOK_SECRET']);
+    expect(e.problems[0]?.problem).toContain('HIBOB_SERVICE_USER_ID is');
+  });
+
+  it('parses the verification lifecycle, unescaping a one-line PEM key', () => {
+    const config = loadConfig({
+      ...slack,
+      VONAGE_API_KEY: 'key123',
+      VONAGE_API_SECRET: 'secret123',
+      VONAGE_APPLICATION_ID: 'app-1',
+      VONAGE_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----\\nabc\\n-----END PRIVATE KEY-----',
+      VONAGE_SIGNATURE_SECRET: 'sig-secret-1',
+      VONAGE_FROM_NUMBER: '+15550001111',
+      VONAGE_API_URL: 'http://127.0.0.1:4000/',
+    });
+    expect(config.vonage?.privateKey).toBe('-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----');
+    expect(config.vonage?.fromNumber).toBe('15550001111');
+    expect(config.vonage?.apiUrl).toBe('http://127.0.0.1:4000');
+    expect(config.lifecycles.verification).toBe(true);
+  });
+
+  it('checks the URLs of switched-off lifecycles too', () => {
+    const e = problemsOf({ ...slack, HIBOB_API_URL: 'ftp://hr' });
+    expect(e.problems.map((p) => p.variable)).toEqual(['HIBOB_API_URL']);
+  });
+
+  it('accepts sqlite and kurrentdb store URLs and refuses others', () => {
+    expect(loadConfig({ ...slack, EVENT_STORE_URL: 'kurrentdb://localhost:2113?tls=false' }).eventStoreUrl).toBe(
+      'kurrentdb://localhost:2113?tls=false',
+    );
+    expect(problemsOf({ ...slack, EVENT_STORE_URL: 'postgres://x' }).problems[0]?.variable).toBe('EVENT_STORE_URL');
+  });
+});
+
+describe('loadStoreConfig', () => {
+  it('needs no Slack credentials', () => {
+    expect(loadStoreConfig({ EVENT_STORE_URL: 'sqlite::memory:', CI: 'true' })).toEqual({
+      eventStoreUrl: 'sqlite::memory:',
+      logLevel: 'info',
+      ci: true,
+    });
+  });
+});
