@@ -19,6 +19,9 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
+/** The process environment: the one place Switchboard touches `process.env` (style.md rule 7). */
+export const processEnv = (): Env => process.env;
+
 export type ConfigProblem = Readonly<{ variable: string; problem: string; purpose: string }>;
 
 /** One or more environment variables are missing or malformed. `problems` names each. */

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, describeSwitchedOff, loadConfig, loadStoreConfig } from '../../src/config.ts';
 
-const slack = { SLACK_BOT_TOKEN: 'xoxb-1-secret-bot-token', SLACK_SIGNING_SECRET: 'signing-secret-value-123' };
+const slack = {
+  SLACK_BOT_TOKEN: 'xoxb-1-secret-bot-token',
+  SLACK_SIGNING_SECRET: 'signing-secret-value-123',
+};
 
 const problemsOf = (env: Record<string, string>): ConfigError => {
   try {
@@ -62,7 +65,11 @@ describe('loadConfig', () => {
   });
 
   it('switches a lifecycle on when all its credentials are set, with vendor URLs by default', () => {
-    const config = loadConfig({ ...slack, PAGERDUTY_TOKEN: 'pd-token-123456', PAGERDUTY_WEBHOOK_SECRET: 'pd-whsec-123' });
+    const config = loadConfig({
+      ...slack,
+      PAGERDUTY_TOKEN: 'pd-token-123456',
+      PAGERDUTY_WEBHOOK_SECRET: 'pd-whsec-123',
+    });
     expect(config.lifecycles.incidents).toBe(true);
     expect(config.pagerduty).toEqual({
       apiUrl: 'https://api.pagerduty.com',
@@ -104,10 +111,12 @@ describe('loadConfig', () => {
   });
 
   it('accepts sqlite and kurrentdb store URLs and refuses others', () => {
-    expect(loadConfig({ ...slack, EVENT_STORE_URL: 'kurrentdb://localhost:2113?tls=false' }).eventStoreUrl).toBe(
-      'kurrentdb://localhost:2113?tls=false',
+    expect(
+      loadConfig({ ...slack, EVENT_STORE_URL: 'kurrentdb://localhost:2113?tls=false' }).eventStoreUrl,
+    ).toBe('kurrentdb://localhost:2113?tls=false');
+    expect(problemsOf({ ...slack, EVENT_STORE_URL: 'postgres://x' }).problems[0]?.variable).toBe(
+      'EVENT_STORE_URL',
     );
-    expect(problemsOf({ ...slack, EVENT_STORE_URL: 'postgres://x' }).problems[0]?.variable).toBe('EVENT_STORE_URL');
   });
 });
 

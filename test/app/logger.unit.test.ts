@@ -8,7 +8,12 @@ describe('logger', () => {
     const logger = sink.logger();
     logger.child({ processorId: 'slack-replies' }).info({ position: 7 }, 'caught up');
     const [line] = sink.lines();
-    expect(line).toMatchObject({ level: 'info', service: 'switchboard', processorId: 'slack-replies', msg: 'caught up' });
+    expect(line).toMatchObject({
+      level: 'info',
+      service: 'switchboard',
+      processorId: 'slack-replies',
+      msg: 'caught up',
+    });
     expect(typeof line?.['time']).toBe('string');
   });
 
@@ -24,7 +29,14 @@ describe('logger', () => {
       'request',
     );
     const text = sink.text();
-    for (const secret of ['plain-token-1', 'Basic abc', 'v0=deadbeef', '/response/1', '15551234567', '123456']) {
+    for (const secret of [
+      'plain-token-1',
+      'Basic abc',
+      'v0=deadbeef',
+      '/response/1',
+      '15551234567',
+      '123456',
+    ]) {
       expect(text).not.toContain(secret);
     }
     expect(sink.lines()[0]?.['token']).toBe(REDACTED);

@@ -1,0 +1,111 @@
+import type { AllMiddlewareArgs, AnyMiddlewareArgs, Middleware } from '@slack/bolt';
+import type { Inbox, SlackInput } from '../../src/application/inbox.ts';
+import type { LifecycleSwitches } from '../../src/config.ts';
+import type { Clock } from '../../src/core/clock.ts';
+import { asError, hasCode } from '../../src/core/errors.ts';
+import { ACK_STATE_KEY, type AckState } from '../../src/http/slackApp.ts';
+import type { Logger } from '../../src/logger.ts';
+import { COMMAND_LIFECYCLE, replies } from '../replies.ts';
+import { buildSlackInput } from './slackInput.ts';
+
+/** Where listeners find the input this middleware built: `context.slackInput`. */
+export const SLACK_INPUT_KEY = 'slackInput';
+
+/** Reads the SlackInput the recording middleware put on Bolt's context. */
+export const slackInputOf = (context: AllMiddlewareArgs['context']): SlackInput => {
+  const input = context[SLACK_INPUT_KEY] as SlackInput | undefined;
+  if (!input) throw new Error('no SlackInput on context: is recordSlackInputs() registered first?');
+  return input;
+};
+
+export type RecordSlackInputsDeps = Readonly<{
+  inbox: Inbox;
+  clock: Clock;
+  logger: Logger;
+  lifecycles: LifecycleSwitches;
+  /** action_ids whose values are secrets (one-time codes): stored as `[Redacted]`. */
+  sensitiveActionIds?: ReadonlySet<string>;
+}>;
+
+type AckFn = (response?: unknown) => Promise<void>;
+const ackOf = (args: AnyMiddlewareArgs): AckFn | undefined =>
+  'ack' in args && typeof args.ack === 'function' ? (args.ack as AckFn) : undefined;
+
+/**
+ * Global Bolt middleware, registered first. It
+ * 1. builds the SlackInput of every request and puts it on `context.slackInput`;
+ * 2. lets the listeners run (they parse, call `deps.inbox.accept(...)`, then `ack()`);
+ * 3. afterwards, records any input no listener accepted (unknown commands and actions are
+ *    recorded too) and acks it: slash commands get a helpful ephemeral answer (unknown command,
+ *    or the owning lifecycle is switched off);
+ * 4. if recording failed (store unavailable) and nothing was acked, acks slash commands with
+ *    "nothing happened, try again" and rethrows, so events get a 5xx and Slack redelivers.
+ */
+export const recordSlackInputs = (deps: RecordSlackInputsDeps): Middleware<AnyMiddlewareArgs> => {
+  const { inbox, clock, logger, lifecycles } = deps;
+  return async (args) => {
+    const { body, context, next } = args;
+    const input = buildSlackInput(body as Record<string, unknown>, {
+      receivedAt: clock.now(),
+      retryNum: context.retryNum,
+      retryReason: context.retryReason,
+      ...(deps.sensitiveActionIds ? { sensitiveActionIds: deps.sensitiveActionIds } : {}),
+    });
+    if (!input) {
+      await next();
+      return;
+    }
+    context[SLACK_INPUT_KEY] = input;
+    const ackState = context[ACK_STATE_KEY] as AckState | undefined;
+    const ack = ackOf(args);
+    const needsAck = () => ack !== undefined && ackState?.acked !== true;
+
+    try {
+      await next();
+      if (inbox.wasAccepted(input)) {
+        if (needsAck()) {
+          logger.warn(
+            { input: input.name, kind: input.inputKind },
+            'a listener recorded an input but did not ack it',
+          );
+          await ack?.();
+        }
+        return;
+      }
+      const lifecycle = input.inputKind === 'slash_command' ? COMMAND_LIFECYCLE[input.name] : undefined;
+      const off = lifecycle !== undefined && !lifecycles[lifecycle];
+      const rejection = off
+        ? { code: 'SB_UNHANDLED' as const, message: `${lifecycle} lifecycle is switched off` }
+        : { code: 'SB_UNHANDLED' as const, message: `no listener handles ${input.inputKind} ${input.name}` };
+      const receipt = await inbox.accept({ input, rejection });
+      if (!receipt.deduplicated) {
+        logger.debug({ input: input.name, kind: input.inputKind }, 'recorded an input no listener handled');
+      }
+      if (!needsAck()) return;
+      if (input.inputKind === 'slash_command') {
+        await ack?.(
+          lifecycle !== undefined && off
+            ? replies.lifecycleOff(input.name, lifecycle)
+            : replies.unknownCommand(input.name),
+        );
+      } else if (input.inputKind === 'options') {
+        await ack?.({ options: [] });
+      } else {
+        await ack?.();
+      }
+    } catch (e) {
+      if (needsAck()) {
+        const unavailable = hasCode(e, 'SB_STORE_UNAVAILABLE');
+        logger.error(
+          { err: asError(e), input: input.name, kind: input.inputKind },
+          'could not record a Slack input',
+        );
+        if (input.inputKind === 'slash_command' && unavailable) {
+          await ack?.(replies.notRecorded());
+          return;
+        }
+      }
+      throw e;
+    }
+  };
+};

@@ -1,0 +1,143 @@
+import { type SlackInput, type SlackInputKind, slackInboxEventId } from '../../src/application/inbox.ts';
+import { newId } from '../../src/core/ids.ts';
+import type { JsonObject } from '../../src/core/messages.ts';
+
+/**
+ * Builds the SlackInput record of one Slack request body (design decision: one record per input,
+ * appended before ack). Pure: time and retry headers come in as arguments.
+ *
+ * `sensitiveActionIds`: inputs whose values must not be stored in clear (a one-time code typed
+ * into a modal). Their values in `view.state.values` are replaced by `[Redacted]` in the recorded
+ * payload; the listener still sees the original body.
+ */
+export type SlackInputMeta = Readonly<{
+  receivedAt: Date;
+  retryNum?: number | undefined;
+  retryReason?: string | undefined;
+  sensitiveActionIds?: ReadonlySet<string>;
+}>;
+
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj | undefined =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : undefined;
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+export const slackInputKind = (body: Obj): SlackInputKind | undefined => {
+  if (typeof body['command'] === 'string') return 'slash_command';
+  switch (body['type']) {
+    case 'block_actions':
+    case 'interactive_message':
+      return 'block_action';
+    case 'view_submission':
+      return 'view_submission';
+    case 'view_closed':
+      return 'view_closed';
+    case 'event_callback':
+      return 'event';
+    case 'block_suggestion':
+    case 'dialog_suggestion':
+      return 'options';
+    case 'shortcut':
+    case 'message_action':
+      return 'shortcut';
+    default:
+      return undefined;
+  }
+};
+
+const eventChannel = (event: Obj | undefined): string | undefined =>
+  str(event?.['channel']) ?? str(obj(event?.['channel'])?.['id']) ?? str(obj(event?.['item'])?.['channel']);
+
+const redactSensitive = (payload: Obj, sensitive: ReadonlySet<string> | undefined): Obj => {
+  const values = obj(obj(obj(payload['view'])?.['state'])?.['values']);
+  if (!sensitive || sensitive.size === 0 || !values) return payload;
+  const hit = Object.values(values).some((block) =>
+    Object.keys(obj(block) ?? {}).some((a) => sensitive.has(a)),
+  );
+  if (!hit) return payload;
+  const copy = structuredClone(payload);
+  const copyValues = obj(obj(obj(copy['view'])?.['state'])?.['values']) ?? {};
+  for (const block of Object.values(copyValues)) {
+    const actions = obj(block) ?? {};
+    for (const [actionId, state] of Object.entries(actions)) {
+      if (sensitive.has(actionId)) actions[actionId] = { ...obj(state), value: '[Redacted]' };
+    }
+  }
+  return copy;
+};
+
+/** The SlackInput of a request body, or undefined for bodies that are not inputs. */
+export const buildSlackInput = (body: Obj, meta: SlackInputMeta): SlackInput | undefined => {
+  const inputKind = slackInputKind(body);
+  if (!inputKind) return undefined;
+  const { token: _deprecatedToken, ...withoutToken } = body;
+  const payload = redactSensitive(withoutToken, meta.sensitiveActionIds) as JsonObject;
+  const user = obj(body['user']);
+  const view = obj(body['view']);
+  const event = obj(body['event']);
+  const firstAction = Array.isArray(body['actions']) ? obj(body['actions'][0]) : undefined;
+  const triggerId = str(body['trigger_id']);
+
+  let deliveryId: string;
+  let name: string;
+  let actor: string | undefined = str(user?.['id']);
+  let teamId = str(obj(body['team'])?.['id']) ?? str(user?.['team_id']);
+  let channelId = str(obj(body['channel'])?.['id']) ?? str(obj(body['container'])?.['channel_id']);
+  switch (inputKind) {
+    case 'slash_command':
+      deliveryId = triggerId ?? `command:${newId()}`;
+      name = str(body['command']) ?? '/unknown';
+      actor = str(body['user_id']);
+      teamId = str(body['team_id']);
+      channelId = str(body['channel_id']);
+      break;
+    case 'block_action': {
+      // trigger_id + action_ts: a double click is two inputs, a redelivery of one click is not.
+      const actionTs = str(firstAction?.['action_ts']) ?? str(body['action_ts']) ?? '';
+      deliveryId = `${triggerId ?? newId()}:${actionTs}`;
+      name = str(firstAction?.['action_id']) ?? str(body['callback_id']) ?? 'unknown_action';
+      break;
+    }
+    case 'view_submission':
+      deliveryId = triggerId ?? `view:${str(view?.['id'])}:${str(view?.['hash'])}`;
+      name = str(view?.['callback_id']) ?? 'unknown_view';
+      break;
+    case 'view_closed':
+      // No trigger_id on view_closed; a view's id and hash identify this closing.
+      deliveryId = `view_closed:${str(view?.['id']) ?? newId()}:${str(view?.['hash']) ?? ''}`;
+      name = str(view?.['callback_id']) ?? 'unknown_view';
+      break;
+    case 'event':
+      deliveryId = str(body['event_id']) ?? `event:${newId()}`;
+      name = str(event?.['type']) ?? 'unknown_event';
+      actor = str(event?.['user']) ?? str(obj(event?.['user'])?.['id']);
+      teamId = str(body['team_id']) ?? teamId;
+      channelId = eventChannel(event);
+      break;
+    case 'options':
+      // Typeahead lookups have no delivery id and are never redelivered: each is its own input.
+      deliveryId = `options:${newId()}`;
+      name = str(body['action_id']) ?? str(body['callback_id']) ?? 'unknown_options';
+      break;
+    case 'shortcut':
+      deliveryId = triggerId ?? `shortcut:${newId()}`;
+      name = str(body['callback_id']) ?? 'unknown_shortcut';
+      break;
+  }
+  return {
+    source: 'slack',
+    inputKind,
+    deliveryId,
+    eventId: slackInboxEventId(deliveryId),
+    name,
+    receivedAt: meta.receivedAt.toISOString(),
+    actor,
+    teamId,
+    channelId,
+    triggerId,
+    responseUrl: str(body['response_url']),
+    retryNum: meta.retryNum,
+    retryReason: meta.retryReason,
+    payload,
+  };
+};

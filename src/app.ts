@@ -1,0 +1,193 @@
+import { type App, type Receiver, SocketModeReceiver } from '@slack/bolt';
+import { type HandlerDeps, registerSlackHandlers, webhookVerifiers } from '../handlers/index.ts';
+import { webhookRoutes } from '../handlers/webhooks/routes.ts';
+import { createInbox, type Inbox } from './application/inbox.ts';
+import { type Config, describeSwitchedOff } from './config.ts';
+import { type Clock, systemClock } from './core/clock.ts';
+import { asError, ChatOpsError } from './core/errors.ts';
+import type { EventStore } from './eventStore/eventStore.ts';
+import { openEventStore } from './eventStore/openEventStore.ts';
+import { createReadiness, opsRoutes, type Readiness, storeProbe } from './http/ops.ts';
+import { createHttpServer, type HttpServer, type Route } from './http/server.ts';
+import { SwitchboardBoltApp } from './http/slackApp.ts';
+import { SlackHttpReceiver } from './http/slackReceiver.ts';
+import type { Logger } from './logger.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { createBoltLogger } from './slack/boltLogger.ts';
+import { createSlackWebClient, type SwitchboardWebClient, slackClientOptions } from './slack/webClient.ts';
+
+/**
+ * THE composition root (style.md rule 7): the only place that builds things and wires them.
+ * Everything else receives its dependencies as arguments.
+ *
+ * Start order: store → services (processors, scheduler) → Bolt (auth.test against Slack) → HTTP.
+ * Stop order (SIGTERM): HTTP stops taking requests and finishes those in flight → Socket Mode
+ * disconnects → services stop in reverse order (each finishes the event in hand and
+ * checkpoints) → the store closes.
+ *
+ * @example
+ * const sb = await createSwitchboard({ config: loadConfig(processEnv()), logger });
+ * const { url } = await sb.start();
+ * ...; await sb.stop();
+ */
+
+/** Something with a lifetime: processors, the scheduler, pollers. */
+export type Service = Readonly<{
+  name: string;
+  start(): Promise<void>;
+  /** Finish the work in hand, checkpoint, and stop. */
+  stop(): Promise<void>;
+}>;
+
+export type SwitchboardOptions = Readonly<{
+  config: Config;
+  logger: Logger;
+  clock?: Clock;
+  /** An open store to use instead of opening `config.eventStoreUrl` (the sandbox shares one). It is closed on stop. */
+  store?: EventStore;
+  /** Interface to bind; all interfaces when omitted. Tests pass 127.0.0.1. */
+  host?: string;
+  /** How long stop() waits for requests in flight before cutting connections. Default 5 s. */
+  httpGraceMs?: number;
+}>;
+
+export type Switchboard = Readonly<{
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  store: EventStore;
+  inbox: Inbox;
+  metrics: Metrics;
+  readiness: Readiness;
+  bolt: App;
+  /** Web API client for processors (bounded retries, coded errors, metrics). */
+  slack: SwitchboardWebClient;
+  http: HttpServer;
+  /** Adds a service; started by start() (or at once if already started), stopped by stop(). */
+  addService(service: Service): Promise<void>;
+  /** Starts services, checks the Slack token, listens. Resolves with the bound port and base URL. */
+  start(): Promise<{ port: number; url: string }>;
+  /** Graceful stop; idempotent. */
+  stop(): Promise<void>;
+}>;
+
+export const createSwitchboard = async (options: SwitchboardOptions): Promise<Switchboard> => {
+  const { config, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const metrics = createMetrics();
+  const readiness = createReadiness();
+
+  const store = options.store ?? (await openEventStore(config.eventStoreUrl));
+  readiness.add(storeProbe(store));
+  const inbox = createInbox({ store, metrics });
+
+  const clientOptions = { slack: config.slack, logger, metrics };
+  const slack = createSlackWebClient(clientOptions);
+
+  const boltLogger = createBoltLogger(logger);
+  let receiver: Receiver;
+  let httpReceiver: SlackHttpReceiver | undefined;
+  if (config.slack.socketMode) {
+    receiver = new SocketModeReceiver({ appToken: config.slack.appToken ?? '', logger: boltLogger });
+  } else {
+    httpReceiver = new SlackHttpReceiver({
+      signingSecret: config.slack.signingSecret ?? '',
+      logger: logger.child({ component: 'slack-receiver' }),
+      metrics,
+      clock,
+    });
+    receiver = httpReceiver;
+  }
+  const bolt = new SwitchboardBoltApp({
+    receiver,
+    token: config.slack.botToken,
+    logger: boltLogger,
+    clientOptions: slackClientOptions(clientOptions),
+    // Conversation state would live in memory; ours lives in the store.
+    convoStore: false,
+    // auth.test runs in start(), so a bad token stops the start with a clear error.
+    deferInitialization: true,
+  });
+  // Errors reach the receiver, which answers and logs them (a 5xx makes Slack redeliver events).
+  bolt.error(async (error) => {
+    throw error;
+  });
+
+  const handlerDeps: HandlerDeps = { inbox, clock, logger, config };
+  registerSlackHandlers(bolt, handlerDeps);
+
+  const routes: Route[] = [
+    ...(httpReceiver ? [httpReceiver.route()] : []),
+    ...webhookRoutes(webhookVerifiers(handlerDeps), { inbox, clock, logger }),
+    ...opsRoutes({ readiness, metrics }),
+  ];
+  const server = createHttpServer({ routes, logger: logger.child({ component: 'http' }), metrics });
+
+  for (const line of describeSwitchedOff(config)) logger.info({ lifecycle: 'off' }, line);
+
+  const services: Service[] = [];
+  let started = false;
+  let stopping: Promise<void> | undefined;
+
+  const startService = async (service: Service) => {
+    await service.start();
+    logger.debug({ service: service.name }, 'service started');
+  };
+
+  return {
+    config,
+    logger,
+    clock,
+    store,
+    inbox,
+    metrics,
+    readiness,
+    bolt,
+    slack,
+    http: server,
+    async addService(service) {
+      services.push(service);
+      if (started) await startService(service);
+    },
+    async start() {
+      if (started) throw new Error('Switchboard already started');
+      started = true;
+      for (const service of services) await startService(service);
+      try {
+        await bolt.init();
+      } catch (e) {
+        const slackError = (e as { data?: { error?: string } }).data?.error;
+        throw new ChatOpsError(
+          'SB_UPSTREAM_AUTH',
+          `Slack did not accept SLACK_BOT_TOKEN (auth.test: ${slackError ?? asError(e).message})`,
+          { cause: e },
+        );
+      }
+      if (config.slack.socketMode) await receiver.start();
+      const port = await server.listen(config.port, options.host);
+      const url = `http://${options.host ?? '127.0.0.1'}:${port}`;
+      logger.info(
+        { port, store: store.kind, socketMode: config.slack.socketMode, lifecycles: config.lifecycles },
+        'Switchboard is listening',
+      );
+      return { port, url };
+    },
+    stop() {
+      stopping ??= (async () => {
+        logger.info('Switchboard is stopping');
+        await server.close(options.httpGraceMs);
+        if (config.slack.socketMode && started) await receiver.stop().catch(() => undefined);
+        for (const service of [...services].reverse()) {
+          try {
+            await service.stop();
+          } catch (e) {
+            logger.error({ err: asError(e), service: service.name }, 'service failed to stop cleanly');
+          }
+        }
+        await store.close();
+        logger.info('Switchboard stopped; store closed');
+      })();
+      return stopping;
+    },
+  };
+};

@@ -1,0 +1,237 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
+import {
+  type App,
+  type Receiver,
+  type ReceiverEvent,
+  ReceiverMultipleAckError,
+  verifySlackRequest,
+} from '@slack/bolt';
+import type { Clock } from '../core/clock.ts';
+import { asError, hasCode } from '../core/errors.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
+import { BodyTooLargeError, readRawBody } from './rawBody.ts';
+import { type Route, sendJson } from './server.ts';
+
+/**
+ * Bolt receiver for signed HTTP requests at `POST /slack/events`, mounted on our own server.
+ * Transport only (bolt-js AGENTS.md rule 7): read the raw body, refuse what is not from Slack,
+ * build the ReceiverEvent, write the ack.
+ *
+ * Refused with 401 before Bolt sees anything (nothing is stored, platform-facts T8):
+ * - missing or malformed `X-Slack-Request-Timestamp` / `X-Slack-Signature`;
+ * - a timestamp more than 5 minutes in the FUTURE (checked here: Bolt only refuses old ones);
+ * - a timestamp more than 5 minutes old, or a wrong signature (Bolt's `verifySlackRequest`,
+ *   HMAC-SHA256 over `v0:<ts>:<raw body>`, constant-time compare).
+ * Other answers: 413 over the body limit, 400 for a body that does not parse, the challenge for
+ * `url_verification`, 200 for `ssl_check`. If no ack comes within 3 s (Slack's wall), 503.
+ */
+export const SLACK_EVENTS_PATH = '/slack/events';
+export const MAX_CLOCK_SKEW_SECONDS = 5 * 60;
+export const SLACK_BODY_LIMIT = 1024 * 1024;
+const UNHANDLED_TIMEOUT_MS = 3_001;
+
+export type SlackHttpReceiverOptions = Readonly<{
+  signingSecret: string;
+  logger: Logger;
+  metrics: Metrics;
+  clock: Clock;
+  bodyLimit?: number;
+}>;
+
+/** Why a request was refused, for logs and tests (never includes the signature or secret). */
+export type RefusalReason = 'missing_headers' | 'future_timestamp' | 'stale_timestamp' | 'bad_signature';
+
+/** Checks the timestamp window in both directions; Bolt's verifySlackRequest then checks the HMAC. */
+export const checkSlackSignature = (
+  signingSecret: string,
+  headers: IncomingMessage['headers'],
+  rawBody: string,
+  nowMs: number,
+): RefusalReason | undefined => {
+  const signature = headers['x-slack-signature'];
+  const timestampHeader = headers['x-slack-request-timestamp'];
+  if (
+    typeof signature !== 'string' ||
+    typeof timestampHeader !== 'string' ||
+    !/^\d{1,12}$/.test(timestampHeader)
+  ) {
+    return 'missing_headers';
+  }
+  const timestamp = Number(timestampHeader);
+  const nowSec = Math.floor(nowMs / 1000);
+  if (timestamp > nowSec + MAX_CLOCK_SKEW_SECONDS) return 'future_timestamp';
+  if (timestamp < nowSec - MAX_CLOCK_SKEW_SECONDS) return 'stale_timestamp';
+  try {
+    verifySlackRequest({
+      signingSecret,
+      body: rawBody,
+      headers: { 'x-slack-signature': signature, 'x-slack-request-timestamp': timestamp },
+      nowMilliseconds: nowMs,
+    });
+    return undefined;
+  } catch (e) {
+    return /stale/.test(asError(e).message) ? 'stale_timestamp' : 'bad_signature';
+  }
+};
+
+type ParsedBody = Record<string, unknown>;
+
+const parseBody = (raw: string, contentType: string | undefined): ParsedBody => {
+  if (contentType?.startsWith('application/x-www-form-urlencoded')) {
+    const fields = parseQuery(raw);
+    if (typeof fields['payload'] === 'string') return JSON.parse(fields['payload']) as ParsedBody;
+    return fields as ParsedBody;
+  }
+  const parsed = JSON.parse(raw) as unknown;
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new SyntaxError('not an object');
+  return parsed as ParsedBody;
+};
+
+const inputKindLabel = (body: ParsedBody): string => {
+  if (typeof body['command'] === 'string') return 'slash_command';
+  return typeof body['type'] === 'string' ? body['type'] : 'unknown';
+};
+
+export class SlackHttpReceiver implements Receiver {
+  readonly options: SlackHttpReceiverOptions;
+  private app: App | undefined;
+
+  constructor(options: SlackHttpReceiverOptions) {
+    this.options = options;
+  }
+
+  init(app: App): void {
+    this.app = app;
+  }
+
+  // Our server (src/http/server.ts) owns the port; Bolt's start/stop have nothing to do.
+  async start(): Promise<void> {}
+  async stop(): Promise<void> {}
+
+  route(): Route {
+    return { method: 'POST', path: SLACK_EVENTS_PATH, handler: (req, res) => this.handle(req, res) };
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { logger, metrics, clock, signingSecret } = this.options;
+    const started = process.hrtime.bigint();
+    let raw: Buffer;
+    try {
+      raw = await readRawBody(req, this.options.bodyLimit ?? SLACK_BODY_LIMIT);
+    } catch (e) {
+      if (e instanceof BodyTooLargeError) {
+        res.setHeader('connection', 'close');
+        sendJson(res, 413, { ok: false, error: 'body_too_large' });
+        return;
+      }
+      throw e;
+    }
+    const text = raw.toString('utf8');
+    const contentType = req.headers['content-type'];
+
+    // Slack's SSL check carries no signature and asks for nothing; nothing else of the body is used.
+    if (
+      contentType?.startsWith('application/x-www-form-urlencoded') &&
+      parseQuery(text)['ssl_check'] === '1'
+    ) {
+      res.writeHead(200).end();
+      return;
+    }
+
+    const refusal = checkSlackSignature(signingSecret, req.headers, text, clock.now().getTime());
+    if (refusal) {
+      logger.warn(
+        { reason: refusal, path: SLACK_EVENTS_PATH },
+        'refused a Slack request that failed verification',
+      );
+      metrics.inputs.inc({ source: 'slack', kind: 'unverified', result: 'refused' });
+      sendJson(res, 401, { ok: false, error: 'invalid_request_signature' });
+      return;
+    }
+
+    let body: ParsedBody;
+    try {
+      body = parseBody(text, contentType);
+    } catch {
+      logger.warn({ contentType }, 'signed Slack request with a body that does not parse');
+      sendJson(res, 400, { ok: false, error: 'malformed_body' });
+      return;
+    }
+
+    if (body['type'] === 'url_verification') {
+      sendJson(res, 200, { challenge: body['challenge'] });
+      return;
+    }
+
+    const app = this.app;
+    if (!app) throw new Error('SlackHttpReceiver used before Bolt called init(app)');
+
+    const kind = inputKindLabel(body);
+    let acked = false;
+    const timer = setTimeout(() => {
+      if (acked || res.headersSent) return;
+      logger.error({ kind }, 'a Slack request was not acknowledged within 3 s');
+      sendJson(res, 503, { ok: false, error: 'not_acknowledged' });
+    }, UNHANDLED_TIMEOUT_MS);
+
+    const ack = async (response?: unknown): Promise<void> => {
+      if (acked) throw new ReceiverMultipleAckError();
+      acked = true;
+      clearTimeout(timer);
+      if (res.headersSent) return; // the watchdog answered already
+      writeAck(res, response);
+      metrics.ackLatency.observe({ kind }, Number(process.hrtime.bigint() - started) / 1e9);
+    };
+
+    const retryNum = Number(req.headers['x-slack-retry-num']);
+    const retryReason = req.headers['x-slack-retry-reason'];
+    const event: ReceiverEvent = {
+      body,
+      ack,
+      ...(Number.isInteger(retryNum) ? { retryNum } : {}),
+      ...(typeof retryReason === 'string' ? { retryReason } : {}),
+    };
+
+    try {
+      await app.processEvent(event);
+    } catch (e) {
+      clearTimeout(timer);
+      if (res.headersSent) {
+        logger.error({ err: asError(e), kind }, 'Slack input failed after it was acknowledged');
+        return;
+      }
+      // Not acknowledged: a non-2xx makes Slack redeliver events; the inbox dedupes the retry.
+      const unavailable = hasCode(e, 'SB_STORE_UNAVAILABLE');
+      logger.error({ err: asError(e), kind }, 'Slack input failed before it was acknowledged');
+      sendJson(res, unavailable ? 503 : 500, {
+        ok: false,
+        error: unavailable ? 'store_unavailable' : 'internal_error',
+      });
+      return;
+    }
+    clearTimeout(timer);
+    if (!acked && !res.headersSent) {
+      // Bolt found no type to dispatch on (nothing to record): answer so Slack does not retry.
+      logger.warn({ kind }, 'Slack request had nothing to acknowledge it');
+      res.writeHead(200).end();
+    }
+  }
+}
+
+/** Bolt's ack body rules: nothing → empty 200, a string → text, an object → JSON. */
+const writeAck = (res: ServerResponse, response: unknown): void => {
+  if (response === undefined || response === null || response === '') {
+    res.writeHead(200, { 'content-length': 0 }).end();
+  } else if (typeof response === 'string') {
+    res.writeHead(200, {
+      'content-type': 'text/plain; charset=utf-8',
+      'content-length': Buffer.byteLength(response),
+    });
+    res.end(response);
+  } else {
+    sendJson(res, 200, response);
+  }
+};

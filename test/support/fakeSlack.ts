@@ -1,0 +1,812 @@
+import { EventEmitter } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * A fake of the Slack Web API: a real loopback HTTP server (never an in-process stub) that keeps
+ * workspace state, records every call and can be told to fail. Point the bot at it with
+ * `SLACK_API_URL=${fake.apiUrl}`. Test infrastructure only: the bot never imports it.
+ *
+ * Methods: auth.test, chat.postMessage, chat.update, chat.postEphemeral, chat.delete,
+ * views.open, views.update, views.publish, conversations.open, users.info, users.lookupByEmail;
+ * plus `response_url` posts to URLs it hands out (`fake.responseUrl(...)`).
+ *
+ * Platform behaviour it keeps (platform-facts S3, S4, S5, R8): trigger ids expire after 3 s and
+ * work once; a response_url takes 5 posts within 30 minutes; views over 250 kB are refused;
+ * 429 answers carry `Retry-After` and `{"ok":false,"error":"ratelimited"}`.
+ *
+ * State is inspectable for the sandbox console (messages per channel with ts, blocks and
+ * in-place updates; ephemerals; views; App Home) and every change is emitted on `fake.events`
+ * as a `change` event.
+ *
+ * @example
+ * const fake = await startFakeSlack({ botToken: 'xoxb-test' });
+ * fake.failNext('chat.update', { status: 429, retryAfter: 7 });
+ * ...; expect(fake.messages('C0INCIDENTS')[0]?.blocks).toEqual(...);
+ * await fake.close();
+ */
+
+export type FakeUser = {
+  id: string;
+  name: string;
+  real_name: string;
+  email?: string;
+  tz?: string;
+  is_bot?: boolean;
+  deleted?: boolean;
+};
+
+export type FakeChannel = {
+  id: string;
+  name: string;
+  is_im: boolean;
+  /** For DMs: the other party. */
+  user?: string;
+  /** Members; ephemerals to non-members fail with `user_not_in_channel`. Undefined = everyone. */
+  members?: string[];
+};
+
+export type FakeMessage = {
+  channel: string;
+  ts: string;
+  user: string;
+  bot_id: string;
+  text: string;
+  blocks: unknown[] | undefined;
+  thread_ts: string | undefined;
+  /** How many times chat.update (or a replace_original response) changed it. */
+  edits: number;
+  /** Previous versions, oldest first. */
+  history: Array<{ text: string; blocks: unknown[] | undefined }>;
+  deleted: boolean;
+  /** `api` for chat.postMessage, `response_url` for in-channel responses. */
+  via: 'api' | 'response_url';
+};
+
+export type FakeEphemeral = {
+  channel: string;
+  user: string;
+  message_ts: string;
+  text: string;
+  blocks: unknown[] | undefined;
+  via: 'api' | 'response_url';
+};
+
+export type FakeView = {
+  id: string;
+  user: string;
+  type: string;
+  hash: string;
+  view: Record<string, unknown>;
+  /** `modal` views opened via trigger; `home` via views.publish. */
+  kind: 'modal' | 'home';
+  updates: number;
+};
+
+export type FakeCall = {
+  method: string;
+  params: Record<string, unknown>;
+  /** Whether a valid bot token came with the call (the token itself is not kept). */
+  authed: boolean;
+  status: number;
+  /** Slack's `error` when ok:false. */
+  error: string | undefined;
+  at: number;
+};
+
+export type ResponsePost = {
+  responseUrlId: string;
+  body: Record<string, unknown>;
+  status: number;
+  at: number;
+};
+
+export type Behaviour =
+  | { status: 429; retryAfter: number }
+  | { status: 500 | 502 | 503 | 504 }
+  | { error: string }
+  | { delayMs: number };
+
+export type FakeChange =
+  | { kind: 'message.posted'; message: FakeMessage }
+  | { kind: 'message.updated'; message: FakeMessage }
+  | { kind: 'message.deleted'; message: FakeMessage }
+  | { kind: 'ephemeral.posted'; ephemeral: FakeEphemeral }
+  | { kind: 'view.opened' | 'view.updated' | 'home.published'; view: FakeView }
+  | { kind: 'call'; call: FakeCall };
+
+export type FakeSlackOptions = Readonly<{
+  botToken?: string;
+  teamId?: string;
+  teamName?: string;
+  botUserId?: string;
+  botId?: string;
+  users?: FakeUser[];
+  channels?: FakeChannel[];
+  /** Milliseconds clock for trigger / response_url expiry (tests move it). Default Date.now. */
+  now?: () => number;
+  /** Trigger ids unknown to the fake are accepted (as if just issued). Default true. */
+  acceptUnknownTriggers?: boolean;
+  port?: number;
+}>;
+
+export const TRIGGER_TTL_MS = 3_000;
+export const RESPONSE_URL_MAX_USES = 5;
+export const RESPONSE_URL_TTL_MS = 30 * 60_000;
+export const VIEW_MAX_BYTES = 250_000;
+
+const DEFAULT_USERS: FakeUser[] = [
+  {
+    id: 'U0ALICE',
+    name: 'alice',
+    real_name: 'Alice Example',
+    email: 'alice@example.com',
+    tz: 'Europe/Berlin',
+  },
+  { id: 'U0BOB', name: 'bob', real_name: 'Bob Example', email: 'bob@example.com', tz: 'America/New_York' },
+];
+const DEFAULT_CHANNELS: FakeChannel[] = [
+  { id: 'C0INCIDENTS', name: 'incidents', is_im: false },
+  { id: 'C0GENERAL', name: 'general', is_im: false },
+];
+
+type Handler = (params: Record<string, unknown>) => Record<string, unknown>;
+
+class SlackApiError extends Error {
+  readonly slackError: string;
+  readonly extra: Record<string, unknown>;
+  constructor(slackError: string, extra: Record<string, unknown> = {}) {
+    super(slackError);
+    this.slackError = slackError;
+    this.extra = extra;
+  }
+}
+
+export class FakeSlack {
+  readonly events = new EventEmitter();
+  readonly botToken: string;
+  readonly teamId: string;
+  readonly teamName: string;
+  readonly botUserId: string;
+  readonly botId: string;
+  readonly users = new Map<string, FakeUser>();
+  readonly channels = new Map<string, FakeChannel>();
+  readonly calls: FakeCall[] = [];
+  readonly responsePosts: ResponsePost[] = [];
+  readonly ephemerals: FakeEphemeral[] = [];
+  readonly views = new Map<string, FakeView>();
+  readonly homes = new Map<string, FakeView>();
+  readonly now: () => number;
+  readonly acceptUnknownTriggers: boolean;
+
+  private readonly messagesByChannel = new Map<string, FakeMessage[]>();
+  private readonly triggers = new Map<string, { issuedAt: number; used: boolean }>();
+  private readonly responseUrls = new Map<
+    string,
+    { channel: string; user: string; messageTs: string | undefined; issuedAt: number; uses: number }
+  >();
+  private readonly once = new Map<string, Behaviour[]>();
+  private readonly always = new Map<string, Behaviour>();
+  private readonly handlers: Record<string, Handler>;
+  private tsCounter = 0;
+  private idCounter = 0;
+  private server: Server | undefined;
+  private baseUrl = '';
+
+  constructor(options: FakeSlackOptions = {}) {
+    this.botToken = options.botToken ?? 'xoxb-fake-slack-token';
+    this.teamId = options.teamId ?? 'T0SWITCH';
+    this.teamName = options.teamName ?? 'Switchboard Demo';
+    this.botUserId = options.botUserId ?? 'U0SWITCHBOT';
+    this.botId = options.botId ?? 'B0SWITCHBOT';
+    this.now = options.now ?? Date.now;
+    this.acceptUnknownTriggers = options.acceptUnknownTriggers ?? true;
+    for (const u of options.users ?? DEFAULT_USERS) this.users.set(u.id, { ...u });
+    this.users.set(this.botUserId, {
+      id: this.botUserId,
+      name: 'switchboard',
+      real_name: 'Switchboard',
+      is_bot: true,
+    });
+    for (const c of options.channels ?? DEFAULT_CHANNELS) this.channels.set(c.id, { ...c });
+    this.events.setMaxListeners(100);
+    this.handlers = {
+      'auth.test': () => ({
+        url: 'https://switchboard-demo.slack.com/',
+        team: this.teamName,
+        user: 'switchboard',
+        team_id: this.teamId,
+        user_id: this.botUserId,
+        bot_id: this.botId,
+        is_enterprise_install: false,
+      }),
+      'chat.postMessage': (p) => {
+        const channel = this.resolveChannel(p['channel']);
+        const message = this.addMessage(
+          channel.id,
+          str(p['text']),
+          blocks(p['blocks']),
+          opt(p['thread_ts']),
+          'api',
+        );
+        return { channel: channel.id, ts: message.ts, message: publicMessage(message) };
+      },
+      'chat.update': (p) => {
+        const message = this.findMessage(str(p['channel']), str(p['ts']));
+        this.editMessage(
+          message,
+          p['text'] === undefined ? message.text : str(p['text']),
+          blocks(p['blocks']) ?? message.blocks,
+        );
+        return {
+          channel: message.channel,
+          ts: message.ts,
+          text: message.text,
+          message: publicMessage(message),
+        };
+      },
+      'chat.delete': (p) => {
+        const message = this.findMessage(str(p['channel']), str(p['ts']));
+        message.deleted = true;
+        this.emit({ kind: 'message.deleted', message });
+        return { channel: message.channel, ts: message.ts };
+      },
+      'chat.postEphemeral': (p) => {
+        const channel = this.resolveChannel(p['channel']);
+        const user = this.requireUser(p['user']);
+        if (channel.members && !channel.members.includes(user.id))
+          throw new SlackApiError('user_not_in_channel');
+        const e = this.addEphemeral(channel.id, user.id, str(p['text']), blocks(p['blocks']), 'api');
+        return { message_ts: e.message_ts };
+      },
+      'views.open': (p) => {
+        this.useTrigger(str(p['trigger_id']));
+        const view = this.checkView(p['view']);
+        const user = str(p['user_id'] ?? '') || 'U0UNKNOWN';
+        const v: FakeView = {
+          id: this.newId('V'),
+          user,
+          type: str(view['type'] ?? 'modal'),
+          hash: this.newHash(),
+          view,
+          kind: 'modal',
+          updates: 0,
+        };
+        this.views.set(v.id, v);
+        this.emit({ kind: 'view.opened', view: v });
+        return { view: publicView(v, this.teamId) };
+      },
+      'views.update': (p) => {
+        const id = opt(p['view_id']);
+        const external = opt(p['external_id']);
+        const v = id
+          ? this.views.get(id)
+          : [...this.views.values()].find(
+              (x) => x.view['external_id'] === external && external !== undefined,
+            );
+        if (!v) throw new SlackApiError('not_found');
+        const hash = opt(p['hash']);
+        if (hash !== undefined && hash !== v.hash) throw new SlackApiError('hash_conflict');
+        v.view = this.checkView(p['view']);
+        v.hash = this.newHash();
+        v.updates++;
+        this.emit({ kind: 'view.updated', view: v });
+        return { view: publicView(v, this.teamId) };
+      },
+      'views.publish': (p) => {
+        const user = this.requireUser(p['user_id']);
+        const view = this.checkView(p['view']);
+        if (view['type'] !== 'home') throw new SlackApiError('invalid_arguments');
+        const existing = this.homes.get(user.id);
+        const v: FakeView = {
+          id: existing?.id ?? this.newId('V'),
+          user: user.id,
+          type: 'home',
+          hash: this.newHash(),
+          view,
+          kind: 'home',
+          updates: existing ? existing.updates + 1 : 0,
+        };
+        this.homes.set(user.id, v);
+        this.emit({ kind: 'home.published', view: v });
+        return { view: publicView(v, this.teamId) };
+      },
+      'conversations.open': (p) => {
+        const users = str(p['users'] ?? '')
+          .split(',')
+          .map((u) => u.trim())
+          .filter(Boolean);
+        if (users.length === 0) throw new SlackApiError('users_list_not_supplied');
+        if (users.length > 1)
+          throw new SlackApiError('not_implemented', { detail: 'the fake opens 1:1 DMs only' });
+        const user = this.requireUser(users[0]);
+        return { channel: { id: this.dmChannel(user.id).id } };
+      },
+      'users.info': (p) => {
+        const user = this.requireUser(p['user']);
+        return { user: publicUser(user, this.teamId) };
+      },
+      'users.lookupByEmail': (p) => {
+        const email = str(p['email']).toLowerCase();
+        const user = [...this.users.values()].find((u) => u.email?.toLowerCase() === email && !u.deleted);
+        if (!user) throw new SlackApiError('users_not_found');
+        return { user: publicUser(user, this.teamId) };
+      },
+    };
+  }
+
+  /** Base URL (`http://127.0.0.1:<port>`). */
+  get url(): string {
+    if (!this.baseUrl) throw new Error('fake Slack is not listening; call start()');
+    return this.baseUrl;
+  }
+
+  /** What SLACK_API_URL should be: `<url>/api/`. */
+  get apiUrl(): string {
+    return `${this.url}/api/`;
+  }
+
+  async start(port = 0): Promise<this> {
+    const server = createServer((req, res) => {
+      this.handle(req, res).catch((e: unknown) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ ok: false, error: 'fake_internal_error', detail: String(e) }));
+      });
+    });
+    server.keepAliveTimeout = 5_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve());
+    });
+    this.server = server;
+    this.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  // ----- test controls -----
+
+  /** The next `times` calls of `method` behave as given (then normal again). */
+  failNext(method: string, behaviour: Behaviour, times = 1): void {
+    const list = this.once.get(method) ?? [];
+    for (let i = 0; i < times; i++) list.push(behaviour);
+    this.once.set(method, list);
+  }
+
+  /** Every call of `method` behaves as given until `clearBehaviour(method)`. */
+  setBehaviour(method: string, behaviour: Behaviour): void {
+    this.always.set(method, behaviour);
+  }
+
+  clearBehaviour(method?: string): void {
+    if (method === undefined) {
+      this.always.clear();
+      this.once.clear();
+    } else {
+      this.always.delete(method);
+      this.once.delete(method);
+    }
+  }
+
+  /** Issues a trigger id, as Slack does with each interaction (valid 3 s, once). */
+  issueTrigger(): string {
+    const id = `${this.now()}${++this.idCounter}.${Math.floor(Math.random() * 1e9)}.${this.newHash().slice(0, 12)}`;
+    this.triggers.set(id, { issuedAt: this.now(), used: false });
+    return id;
+  }
+
+  /** Issues a response_url pointing at this fake (5 uses within 30 minutes). */
+  responseUrl(context: Readonly<{ channel: string; user: string; messageTs?: string }>): string {
+    const id = this.newHash();
+    this.responseUrls.set(id, {
+      channel: context.channel,
+      user: context.user,
+      messageTs: context.messageTs,
+      issuedAt: this.now(),
+      uses: 0,
+    });
+    return `${this.url}/response/${id}`;
+  }
+
+  addUser(user: FakeUser): void {
+    this.users.set(user.id, { ...user });
+  }
+
+  addChannel(channel: FakeChannel): void {
+    this.channels.set(channel.id, { ...channel });
+  }
+
+  /** Messages in a channel, oldest first (deleted ones included, flagged). */
+  messages(channel: string): FakeMessage[] {
+    return [...(this.messagesByChannel.get(channel) ?? [])];
+  }
+
+  /** Every channel that has messages, with them. */
+  allMessages(): Map<string, FakeMessage[]> {
+    return new Map([...this.messagesByChannel].map(([k, v]) => [k, [...v]]));
+  }
+
+  /** Calls of one method (or all), oldest first. */
+  callsOf(method?: string): FakeCall[] {
+    return method === undefined ? [...this.calls] : this.calls.filter((c) => c.method === method);
+  }
+
+  /** The DM channel with a user, created on first use (as conversations.open does). */
+  dmChannel(userId: string): FakeChannel {
+    const existing = [...this.channels.values()].find((c) => c.is_im && c.user === userId);
+    if (existing) return existing;
+    const channel: FakeChannel = {
+      id: `D${userId.replace(/^U/, '')}`,
+      name: userId,
+      is_im: true,
+      user: userId,
+    };
+    this.channels.set(channel.id, channel);
+    return channel;
+  }
+
+  /** Resolves when a change matching `predicate` happens (or rejects after `timeoutMs`). */
+  waitFor<C extends FakeChange>(
+    predicate: (change: FakeChange) => change is C,
+    timeoutMs?: number,
+  ): Promise<C>;
+  waitFor(predicate: (change: FakeChange) => boolean, timeoutMs?: number): Promise<FakeChange>;
+  waitFor(predicate: (change: FakeChange) => boolean, timeoutMs = 5_000): Promise<FakeChange> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.events.off('change', listener);
+        reject(new Error(`fake Slack: no matching change within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const listener = (change: FakeChange) => {
+        if (!predicate(change)) return;
+        clearTimeout(timer);
+        this.events.off('change', listener);
+        resolve(change);
+      };
+      this.events.on('change', listener);
+    });
+  }
+
+  // ----- HTTP -----
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const raw = await readBody(req);
+    if (req.method === 'POST' && url.pathname.startsWith('/api/')) {
+      await this.handleApi(url.pathname.slice('/api/'.length), req, raw, res);
+      return;
+    }
+    if (req.method === 'POST' && url.pathname.startsWith('/response/')) {
+      this.handleResponseUrl(url.pathname.slice('/response/'.length), raw, res);
+      return;
+    }
+    if (req.method === 'GET' && url.pathname === '/state') {
+      send(res, 200, this.snapshot());
+      return;
+    }
+    send(res, 404, { ok: false, error: 'unknown_path' });
+  }
+
+  private async handleApi(
+    method: string,
+    req: IncomingMessage,
+    raw: string,
+    res: ServerResponse,
+  ): Promise<void> {
+    const params = parseParams(raw, req.headers['content-type']);
+    const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    const token = bearer ?? (typeof params['token'] === 'string' ? params['token'] : undefined);
+    delete params['token'];
+    const record = (status: number, error: string | undefined): void => {
+      const call: FakeCall = {
+        method,
+        params,
+        authed: token === this.botToken,
+        status,
+        error,
+        at: this.now(),
+      };
+      this.calls.push(call);
+      this.emit({ kind: 'call', call });
+    };
+
+    const behaviour = this.once.get(method)?.shift() ?? this.always.get(method);
+    if (behaviour && 'delayMs' in behaviour) await sleep(behaviour.delayMs);
+    if (behaviour && 'status' in behaviour) {
+      record(behaviour.status, behaviour.status === 429 ? 'ratelimited' : undefined);
+      if (behaviour.status === 429) {
+        res.writeHead(429, {
+          'content-type': 'application/json',
+          'retry-after': String(behaviour.retryAfter),
+        });
+        res.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
+      } else {
+        res.writeHead(behaviour.status, { 'content-type': 'text/plain' });
+        res.end('upstream connect error');
+      }
+      return;
+    }
+    if (behaviour && 'error' in behaviour) {
+      record(200, behaviour.error);
+      send(res, 200, { ok: false, error: behaviour.error });
+      return;
+    }
+
+    const handler = this.handlers[method];
+    if (!handler) {
+      record(404, 'unknown_method');
+      send(res, 404, { ok: false, error: 'unknown_method' });
+      return;
+    }
+    if (token === undefined) {
+      record(200, 'not_authed');
+      send(res, 200, { ok: false, error: 'not_authed' });
+      return;
+    }
+    if (token !== this.botToken) {
+      record(200, 'invalid_auth');
+      send(res, 200, { ok: false, error: 'invalid_auth' });
+      return;
+    }
+    try {
+      const result = handler(params);
+      record(200, undefined);
+      send(res, 200, { ok: true, ...result });
+    } catch (e) {
+      if (!(e instanceof SlackApiError)) throw e;
+      record(200, e.slackError);
+      send(res, 200, { ok: false, error: e.slackError, ...e.extra });
+    }
+  }
+
+  private handleResponseUrl(id: string, raw: string, res: ServerResponse): void {
+    const entry = this.responseUrls.get(id);
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(raw) as Record<string, unknown>;
+    } catch {
+      body = {};
+    }
+    const post = (status: number): void => {
+      this.responsePosts.push({ responseUrlId: id, body, status, at: this.now() });
+    };
+    if (!entry) {
+      post(404);
+      send(res, 404, { ok: false, error: 'invalid_url' });
+      return;
+    }
+    if (this.now() - entry.issuedAt > RESPONSE_URL_TTL_MS) {
+      post(404);
+      send(res, 404, { ok: false, error: 'expired_url' });
+      return;
+    }
+    if (entry.uses >= RESPONSE_URL_MAX_USES) {
+      post(404);
+      send(res, 404, { ok: false, error: 'used_url' });
+      return;
+    }
+    entry.uses++;
+    post(200);
+    const text = str(body['text'] ?? '');
+    const blk = blocks(body['blocks']);
+    if (body['delete_original'] === true && entry.messageTs) {
+      const message = this.findMessage(entry.channel, entry.messageTs);
+      message.deleted = true;
+      this.emit({ kind: 'message.deleted', message });
+    } else if (body['replace_original'] === true && entry.messageTs) {
+      this.editMessage(this.findMessage(entry.channel, entry.messageTs), text, blk);
+    } else if (body['response_type'] === 'in_channel') {
+      this.addMessage(entry.channel, text, blk, opt(body['thread_ts']), 'response_url');
+    } else {
+      this.addEphemeral(entry.channel, entry.user, text, blk, 'response_url');
+    }
+    send(res, 200, { ok: true });
+  }
+
+  // ----- state -----
+
+  /** Everything the fake holds, as JSON (also served at GET /state). */
+  snapshot(): Record<string, unknown> {
+    return {
+      team: { id: this.teamId, name: this.teamName },
+      users: [...this.users.values()],
+      channels: [...this.channels.values()],
+      messages: Object.fromEntries(this.messagesByChannel),
+      ephemerals: this.ephemerals,
+      views: [...this.views.values()],
+      homes: [...this.homes.values()],
+    };
+  }
+
+  private emit(change: FakeChange): void {
+    this.events.emit('change', change);
+  }
+
+  private nextTs(): string {
+    const seconds = Math.floor(this.now() / 1000);
+    return `${seconds}.${String(++this.tsCounter % 1_000_000).padStart(6, '0')}`;
+  }
+
+  private newId(prefix: string): string {
+    return `${prefix}${String(++this.idCounter).padStart(8, '0')}`;
+  }
+
+  private newHash(): string {
+    return `${this.now().toString(16)}${Math.random().toString(16).slice(2, 10)}`;
+  }
+
+  private resolveChannel(value: unknown): FakeChannel {
+    const id = str(value ?? '');
+    if (this.channels.has(id)) return this.channels.get(id)!;
+    if (this.users.has(id)) return this.dmChannel(id); // posting to a user id opens the DM
+    throw new SlackApiError('channel_not_found');
+  }
+
+  private requireUser(value: unknown): FakeUser {
+    const user = this.users.get(str(value ?? ''));
+    if (!user || user.deleted) throw new SlackApiError('user_not_found');
+    return user;
+  }
+
+  private findMessage(channel: string, ts: string): FakeMessage {
+    const message = this.messagesByChannel.get(channel)?.find((m) => m.ts === ts && !m.deleted);
+    if (!message)
+      throw new SlackApiError(this.channels.has(channel) ? 'message_not_found' : 'channel_not_found');
+    return message;
+  }
+
+  private addMessage(
+    channel: string,
+    text: string,
+    blk: unknown[] | undefined,
+    threadTs: string | undefined,
+    via: FakeMessage['via'],
+  ): FakeMessage {
+    if (!text && !blk) throw new SlackApiError('no_text');
+    const message: FakeMessage = {
+      channel,
+      ts: this.nextTs(),
+      user: this.botUserId,
+      bot_id: this.botId,
+      text,
+      blocks: blk,
+      thread_ts: threadTs,
+      edits: 0,
+      history: [],
+      deleted: false,
+      via,
+    };
+    const list = this.messagesByChannel.get(channel) ?? [];
+    list.push(message);
+    this.messagesByChannel.set(channel, list);
+    this.emit({ kind: 'message.posted', message });
+    return message;
+  }
+
+  private editMessage(message: FakeMessage, text: string, blk: unknown[] | undefined): void {
+    message.history.push({ text: message.text, blocks: message.blocks });
+    message.text = text;
+    message.blocks = blk;
+    message.edits++;
+    this.emit({ kind: 'message.updated', message });
+  }
+
+  private addEphemeral(
+    channel: string,
+    user: string,
+    text: string,
+    blk: unknown[] | undefined,
+    via: FakeEphemeral['via'],
+  ): FakeEphemeral {
+    const e: FakeEphemeral = { channel, user, message_ts: this.nextTs(), text, blocks: blk, via };
+    this.ephemerals.push(e);
+    this.emit({ kind: 'ephemeral.posted', ephemeral: e });
+    return e;
+  }
+
+  private useTrigger(triggerId: string): void {
+    if (!triggerId) throw new SlackApiError('invalid_arguments');
+    let t = this.triggers.get(triggerId);
+    if (!t) {
+      if (!this.acceptUnknownTriggers) throw new SlackApiError('invalid_trigger_id');
+      t = { issuedAt: this.now(), used: false };
+      this.triggers.set(triggerId, t);
+    }
+    if (t.used) throw new SlackApiError('exchanged_trigger_id');
+    if (this.now() - t.issuedAt > TRIGGER_TTL_MS) throw new SlackApiError('expired_trigger_id');
+    t.used = true;
+  }
+
+  private checkView(value: unknown): Record<string, unknown> {
+    const view = typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
+    if (typeof view !== 'object' || view === null) throw new SlackApiError('invalid_arguments');
+    if (Buffer.byteLength(JSON.stringify(view)) > VIEW_MAX_BYTES) throw new SlackApiError('view_too_large');
+    return view as Record<string, unknown>;
+  }
+}
+
+/** Starts a fake on a free loopback port. */
+export const startFakeSlack = (options: FakeSlackOptions = {}): Promise<FakeSlack> =>
+  new FakeSlack(options).start(options.port ?? 0);
+
+const str = (v: unknown): string =>
+  typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v);
+const opt = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+const blocks = (v: unknown): unknown[] | undefined => {
+  if (v === undefined || v === null || v === '') return undefined;
+  const parsed = typeof v === 'string' ? (JSON.parse(v) as unknown) : v;
+  if (!Array.isArray(parsed)) throw new SlackApiError('invalid_blocks');
+  return parsed;
+};
+
+const publicMessage = (m: FakeMessage) => ({
+  type: 'message',
+  ts: m.ts,
+  user: m.user,
+  bot_id: m.bot_id,
+  text: m.text,
+  ...(m.blocks ? { blocks: m.blocks } : {}),
+  ...(m.thread_ts ? { thread_ts: m.thread_ts } : {}),
+});
+
+const publicView = (v: FakeView, teamId: string) => ({
+  ...v.view,
+  id: v.id,
+  team_id: teamId,
+  type: v.type,
+  hash: v.hash,
+  state: { values: {} },
+});
+
+const publicUser = (u: FakeUser, teamId: string) => ({
+  id: u.id,
+  team_id: teamId,
+  name: u.name,
+  real_name: u.real_name,
+  deleted: u.deleted === true,
+  is_bot: u.is_bot === true,
+  tz: u.tz ?? 'UTC',
+  profile: {
+    real_name: u.real_name,
+    display_name: u.name,
+    ...(u.email ? { email: u.email } : {}),
+  },
+});
+
+const send = (res: ServerResponse, status: number, body: unknown): void => {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify(body));
+};
+
+const readBody = async (req: IncomingMessage): Promise<string> => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+/** The Web API takes form bodies (objects JSON-encoded in fields, as the SDK sends) or JSON. */
+const parseParams = (raw: string, contentType: string | undefined): Record<string, unknown> => {
+  if (raw === '') return {};
+  if (contentType?.includes('application/json')) return JSON.parse(raw) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of new URLSearchParams(raw)) {
+    out[k] = /^[[{]/.test(v) ? tryJson(v) : v;
+  }
+  return out;
+};
+
+const tryJson = (v: string): unknown => {
+  try {
+    return JSON.parse(v) as unknown;
+  } catch {
+    return v;
+  }
+};

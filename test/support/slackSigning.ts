@@ -1,0 +1,145 @@
+import { createHmac } from 'node:crypto';
+
+/**
+ * Signs requests exactly as Slack does (platform-facts S12): `v0=` + hex HMAC-SHA256 of
+ * `v0:<timestamp>:<raw body>` with the signing secret, sent as `X-Slack-Signature` together with
+ * `X-Slack-Request-Timestamp` (Unix seconds).
+ *
+ * @example
+ * const body = slashCommandBody({ command: '/incident', text: 'list' });
+ * await fetch(url, { method: 'POST', body, headers: signedHeaders(secret, body, 'form') });
+ */
+export const slackSignature = (signingSecret: string, timestamp: number | string, rawBody: string): string =>
+  `v0=${createHmac('sha256', signingSecret).update(`v0:${timestamp}:${rawBody}`).digest('hex')}`;
+
+export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+export type BodyKind = 'form' | 'json';
+
+/** Headers of a signed request; `timestamp` defaults to now (pass an old or future one to test refusal). */
+export const signedHeaders = (
+  signingSecret: string,
+  rawBody: string,
+  kind: BodyKind,
+  timestamp: number = nowSeconds(),
+): Record<string, string> => ({
+  'content-type': kind === 'form' ? 'application/x-www-form-urlencoded' : 'application/json',
+  'x-slack-request-timestamp': String(timestamp),
+  'x-slack-signature': slackSignature(signingSecret, timestamp, rawBody),
+});
+
+let counter = 0;
+const unique = (): string => `${Date.now()}${String(++counter).padStart(4, '0')}`;
+
+/** A trigger id in Slack's shape (`<digits>.<digits>.<hex>`), unique per call. */
+export const newTriggerId = (): string =>
+  `${unique()}.${Math.floor(Math.random() * 1e9)}.${Math.random().toString(16).slice(2, 14)}`;
+
+export type SlashCommandFields = Readonly<{
+  command?: string;
+  text?: string;
+  user_id?: string;
+  user_name?: string;
+  team_id?: string;
+  team_domain?: string;
+  channel_id?: string;
+  channel_name?: string;
+  trigger_id?: string;
+  response_url?: string;
+  api_app_id?: string;
+  /** Slack's deprecated verification token; sent by real Slack, never stored by us. */
+  token?: string;
+}>;
+
+/** A slash command as Slack posts it: `application/x-www-form-urlencoded`. */
+export const slashCommandBody = (fields: SlashCommandFields = {}): string =>
+  new URLSearchParams({
+    token: 'deprecated-verification-token',
+    team_id: 'T0SWITCH',
+    team_domain: 'switchboard',
+    channel_id: 'C0INCIDENTS',
+    channel_name: 'incidents',
+    user_id: 'U0ALICE',
+    user_name: 'alice',
+    command: '/incident',
+    text: 'help',
+    api_app_id: 'A0SWITCH',
+    is_enterprise_install: 'false',
+    response_url: 'https://hooks.slack.com/commands/T0SWITCH/1/abcdef',
+    trigger_id: newTriggerId(),
+    ...fields,
+  }).toString();
+
+/** An interactivity payload (block_actions, view_submission, …) as Slack posts it: `payload=<json>`. */
+export const interactionBody = (payload: Record<string, unknown>): string =>
+  new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+
+export const blockActionPayload = (
+  overrides: Readonly<{
+    action_id?: string;
+    value?: string;
+    user_id?: string;
+    channel_id?: string;
+    trigger_id?: string;
+    action_ts?: string;
+    message_ts?: string;
+    response_url?: string;
+  }> = {},
+): Record<string, unknown> => ({
+  type: 'block_actions',
+  token: 'deprecated-verification-token',
+  api_app_id: 'A0SWITCH',
+  team: { id: 'T0SWITCH', domain: 'switchboard' },
+  user: { id: overrides.user_id ?? 'U0ALICE', username: 'alice', team_id: 'T0SWITCH' },
+  channel: { id: overrides.channel_id ?? 'C0INCIDENTS', name: 'incidents' },
+  container: { type: 'message', message_ts: overrides.message_ts ?? '1700000000.000100' },
+  trigger_id: overrides.trigger_id ?? newTriggerId(),
+  response_url: overrides.response_url ?? 'https://hooks.slack.com/actions/T0SWITCH/1/abcdef',
+  actions: [
+    {
+      type: 'button',
+      action_id: overrides.action_id ?? 'incident.acknowledge',
+      block_id: 'actions',
+      value: overrides.value ?? 'PINC001',
+      action_ts: overrides.action_ts ?? `${nowSeconds()}.${String(++counter).padStart(6, '0')}`,
+    },
+  ],
+});
+
+export const viewSubmissionPayload = (
+  overrides: Readonly<{
+    callback_id?: string;
+    user_id?: string;
+    values?: Record<string, unknown>;
+    trigger_id?: string;
+  }> = {},
+): Record<string, unknown> => ({
+  type: 'view_submission',
+  token: 'deprecated-verification-token',
+  api_app_id: 'A0SWITCH',
+  team: { id: 'T0SWITCH', domain: 'switchboard' },
+  user: { id: overrides.user_id ?? 'U0ALICE', username: 'alice', team_id: 'T0SWITCH' },
+  trigger_id: overrides.trigger_id ?? newTriggerId(),
+  view: {
+    id: `V${unique()}`,
+    type: 'modal',
+    callback_id: overrides.callback_id ?? 'incident.trigger',
+    private_metadata: '',
+    state: { values: overrides.values ?? {} },
+  },
+});
+
+/** An Events API callback as Slack posts it (JSON), with a fresh `event_id` unless given. */
+export const eventCallbackBody = (
+  event: Record<string, unknown>,
+  overrides: Readonly<{ event_id?: string; team_id?: string }> = {},
+): string =>
+  JSON.stringify({
+    token: 'deprecated-verification-token',
+    team_id: overrides.team_id ?? 'T0SWITCH',
+    api_app_id: 'A0SWITCH',
+    type: 'event_callback',
+    event_id: overrides.event_id ?? `Ev${unique()}`,
+    event_time: nowSeconds(),
+    event,
+  });
