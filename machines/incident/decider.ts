@@ -1,0 +1,763 @@
+import { type SnapshotFrom, transition } from 'xstate';
+import { DecisionRejected, machineDecider } from '../shared/machineDecider.ts';
+import { exhaustive } from '../shared/messages.ts';
+import type {
+  AcknowledgeIncident,
+  AddIncidentNote,
+  EscalateIncident,
+  IncidentCommand,
+  ReassignIncident,
+  RecordIncidentCardPosted,
+  RecordIncidentCardUpdated,
+  RecordIncidentUpstreamCallFailed,
+  RecordIncidentUpstreamCallSucceeded,
+  RecordIncidentWebhook,
+  ResolveIncident,
+  RetryIncidentUpstreamCall,
+  TriggerIncident,
+  UpstreamIncident,
+} from './commands.ts';
+import type { Actor, Assignee, FactSource, IncidentEvent, UpstreamAction } from './events.ts';
+import {
+  failureApplies,
+  incidentMachine,
+  type PendingRequest,
+  pendingRequests,
+  retryApplies,
+} from './machine.ts';
+import { incidentKeyForRequest } from './streams.ts';
+
+export type IncidentState = SnapshotFrom<typeof incidentMachine>;
+
+/** Top-level state: before the incident exists upstream, open (triggered or acknowledged), resolved. */
+export type IncidentPhase = 'notTriggered' | 'triggering' | 'triggerFailed' | 'open' | 'resolved';
+export type IncidentStatus = 'triggered' | 'acknowledged' | 'resolved';
+
+export const incidentPhase = (state: IncidentState): IncidentPhase =>
+  typeof state.value === 'string' ? (state.value as IncidentPhase) : 'open';
+
+/** The upstream status as we know it; null before the incident exists upstream. */
+export const incidentStatus = (state: IncidentState): IncidentStatus | null => {
+  const phase = incidentPhase(state);
+  if (phase === 'resolved') return 'resolved';
+  if (phase !== 'open') return null;
+  return state.matches({ open: { status: 'acknowledged' } }) ? 'acknowledged' : 'triggered';
+};
+
+/**
+ * The request, if it is still in flight. The upstream-calls reactor checks this (and that
+ * `attempt` matches) right before each call: a request that was superseded (resolved from the web
+ * app while our acknowledge waited for a retry) must not be sent, or it would reopen the incident.
+ */
+export const findPendingRequest = (state: IncidentState, requestId: string): PendingRequest | null =>
+  pendingRequests(state.context, incidentPhase(state) === 'triggering').find(
+    (r) => r.requestId === requestId,
+  ) ?? null;
+
+/** Why a command was refused; `details.reason` of the DecisionRejected. */
+export type IncidentRejectionReason =
+  | 'not_triggered'
+  | 'trigger_in_flight'
+  | 'trigger_failed'
+  | 'already_triggered'
+  | 'already_acknowledged'
+  | 'already_resolved'
+  | 'acknowledge_in_flight'
+  | 'resolve_in_flight'
+  | 'escalate_in_flight'
+  | 'reassign_in_flight'
+  | 'already_assigned'
+  | 'already_at_level'
+  | 'incident_mismatch'
+  | 'unknown_card';
+
+/**
+ * `DecisionRejected.details` for incident refusals, enough to tell the user who got there first:
+ * "already acknowledged by <@U123> at 02:04" (`by`, `at`), "acknowledge requested by <@U1> at 02:04
+ * is in flight" (`requestedBy`, `requestedAt`).
+ */
+export type IncidentRejectionDetails = Readonly<{
+  reason: IncidentRejectionReason;
+  command: IncidentCommand['type'];
+  state: unknown;
+  by?: Actor | null;
+  at?: string | null;
+  requestedBy?: string;
+  requestedAt?: string;
+  number?: number | null;
+  level?: number;
+  assignees?: readonly Assignee[];
+}>;
+
+const actorLabel = (actor: Actor | null | undefined): string =>
+  actor?.slackUserId ?? actor?.name ?? actor?.upstreamUserId ?? 'someone outside Slack';
+
+const reject = (
+  command: IncidentCommand,
+  state: IncidentState,
+  reason: IncidentRejectionReason,
+  message: string,
+  extra: Omit<IncidentRejectionDetails, 'reason' | 'command' | 'state'> = {},
+): DecisionRejected =>
+  new DecisionRejected(`${command.type}: ${message}`, {
+    reason,
+    command: command.type,
+    state: state.value,
+    ...extra,
+  });
+
+const fold = (state: IncidentState, event: IncidentEvent): IncidentState =>
+  transition(incidentMachine, state, event)[0];
+
+const requester = (r: PendingRequest): Actor => ({
+  slackUserId: r.by,
+  upstreamUserId: r.asUser.id,
+  name: r.asUser.name,
+});
+
+const sameAssignees = (a: readonly Assignee[], b: readonly Assignee[]): boolean =>
+  a.length === b.length && a.every((x) => b.some((y) => y.id === x.id));
+
+// ---------------------------------------------------------------------------------------------
+// User commands
+
+/** Refusals shared by every move on an existing incident, with who/when for the reply. */
+const requireOpen = (command: IncidentCommand, state: IncidentState): void => {
+  const ctx = state.context;
+  switch (incidentPhase(state)) {
+    case 'notTriggered':
+      throw reject(command, state, 'not_triggered', 'the incident does not exist upstream');
+    case 'triggering': {
+      const r = ctx.trigger?.request;
+      throw reject(command, state, 'trigger_in_flight', 'the incident is still being created', {
+        ...(r ? { requestedBy: r.by, requestedAt: r.requestedAt } : {}),
+      });
+    }
+    case 'triggerFailed':
+      throw reject(command, state, 'trigger_failed', 'creating the incident failed');
+    case 'resolved':
+      throw reject(
+        command,
+        state,
+        'already_resolved',
+        `already resolved by ${actorLabel(ctx.resolved?.by)} at ${ctx.resolved?.at}`,
+        { by: ctx.resolved?.by ?? null, at: ctx.resolved?.at ?? null },
+      );
+    case 'open':
+      return;
+  }
+};
+
+/** Refuses a move because another user's (or the same user's earlier) request is in flight. */
+const rejectInFlight = (
+  command: IncidentCommand,
+  state: IncidentState,
+  r: PendingRequest,
+): DecisionRejected =>
+  reject(
+    command,
+    state,
+    `${r.action}_in_flight` as IncidentRejectionReason, // notes never block, so never 'note'
+    `${r.action} requested by ${r.by} at ${r.requestedAt} is in flight`,
+    { requestedBy: r.by, requestedAt: r.requestedAt },
+  );
+
+const requestBase = (
+  command:
+    | AcknowledgeIncident
+    | ResolveIncident
+    | EscalateIncident
+    | ReassignIncident
+    | AddIncidentNote
+    | TriggerIncident,
+) => ({
+  requestId: command.metadata.commandId,
+  by: command.data.by,
+  asUser: command.data.asUser,
+  requestedAt: command.metadata.now,
+});
+
+const trigger = (command: TriggerIncident, state: IncidentState): IncidentEvent[] => {
+  const phase = incidentPhase(state);
+  if (phase === 'triggering') throw rejectInFlight(command, state, state.context.trigger!.request);
+  if (phase === 'triggerFailed') {
+    throw reject(command, state, 'trigger_failed', 'creating this incident failed; trigger a new one');
+  }
+  if (phase !== 'notTriggered') {
+    const number = state.context.link?.number ?? null;
+    throw reject(command, state, 'already_triggered', `this stream already holds incident #${number}`, {
+      number,
+    });
+  }
+  const d = command.data;
+  if (d.title.trim() === '') throw new TypeError('TriggerIncident needs a title');
+  return [
+    {
+      type: 'IncidentTriggerRequested',
+      data: {
+        ...requestBase(command),
+        title: d.title.trim(),
+        service: d.service,
+        urgency: d.urgency,
+        details: d.details,
+        incidentKey: incidentKeyForRequest(command.metadata.commandId),
+        channel: d.channel,
+      },
+    },
+  ];
+};
+
+const acknowledge = (command: AcknowledgeIncident, state: IncidentState): IncidentEvent[] => {
+  requireOpen(command, state);
+  const ctx = state.context;
+  if (incidentStatus(state) === 'acknowledged') {
+    throw reject(
+      command,
+      state,
+      'already_acknowledged',
+      `already acknowledged by ${actorLabel(ctx.acknowledged?.by)} at ${ctx.acknowledged?.at}`,
+      { by: ctx.acknowledged?.by ?? null, at: ctx.acknowledged?.at ?? null },
+    );
+  }
+  if (ctx.statusRequest) throw rejectInFlight(command, state, ctx.statusRequest);
+  return [{ type: 'IncidentAcknowledgeRequested', data: requestBase(command) }];
+};
+
+const resolve = (command: ResolveIncident, state: IncidentState): IncidentEvent[] => {
+  requireOpen(command, state);
+  const ctx = state.context;
+  if (ctx.statusRequest) throw rejectInFlight(command, state, ctx.statusRequest);
+  return [
+    {
+      type: 'IncidentResolveRequested',
+      data: { ...requestBase(command), resolution: command.data.resolution },
+    },
+  ];
+};
+
+const escalate = (command: EscalateIncident, state: IncidentState): IncidentEvent[] => {
+  requireOpen(command, state);
+  const ctx = state.context;
+  if (ctx.statusRequest?.action === 'resolve') throw rejectInFlight(command, state, ctx.statusRequest);
+  if (ctx.assignmentRequest) throw rejectInFlight(command, state, ctx.assignmentRequest);
+  const current = ctx.incident?.escalationLevel ?? 1;
+  const level = command.data.level ?? current + 1;
+  if (!Number.isInteger(level) || level < 1) throw new TypeError(`EscalateIncident: bad level ${level}`);
+  if (level === current) {
+    throw reject(command, state, 'already_at_level', `already at escalation level ${level}`, { level });
+  }
+  return [{ type: 'IncidentEscalateRequested', data: { ...requestBase(command), level } }];
+};
+
+const reassign = (command: ReassignIncident, state: IncidentState): IncidentEvent[] => {
+  requireOpen(command, state);
+  const ctx = state.context;
+  if (command.data.assignees.length === 0)
+    throw new TypeError('ReassignIncident needs at least one assignee');
+  if (ctx.statusRequest?.action === 'resolve') throw rejectInFlight(command, state, ctx.statusRequest);
+  if (ctx.assignmentRequest) throw rejectInFlight(command, state, ctx.assignmentRequest);
+  const current = ctx.incident?.assignees ?? [];
+  if (sameAssignees(command.data.assignees, current)) {
+    throw reject(command, state, 'already_assigned', 'already assigned to them', { assignees: current });
+  }
+  return [
+    {
+      type: 'IncidentReassignRequested',
+      data: { ...requestBase(command), assignees: command.data.assignees },
+    },
+  ];
+};
+
+const addNote = (command: AddIncidentNote, state: IncidentState): IncidentEvent[] => {
+  // Notes are welcome after resolve (post-mortem context); only a missing incident refuses them.
+  if (incidentPhase(state) !== 'resolved') requireOpen(command, state);
+  const content = command.data.content.trim();
+  if (content === '') throw new TypeError('AddIncidentNote needs content');
+  return [{ type: 'IncidentNoteRequested', data: { ...requestBase(command), content } }];
+};
+
+// ---------------------------------------------------------------------------------------------
+// Upstream call outcomes (recorded by the upstream-calls reactor, retried by the scheduler)
+
+const triggeredFrom = (
+  inc: UpstreamIncident,
+  fact: {
+    by: Actor | null;
+    at: string;
+    source: FactSource;
+    requestId: string | null;
+    webhookEventId: string | null;
+  },
+  fallbackLevel: number,
+): IncidentEvent[] => [
+  {
+    type: 'IncidentLinked',
+    data: { upstreamId: inc.id, number: inc.number, incidentKey: inc.incidentKey, htmlUrl: inc.htmlUrl },
+  },
+  {
+    type: 'IncidentTriggered',
+    data: {
+      ...fact,
+      id: inc.id,
+      number: inc.number,
+      title: inc.title,
+      service: inc.service,
+      urgency: inc.urgency,
+      priority: inc.priority,
+      assignees: inc.assignees,
+      escalationLevel: inc.escalationLevel ?? fallbackLevel,
+      htmlUrl: inc.htmlUrl,
+      createdAt: inc.createdAt,
+    },
+  },
+];
+
+const callSucceeded = (
+  command: RecordIncidentUpstreamCallSucceeded,
+  state: IncidentState,
+): IncidentEvent[] => {
+  const d = command.data;
+  const ctx = state.context;
+  const at = command.metadata.now;
+  const source: FactSource = d.via === 'events_api' ? 'events_api' : 'slack';
+  const fact = (r: PendingRequest) => ({
+    by: requester(r),
+    at,
+    source,
+    requestId: r.requestId,
+    webhookEventId: null,
+  });
+  switch (d.action) {
+    case 'trigger': {
+      const r = ctx.trigger?.request;
+      if (!r || r.requestId !== d.requestId) return [];
+      const phase = incidentPhase(state);
+      if (phase === 'open' || phase === 'resolved') {
+        // The webhook got here first; the response only confirms it.
+        if (d.incident && ctx.link && d.incident.id !== ctx.link.upstreamId) {
+          throw reject(
+            command,
+            state,
+            'incident_mismatch',
+            `created ${d.incident.id} but this is ${ctx.link.upstreamId}`,
+          );
+        }
+        return [];
+      }
+      // triggering, or triggerFailed when a late success proves the create landed after all.
+      if (!d.incident)
+        throw new TypeError('RecordIncidentUpstreamCallSucceeded(trigger) needs the created incident');
+      const out: IncidentEvent[] = [];
+      let s = state;
+      const push = (e: IncidentEvent) => {
+        out.push(e);
+        s = fold(s, e);
+      };
+      for (const e of triggeredFrom(d.incident, fact(r), 1)) push(e);
+      // Upstream starts a self-assigned incident acknowledged.
+      alignStatus(s, d.incident.status, fact(r), push);
+      return out;
+    }
+    case 'acknowledge': {
+      const r = ctx.statusRequest;
+      if (r?.requestId !== d.requestId || r.action !== 'acknowledge') return [];
+      return [{ type: 'IncidentAcknowledged', data: fact(r) }];
+    }
+    case 'resolve': {
+      const r = ctx.statusRequest;
+      if (r?.requestId !== d.requestId || r.action !== 'resolve') return [];
+      return [{ type: 'IncidentResolved', data: { ...fact(r), resolution: r.resolution } }];
+    }
+    case 'escalate': {
+      const r = ctx.assignmentRequest;
+      if (r?.requestId !== d.requestId || r.action !== 'escalate') return [];
+      return [
+        {
+          type: 'IncidentEscalated',
+          data: {
+            ...fact(r),
+            level: d.incident?.escalationLevel ?? r.level ?? (ctx.incident?.escalationLevel ?? 1) + 1,
+            assignees: d.incident?.assignees ?? [...(ctx.incident?.assignees ?? [])],
+          },
+        },
+      ];
+    }
+    case 'reassign': {
+      const r = ctx.assignmentRequest;
+      if (r?.requestId !== d.requestId || r.action !== 'reassign') return [];
+      return [
+        {
+          type: 'IncidentReassigned',
+          data: { ...fact(r), assignees: d.incident?.assignees ?? [...(r.assignees ?? [])] },
+        },
+      ];
+    }
+    case 'note': {
+      const r = ctx.pendingNotes.find((n) => n.requestId === d.requestId);
+      if (!r) return [];
+      return [
+        { type: 'IncidentNoteAdded', data: { ...fact(r), noteId: d.noteId, content: r.content ?? '' } },
+      ];
+    }
+    default:
+      return exhaustive(d.action, 'upstream action');
+  }
+};
+
+const callFailed = (command: RecordIncidentUpstreamCallFailed, state: IncidentState): IncidentEvent[] => {
+  const d = command.data;
+  const r = findPendingRequest(state, d.requestId);
+  const data = {
+    requestId: d.requestId,
+    action: d.action,
+    attempt: d.attempt,
+    maxAttempts: d.maxAttempts,
+    code: d.code,
+    message: d.message,
+    nextAttemptAt: d.nextAttemptAt,
+    final: d.nextAttemptAt === null,
+    at: command.metadata.now,
+  };
+  // Not pending any more (confirmed by a webhook, superseded by a resolve) or a repeated report.
+  if (!failureApplies(r, data)) return [];
+  return [{ type: 'IncidentUpstreamCallFailed', data }];
+};
+
+const retry = (command: RetryIncidentUpstreamCall, state: IncidentState): IncidentEvent[] => {
+  const d = command.data;
+  const data = { requestId: d.requestId, action: d.action, attempt: d.attempt, at: command.metadata.now };
+  const r = findPendingRequest(state, d.requestId);
+  // A retry of something no longer pending is dropped here, so it is never sent.
+  if (!retryApplies(r, data, state.context.lastFailure)) return [];
+  return [{ type: 'IncidentUpstreamCallRetried', data }];
+};
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks
+
+/** Brings our status to what a (non-stale) upstream snapshot says. */
+const alignStatus = (
+  state: IncidentState,
+  upstream: UpstreamIncident['status'],
+  fact: {
+    by: Actor | null;
+    at: string;
+    source: FactSource;
+    requestId: string | null;
+    webhookEventId: string | null;
+  },
+  push: (e: IncidentEvent) => void,
+  reason: string | null = null,
+): void => {
+  const ours = incidentStatus(state);
+  if (ours === null || ours === 'resolved' || ours === upstream) return;
+  if (upstream === 'acknowledged') push({ type: 'IncidentAcknowledged', data: fact });
+  else if (upstream === 'resolved') push({ type: 'IncidentResolved', data: { ...fact, resolution: null } });
+  else push({ type: 'IncidentUnacknowledged', data: { ...fact, reason } });
+};
+
+const webhook = (command: RecordIncidentWebhook, state: IncidentState): IncidentEvent[] => {
+  const d = command.data;
+  if (state.context.webhookEventIds.includes(d.webhookEventId)) return []; // the same webhook again
+  if (state.context.link && state.context.link.upstreamId !== d.incidentId) {
+    throw reject(
+      command,
+      state,
+      'incident_mismatch',
+      `webhook for ${d.incidentId} in ${state.context.link.upstreamId}'s stream`,
+    );
+  }
+  const inc = d.incident;
+  if (d.eventType !== 'incident.annotated' && inc === null) {
+    throw new TypeError(`RecordIncidentWebhook(${d.eventType}) needs the incident`);
+  }
+  const out: IncidentEvent[] = [];
+  let s = state;
+  const push = (e: IncidentEvent) => {
+    out.push(e);
+    s = fold(s, e);
+  };
+  const base = { at: d.occurredAt, source: 'webhook' as const, webhookEventId: d.webhookEventId };
+  const ctx = () => s.context;
+  const status = () => incidentStatus(s);
+  const stale = () => {
+    const changed = ctx().statusChangedAt;
+    return changed !== null && Date.parse(d.occurredAt) < Date.parse(changed);
+  };
+  let ignored = false;
+  const ignore = (reason: 'already_resolved' | 'stale') => {
+    ignored = true;
+    push({
+      type: 'IncidentWebhookIgnored',
+      data: {
+        webhookEventId: d.webhookEventId,
+        eventType: d.eventType,
+        occurredAt: d.occurredAt,
+        reason,
+        at: command.metadata.now,
+      },
+    });
+  };
+  /** Our pending request this webhook confirms (same action, done as our mapped user). */
+  const confirms = (r: PendingRequest | null | undefined, action: UpstreamAction): PendingRequest | null =>
+    r && r.action === action && d.agent?.upstreamUserId === r.asUser.id ? r : null;
+  const attributed = (r: PendingRequest | null) => ({
+    ...base,
+    by: r ? requester(r) : d.agent,
+    requestId: r?.requestId ?? null,
+  });
+
+  // First sight of the incident (created outside Slack, or our trigger's webhook beat the response).
+  const phase = incidentPhase(s);
+  if (phase !== 'open' && phase !== 'resolved') {
+    if (inc === null) {
+      throw reject(
+        command,
+        state,
+        'not_triggered',
+        `a note for ${d.incidentId}, which this stream does not hold yet`,
+      );
+    }
+    const trig = ctx().trigger;
+    if (trig && inc.incidentKey !== trig.incidentKey) {
+      throw reject(
+        command,
+        state,
+        'incident_mismatch',
+        `webhook for ${inc.id} (key ${inc.incidentKey}) in a stream waiting for ${trig.incidentKey}`,
+      );
+    }
+    const by = trig ? requester(trig.request) : d.eventType === 'incident.triggered' ? d.agent : null;
+    for (const e of triggeredFrom(
+      inc,
+      { ...base, at: inc.createdAt, by, requestId: trig?.request.requestId ?? null },
+      1,
+    )) {
+      if (e.type === 'IncidentLinked' && ctx().link) continue;
+      push(e);
+    }
+  }
+  const firstSight = out.length > 0;
+
+  switch (d.eventType) {
+    case 'incident.triggered':
+      if (!firstSight && status() === 'resolved') ignore('already_resolved');
+      break;
+    case 'incident.acknowledged':
+      if (status() === 'resolved') ignore('already_resolved');
+      else if (status() === 'acknowledged') break;
+      else if (stale()) ignore('stale');
+      else
+        push({
+          type: 'IncidentAcknowledged',
+          data: attributed(confirms(ctx().statusRequest, 'acknowledge')),
+        });
+      break;
+    case 'incident.unacknowledged':
+      if (status() === 'resolved') ignore('already_resolved');
+      else if (status() === 'triggered') break;
+      else if (stale()) ignore('stale');
+      else
+        push({
+          type: 'IncidentUnacknowledged',
+          data: { ...attributed(null), reason: 'unacknowledged upstream' },
+        });
+      break;
+    case 'incident.resolved':
+      if (status() === 'resolved') break;
+      if (stale()) ignore('stale');
+      else {
+        const r = confirms(ctx().statusRequest, 'resolve');
+        push({
+          type: 'IncidentResolved',
+          data: { ...attributed(r), resolution: inc?.resolveReason ?? r?.resolution ?? null },
+        });
+      }
+      break;
+    case 'incident.reopened':
+      if (status() !== 'resolved') break;
+      if (stale()) ignore('stale');
+      else push({ type: 'IncidentReopened', data: attributed(null) });
+      break;
+    case 'incident.escalated':
+    case 'incident.reassigned': {
+      if (status() === 'resolved') {
+        ignore('already_resolved');
+        break;
+      }
+      const escalation = d.eventType === 'incident.escalated';
+      const r = confirms(ctx().assignmentRequest, escalation ? 'escalate' : 'reassign');
+      const assignees = inc?.assignees ?? [];
+      const current = ctx().incident;
+      // An echo of a change we already recorded from our own call's response: same assignees, no
+      // request pending. (On first sight the snapshot already has the assignees: not an echo.) (V3 webhooks carry no escalation level, so a level change with identical
+      // assignees is indistinguishable from an echo; the card then shows the old level.)
+      if (
+        !firstSight &&
+        !r &&
+        current &&
+        sameAssignees(assignees, current.assignees) &&
+        inc?.escalationLevel == null
+      ) {
+        break;
+      }
+      if (escalation) {
+        const level = inc?.escalationLevel ?? r?.level ?? (current?.escalationLevel ?? 1) + 1;
+        push({ type: 'IncidentEscalated', data: { ...attributed(r), level, assignees } });
+      } else {
+        push({ type: 'IncidentReassigned', data: { ...attributed(r), assignees } });
+      }
+      break;
+    }
+    case 'incident.annotated': {
+      const note = d.note;
+      if (note === null) throw new TypeError('RecordIncidentWebhook(incident.annotated) needs the note');
+      if (ctx().notes.some((n) => n.noteId === note.id)) break;
+      // Our own note's webhook may beat the call's response: match it by text and author.
+      const r =
+        ctx().pendingNotes.find(
+          (n) => n.content?.trim() === note.content.trim() && d.agent?.upstreamUserId === n.asUser.id,
+        ) ?? null;
+      push({ type: 'IncidentNoteAdded', data: { ...attributed(r), noteId: note.id, content: note.content } });
+      break;
+    }
+    case 'incident.priority_updated':
+      if (status() === 'resolved') ignore('already_resolved');
+      else if (inc && inc.priority?.id !== ctx().incident?.priority?.id) {
+        push({ type: 'IncidentPriorityChanged', data: { ...attributed(null), priority: inc.priority } });
+      }
+      break;
+    default:
+      return exhaustive(d.eventType, 'incident webhook type');
+  }
+
+  // The payload is upstream's truth at `occurredAt`: catch up on what we missed (a status change,
+  // urgency, priority), unless the webhook was out of order.
+  if (inc && !ignored && incidentPhase(s) === 'open' && !stale()) {
+    const current = ctx().incident;
+    if (current && inc.urgency !== current.urgency) {
+      push({ type: 'IncidentUrgencyChanged', data: { ...attributed(null), urgency: inc.urgency } });
+    }
+    if (current && (inc.priority?.id ?? null) !== (current.priority?.id ?? null)) {
+      push({ type: 'IncidentPriorityChanged', data: { ...attributed(null), priority: inc.priority } });
+    }
+    const wanted =
+      inc.status === 'acknowledged' ? 'acknowledge' : inc.status === 'resolved' ? 'resolve' : null;
+    const r = wanted ? confirms(ctx().statusRequest, wanted) : null;
+    alignStatus(s, inc.status, attributed(r), push, `${d.eventType} upstream`);
+  }
+  return out;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+const cardPosted = (command: RecordIncidentCardPosted, state: IncidentState): IncidentEvent[] => {
+  const { channel, ts } = command.data;
+  if (state.context.cards.some((c) => c.channel === channel && c.ts === ts)) return [];
+  return [{ type: 'IncidentCardPosted', data: { channel, ts, at: command.metadata.now } }];
+};
+
+const cardUpdated = (command: RecordIncidentCardUpdated, state: IncidentState): IncidentEvent[] => {
+  const { channel, ts } = command.data;
+  if (!state.context.cards.some((c) => c.channel === channel && c.ts === ts)) {
+    throw reject(command, state, 'unknown_card', `no card ${channel}/${ts} was recorded`);
+  }
+  return [{ type: 'IncidentCardUpdated', data: { channel, ts, at: command.metadata.now } }];
+};
+
+const USER_COMMANDS: ReadonlySet<IncidentCommand['type']> = new Set([
+  'TriggerIncident',
+  'AcknowledgeIncident',
+  'ResolveIncident',
+  'EscalateIncident',
+  'ReassignIncident',
+  'AddIncidentNote',
+]);
+
+const toEvents = (command: IncidentCommand, state: IncidentState): IncidentEvent[] => {
+  // A user command whose request is already recorded (a retried delivery) changes nothing.
+  if (USER_COMMANDS.has(command.type) && state.context.requestIds.includes(command.metadata.commandId))
+    return [];
+  switch (command.type) {
+    case 'TriggerIncident':
+      return trigger(command, state);
+    case 'AcknowledgeIncident':
+      return acknowledge(command, state);
+    case 'ResolveIncident':
+      return resolve(command, state);
+    case 'EscalateIncident':
+      return escalate(command, state);
+    case 'ReassignIncident':
+      return reassign(command, state);
+    case 'AddIncidentNote':
+      return addNote(command, state);
+    case 'RecordIncidentUpstreamCallSucceeded':
+      return callSucceeded(command, state);
+    case 'RecordIncidentUpstreamCallFailed':
+      return callFailed(command, state);
+    case 'RetryIncidentUpstreamCall':
+      return retry(command, state);
+    case 'RecordIncidentWebhook':
+      return webhook(command, state);
+    case 'RecordIncidentCardPosted':
+      return cardPosted(command, state);
+    case 'RecordIncidentCardUpdated':
+      return cardUpdated(command, state);
+    default:
+      return exhaustive(command, 'incident command');
+  }
+};
+
+/**
+ * The incident decider: `evolve` is `incidentMachine`, `decide` proposes events with the rules
+ * above and asks the machine whether each is allowed.
+ *
+ * Out-of-order webhooks are decided into an explicit `IncidentWebhookIgnored` fact (recorded for
+ * the timeline, no effect), which the machine accepts in every state; so no `ignorable` is needed
+ * and replay never meets an event the machine refuses. Exact redeliveries decide to `[]`.
+ *
+ * @example
+ * const state = history.reduce(incidentDecider.evolve, incidentDecider.initialState());
+ * incidentDecider.decide(ack, state); // [IncidentAcknowledgeRequested] or throws DecisionRejected
+ */
+export const incidentDecider = machineDecider<typeof incidentMachine, IncidentCommand, IncidentEvent>({
+  machine: incidentMachine,
+  toEvents,
+});
+
+export type IncidentMove = 'acknowledge' | 'resolve' | 'escalate' | 'reassign' | 'note';
+export type IncidentMoves = Readonly<Record<IncidentMove, boolean>>;
+
+const PROBE_USER = { id: '\u0000probe', email: 'probe@invalid', name: null };
+
+/**
+ * Which user moves `decide` would accept now: the buttons a card shows. Asks the decider itself,
+ * so a card never offers a move the bot would refuse.
+ */
+export const availableIncidentMoves = (state: IncidentState): IncidentMoves => {
+  const metadata = {
+    now: state.context.statusChangedAt ?? '1970-01-01T00:00:00.000Z',
+    commandId: '\u0000probe',
+    actor: 'probe',
+  };
+  const by = { by: 'probe', asUser: PROBE_USER };
+  const allowed = (command: IncidentCommand): boolean => {
+    try {
+      return incidentDecider.decide(command, state).length > 0;
+    } catch (e) {
+      if (e instanceof DecisionRejected) return false;
+      throw e;
+    }
+  };
+  return {
+    acknowledge: allowed({ type: 'AcknowledgeIncident', data: by, metadata }),
+    resolve: allowed({ type: 'ResolveIncident', data: { ...by, resolution: null }, metadata }),
+    escalate: allowed({ type: 'EscalateIncident', data: { ...by, level: null }, metadata }),
+    reassign: allowed({
+      type: 'ReassignIncident',
+      data: { ...by, assignees: [{ id: '\u0000probe', name: null, slackUserId: null }] },
+      metadata,
+    }),
+    note: allowed({ type: 'AddIncidentNote', data: { ...by, content: 'probe' }, metadata }),
+  };
+};

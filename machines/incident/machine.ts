@@ -1,0 +1,648 @@
+import { and, assign, setup, stateIn } from 'xstate';
+import type {
+  Actor,
+  Assignee,
+  FactSource,
+  IncidentEvent,
+  Priority,
+  ServiceRef,
+  UpstreamAction,
+  UpstreamUser,
+  Urgency,
+} from './events.ts';
+
+/** A user's request that is in flight upstream (recorded, not yet confirmed or given up). */
+export type PendingRequest = Readonly<{
+  requestId: string;
+  action: UpstreamAction;
+  /** Slack user who asked. */
+  by: string;
+  asUser: UpstreamUser;
+  requestedAt: string;
+  /** Attempt in progress (1-based). */
+  attempt: number;
+  /** Attempts that have failed so far (equals `attempt` while waiting for a retry). */
+  failedAttempts: number;
+  /** escalate: target level. */
+  level: number | null;
+  /** reassign: new assignees. */
+  assignees: readonly Assignee[] | null;
+  /** note: text. */
+  content: string | null;
+  /** resolve: resolution text. */
+  resolution: string | null;
+}>;
+
+export type TriggerInfo = Readonly<{
+  request: PendingRequest;
+  title: string;
+  service: ServiceRef;
+  urgency: Urgency;
+  details: string | null;
+  incidentKey: string;
+  channel: string | null;
+}>;
+
+export type IncidentLink = Readonly<{
+  upstreamId: string;
+  number: number;
+  incidentKey: string | null;
+  htmlUrl: string | null;
+}>;
+
+export type IncidentFacts = Readonly<{
+  title: string;
+  service: ServiceRef;
+  urgency: Urgency;
+  priority: Priority | null;
+  assignees: readonly Assignee[];
+  escalationLevel: number;
+  createdAt: string;
+  triggeredBy: Actor | null;
+  /** When we learnt it (the upstream `created_at` for incidents first seen by webhook). */
+  triggeredAt: string;
+  source: FactSource;
+}>;
+
+export type StatusMark = Readonly<{ by: Actor | null; at: string; source: FactSource }>;
+
+export type NoteInfo = Readonly<{
+  noteId: string | null;
+  content: string;
+  by: Actor | null;
+  at: string;
+  source: FactSource;
+}>;
+
+export type UpstreamFailure = Readonly<{
+  requestId: string;
+  action: UpstreamAction;
+  attempt: number;
+  maxAttempts: number;
+  code: string;
+  message: string;
+  nextAttemptAt: string | null;
+  final: boolean;
+  at: string;
+}>;
+
+export type CardRef = Readonly<{ channel: string; ts: string; postedAt: string; updatedAt: string | null }>;
+
+export type IncidentContext = Readonly<{
+  /** Set when the incident was triggered from Slack. */
+  trigger: TriggerInfo | null;
+  link: IncidentLink | null;
+  incident: IncidentFacts | null;
+  acknowledged: StatusMark | null;
+  resolved: (StatusMark & Readonly<{ resolution: string | null }>) | null;
+  /** Time of the last status change; older status webhooks are stale. */
+  statusChangedAt: string | null;
+  /** Acknowledge or resolve in flight (one status change at a time). */
+  statusRequest: PendingRequest | null;
+  /** Escalate or reassign in flight. */
+  assignmentRequest: PendingRequest | null;
+  pendingNotes: readonly PendingRequest[];
+  notes: readonly NoteInfo[];
+  /** Last failed upstream attempt; cleared when its request is confirmed, a new one starts, or the status changes. */
+  lastFailure: UpstreamFailure | null;
+  /** Every request id recorded (a repeated command is a no-op). */
+  requestIds: readonly string[];
+  /** Every webhook event id that produced a fact here (a redelivery is a no-op). */
+  webhookEventIds: readonly string[];
+  ignoredWebhookCount: number;
+  cards: readonly CardRef[];
+}>;
+
+export const emptyIncident: IncidentContext = {
+  trigger: null,
+  link: null,
+  incident: null,
+  acknowledged: null,
+  resolved: null,
+  statusChangedAt: null,
+  statusRequest: null,
+  assignmentRequest: null,
+  pendingNotes: [],
+  notes: [],
+  lastFailure: null,
+  requestIds: [],
+  webhookEventIds: [],
+  ignoredWebhookCount: 0,
+  cards: [],
+};
+
+type Ev<T extends IncidentEvent['type']> = Extract<IncidentEvent, { type: T }>;
+type Data<T extends IncidentEvent['type']> = Ev<T>['data'];
+
+const pending = (
+  data: { requestId: string; by: string; asUser: UpstreamUser; requestedAt: string },
+  action: UpstreamAction,
+  extra: Partial<Pick<PendingRequest, 'level' | 'assignees' | 'content' | 'resolution'>> = {},
+): PendingRequest => ({
+  requestId: data.requestId,
+  action,
+  by: data.by,
+  asUser: data.asUser,
+  requestedAt: data.requestedAt,
+  attempt: 1,
+  failedAttempts: 0,
+  level: extra.level ?? null,
+  assignees: extra.assignees ?? null,
+  content: extra.content ?? null,
+  resolution: extra.resolution ?? null,
+});
+
+/** Every request still in flight, wherever it is kept. */
+export const pendingRequests = (context: IncidentContext, inTriggering: boolean): PendingRequest[] => [
+  ...(inTriggering && context.trigger ? [context.trigger.request] : []),
+  ...(context.statusRequest ? [context.statusRequest] : []),
+  ...(context.assignmentRequest ? [context.assignmentRequest] : []),
+  ...context.pendingNotes,
+];
+
+/** A failure report applies to the attempt in progress, once. */
+export const failureApplies = (
+  request: PendingRequest | null | undefined,
+  data: Data<'IncidentUpstreamCallFailed'>,
+): request is PendingRequest =>
+  !!request &&
+  request.requestId === data.requestId &&
+  request.action === data.action &&
+  data.attempt === request.attempt &&
+  request.failedAttempts < request.attempt;
+
+/** A retry applies to a request whose current attempt failed, not finally. */
+export const retryApplies = (
+  request: PendingRequest | null | undefined,
+  data: Data<'IncidentUpstreamCallRetried'>,
+  lastFailure: UpstreamFailure | null,
+): request is PendingRequest =>
+  !!request &&
+  request.requestId === data.requestId &&
+  request.action === data.action &&
+  request.failedAttempts === request.attempt &&
+  data.attempt === request.attempt + 1 &&
+  !(lastFailure?.requestId === request.requestId && lastFailure.final);
+
+const withWebhook = (ids: readonly string[], id: string | null): readonly string[] =>
+  id === null || ids.includes(id) ? ids : [...ids, id];
+
+const withRequest = (ids: readonly string[], id: string): readonly string[] =>
+  ids.includes(id) ? ids : [...ids, id];
+
+const failed = (r: PendingRequest, attempt: number): PendingRequest => ({ ...r, failedAttempts: attempt });
+
+export const incidentMachine = setup({
+  types: { context: {} as IncidentContext, events: {} as IncidentEvent },
+  guards: {
+    isTriggered: stateIn('#incident.open.status.triggered'),
+    newRequest: ({ context, event }) =>
+      'requestId' in event.data &&
+      typeof event.data.requestId === 'string' &&
+      !context.requestIds.includes(event.data.requestId),
+    notResolving: ({ context }) => context.statusRequest?.action !== 'resolve',
+    notLinked: ({ context }) => context.link === null,
+    matchesLink: ({ context, event }) =>
+      event.type === 'IncidentTriggered' && context.link?.upstreamId === event.data.id,
+    forTrigger: ({ context, event }) =>
+      event.type === 'IncidentUpstreamCallFailed' && failureApplies(context.trigger?.request, event.data),
+    forStatusRequest: ({ context, event }) =>
+      event.type === 'IncidentUpstreamCallFailed' && failureApplies(context.statusRequest, event.data),
+    forAssignmentRequest: ({ context, event }) =>
+      event.type === 'IncidentUpstreamCallFailed' && failureApplies(context.assignmentRequest, event.data),
+    forPendingNote: ({ context, event }) =>
+      event.type === 'IncidentUpstreamCallFailed' &&
+      context.pendingNotes.some((n) => failureApplies(n, event.data)),
+    isFinalFailure: ({ event }) => event.type === 'IncidentUpstreamCallFailed' && event.data.final,
+    retryIsDue: ({ context, event }) =>
+      event.type === 'IncidentUpstreamCallRetried' &&
+      [context.statusRequest, context.assignmentRequest, ...context.pendingNotes].some((r) =>
+        retryApplies(r, event.data, context.lastFailure),
+      ),
+    triggerRetryIsDue: ({ context, event }) =>
+      event.type === 'IncidentUpstreamCallRetried' &&
+      retryApplies(context.trigger?.request, event.data, context.lastFailure),
+    newNote: ({ context, event }) =>
+      event.type === 'IncidentNoteAdded' &&
+      (event.data.noteId === null || !context.notes.some((n) => n.noteId === event.data.noteId)),
+    newWebhook: ({ context, event }) =>
+      event.type === 'IncidentWebhookIgnored' && !context.webhookEventIds.includes(event.data.webhookEventId),
+    newCard: ({ context, event }) =>
+      event.type === 'IncidentCardPosted' &&
+      !context.cards.some((c) => c.channel === event.data.channel && c.ts === event.data.ts),
+    knownCard: ({ context, event }) =>
+      event.type === 'IncidentCardUpdated' &&
+      context.cards.some((c) => c.channel === event.data.channel && c.ts === event.data.ts),
+  },
+  actions: {
+    recordTriggerRequest: assign(({ context, event }) => {
+      if (event.type !== 'IncidentTriggerRequested') return {};
+      const d = event.data;
+      return {
+        trigger: {
+          request: pending(d, 'trigger'),
+          title: d.title,
+          service: d.service,
+          urgency: d.urgency,
+          details: d.details,
+          incidentKey: d.incidentKey,
+          channel: d.channel,
+        },
+        requestIds: withRequest(context.requestIds, d.requestId),
+      };
+    }),
+    recordLink: assign(({ event }) => {
+      if (event.type !== 'IncidentLinked') return {};
+      return { link: { ...event.data } };
+    }),
+    recordTriggered: assign(({ context, event }) => {
+      if (event.type !== 'IncidentTriggered') return {};
+      const d = event.data;
+      return {
+        incident: {
+          title: d.title,
+          service: d.service,
+          urgency: d.urgency,
+          priority: d.priority,
+          assignees: d.assignees,
+          escalationLevel: d.escalationLevel,
+          createdAt: d.createdAt,
+          triggeredBy: d.by,
+          triggeredAt: d.at,
+          source: d.source,
+        },
+        statusChangedAt: d.at,
+        lastFailure: null,
+        webhookEventIds: withWebhook(context.webhookEventIds, d.webhookEventId),
+      };
+    }),
+    recordStatusRequest: assign(({ context, event }) => {
+      if (event.type === 'IncidentAcknowledgeRequested') {
+        return {
+          statusRequest: pending(event.data, 'acknowledge'),
+          requestIds: withRequest(context.requestIds, event.data.requestId),
+          lastFailure: null,
+        };
+      }
+      if (event.type === 'IncidentResolveRequested') {
+        return {
+          statusRequest: pending(event.data, 'resolve', { resolution: event.data.resolution }),
+          requestIds: withRequest(context.requestIds, event.data.requestId),
+          lastFailure: null,
+        };
+      }
+      return {};
+    }),
+    recordAssignmentRequest: assign(({ context, event }) => {
+      if (event.type === 'IncidentEscalateRequested') {
+        return {
+          assignmentRequest: pending(event.data, 'escalate', { level: event.data.level }),
+          requestIds: withRequest(context.requestIds, event.data.requestId),
+          lastFailure: null,
+        };
+      }
+      if (event.type === 'IncidentReassignRequested') {
+        return {
+          assignmentRequest: pending(event.data, 'reassign', { assignees: event.data.assignees }),
+          requestIds: withRequest(context.requestIds, event.data.requestId),
+          lastFailure: null,
+        };
+      }
+      return {};
+    }),
+    recordNoteRequested: assign(({ context, event }) => {
+      if (event.type !== 'IncidentNoteRequested') return {};
+      return {
+        pendingNotes: [...context.pendingNotes, pending(event.data, 'note', { content: event.data.content })],
+        requestIds: withRequest(context.requestIds, event.data.requestId),
+        lastFailure: null,
+      };
+    }),
+    recordAcknowledged: assign(({ context, event }) => {
+      if (event.type !== 'IncidentAcknowledged') return {};
+      const d = event.data;
+      return {
+        acknowledged: { by: d.by, at: d.at, source: d.source },
+        statusChangedAt: d.at,
+        statusRequest: context.statusRequest?.action === 'acknowledge' ? null : context.statusRequest,
+        lastFailure: null,
+        webhookEventIds: withWebhook(context.webhookEventIds, d.webhookEventId),
+      };
+    }),
+    recordUnacknowledged: assign(({ context, event }) => {
+      if (event.type !== 'IncidentUnacknowledged') return {};
+      return {
+        acknowledged: null,
+        statusChangedAt: event.data.at,
+        lastFailure: null,
+        webhookEventIds: withWebhook(context.webhookEventIds, event.data.webhookEventId),
+      };
+    }),
+    recordResolved: assign(({ context, event }) => {
+      if (event.type !== 'IncidentResolved') return {};
+      const d = event.data;
+      return {
+        resolved: { by: d.by, at: d.at, source: d.source, resolution: d.resolution },
+        statusChangedAt: d.at,
+        statusRequest: null,
+        assignmentRequest: null,
+        lastFailure: null,
+        webhookEventIds: withWebhook(context.webhookEventIds, d.webhookEventId),
+      };
+    }),
+    recordReopened: assign(({ context, event }) => {
+      if (event.type !== 'IncidentReopened') return {};
+      return {
+        acknowledged: null,
+        resolved: null,
+        statusChangedAt: event.data.at,
+        lastFailure: null,
+        webhookEventIds: withWebhook(context.webhookEventIds, event.data.webhookEventId),
+      };
+    }),
+    recordEscalated: assign(({ context, event }) => {
+      if (event.type !== 'IncidentEscalated' || !context.incident) return {};
+      const d = event.data;
+      const mine = context.assignmentRequest?.action === 'escalate';
+      return {
+        incident: { ...context.incident, escalationLevel: d.level, assignees: d.assignees },
+        assignmentRequest: mine ? null : context.assignmentRequest,
+        lastFailure: mine ? null : context.lastFailure,
+        webhookEventIds: withWebhook(context.webhookEventIds, d.webhookEventId),
+      };
+    }),
+    recordReassigned: assign(({ context, event }) => {
+      if (event.type !== 'IncidentReassigned' || !context.incident) return {};
+      const d = event.data;
+      const mine = context.assignmentRequest?.action === 'reassign';
+      return {
+        incident: { ...context.incident, assignees: d.assignees },
+        assignmentRequest: mine ? null : context.assignmentRequest,
+        lastFailure: mine ? null : context.lastFailure,
+        webhookEventIds: withWebhook(context.webhookEventIds, d.webhookEventId),
+      };
+    }),
+    recordNoteAdded: assign(({ context, event }) => {
+      if (event.type !== 'IncidentNoteAdded') return {};
+      const d = event.data;
+      const confirms = d.requestId !== null && context.pendingNotes.some((n) => n.requestId === d.requestId);
+      return {
+        notes: [
+          ...context.notes,
+          { noteId: d.noteId, content: d.content, by: d.by, at: d.at, source: d.source },
+        ],
+        pendingNotes: context.pendingNotes.filter((n) => n.requestId !== d.requestId),
+        lastFailure: confirms && context.lastFailure?.requestId === d.requestId ? null : context.lastFailure,
+        webhookEventIds: withWebhook(context.webhookEventIds, d.webhookEventId),
+      };
+    }),
+    recordPriorityChanged: assign(({ context, event }) => {
+      if (event.type !== 'IncidentPriorityChanged' || !context.incident) return {};
+      return {
+        incident: { ...context.incident, priority: event.data.priority },
+        webhookEventIds: withWebhook(context.webhookEventIds, event.data.webhookEventId),
+      };
+    }),
+    recordUrgencyChanged: assign(({ context, event }) => {
+      if (event.type !== 'IncidentUrgencyChanged' || !context.incident) return {};
+      return {
+        incident: { ...context.incident, urgency: event.data.urgency },
+        webhookEventIds: withWebhook(context.webhookEventIds, event.data.webhookEventId),
+      };
+    }),
+    recordFailure: assign(({ context, event }) => {
+      if (event.type !== 'IncidentUpstreamCallFailed') return {};
+      const d = event.data;
+      const keep = (r: PendingRequest | null): PendingRequest | null =>
+        r && failureApplies(r, d) ? (d.final ? null : failed(r, d.attempt)) : r;
+      const trigger =
+        context.trigger && failureApplies(context.trigger.request, d)
+          ? { ...context.trigger, request: failed(context.trigger.request, d.attempt) }
+          : context.trigger;
+      return {
+        trigger,
+        statusRequest: keep(context.statusRequest),
+        assignmentRequest: keep(context.assignmentRequest),
+        pendingNotes: context.pendingNotes.flatMap((n) => {
+          const next = keep(n);
+          return next ? [next] : [];
+        }),
+        lastFailure: { ...d },
+      };
+    }),
+    recordRetry: assign(({ context, event }) => {
+      if (event.type !== 'IncidentUpstreamCallRetried') return {};
+      const d = event.data;
+      // Request ids are unique, so at most one of these matches.
+      const bump = (r: PendingRequest | null): PendingRequest | null =>
+        r && retryApplies(r, d, context.lastFailure) ? { ...r, attempt: d.attempt } : r;
+      const trigger =
+        context.trigger && retryApplies(context.trigger.request, d, context.lastFailure)
+          ? { ...context.trigger, request: { ...context.trigger.request, attempt: d.attempt } }
+          : context.trigger;
+      return {
+        trigger,
+        statusRequest: bump(context.statusRequest),
+        assignmentRequest: bump(context.assignmentRequest),
+        pendingNotes: context.pendingNotes.map((n) => bump(n) ?? n),
+      };
+    }),
+    recordIgnoredWebhook: assign(({ context, event }) => {
+      if (event.type !== 'IncidentWebhookIgnored') return {};
+      return {
+        webhookEventIds: withWebhook(context.webhookEventIds, event.data.webhookEventId),
+        ignoredWebhookCount: context.ignoredWebhookCount + 1,
+      };
+    }),
+    recordCardPosted: assign(({ context, event }) => {
+      if (event.type !== 'IncidentCardPosted') return {};
+      const d = event.data;
+      return { cards: [...context.cards, { channel: d.channel, ts: d.ts, postedAt: d.at, updatedAt: null }] };
+    }),
+    recordCardUpdated: assign(({ context, event }) => {
+      if (event.type !== 'IncidentCardUpdated') return {};
+      const d = event.data;
+      return {
+        cards: context.cards.map((c) =>
+          c.channel === d.channel && c.ts === d.ts ? { ...c, updatedAt: d.at } : c,
+        ),
+      };
+    }),
+  },
+}).createMachine({
+  id: 'incident',
+  initial: 'notTriggered',
+  context: emptyIncident,
+  // Facts any state may record: cards (a "Triggering…" card exists before the incident does),
+  // retries of whatever is pending, and out-of-order webhooks kept for the timeline only.
+  on: {
+    IncidentCardPosted: { guard: 'newCard', actions: 'recordCardPosted' },
+    IncidentCardUpdated: { guard: 'knownCard', actions: 'recordCardUpdated' },
+    IncidentUpstreamCallRetried: { guard: 'retryIsDue', actions: 'recordRetry' },
+    IncidentWebhookIgnored: { guard: 'newWebhook', actions: 'recordIgnoredWebhook' },
+  },
+  states: {
+    notTriggered: {
+      on: {
+        IncidentTriggerRequested: {
+          guard: 'newRequest',
+          target: 'triggering',
+          actions: 'recordTriggerRequest',
+        },
+        IncidentLinked: { guard: 'notLinked', actions: 'recordLink' },
+        IncidentTriggered: { guard: 'matchesLink', target: 'open', actions: 'recordTriggered' },
+      },
+    },
+    /** Trigger requested from Slack; waiting for the create call or its webhook. */
+    triggering: {
+      on: {
+        IncidentLinked: { guard: 'notLinked', actions: 'recordLink' },
+        IncidentTriggered: { guard: 'matchesLink', target: 'open', actions: 'recordTriggered' },
+        IncidentUpstreamCallRetried: { guard: 'triggerRetryIsDue', actions: 'recordRetry' },
+        IncidentUpstreamCallFailed: [
+          { guard: and(['forTrigger', 'isFinalFailure']), target: 'triggerFailed', actions: 'recordFailure' },
+          { guard: 'forTrigger', actions: 'recordFailure' },
+        ],
+      },
+    },
+    /** We gave up creating it; a webhook carrying our incident key still links it (the call may have landed). */
+    triggerFailed: {
+      on: {
+        IncidentLinked: { guard: 'notLinked', actions: 'recordLink' },
+        IncidentTriggered: { guard: 'matchesLink', target: 'open', actions: 'recordTriggered' },
+      },
+    },
+    open: {
+      type: 'parallel',
+      // Moves that keep the status. (A region that handles an event shadows these: XState takes
+      // the parallel node's own transitions only when no region takes the event.)
+      on: {
+        IncidentResolved: { target: 'resolved', actions: 'recordResolved' },
+        IncidentEscalated: { actions: 'recordEscalated' },
+        IncidentReassigned: { actions: 'recordReassigned' },
+        IncidentPriorityChanged: { actions: 'recordPriorityChanged' },
+        IncidentUrgencyChanged: { actions: 'recordUrgencyChanged' },
+        IncidentNoteRequested: { guard: 'newRequest', actions: 'recordNoteRequested' },
+        IncidentNoteAdded: { guard: 'newNote', actions: 'recordNoteAdded' },
+        IncidentUpstreamCallFailed: { guard: 'forPendingNote', actions: 'recordFailure' },
+      },
+      states: {
+        status: {
+          initial: 'triggered',
+          states: {
+            triggered: {
+              on: { IncidentAcknowledged: { target: 'acknowledged', actions: 'recordAcknowledged' } },
+            },
+            acknowledged: {
+              // PagerDuty re-triggers on ack timeout (incident.unacknowledged); ack is allowed again.
+              on: { IncidentUnacknowledged: { target: 'triggered', actions: 'recordUnacknowledged' } },
+            },
+          },
+        },
+        /** One status change in flight at a time: ack and resolve never race upstream. */
+        statusRequest: {
+          initial: 'idle',
+          states: {
+            idle: {
+              on: {
+                IncidentAcknowledgeRequested: {
+                  guard: and(['isTriggered', 'newRequest']),
+                  target: 'acknowledging',
+                  actions: 'recordStatusRequest',
+                },
+                IncidentResolveRequested: {
+                  guard: 'newRequest',
+                  target: 'resolving',
+                  actions: 'recordStatusRequest',
+                },
+              },
+            },
+            acknowledging: {
+              on: {
+                IncidentAcknowledged: { target: 'idle' },
+                IncidentUpstreamCallFailed: [
+                  {
+                    guard: and(['forStatusRequest', 'isFinalFailure']),
+                    target: 'idle',
+                    actions: 'recordFailure',
+                  },
+                  { guard: 'forStatusRequest', actions: 'recordFailure' },
+                ],
+              },
+            },
+            resolving: {
+              on: {
+                IncidentUpstreamCallFailed: [
+                  {
+                    guard: and(['forStatusRequest', 'isFinalFailure']),
+                    target: 'idle',
+                    actions: 'recordFailure',
+                  },
+                  { guard: 'forStatusRequest', actions: 'recordFailure' },
+                ],
+              },
+            },
+          },
+        },
+        /** Escalate or reassign in flight; neither starts while a resolve is in flight. */
+        assignmentRequest: {
+          initial: 'idle',
+          states: {
+            idle: {
+              on: {
+                IncidentEscalateRequested: {
+                  guard: and(['notResolving', 'newRequest']),
+                  target: 'escalating',
+                  actions: 'recordAssignmentRequest',
+                },
+                IncidentReassignRequested: {
+                  guard: and(['notResolving', 'newRequest']),
+                  target: 'reassigning',
+                  actions: 'recordAssignmentRequest',
+                },
+              },
+            },
+            escalating: {
+              on: {
+                IncidentEscalated: { target: 'idle', actions: 'recordEscalated' },
+                IncidentUpstreamCallFailed: [
+                  {
+                    guard: and(['forAssignmentRequest', 'isFinalFailure']),
+                    target: 'idle',
+                    actions: 'recordFailure',
+                  },
+                  { guard: 'forAssignmentRequest', actions: 'recordFailure' },
+                ],
+              },
+            },
+            reassigning: {
+              on: {
+                IncidentReassigned: { target: 'idle', actions: 'recordReassigned' },
+                IncidentUpstreamCallFailed: [
+                  {
+                    guard: and(['forAssignmentRequest', 'isFinalFailure']),
+                    target: 'idle',
+                    actions: 'recordFailure',
+                  },
+                  { guard: 'forAssignmentRequest', actions: 'recordFailure' },
+                ],
+              },
+            },
+          },
+        },
+      },
+    },
+    /**
+     * Terminal for every Slack move and every out-of-order webhook; notes may still be added (for
+     * the post-mortem). Only an explicit upstream reopen (`incident.reopened`) leaves it.
+     */
+    resolved: {
+      on: {
+        IncidentReopened: { target: 'open', actions: 'recordReopened' },
+        IncidentNoteRequested: { guard: 'newRequest', actions: 'recordNoteRequested' },
+        IncidentNoteAdded: { guard: 'newNote', actions: 'recordNoteAdded' },
+        IncidentUpstreamCallFailed: { guard: 'forPendingNote', actions: 'recordFailure' },
+      },
+    },
+  },
+});
