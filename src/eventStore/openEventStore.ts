@@ -24,8 +24,9 @@ export const openEventStore = async (
     return createSqliteEventStore({ ...options.sqlite, path });
   }
   if (/^(kurrentdb|kdb|esdb|eventstore)(\+discover)?:\/\//.test(url)) {
-    // Wired by the KurrentDB adapter (src/eventStore/kurrentdb/), which lands separately.
-    throw new ChatOpsError('SB_CONFIG', 'the KurrentDB adapter is not part of this build yet');
+    // Loaded on demand: the gRPC client and its native bridge stay out of SQLite deployments.
+    const { createKurrentDbEventStore } = await import('./kurrentdb/kurrentDbEventStore.ts');
+    return createKurrentDbEventStore({ connectionString: url });
   }
   throw new ChatOpsError(
     'SB_CONFIG',
