@@ -224,7 +224,13 @@ describe('KurrentDB adapter input checks (no server needed: they fail before any
         'reserved metadata',
         () => store.appendToStream('thing-1', [{ ...event(), metadata: { $kind: 'command' } }]),
       ],
-      ['same id twice', () => store.appendToStream('thing-1', (([e]) => [e, e])([event()]))],
+      [
+        'same id twice',
+        () => {
+          const e = event();
+          return store.appendToStream('thing-1', [e, e]);
+        },
+      ],
       ['space in stream id', () => store.appendToStream('thing 1', [event()])],
     ];
     for (const [name, append] of bad) {
