@@ -37,7 +37,7 @@ export class ConfigError extends ChatOpsError {
 }
 
 export const formatConfigProblems = (problems: readonly ConfigProblem[]): string =>
-  problems.map((p) => `  - ${p.variable}: ${p.problem} (${p.purpose})`).join('\n');
+  problems.map((p) => `  - ${p.variable} ${p.problem}\n      ${p.purpose}`).join('\n');
 
 export type SlackConfig = Readonly<{
   botToken: string;
@@ -311,9 +311,7 @@ export const loadConfig = (env: Env): Config => {
   const appToken = r.optional('SLACK_APP_TOKEN');
   const socketMode = appToken !== undefined || (env['SLACK_APP_TOKEN']?.trim() ?? '') !== '';
   const botToken = r.required('SLACK_BOT_TOKEN');
-  const signingSecret = socketMode
-    ? r.optional('SLACK_SIGNING_SECRET')
-    : r.required('SLACK_SIGNING_SECRET', 'is not set (needed unless SLACK_APP_TOKEN selects Socket Mode)');
+  const signingSecret = socketMode ? r.optional('SLACK_SIGNING_SECRET') : r.required('SLACK_SIGNING_SECRET');
   const apiUrl = r.optional('SLACK_API_URL');
 
   const incidents = r.group(LIFECYCLE_VARIABLES.incidents, 'incidents (PAGERDUTY_*)');

@@ -34,7 +34,7 @@ describe('loadConfig', () => {
     expect(e.code).toBe('SB_CONFIG');
     expect(e.problems.map((p) => p.variable)).toEqual(['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET']);
     expect(e.problems[0]?.purpose).toContain('bot token');
-    expect(e.message).toContain('SLACK_BOT_TOKEN: is not set');
+    expect(e.message).toContain('SLACK_BOT_TOKEN is not set');
   });
 
   it('reports malformed values, echoing non-secrets but never secrets', () => {

@@ -1,0 +1,11 @@
+// The incident surface's Slack ids live beside the block builders (src/ may not import handlers/);
+// listeners import them from here.
+export {
+  INCIDENT_ACTION,
+  INCIDENT_FIELD,
+  INCIDENT_VIEW,
+  type IncidentActionId,
+  type IncidentViewId,
+  incidentActionsBlockId,
+  streamIdFromActionsBlockId,
+} from '../../src/slack/blocks/incidentIds.ts';

@@ -1,0 +1,228 @@
+import type { types } from '@slack/bolt';
+import type { FactSource, UpstreamAction } from '../../../machines/incident/events.ts';
+import {
+  actorText,
+  escapeMrkdwn,
+  formatTime,
+  type KnownBlock,
+  mention,
+  mrkdwn,
+  plain,
+  SLACK_LIMITS,
+  type SlackMessage,
+  truncate,
+} from './format.ts';
+import { INCIDENT_ACTION, incidentActionsBlockId } from './incidentIds.ts';
+import type { FailureView, IncidentMark, IncidentView, PendingView } from './incidentView.ts';
+
+/** Status with its emoji, e.g. `:large_yellow_circle: Acknowledged`. */
+export const incidentStatusText = (view: Pick<IncidentView, 'phase' | 'status'>): string => {
+  switch (view.phase) {
+    case 'notTriggered':
+      return ':white_circle: Not triggered';
+    case 'triggering':
+      return ':hourglass_flowing_sand: Triggering…';
+    case 'triggerFailed':
+      return ':x: Not created';
+    case 'resolved':
+      return ':white_check_mark: Resolved';
+    case 'open':
+      return view.status === 'acknowledged' ? ':large_yellow_circle: Acknowledged' : ':red_circle: Triggered';
+  }
+};
+
+/** `#42 db-primary disk 95%` (a link to the incident service when we have one), escaped. */
+export const incidentLabel = (view: Pick<IncidentView, 'number' | 'title' | 'htmlUrl'>): string => {
+  const text = `${view.number === null ? '' : `#${view.number} `}${escapeMrkdwn(truncate(view.title, 200))}`;
+  return view.htmlUrl ? `<${view.htmlUrl}|${text}>` : text;
+};
+
+const sourceSuffix = (source: FactSource): string =>
+  source === 'webhook' ? ' in the incident service' : source === 'events_api' ? ' via the events API' : '';
+
+const markLine = (verb: string, mark: IncidentMark | null, reference: string | null): string | null =>
+  mark
+    ? `${verb}${mark.by ? ` by ${actorText(mark.by)}` : ''} at ${formatTime(mark.at, reference)}${sourceSuffix(mark.source)}`
+    : null;
+
+const ACTION_NOUN: Readonly<Record<UpstreamAction, string>> = {
+  trigger: 'create the incident',
+  acknowledge: 'acknowledge',
+  resolve: 'resolve',
+  escalate: 'escalate',
+  reassign: 'reassign',
+  note: 'add the note',
+};
+
+/** `Acknowledging… requested by <@U1> at 02:04 UTC`. */
+export const pendingText = (p: PendingView, reference: string | null = null): string => {
+  const doing: Record<UpstreamAction, string> = {
+    trigger: 'Creating the incident…',
+    acknowledge: 'Acknowledging…',
+    resolve: 'Resolving…',
+    escalate: p.level === null ? 'Escalating…' : `Escalating to level ${p.level}…`,
+    reassign: p.assignees?.length
+      ? `Reassigning to ${p.assignees.map((a) => (a.slackUserId ? mention(a.slackUserId) : escapeMrkdwn(a.name ?? a.id))).join(', ')}…`
+      : 'Reassigning…',
+    note: 'Adding a note…',
+  };
+  return `:hourglass_flowing_sand: ${doing[p.action]} requested by ${mention(p.by)} at ${formatTime(p.requestedAt, reference)}`;
+};
+
+const failureReason = (f: FailureView): string => {
+  switch (f.code) {
+    case 'SB_UPSTREAM_UNAVAILABLE':
+    case 'SB_TIMEOUT':
+      return "Couldn't reach the incident service";
+    case 'SB_UPSTREAM_RATE_LIMITED':
+      return 'The incident service asked us to slow down';
+    case 'SB_UPSTREAM_AUTH':
+      return "The incident service refused Switchboard's credentials";
+    case 'SB_UNMAPPED_USER':
+      return 'The requester has no matching incident-service user';
+    case 'SB_UPSTREAM_REJECTED':
+      return `The incident service refused to ${ACTION_NOUN[f.action]}: ${escapeMrkdwn(truncate(f.message, 300))}`;
+    default:
+      return `Couldn't ${ACTION_NOUN[f.action]} (${escapeMrkdwn(f.code)})`;
+  }
+};
+
+/**
+ * `Couldn't reach the incident service, retrying at 02:06 UTC (attempt 2/5)`, or for a final
+ * failure `… Gave up trying to acknowledge after 5 attempts.`
+ */
+export const failureText = (f: FailureView, reference: string | null = null): string => {
+  const reason = failureReason(f);
+  if (!f.final && f.nextAttemptAt) {
+    return `:warning: ${reason}, retrying at ${formatTime(f.nextAttemptAt, reference)} (attempt ${f.attempt + 1}/${f.maxAttempts})`;
+  }
+  const attempts = `${f.attempt} attempt${f.attempt === 1 ? '' : 's'}`;
+  return `:x: ${reason}. Gave up trying to ${ACTION_NOUN[f.action]} after ${attempts}; try again, or use the incident service directly.`;
+};
+
+const button = (
+  text: string,
+  actionId: string,
+  streamId: string,
+  extra: Partial<types.Button> = {},
+): types.Button => ({ type: 'button', text: plain(text), action_id: actionId, value: streamId, ...extra });
+
+const actionsBlock = (view: IncidentView): KnownBlock | null => {
+  const m = view.moves;
+  const label = view.number === null ? 'this incident' : `#${view.number}`;
+  const elements: types.ActionsBlockElement[] = [];
+  if (m.acknowledge)
+    elements.push(button('Acknowledge', INCIDENT_ACTION.acknowledge, view.streamId, { style: 'primary' }));
+  if (m.resolve) {
+    elements.push(
+      button('Resolve', INCIDENT_ACTION.resolve, view.streamId, m.acknowledge ? {} : { style: 'primary' }),
+    );
+  }
+  if (m.escalate) {
+    const next = (view.escalationLevel ?? 1) + 1;
+    elements.push(
+      button('Escalate', INCIDENT_ACTION.escalate, view.streamId, {
+        confirm: {
+          title: plain('Escalate?'),
+          text: plain(`This pages escalation level ${next} for ${label}.`),
+          confirm: plain('Escalate'),
+          deny: plain('Cancel'),
+        },
+      }),
+    );
+  }
+  if (m.note) elements.push(button('Add note', INCIDENT_ACTION.note, view.streamId));
+  if (m.reassign) {
+    elements.push({
+      type: 'users_select',
+      action_id: INCIDENT_ACTION.reassign,
+      placeholder: plain('Reassign to…'),
+      confirm: {
+        title: plain('Reassign?'),
+        text: plain(`${label} will be reassigned to the person you picked, who gets paged.`),
+        confirm: plain('Reassign'),
+        deny: plain('Cancel'),
+      },
+    });
+  }
+  if (elements.length === 0) return null;
+  return { type: 'actions', block_id: incidentActionsBlockId(view.streamId), elements };
+};
+
+/**
+ * The incident card: title, status, urgency, priority, service, assignees, who did what when,
+ * requests in flight, the last upstream failure, and only the buttons whose move is legal now.
+ * Posted once per channel and updated in place (`chat.update`) on every change.
+ *
+ * @example
+ * const { text, blocks } = incidentCard(toIncidentView(streamId, state));
+ * await client.chat.update({ channel, ts, text, blocks });
+ */
+export const incidentCard = (view: IncidentView): SlackMessage => {
+  const reference = view.triggered?.at ?? view.requested?.at ?? null;
+  const status = incidentStatusText(view);
+  const blocks: KnownBlock[] = [{ type: 'section', text: mrkdwn(`*${incidentLabel(view)}*`) }];
+
+  const fields = [
+    mrkdwn(`*Status*\n${status}`),
+    mrkdwn(`*Urgency*\n${view.urgency === 'high' ? 'High' : view.urgency === 'low' ? 'Low' : '—'}`),
+    mrkdwn(`*Priority*\n${view.priority ? escapeMrkdwn(view.priority.name) : '—'}`),
+    mrkdwn(`*Service*\n${view.service ? escapeMrkdwn(view.service.name ?? view.service.id) : '—'}`),
+  ];
+  if (view.phase === 'open' || view.phase === 'resolved') {
+    const assigned = view.assignees.length
+      ? view.assignees
+          .map((a) => (a.slackUserId ? mention(a.slackUserId) : escapeMrkdwn(a.name ?? a.id)))
+          .join(', ')
+      : 'nobody';
+    fields.push(mrkdwn(`*Assigned*\n${truncate(assigned, 1000)}`));
+    if (view.escalationLevel !== null) fields.push(mrkdwn(`*Escalation level*\n${view.escalationLevel}`));
+  }
+  blocks.push({ type: 'section', fields: fields.slice(0, SLACK_LIMITS.sectionFields) });
+
+  const history = [
+    view.requested && view.phase !== 'open' && view.phase !== 'resolved'
+      ? `Requested by ${mention(view.requested.by)} at ${formatTime(view.requested.at, reference)}`
+      : null,
+    markLine('Triggered', view.triggered, reference),
+    markLine('Acknowledged', view.acknowledged, reference),
+    view.resolved
+      ? `${markLine('Resolved', view.resolved, reference)}${view.resolved.resolution ? `: ${escapeMrkdwn(truncate(view.resolved.resolution, 300))}` : ''}`
+      : null,
+  ].filter((line): line is string => line !== null);
+  if (history.length) blocks.push({ type: 'context', elements: [mrkdwn(history.join('\n'))] });
+
+  if (view.pending.length) {
+    blocks.push({
+      type: 'context',
+      elements: view.pending
+        .slice(0, SLACK_LIMITS.contextElements)
+        .map((p) => mrkdwn(pendingText(p, reference))),
+    });
+  }
+  if (view.lastFailure)
+    blocks.push({ type: 'section', text: mrkdwn(failureText(view.lastFailure, reference)) });
+  if (view.lastNote) {
+    const n = view.lastNote;
+    const count = `${view.noteCount} note${view.noteCount === 1 ? '' : 's'}`;
+    blocks.push({
+      type: 'context',
+      elements: [
+        mrkdwn(
+          `:memo: ${count} · latest by ${actorText(n.by)} at ${formatTime(n.at, reference)}: “${escapeMrkdwn(truncate(n.content, 300))}”`,
+        ),
+      ],
+    });
+  }
+  const actions = actionsBlock(view);
+  if (actions) blocks.push(actions);
+
+  const who =
+    view.phase === 'resolved'
+      ? markLine('Resolved', view.resolved, reference)
+      : view.status === 'acknowledged'
+        ? markLine('Acknowledged', view.acknowledged, reference)
+        : null;
+  const text = `${view.number === null ? '' : `#${view.number} `}${truncate(view.title, 200)}: ${status.replace(/^:[a-z_]+: /, '')}${who ? ` (${who})` : ''}`;
+  return { text, blocks };
+};

@@ -1,0 +1,145 @@
+import {
+  availableIncidentMoves,
+  type IncidentMoves,
+  type IncidentPhase,
+  type IncidentState,
+  type IncidentStatus,
+  incidentPhase,
+  incidentStatus,
+} from '../../../machines/incident/decider.ts';
+import type {
+  Actor,
+  Assignee,
+  FactSource,
+  Priority,
+  ServiceRef,
+  UpstreamAction,
+  Urgency,
+} from '../../../machines/incident/events.ts';
+import { type CardRef, type NoteInfo, pendingRequests } from '../../../machines/incident/machine.ts';
+
+/** Who did something, when, learnt from where. */
+export type IncidentMark = Readonly<{ by: Actor | null; at: string; source: FactSource }>;
+
+export type PendingView = Readonly<{
+  requestId: string;
+  action: UpstreamAction;
+  /** Slack user who asked. */
+  by: string;
+  requestedAt: string;
+  attempt: number;
+  /** escalate: target level; reassign: new assignees; note: text. */
+  level: number | null;
+  assignees: readonly Assignee[] | null;
+  content: string | null;
+}>;
+
+export type FailureView = Readonly<{
+  action: UpstreamAction;
+  attempt: number;
+  maxAttempts: number;
+  code: string;
+  message: string;
+  nextAttemptAt: string | null;
+  final: boolean;
+  at: string;
+}>;
+
+/**
+ * Everything a card, a list row or App Home shows about one incident, read-only, derived from
+ * the folded stream. Block builders take this, never the machine snapshot.
+ */
+export type IncidentView = Readonly<{
+  streamId: string;
+  phase: IncidentPhase;
+  /** Upstream status as we know it; null before the incident exists upstream. */
+  status: IncidentStatus | null;
+  upstreamId: string | null;
+  number: number | null;
+  htmlUrl: string | null;
+  title: string;
+  service: ServiceRef | null;
+  urgency: Urgency | null;
+  priority: Priority | null;
+  assignees: readonly Assignee[];
+  escalationLevel: number | null;
+  /** The Slack trigger request, when it came from Slack. */
+  requested: Readonly<{ by: string; at: string }> | null;
+  triggered: IncidentMark | null;
+  acknowledged: IncidentMark | null;
+  resolved: (IncidentMark & Readonly<{ resolution: string | null }>) | null;
+  /** User requests in flight upstream, oldest first. */
+  pending: readonly PendingView[];
+  lastFailure: FailureView | null;
+  noteCount: number;
+  lastNote: NoteInfo | null;
+  /** Which moves the decider accepts now: the buttons to show. */
+  moves: IncidentMoves;
+  cards: readonly CardRef[];
+}>;
+
+/**
+ * The view of an incident stream's folded state.
+ *
+ * @example
+ * const state = events.reduce(incidentDecider.evolve, incidentDecider.initialState());
+ * const { text, blocks } = incidentCard(toIncidentView(streamId, state));
+ */
+export const toIncidentView = (streamId: string, state: IncidentState): IncidentView => {
+  const ctx = state.context;
+  const phase = incidentPhase(state);
+  const incident = ctx.incident;
+  const trigger = ctx.trigger;
+  const pending = pendingRequests(ctx, phase === 'triggering')
+    .map(
+      (r): PendingView => ({
+        requestId: r.requestId,
+        action: r.action,
+        by: r.by,
+        requestedAt: r.requestedAt,
+        attempt: r.attempt,
+        level: r.level,
+        assignees: r.assignees,
+        content: r.content,
+      }),
+    )
+    .sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
+  const f = ctx.lastFailure;
+  return {
+    streamId,
+    phase,
+    status: incidentStatus(state),
+    upstreamId: ctx.link?.upstreamId ?? null,
+    number: ctx.link?.number ?? null,
+    htmlUrl: ctx.link?.htmlUrl ?? null,
+    title: incident?.title ?? trigger?.title ?? '(untitled incident)',
+    service: incident?.service ?? trigger?.service ?? null,
+    urgency: incident?.urgency ?? trigger?.urgency ?? null,
+    priority: incident?.priority ?? null,
+    assignees: incident?.assignees ?? [],
+    escalationLevel: incident?.escalationLevel ?? null,
+    requested: trigger ? { by: trigger.request.by, at: trigger.request.requestedAt } : null,
+    triggered: incident
+      ? { by: incident.triggeredBy, at: incident.triggeredAt, source: incident.source }
+      : null,
+    acknowledged: ctx.acknowledged,
+    resolved: ctx.resolved,
+    pending,
+    lastFailure: f
+      ? {
+          action: f.action,
+          attempt: f.attempt,
+          maxAttempts: f.maxAttempts,
+          code: f.code,
+          message: f.message,
+          nextAttemptAt: f.nextAttemptAt,
+          final: f.final,
+          at: f.at,
+        }
+      : null,
+    noteCount: ctx.notes.length,
+    lastNote: ctx.notes.at(-1) ?? null,
+    moves: availableIncidentMoves(state),
+    cards: ctx.cards,
+  };
+};
