@@ -1,0 +1,85 @@
+import { uuidv5 } from '../core/ids.ts';
+import type { Command, JsonObject } from '../core/messages.ts';
+import type { EventStore } from '../eventStore/eventStore.ts';
+import { errorCodeOf, errorMessageOf } from './retryPolicy.ts';
+
+/**
+ * Sends one command to its lifecycle: the CommandBus's `dispatch` (src/application/dispatch.ts).
+ * Typed loosely so processors do not depend on the bus's result type.
+ */
+export type Dispatch = (command: Command) => Promise<unknown>;
+
+/**
+ * Codes by which a lifecycle (or the bus) refuses a command for a reason the user should hear
+ * about. Anything else thrown by `dispatch` is unexpected (store down, a bug) and propagates.
+ */
+export const REFUSAL_CODES: ReadonlySet<string> = new Set([
+  'SB_ILLEGAL_STATE',
+  'SB_NOT_FOUND',
+  'SB_VALIDATION',
+  'SB_UNMAPPED_USER',
+  'SB_FORBIDDEN',
+]);
+
+export type DispatchOutcome =
+  | Readonly<{ outcome: 'dispatched'; alreadyHandled: boolean; streamId?: string }>
+  | Readonly<{ outcome: 'rejected'; code: string; message: string; details: JsonObject }>;
+
+const toJsonObject = (value: unknown): JsonObject => {
+  if (value === null || typeof value !== 'object') return {};
+  try {
+    return JSON.parse(JSON.stringify(value)) as JsonObject;
+  } catch {
+    return {};
+  }
+};
+
+/**
+ * Dispatches a command and classifies the result: `dispatched`, or `rejected` with the refusal's
+ * code, message and details. Unexpected errors are rethrown (the runner retries, then parks).
+ *
+ * A redelivered command that was refused the first time is reported as rejected again:
+ * handleCommand records a refusal under the command's own message id
+ * (`uuidv5('command:' + commandId)`, type `CommandRejected`) and then answers "already handled" to
+ * the same command id, so this reads the lifecycle stream to tell the two apart.
+ *
+ * @example
+ * const r = await dispatchCommand(bus.dispatch, store, command);
+ * if (r.outcome === 'rejected') // record CommandRejected { code: r.code, message: r.message }
+ */
+export const dispatchCommand = async (
+  dispatch: Dispatch,
+  store: EventStore,
+  command: Command,
+): Promise<DispatchOutcome> => {
+  let result: unknown;
+  try {
+    result = await dispatch(command);
+  } catch (error) {
+    const code = errorCodeOf(error);
+    if (!REFUSAL_CODES.has(code)) throw error;
+    return {
+      outcome: 'rejected',
+      code,
+      message: errorMessageOf(error, 1_000),
+      details: toJsonObject((error as { details?: unknown }).details),
+    };
+  }
+  const r = (result ?? {}) as { alreadyHandled?: unknown; streamId?: unknown; events?: unknown };
+  const alreadyHandled = r.alreadyHandled === true;
+  const streamId = typeof r.streamId === 'string' ? r.streamId : undefined;
+  if (alreadyHandled && streamId && Array.isArray(r.events) && r.events.length === 0) {
+    const messageId = uuidv5(`command:${command.metadata.commandId}`);
+    const recorded = (await store.readStream(streamId)).find((m) => m.id === messageId);
+    if (recorded?.type === 'CommandRejected') {
+      const reason = recorded.data.reason;
+      return {
+        outcome: 'rejected',
+        code: 'SB_ILLEGAL_STATE',
+        message: typeof reason === 'string' ? reason : `${command.type} was refused`,
+        details: {},
+      };
+    }
+  }
+  return { outcome: 'dispatched', alreadyHandled, ...(streamId ? { streamId } : {}) };
+};

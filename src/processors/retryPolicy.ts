@@ -1,0 +1,162 @@
+/**
+ * Retry decisions for reactors that call upstreams (style.md rule 5): a failed call is recorded as an
+ * event with `attempt`, `nextAttemptAt` and `code`, and the scheduler brings it back when due. These
+ * pure helpers compute those fields, so every lifecycle retries the same way.
+ *
+ * @example
+ * } catch (err) {
+ *   const retry = shouldRetry(err, { attempt, maxAttempts: UPSTREAM_RETRY.maxAttempts });
+ *   const at = retry ? nextAttemptAt(attempt, ctx.now(), { ...UPSTREAM_RETRY, error: err }) : null;
+ *   // record PagerNotificationFailed { attempt, code: errorCodeOf(err), nextAttemptAt: at, final: !retry }
+ *   // and, when `at`, scheduleTimer(store, { timerId, dueAt: at, command: RetryPagerNotification … })
+ * }
+ */
+
+export type BackoffOptions = Readonly<{
+  /** Delay after the first failed attempt (ms); doubles per attempt. */
+  baseMs: number;
+  /** Cap on the computed delay (ms). A vendor's own `retryAfterMs` is honoured even above it. */
+  maxMs: number;
+  /**
+   * Fraction of the delay that is random, 0..1 (default 0.2): the delay is drawn from
+   * `[cap × (1 − jitter), cap]`, so it never exceeds the cap and retries of many failures spread out.
+   * 1 is "full jitter".
+   */
+  jitter?: number;
+  /** Random source in [0, 1) (tests pass a fixed one). */
+  random?: () => number;
+}>;
+
+export type RetryPolicy = BackoffOptions & Readonly<{ maxAttempts: number }>;
+
+/** Durable upstream retries: 5 attempts, 2 s, 4 s, 8 s, 16 s (± jitter), never more than 5 min apart. */
+export const UPSTREAM_RETRY: RetryPolicy = { baseMs: 2_000, maxMs: 5 * 60_000, jitter: 0.2, maxAttempts: 5 };
+
+/**
+ * Codes that will fail the same way however often they are retried: bad input, a refusal by a
+ * lifecycle, a missing thing, a rejected credential (never hammer an auth failure: HR blocks the IP
+ * after 50 in 10 s), a request the upstream refused for good, a broken config or store.
+ */
+export const PERMANENT_ERROR_CODES: ReadonlySet<string> = new Set([
+  'SB_VALIDATION',
+  'SB_ILLEGAL_STATE',
+  'SB_NOT_FOUND',
+  'SB_FORBIDDEN',
+  'SB_UNMAPPED_USER',
+  'SB_UPSTREAM_AUTH',
+  'SB_UPSTREAM_REJECTED',
+  'SB_CONFIG',
+  'SB_STORE_CORRUPT',
+]);
+
+/** Codes that mean "not now": worth another attempt later. */
+export const TRANSIENT_ERROR_CODES: ReadonlySet<string> = new Set([
+  'SB_UPSTREAM_UNAVAILABLE',
+  'SB_UPSTREAM_RATE_LIMITED',
+  'SB_TIMEOUT',
+  'SB_STORE_UNAVAILABLE',
+  'SB_CONCURRENCY',
+]);
+
+/** Node and undici network failures (`ECONNRESET`, `UND_ERR_SOCKET`, …): transient. */
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+]);
+
+const field = (e: unknown, key: string): unknown =>
+  e !== null && typeof e === 'object' ? (e as Record<string, unknown>)[key] : undefined;
+
+/** The error's `code` (`SB_*`, `UND_ERR_*`, `ECONNRESET`), or `'UNCODED'`. Goes in `…Failed.code`. */
+export const errorCodeOf = (e: unknown): string => {
+  const code = field(e, 'code');
+  return typeof code === 'string' && code.length > 0 ? code : 'UNCODED';
+};
+
+/** The error's message, cut to a size that belongs in an event. */
+export const errorMessageOf = (e: unknown, max = 2_000): string => {
+  const message = e instanceof Error ? e.message : String(e);
+  return message.length > max ? `${message.slice(0, max)}…` : message;
+};
+
+/** HTTP status carried by a coded upstream error (`details.status`) or a vendor error (`statusCode`). */
+export const httpStatusOf = (e: unknown): number | undefined => {
+  const details = field(e, 'details');
+  for (const v of [field(details, 'status'), field(e, 'statusCode'), field(e, 'status')]) {
+    if (typeof v === 'number' && Number.isInteger(v) && v >= 100 && v <= 599) return v;
+  }
+  return undefined;
+};
+
+/**
+ * How long the upstream asked us to wait (`details.retryAfterMs` of a rate-limit error, filled by
+ * each client from its vendor's header: `ratelimit-reset`, `X-RateLimit-Reset`, `Retry-After`).
+ */
+export const retryAfterMsOf = (e: unknown): number | undefined => {
+  if (errorCodeOf(e) !== 'SB_UPSTREAM_RATE_LIMITED' && httpStatusOf(e) !== 429) return undefined;
+  const v = field(field(e, 'details'), 'retryAfterMs');
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
+};
+
+/**
+ * True for errors that cannot succeed on a retry (see PERMANENT_ERROR_CODES; also any 401/403).
+ * The processor runner parks these at once; unknown errors get the in-process retries first.
+ */
+export const isPermanentError = (e: unknown): boolean => {
+  const status = httpStatusOf(e);
+  return PERMANENT_ERROR_CODES.has(errorCodeOf(e)) || status === 401 || status === 403;
+};
+
+/**
+ * Whether a failed upstream call deserves another (durable) attempt. Only known-transient failures
+ * are retried: transient codes, network errors, HTTP 408/425/429/5xx. Never SB_UPSTREAM_AUTH or a
+ * 401/403, never a coded refusal, never an uncoded error (a bug does not fix itself). With
+ * `attempt`/`maxAttempts`, also false once `attempt` (the one that just failed) reaches the maximum.
+ */
+export const shouldRetry = (
+  error: unknown,
+  limits: Readonly<{ attempt: number; maxAttempts: number }> | undefined = undefined,
+): boolean => {
+  if (limits && limits.attempt >= limits.maxAttempts) return false;
+  if (isPermanentError(error)) return false;
+  const code = errorCodeOf(error);
+  if (TRANSIENT_ERROR_CODES.has(code) || NETWORK_CODES.has(code) || code.startsWith('UND_ERR_')) return true;
+  const status = httpStatusOf(error);
+  if (status !== undefined) return status === 408 || status === 425 || status === 429 || status >= 500;
+  return false;
+};
+
+/**
+ * Delay before the attempt after `attempt` (1-based: the attempt that just failed), in ms:
+ * `min(maxMs, baseMs × 2^(attempt−1))` with jitter below the cap. A rate-limit error's
+ * `retryAfterMs` wins when given: the delay is at least that (plus up to `jitter × baseMs`), even
+ * above `maxMs`, so we never call before the vendor said we may.
+ */
+export const backoffDelayMs = (
+  attempt: number,
+  options: BackoffOptions & Readonly<{ error?: unknown; retryAfterMs?: number }>,
+): number => {
+  const jitter = Math.min(1, Math.max(0, options.jitter ?? 0.2));
+  const random = options.random ?? Math.random;
+  const retryAfterMs = options.retryAfterMs ?? retryAfterMsOf(options.error);
+  if (retryAfterMs !== undefined) return Math.ceil(retryAfterMs + random() * jitter * options.baseMs);
+  const exponent = Math.max(0, Math.min(attempt - 1, 52));
+  const cap = Math.min(options.maxMs, options.baseMs * 2 ** exponent);
+  return Math.round(cap * (1 - jitter * random()));
+};
+
+/**
+ * When to try again after `attempt` failed at `now`: `now + backoffDelayMs(attempt, options)`.
+ * Put it in the failure event (`nextAttemptAt`) and schedule a timer for it.
+ *
+ * @example nextAttemptAt(2, clock.now(), { baseMs: 1000, maxMs: 60_000, jitter: 0.2 }) // ≈ now + 1.6–2 s
+ */
+export const nextAttemptAt = (
+  attempt: number,
+  now: Date,
+  options: BackoffOptions & Readonly<{ error?: unknown; retryAfterMs?: number }>,
+): Date => new Date(now.getTime() + backoffDelayMs(attempt, options));
