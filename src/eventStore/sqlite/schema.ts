@@ -1,4 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { ChatOpsError } from '../../core/errors.ts';
 
 /**
  * Schema migrations, versioned in code and applied in order at open. Never edit a shipped
@@ -43,35 +44,50 @@ export const migrations: readonly { version: number; description: string; sql: s
   },
 ];
 
-/** Applies every migration newer than the database's version, each in its own transaction. */
+/** The schema version this build creates and understands. */
+export const latestSchemaVersion: number = migrations[migrations.length - 1]?.version ?? 0;
+
+const versionOf = (db: DatabaseSync): number => {
+  const row = db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as
+    | { version: number | null }
+    | undefined;
+  return row?.version ?? 0;
+};
+
+/**
+ * Applies every migration newer than the database's version, each in its own transaction, and
+ * returns the version the database is at. A database written by a newer build is refused with a
+ * coded error (SB_CONFIG) rather than used half-understood. Safe when several processes open a
+ * fresh file at once: each migration re-reads the version under the write lock.
+ */
 export const migrate = (db: DatabaseSync, now: () => number): number => {
   db.exec(
     'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)',
   );
-  const row = db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as
-    | { version: number | null }
-    | undefined;
-  const current = row?.version ?? 0;
-  const latest = migrations[migrations.length - 1]?.version ?? 0;
-  if (current > latest) {
-    throw new Error(
-      `database schema version ${current} is newer than this build knows (${latest}); upgrade Switchboard`,
+  const current = versionOf(db);
+  if (current > latestSchemaVersion) {
+    throw new ChatOpsError(
+      'SB_CONFIG',
+      `database schema version ${current} is newer than this build knows (${latestSchemaVersion}); upgrade Switchboard`,
+      { details: { databaseVersion: current, supportedVersion: latestSchemaVersion } },
     );
   }
   for (const migration of migrations) {
     if (migration.version <= current) continue;
     db.exec('BEGIN IMMEDIATE');
     try {
-      db.exec(migration.sql);
-      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(
-        migration.version,
-        now(),
-      );
+      if (versionOf(db) < migration.version) {
+        db.exec(migration.sql);
+        db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(
+          migration.version,
+          now(),
+        );
+      }
       db.exec('COMMIT');
     } catch (e) {
-      db.exec('ROLLBACK');
+      if (db.isTransaction) db.exec('ROLLBACK');
       throw e;
     }
   }
-  return latest;
+  return versionOf(db);
 };
