@@ -117,7 +117,7 @@ const userCommand: Record<keyof Row, () => IncidentCommand> = {
   resolve: () => cmd.resolve('probe-resolve', t('20:00'), 'bob'),
   escalate: () => cmd.escalate('probe-escalate', t('20:00'), 3),
   reassign: () =>
-    cmd.reassign('probe-reassign', t('20:00'), [{ id: 'PCAR', name: 'Carla', slackUserId: 'U_CAR' }]),
+    cmd.reassign('probe-reassign', t('20:00'), [{ id: 'PCAR', name: 'Carla', slackUserId: 'UCAR03' }]),
   note: () => cmd.note('probe-note', t('20:00')),
 };
 const requestType: Record<keyof Row, IncidentEvent['type']> = {
@@ -297,7 +297,7 @@ describe('acknowledge', () => {
     spec
       .given([...OPEN, ev.ackRequested('ack-1', t('01:00'))])
       .when(cmd.ack('ack-2', t('01:01')))
-      .then(rejected('acknowledge_in_flight', { requestedBy: 'U_ANA', requestedAt: t('01:00') }));
+      .then(rejected('acknowledge_in_flight', { requestedBy: 'UANA01', requestedAt: t('01:00') }));
   });
 
   it("a second user's click on an acknowledged incident says who acknowledged it and when", () => {
@@ -318,7 +318,7 @@ describe('acknowledge', () => {
     spec
       .given([...OPEN, ev.resolveRequested('res-1', t('03:00'), 'bob')])
       .when(cmd.ack('ack-1', t('03:01')))
-      .then(rejected('resolve_in_flight', { requestedBy: 'U_BOB', requestedAt: t('03:00') }));
+      .then(rejected('resolve_in_flight', { requestedBy: 'UBOB02', requestedAt: t('03:00') }));
   });
 
   it('the webhook of our own acknowledge confirms it, and the later call result is a no-op', () => {
@@ -367,7 +367,7 @@ describe('resolve', () => {
     spec
       .given([...OPEN, ev.ackRequested('ack-1', t('01:00'))])
       .when(cmd.resolve('res-1', t('01:01'), 'bob'))
-      .then(rejected('acknowledge_in_flight', { requestedBy: 'U_ANA' }));
+      .then(rejected('acknowledge_in_flight', { requestedBy: 'UANA01' }));
   });
 
   it('confirmed by the call; a second resolve says who resolved and when', () => {

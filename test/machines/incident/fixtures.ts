@@ -7,22 +7,22 @@ import type { Actor, Assignee, IncidentEvent, UpstreamUser } from '../../../mach
 import { incidentKeyForRequest } from '../../../machines/incident/streams.ts';
 
 // Data builders for the incident decider tests: a Slack-triggered incident with request id
-// TRIGGER_ID, upstream PINC042 #42, two responders (Ana U_ANA / PANA, Bob U_BOB / PBOB).
+// TRIGGER_ID, upstream PINC042 #42, two responders (Ana UANA01 / PANA, Bob UBOB02 / PBOB).
 
 export const TRIGGER_ID = '9b2f6c1e-0c1a-5d7e-8f00-0123456789ab';
 export const ANA: UpstreamUser = { id: 'PANA', email: 'ana@example.com', name: 'Ana Silva' };
 export const BOB: UpstreamUser = { id: 'PBOB', email: 'bob@example.com', name: 'Bob Stone' };
-export const ANA_ACTOR: Actor = { slackUserId: 'U_ANA', upstreamUserId: 'PANA', name: 'Ana Silva' };
-export const BOB_ACTOR: Actor = { slackUserId: 'U_BOB', upstreamUserId: 'PBOB', name: 'Bob Stone' };
+export const ANA_ACTOR: Actor = { slackUserId: 'UANA01', upstreamUserId: 'PANA', name: 'Ana Silva' };
+export const BOB_ACTOR: Actor = { slackUserId: 'UBOB02', upstreamUserId: 'PBOB', name: 'Bob Stone' };
 export const WEB_ACTOR: Actor = { slackUserId: null, upstreamUserId: 'PWEB', name: 'Wendy Web' };
-export const ANA_ASSIGNEE: Assignee = { id: 'PANA', name: 'Ana Silva', slackUserId: 'U_ANA' };
-export const BOB_ASSIGNEE: Assignee = { id: 'PBOB', name: 'Bob Stone', slackUserId: 'U_BOB' };
+export const ANA_ASSIGNEE: Assignee = { id: 'PANA', name: 'Ana Silva', slackUserId: 'UANA01' };
+export const BOB_ASSIGNEE: Assignee = { id: 'PBOB', name: 'Bob Stone', slackUserId: 'UBOB02' };
 export const SERVICE = { id: 'PSVC007', name: 'Payments DB' };
 
 /** `02:mm:ss` on the test night. */
 export const t = (mmss: string): string => `2026-11-22T02:${mmss}.000Z`;
 
-export const meta = (commandId: string, now: string, actor = 'U_ANA') => ({ commandId, now, actor });
+export const meta = (commandId: string, now: string, actor = 'UANA01') => ({ commandId, now, actor });
 
 export const upstreamIncident = (over: Partial<UpstreamIncident> = {}): UpstreamIncident => ({
   id: 'PINC042',
@@ -45,7 +45,7 @@ export const cmd = {
   trigger: (commandId = TRIGGER_ID, now = t('00:00')): IncidentCommand => ({
     type: 'TriggerIncident',
     data: {
-      by: 'U_ANA',
+      by: 'UANA01',
       asUser: ANA,
       service: SERVICE,
       title: 'db-primary disk 95%',
@@ -57,30 +57,30 @@ export const cmd = {
   }),
   ack: (commandId: string, now: string, who: 'ana' | 'bob' = 'ana'): IncidentCommand => ({
     type: 'AcknowledgeIncident',
-    data: who === 'ana' ? { by: 'U_ANA', asUser: ANA } : { by: 'U_BOB', asUser: BOB },
-    metadata: meta(commandId, now, who === 'ana' ? 'U_ANA' : 'U_BOB'),
+    data: who === 'ana' ? { by: 'UANA01', asUser: ANA } : { by: 'UBOB02', asUser: BOB },
+    metadata: meta(commandId, now, who === 'ana' ? 'UANA01' : 'UBOB02'),
   }),
   resolve: (commandId: string, now: string, who: 'ana' | 'bob' = 'ana'): IncidentCommand => ({
     type: 'ResolveIncident',
     data: {
-      ...(who === 'ana' ? { by: 'U_ANA', asUser: ANA } : { by: 'U_BOB', asUser: BOB }),
+      ...(who === 'ana' ? { by: 'UANA01', asUser: ANA } : { by: 'UBOB02', asUser: BOB }),
       resolution: null,
     },
-    metadata: meta(commandId, now, who === 'ana' ? 'U_ANA' : 'U_BOB'),
+    metadata: meta(commandId, now, who === 'ana' ? 'UANA01' : 'UBOB02'),
   }),
   escalate: (commandId: string, now: string, level: number | null = null): IncidentCommand => ({
     type: 'EscalateIncident',
-    data: { by: 'U_ANA', asUser: ANA, level },
+    data: { by: 'UANA01', asUser: ANA, level },
     metadata: meta(commandId, now),
   }),
   reassign: (commandId: string, now: string, assignees: Assignee[] = [BOB_ASSIGNEE]): IncidentCommand => ({
     type: 'ReassignIncident',
-    data: { by: 'U_ANA', asUser: ANA, assignees },
+    data: { by: 'UANA01', asUser: ANA, assignees },
     metadata: meta(commandId, now),
   }),
   note: (commandId: string, now: string, content = 'disk cleanup running'): IncidentCommand => ({
     type: 'AddIncidentNote',
-    data: { by: 'U_ANA', asUser: ANA, content },
+    data: { by: 'UANA01', asUser: ANA, content },
     metadata: meta(commandId, now),
   }),
   succeeded: (
@@ -178,7 +178,7 @@ export const ev = {
     type: 'IncidentTriggerRequested',
     data: {
       requestId: TRIGGER_ID,
-      by: 'U_ANA',
+      by: 'UANA01',
       asUser: ANA,
       requestedAt: t('00:00'),
       title: 'db-primary disk 95%',
@@ -222,7 +222,7 @@ export const ev = {
     type: 'IncidentAcknowledgeRequested',
     data: {
       requestId,
-      by: who === 'ana' ? 'U_ANA' : 'U_BOB',
+      by: who === 'ana' ? 'UANA01' : 'UBOB02',
       asUser: who === 'ana' ? ANA : BOB,
       requestedAt: at,
     },
@@ -246,7 +246,7 @@ export const ev = {
     type: 'IncidentResolveRequested',
     data: {
       requestId,
-      by: who === 'ana' ? 'U_ANA' : 'U_BOB',
+      by: who === 'ana' ? 'UANA01' : 'UBOB02',
       asUser: who === 'ana' ? ANA : BOB,
       requestedAt: at,
       resolution: null,
@@ -266,7 +266,7 @@ export const ev = {
   }),
   escalateRequested: (requestId: string, at: string, level = 2): IncidentEvent => ({
     type: 'IncidentEscalateRequested',
-    data: { requestId, by: 'U_ANA', asUser: ANA, requestedAt: at, level },
+    data: { requestId, by: 'UANA01', asUser: ANA, requestedAt: at, level },
   }),
   escalated: (
     requestId: string | null,
@@ -283,7 +283,7 @@ export const ev = {
     assignees: Assignee[] = [BOB_ASSIGNEE],
   ): IncidentEvent => ({
     type: 'IncidentReassignRequested',
-    data: { requestId, by: 'U_ANA', asUser: ANA, requestedAt: at, assignees },
+    data: { requestId, by: 'UANA01', asUser: ANA, requestedAt: at, assignees },
   }),
   reassigned: (
     requestId: string | null,
@@ -295,7 +295,7 @@ export const ev = {
   }),
   noteRequested: (requestId: string, at: string, content = 'disk cleanup running'): IncidentEvent => ({
     type: 'IncidentNoteRequested',
-    data: { requestId, by: 'U_ANA', asUser: ANA, requestedAt: at, content },
+    data: { requestId, by: 'UANA01', asUser: ANA, requestedAt: at, content },
   }),
   noteAdded: (
     requestId: string | null,

@@ -1,0 +1,64 @@
+import { type KnownBlock, mrkdwn, plain, type SlackMessage } from './format.ts';
+
+/** Every `/incident` subcommand with its usage, for help and for "usage:" replies. */
+export const INCIDENT_USAGE = {
+  trigger: '/incident trigger <service> <title>  (no arguments: opens a form)',
+  list: '/incident list [service]',
+  show: '/incident show <id or number>',
+  ack: '/incident ack <id or number>',
+  resolve: '/incident resolve <id or number> [resolution]',
+  escalate: '/incident escalate <id or number> [level]',
+  note: '/incident note <id or number> <text>  (no text: opens a form)',
+  reassign: '/incident reassign <id or number> @user',
+  timeline: '/incident timeline <id or number>',
+  subscribe: '/incident subscribe <service>  (post that service’s incidents in this channel)',
+  help: '/incident help',
+} as const;
+export type IncidentSubcommand = keyof typeof INCIDENT_USAGE;
+
+export const ONCALL_USAGE = '/oncall [service, schedule or @user]';
+
+const lines = (entries: readonly (readonly [string, string])[]): string =>
+  entries.map(([usage, what]) => `\`${usage}\`  ${what}`).join('\n');
+
+/**
+ * `/incident help` (and `/oncall help`): what each command does. Ephemeral.
+ */
+export const incidentHelp = (): SlackMessage => {
+  const blocks: KnownBlock[] = [
+    { type: 'header', text: plain('Incidents in Slack') },
+    {
+      type: 'section',
+      text: mrkdwn(
+        lines([
+          [INCIDENT_USAGE.trigger, 'create an incident and post its card here'],
+          [INCIDENT_USAGE.list, 'open incidents'],
+          [INCIDENT_USAGE.show, 'one incident’s card'],
+          [INCIDENT_USAGE.ack, 'acknowledge (same as the button)'],
+          [INCIDENT_USAGE.resolve, 'resolve'],
+          [INCIDENT_USAGE.escalate, 'page the next escalation level'],
+          [INCIDENT_USAGE.note, 'add a note'],
+          [INCIDENT_USAGE.reassign, 'hand it to someone else'],
+          [INCIDENT_USAGE.timeline, 'everything that happened, with who and when'],
+          [INCIDENT_USAGE.subscribe, 'route a service’s incidents to this channel'],
+        ]),
+      ),
+    },
+    {
+      type: 'section',
+      text: mrkdwn(lines([[ONCALL_USAGE, 'who is on call now and next']])),
+    },
+    {
+      type: 'context',
+      elements: [
+        mrkdwn(
+          'You act as the incident-service user with your Slack email. Cards update in place whenever the incident changes, wherever the change was made.',
+        ),
+      ],
+    },
+  ];
+  return {
+    text: 'Incident commands: /incident trigger, list, show, ack, resolve, escalate, note, reassign, timeline, subscribe; /oncall',
+    blocks,
+  };
+};

@@ -1,0 +1,293 @@
+import type { Actor } from '../../../machines/incident/events.ts';
+import {
+  actorText,
+  escapeMrkdwn,
+  formatTimestamp,
+  type KnownBlock,
+  mention,
+  mrkdwn,
+  plain,
+  SLACK_LIMITS,
+  type SlackMessage,
+  truncate,
+} from './format.ts';
+
+/** The part of a stored message the timeline reads (a RecordedEvent of the store satisfies it). */
+export type TimelineRecord = Readonly<{
+  type: string;
+  kind: 'event' | 'command';
+  data: Readonly<Record<string, unknown>>;
+  metadata: Readonly<Record<string, unknown>>;
+  recordedAt: Date;
+  revision: number;
+}>;
+
+/** One line of the timeline. `actor` is mrkdwn (a mention or an escaped name) or null. */
+export type TimelineEntry = Readonly<{
+  revision: number;
+  at: string;
+  kind: 'event' | 'command';
+  type: string;
+  actor: string | null;
+  summary: string;
+}>;
+
+type Data = Readonly<Record<string, unknown>>;
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
+const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+const esc = (v: unknown, max = 200): string => escapeMrkdwn(truncate(String(v ?? ''), max));
+
+const isActor = (v: unknown): v is Actor =>
+  typeof v === 'object' && v !== null && 'slackUserId' in v && 'upstreamUserId' in v;
+
+const via = (d: Data): string => {
+  switch (d.source) {
+    case 'webhook':
+      return ' (incident service webhook)';
+    case 'events_api':
+      return ' (events API)';
+    case 'slack':
+      return ' (from Slack)';
+    default:
+      return '';
+  }
+};
+
+const people = (v: unknown): string =>
+  Array.isArray(v) && v.length
+    ? v
+        .map((a: { slackUserId?: unknown; name?: unknown; id?: unknown }) =>
+          str(a.slackUserId) ? mention(String(a.slackUserId)) : esc(a.name ?? a.id, 80),
+        )
+        .join(', ')
+    : 'nobody';
+
+const attemptText = (d: Data): string => {
+  const attempt = num(d.attempt);
+  const max = num(d.maxAttempts);
+  return attempt === null ? '' : max === null ? `attempt ${attempt}` : `attempt ${attempt}/${max}`;
+};
+
+/** What an incident event says, in a few words. Unknown types fall back to their name. */
+const eventSummary = (type: string, d: Data): string => {
+  switch (type) {
+    case 'IncidentTriggerRequested':
+      return `Trigger requested: “${esc(d.title)}”${d.urgency === 'low' ? ' (low urgency)' : ''}`;
+    case 'IncidentLinked':
+      return `Linked to incident #${num(d.number) ?? '?'} (${esc(d.upstreamId, 40)}) in the incident service`;
+    case 'IncidentTriggered':
+      return `Triggered #${num(d.number) ?? '?'} “${esc(d.title)}”${via(d)}`;
+    case 'IncidentAcknowledgeRequested':
+      return 'Acknowledge requested';
+    case 'IncidentAcknowledged':
+      return `Acknowledged${via(d)}`;
+    case 'IncidentUnacknowledged':
+      return `Un-acknowledged${via(d)}${str(d.reason) ? `: ${esc(d.reason)}` : ''}`;
+    case 'IncidentResolveRequested':
+      return 'Resolve requested';
+    case 'IncidentResolved':
+      return `Resolved${via(d)}${str(d.resolution) ? `: ${esc(d.resolution)}` : ''}`;
+    case 'IncidentReopened':
+      return `Reopened${via(d)}`;
+    case 'IncidentEscalateRequested':
+      return `Escalation to level ${num(d.level) ?? '?'} requested`;
+    case 'IncidentEscalated':
+      return `Escalated to level ${num(d.level) ?? '?'}, assigned to ${people(d.assignees)}${via(d)}`;
+    case 'IncidentReassignRequested':
+      return `Reassignment to ${people(d.assignees)} requested`;
+    case 'IncidentReassigned':
+      return `Reassigned to ${people(d.assignees)}${via(d)}`;
+    case 'IncidentNoteRequested':
+      return `Note requested: “${esc(d.content, 150)}”`;
+    case 'IncidentNoteAdded':
+      return `Note added${via(d)}: “${esc(d.content, 150)}”`;
+    case 'IncidentPriorityChanged': {
+      const p = d.priority as { name?: unknown } | null;
+      return `Priority set to ${p ? esc(p.name, 40) : 'none'}${via(d)}`;
+    }
+    case 'IncidentUrgencyChanged':
+      return `Urgency set to ${esc(d.urgency, 10)}${via(d)}`;
+    case 'IncidentUpstreamCallFailed':
+      return `Upstream ${esc(d.action, 20)} call failed (${attemptText(d)}, ${esc(d.code, 40)}: ${esc(d.message, 150)})${
+        d.final
+          ? ', gave up'
+          : str(d.nextAttemptAt)
+            ? `, next try ${formatTimestamp(String(d.nextAttemptAt))}`
+            : ''
+      }`;
+    case 'IncidentUpstreamCallRetried':
+      return `Retrying upstream ${esc(d.action, 20)} call (${attemptText(d)})`;
+    case 'IncidentWebhookIgnored':
+      return `Webhook ${esc(d.eventType, 60)} from ${formatTimestamp(String(d.occurredAt))} ignored: ${
+        d.reason === 'already_resolved'
+          ? 'the incident was already resolved'
+          : 'older than what we already knew'
+      }`;
+    case 'IncidentCardPosted':
+      return `Card posted in <#${esc(d.channel, 30)}>`;
+    case 'IncidentCardUpdated':
+      return `Card updated in <#${esc(d.channel, 30)}>`;
+    default:
+      return humanize(type);
+  }
+};
+
+/** What a recorded command (an input) says: shown when it changed nothing, or in full audits. */
+const commandSummary = (type: string, d: Data): string => {
+  switch (type) {
+    case 'CommandRejected':
+      return `Refused ${humanize(String(d.command ?? 'command')).toLowerCase()}: ${esc(d.reason, 300)}`;
+    case 'RecordIncidentWebhook':
+      return `Webhook ${esc(d.eventType, 60)} received`;
+    case 'RecordIncidentUpstreamCallSucceeded':
+      return `Upstream ${esc(d.action, 20)} call succeeded`;
+    case 'RecordIncidentUpstreamCallFailed':
+      return `Upstream ${esc(d.action, 20)} call failed (${attemptText(d)}, ${esc(d.code, 40)})`;
+    case 'RetryIncidentUpstreamCall':
+      return `Scheduled retry of ${esc(d.action, 20)} (${attemptText(d)})`;
+    case 'RecordIncidentCardPosted':
+      return 'Card posted';
+    case 'RecordIncidentCardUpdated':
+      return 'Card updated';
+    default:
+      return humanize(type);
+  }
+};
+
+/** `AcknowledgeIncident` → `Acknowledge incident`. */
+const humanize = (type: string): string => {
+  const words = type.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+};
+
+const whenOf = (r: TimelineRecord): string =>
+  str(r.data.at) ??
+  str(r.data.requestedAt) ??
+  (r.kind === 'event' ? str(r.data.occurredAt) : null) ??
+  str(r.metadata.now) ??
+  r.recordedAt.toISOString();
+
+const actorOf = (r: TimelineRecord): string | null => {
+  if (isActor(r.data.by)) return actorText(r.data.by);
+  if (str(r.data.by)) return mention(String(r.data.by));
+  if (r.kind === 'event' && r.data.source === 'webhook') return null;
+  const actor = str(r.metadata.actor);
+  if (!actor || actor.startsWith('system:')) return null;
+  return mention(actor);
+};
+
+export type TimelineOptions = Readonly<{
+  /**
+   * `'unmatched'` (default): show a recorded command only when it produced no event (a refusal, a
+   * duplicate, a late result), since its events already tell the story. `'all'`: every input too.
+   */
+  commands?: 'unmatched' | 'all';
+}>;
+
+/**
+ * Timeline lines from an incident stream's stored messages (events and recorded commands), in
+ * stream order.
+ *
+ * @example
+ * const entries = toTimelineEntries(await store.readStream(streamId));
+ */
+export const toTimelineEntries = (
+  records: readonly TimelineRecord[],
+  options: TimelineOptions = {},
+): TimelineEntry[] => {
+  const producing = new Set(
+    records
+      .filter((r) => r.kind === 'event')
+      .map((r) => str(r.metadata.commandId))
+      .filter((id) => id !== null),
+  );
+  return [...records]
+    .sort((a, b) => a.revision - b.revision)
+    .filter(
+      (r) =>
+        r.kind === 'event' ||
+        options.commands === 'all' ||
+        r.type === 'CommandRejected' ||
+        !producing.has(str(r.metadata.commandId) ?? ''),
+    )
+    .map((r) => ({
+      revision: r.revision,
+      at: whenOf(r),
+      kind: r.kind,
+      type: r.type,
+      actor: actorOf(r),
+      summary: r.kind === 'event' ? eventSummary(r.type, r.data) : commandSummary(r.type, r.data),
+    }));
+};
+
+const entryLine = (e: TimelineEntry): string =>
+  `\`${formatTimestamp(e.at)}\` ${e.kind === 'command' ? ':inbox_tray: ' : ''}${e.summary}${e.actor ? ` · ${e.actor}` : ''}`;
+
+export type TimelinePageOptions = Readonly<{
+  /** Blocks per message (Slack allows 50). */
+  maxBlocks?: number;
+  /** Lines per section block. */
+  linesPerSection?: number;
+  /** Characters per section block (Slack allows 3000). */
+  maxSectionChars?: number;
+  /** Lines per page, so one page stays readable. */
+  maxEntriesPerPage?: number;
+}>;
+
+/**
+ * The timeline as one or more messages, each within Slack's block and text limits: a header, a
+ * "page i of n" context, then the lines packed into section blocks. Post the pages in order.
+ *
+ * @example
+ * for (const page of incidentTimeline({ title: '#42 db-primary disk 95%', entries })) await respond(page);
+ */
+export const incidentTimeline = (
+  input: Readonly<{ title: string; entries: readonly TimelineEntry[] }>,
+  options: TimelinePageOptions = {},
+): SlackMessage[] => {
+  const maxBlocks = Math.min(
+    options.maxBlocks ?? SLACK_LIMITS.blocksPerMessage,
+    SLACK_LIMITS.blocksPerMessage,
+  );
+  const linesPerSection = Math.max(1, options.linesPerSection ?? 10);
+  const maxChars = Math.min(options.maxSectionChars ?? 2900, SLACK_LIMITS.sectionText);
+  const maxEntries = Math.max(1, options.maxEntriesPerPage ?? 100);
+  const sectionsPerPage = Math.max(1, maxBlocks - 2);
+
+  // Pack lines into sections, then sections into pages.
+  const sections: { text: string; lines: number }[] = [];
+  for (const entry of input.entries) {
+    const line = truncate(entryLine(entry), maxChars);
+    const last = sections.at(-1);
+    if (last && last.lines < linesPerSection && last.text.length + 1 + line.length <= maxChars) {
+      last.text += `\n${line}`;
+      last.lines += 1;
+    } else {
+      sections.push({ text: line, lines: 1 });
+    }
+  }
+  const pages: { text: string; lines: number }[][] = [];
+  for (const section of sections) {
+    const page = pages.at(-1);
+    const lines = page?.reduce((n, s) => n + s.lines, 0) ?? 0;
+    if (page && page.length < sectionsPerPage && lines + section.lines <= maxEntries) page.push(section);
+    else pages.push([section]);
+  }
+  if (pages.length === 0) pages.push([]);
+
+  const title = truncate(`Timeline: ${input.title}`, SLACK_LIMITS.headerText);
+  return pages.map((page, i) => {
+    const count = `${input.entries.length} entr${input.entries.length === 1 ? 'y' : 'ies'}`;
+    const blocks: KnownBlock[] = [
+      { type: 'header', text: plain(title) },
+      {
+        type: 'context',
+        elements: [mrkdwn(pages.length > 1 ? `Page ${i + 1} of ${pages.length} · ${count}` : count)],
+      },
+      ...page.map((s): KnownBlock => ({ type: 'section', text: mrkdwn(s.text) })),
+    ];
+    if (page.length === 0) blocks.push({ type: 'section', text: mrkdwn('_Nothing recorded yet._') });
+    return { text: `${title}${pages.length > 1 ? ` (${i + 1}/${pages.length})` : ''}`, blocks };
+  });
+};
