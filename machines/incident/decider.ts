@@ -590,8 +590,9 @@ const webhook = (command: RecordIncidentWebhook, state: IncidentState): Incident
       const assignees = inc?.assignees ?? [];
       const current = ctx().incident;
       // An echo of a change we already recorded from our own call's response: same assignees, no
-      // request pending. (On first sight the snapshot already has the assignees: not an echo.) (V3 webhooks carry no escalation level, so a level change with identical
-      // assignees is indistinguishable from an echo; the card then shows the old level.)
+      // request pending. V3 webhooks carry no escalation level, so a level change with identical
+      // assignees is indistinguishable from an echo (the card then shows the old level). On first
+      // sight the snapshot already has the new assignees, so it is not an echo.
       if (
         !firstSight &&
         !r &&
