@@ -192,25 +192,17 @@ const statusCode = (status: number): ErrorCode => {
 };
 
 const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['SB_UPSTREAM_UNAVAILABLE', 'SB_UPSTREAM_RATE_LIMITED']);
+const FIXED: ReadonlySet<ErrorCode> = new Set([...RETRYABLE, 'SB_UPSTREAM_AUTH']);
 
 /** Maps a non-2xx answer to a coded error (exported for clients with unusual transports, and tests). */
 export const upstreamHttpError = (input: HttpErrorInput): ChatOpsError => {
   const { vendor, operation, method, path, status, vendorError } = input;
   const nowMs = input.nowMs ?? Date.now();
+  const refined = input.classify?.(status, vendorError);
   let code = statusCode(status);
-  let reason: string | undefined;
-  // 401/403 are never refined into something retryable, and 429/5xx keep their retry semantics.
-  if (
-    code !== 'SB_UPSTREAM_AUTH' &&
-    code !== 'SB_UPSTREAM_RATE_LIMITED' &&
-    code !== 'SB_UPSTREAM_UNAVAILABLE'
-  ) {
-    const refined = input.classify?.(status, vendorError);
-    if (refined?.code) code = refined.code;
-    reason = refined?.reason;
-  } else {
-    reason = input.classify?.(status, vendorError)?.reason;
-  }
+  // 401/403 are never retried blindly and 429/5xx always may be: a classifier only adds the reason.
+  if (refined?.code && !FIXED.has(code)) code = refined.code;
+  const reason = refined?.reason;
   const retryable = RETRYABLE.has(code);
   const details: Record<string, unknown> = { vendor, operation, method, path, status, retryable };
   if (reason !== undefined) details.reason = reason;

@@ -605,8 +605,8 @@ export const createPagerDutyClient = (options: PagerDutyClientOptions) => {
 
   const updateIncident = async (id: string, params: UpdateIncidentParams): Promise<PagerDutyIncident> => {
     checkFrom(params.from, 'updateIncident');
-    const { from, ...rest_ } = params;
-    const changes = incidentChanges(rest_);
+    const { from, ...fields } = params;
+    const changes = incidentChanges(fields);
     if (Object.keys(changes).length === 0) throw new ValidationError('updateIncident: nothing to change');
     const { data } = await rest.request({
       operation: 'updateIncident',

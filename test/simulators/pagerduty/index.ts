@@ -367,13 +367,21 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
 
   // ---------------------------------------------------------------- REST server
 
-  const handleRest = async (req: IncomingMessage, res: ServerResponse) => {
+  /**
+   * What both servers do first: read and record the request, then apply an injected fault or delay.
+   * Undefined when a fault already answered.
+   */
+  const intake = async (
+    server: 'rest' | 'events',
+    validator: OpenApiValidator,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ) => {
     const raw = await readBody(req);
     const method = (req.method ?? 'GET').toUpperCase();
     const reqUrl = req.url ?? '/';
-    const path = new URL(reqUrl, url).pathname;
-    const route = restValidator.match(method, reqUrl);
-    const operationId = route?.operationId;
+    const path = new URL(reqUrl, 'http://sim.invalid').pathname;
+    const operationId = validator.match(method, reqUrl)?.operationId;
     let parsedBody: unknown;
     try {
       parsedBody = raw.length ? JSON.parse(raw.toString()) : undefined;
@@ -381,7 +389,7 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
       parsedBody = raw.toString();
     }
     const record: RecordedRequest = {
-      server: 'rest',
+      server,
       operationId,
       method,
       url: reqUrl,
@@ -391,14 +399,21 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
     };
     requests.push(record);
     const info = { operationId, method, path };
-
     const fault = take(faults, info);
     if (fault && !fault.fault.afterApply) {
       record.status = fault.fault.status;
-      return sendFault(res, fault.fault, {});
+      sendFault(res, fault.fault, {});
+      return undefined;
     }
     const delay = take(delays, info);
     if (delay) await sleep(delay.delay.ms);
+    return { raw, method, reqUrl, path, operationId, record, afterApply: fault?.fault };
+  };
+
+  const handleRest = async (req: IncomingMessage, res: ServerResponse) => {
+    const got = await intake('rest', restValidator, req, res);
+    if (!got) return;
+    const { raw, method, reqUrl, path, operationId, record, afterApply } = got;
 
     const auth = req.headers.authorization;
     const key = auth?.startsWith('Token token=') ? auth.slice('Token token='.length) : undefined;
@@ -522,9 +537,9 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
         violations.push({ kind: 'response', server: 'rest', operationId, method, path, issues });
       }
     }
-    if (fault?.fault.afterApply) {
-      record.status = fault.fault.status;
-      return sendFault(res, fault.fault, limitHeaders);
+    if (afterApply) {
+      record.status = afterApply.status;
+      return sendFault(res, afterApply, limitHeaders);
     }
     record.status = result.status;
     send(res, result.status, result.body, limitHeaders);
@@ -533,36 +548,9 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
   // ---------------------------------------------------------------- Events API server
 
   const handleEvents = async (req: IncomingMessage, res: ServerResponse) => {
-    const raw = await readBody(req);
-    const method = (req.method ?? 'GET').toUpperCase();
-    const reqUrl = req.url ?? '/';
-    const path = new URL(reqUrl, eventsUrl).pathname;
-    const route = eventsValidator.match(method, reqUrl);
-    const operationId = route?.operationId;
-    let parsedBody: unknown;
-    try {
-      parsedBody = raw.length ? JSON.parse(raw.toString()) : undefined;
-    } catch {
-      parsedBody = raw.toString();
-    }
-    const record: RecordedRequest = {
-      server: 'events',
-      operationId,
-      method,
-      url: reqUrl,
-      headers: { ...req.headers },
-      body: parsedBody,
-      status: 0,
-    };
-    requests.push(record);
-    const info = { operationId, method, path };
-    const fault = take(faults, info);
-    if (fault && !fault.fault.afterApply) {
-      record.status = fault.fault.status;
-      return sendFault(res, fault.fault, {});
-    }
-    const delay = take(delays, info);
-    if (delay) await sleep(delay.delay.ms);
+    const got = await intake('events', eventsValidator, req, res);
+    if (!got) return;
+    const { raw, method, reqUrl, path, operationId, record, afterApply } = got;
 
     const validated = eventsValidator.validateRequest({
       method,
@@ -616,9 +604,9 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
       status = err.status;
       body = { status: 'invalid event', message: err.message, errors: [...err.errors] };
     }
-    if (fault?.fault.afterApply) {
-      record.status = fault.fault.status;
-      return sendFault(res, fault.fault, {});
+    if (afterApply) {
+      record.status = afterApply.status;
+      return sendFault(res, afterApply, {});
     }
     record.status = status;
     send(res, status, body);
