@@ -1,0 +1,48 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { COMMAND_LIFECYCLE } from '../../handlers/replies.ts';
+import { SLACK_EVENTS_PATH } from '../../src/http/slackReceiver.ts';
+
+type Manifest = {
+  features: {
+    slash_commands: { command: string; url: string; description: string }[];
+    app_home: Record<string, boolean>;
+  };
+  oauth_config: { scopes: { bot: string[] } };
+  settings: {
+    event_subscriptions: { request_url: string; bot_events: string[] };
+    interactivity: { is_enabled: boolean; request_url: string };
+    socket_mode_enabled: boolean;
+  };
+};
+
+const manifest = parse(readFileSync(join(import.meta.dirname, '../../manifest.yml'), 'utf8')) as Manifest;
+
+describe('manifest.yml', () => {
+  it('declares exactly the slash commands the handlers know', () => {
+    expect(manifest.features.slash_commands.map((c) => c.command).sort()).toEqual(
+      Object.keys(COMMAND_LIFECYCLE).sort(),
+    );
+  });
+
+  it('sends commands, interactivity and events to the one Slack endpoint', () => {
+    const urls = [
+      ...manifest.features.slash_commands.map((c) => c.url),
+      manifest.settings.interactivity.request_url,
+      manifest.settings.event_subscriptions.request_url,
+    ];
+    for (const url of urls) expect(new URL(url).pathname).toBe(SLACK_EVENTS_PATH);
+    expect(manifest.settings.interactivity.is_enabled).toBe(true);
+  });
+
+  it('asks for the minimal bot scopes and has App Home on', () => {
+    expect(manifest.oauth_config.scopes.bot.sort()).toEqual(
+      ['chat:write', 'commands', 'im:write', 'users:read', 'users:read.email'].sort(),
+    );
+    expect(manifest.features.app_home['home_tab_enabled']).toBe(true);
+    expect(manifest.settings.event_subscriptions.bot_events).toContain('app_home_opened');
+    expect(manifest.settings.socket_mode_enabled).toBe(false);
+  });
+});
