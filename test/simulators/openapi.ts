@@ -94,7 +94,16 @@ export const loadOpenApiDocument = (file: string | URL): OpenApiDocument => {
   const key = String(file);
   const cached = documentCache.get(key);
   if (cached) return cached;
-  const doc = JSON.parse(readFileSync(file, 'utf8')) as OpenApiDocument;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(
+      `OpenAPI document not found at ${key}: the vendor specs live in ../shared/specs beside the project (see shared/README.md)`,
+      { cause: err },
+    );
+  }
+  const doc = JSON.parse(text) as OpenApiDocument;
   if (typeof doc.openapi !== 'string' || !doc.openapi.startsWith('3.')) {
     throw new Error(`${key} is not an OpenAPI 3 document`);
   }

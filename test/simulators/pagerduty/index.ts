@@ -46,7 +46,7 @@ import {
  * await sim.stop();
  */
 
-const SPECS = new URL('../../../../shared/specs/pagerduty/', import.meta.url);
+const DEFAULT_SPECS = new URL('../../../../shared/specs/pagerduty/', import.meta.url);
 
 /**
  * Corrections to the vendor document, each with its source. The REST file types
@@ -135,6 +135,8 @@ export type PagerDutySimulatorOptions = {
   readonly validateResponses?: boolean;
   /** Base of `html_url` links. */
   readonly webUrl?: string;
+  /** Folder holding `rest-openapiv3.json` and `events-v2-openapiv3.json`. Default `../shared/specs/pagerduty/`. */
+  readonly specsDir?: URL;
 };
 
 type Json = Record<string, unknown>;
@@ -167,15 +169,16 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
   let readLagMs = options.readLagMs ?? 0;
   const validateResponses = options.validateResponses ?? true;
 
+  const specs = options.specsDir ?? DEFAULT_SPECS;
   const restValidator: OpenApiValidator = createOpenApiValidator(
-    loadOpenApiDocument(new URL('rest-openapiv3.json', SPECS)),
+    loadOpenApiDocument(new URL('rest-openapiv3.json', specs)),
     {
       name: 'pagerduty-rest',
       patches: PAGERDUTY_SPEC_PATCHES,
     },
   );
   const eventsValidator: OpenApiValidator = createOpenApiValidator(
-    loadOpenApiDocument(new URL('events-v2-openapiv3.json', SPECS)),
+    loadOpenApiDocument(new URL('events-v2-openapiv3.json', specs)),
     { name: 'pagerduty-events', basePath: '/v2', ignoreSecurity: true },
   );
 
