@@ -18,7 +18,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
  *
  * State is inspectable for the sandbox console (messages per channel with ts, blocks and
  * in-place updates; ephemerals; views; App Home) and every change is emitted on `fake.events`
- * as a `change` event.
+ * as a `change` event. The console also acts as people do through `postAsUser`,
+ * `recordEphemeral` (answers Slack shows without an API call), `replaceView`/`pushView`
+ * (`response_action` answers), and keeps the workspace across restarts with
+ * `exportState`/`importState`.
  *
  * @example
  * const fake = await startFakeSlack({ botToken: 'xoxb-test' });
@@ -60,8 +63,11 @@ export type FakeMessage = {
   /** Previous versions, oldest first. */
   history: Array<{ text: string; blocks: unknown[] | undefined }>;
   deleted: boolean;
-  /** `api` for chat.postMessage, `response_url` for in-channel responses. */
-  via: 'api' | 'response_url';
+  /**
+   * `api` for chat.postMessage, `response_url` for in-channel responses, `person` for a message a
+   * person typed (`postAsUser`, the sandbox console).
+   */
+  via: 'api' | 'response_url' | 'person';
 };
 
 export type FakeEphemeral = {
@@ -70,7 +76,12 @@ export type FakeEphemeral = {
   message_ts: string;
   text: string;
   blocks: unknown[] | undefined;
-  via: 'api' | 'response_url';
+  /**
+   * `api` for chat.postEphemeral, `response_url` for responses; `ack` for the body of the app's
+   * HTTP answer to a slash command, and `slackbot` for Slack's own notices (e.g. "failed with the
+   * error operation_timeout"), both recorded with `recordEphemeral` (the sandbox console).
+   */
+  via: 'api' | 'response_url' | 'ack' | 'slackbot';
 };
 
 export type FakeView = {
@@ -115,6 +126,16 @@ export type FakeChange =
   | { kind: 'ephemeral.posted'; ephemeral: FakeEphemeral }
   | { kind: 'view.opened' | 'view.updated' | 'home.published'; view: FakeView }
   | { kind: 'call'; call: FakeCall };
+
+/** What `exportState` returns and `importState` takes (plain JSON). */
+export type FakeSlackState = {
+  channels: FakeChannel[];
+  messages: FakeMessage[];
+  ephemerals: FakeEphemeral[];
+  views: FakeView[];
+  homes: FakeView[];
+  counters: { ts: number; id: number };
+};
 
 export type FakeSlackOptions = Readonly<{
   botToken?: string;
@@ -181,7 +202,7 @@ export class FakeSlack {
   readonly acceptUnknownTriggers: boolean;
 
   private readonly messagesByChannel = new Map<string, FakeMessage[]>();
-  private readonly triggers = new Map<string, { issuedAt: number; used: boolean }>();
+  private readonly triggers = new Map<string, { issuedAt: number; used: boolean; user?: string }>();
   private readonly responseUrls = new Map<
     string,
     { channel: string; user: string; messageTs: string | undefined; issuedAt: number; uses: number }
@@ -261,9 +282,9 @@ export class FakeSlack {
         return { message_ts: e.message_ts };
       },
       'views.open': (p) => {
-        this.useTrigger(str(p['trigger_id']));
+        const triggerUser = this.useTrigger(str(p['trigger_id']));
         const view = this.checkView(p['view']);
-        const user = str(p['user_id'] ?? '') || 'U0UNKNOWN';
+        const user = str(p['user_id'] ?? '') || triggerUser || 'U0UNKNOWN';
         const v: FakeView = {
           id: this.newId('V'),
           user,
@@ -396,10 +417,17 @@ export class FakeSlack {
     }
   }
 
-  /** Issues a trigger id, as Slack does with each interaction (valid 3 s, once). */
-  issueTrigger(): string {
+  /**
+   * Issues a trigger id, as Slack does with each interaction (valid 3 s, once). With `context.user`,
+   * a modal opened with it belongs to that user (Slack knows who clicked; views.open has no user).
+   */
+  issueTrigger(context: Readonly<{ user?: string }> = {}): string {
     const id = `${this.now()}${++this.idCounter}.${Math.floor(Math.random() * 1e9)}.${this.newHash().slice(0, 12)}`;
-    this.triggers.set(id, { issuedAt: this.now(), used: false });
+    this.triggers.set(id, {
+      issuedAt: this.now(),
+      used: false,
+      ...(context.user ? { user: context.user } : {}),
+    });
     return id;
   }
 
@@ -473,6 +501,107 @@ export class FakeSlack {
       };
       this.events.on('change', listener);
     });
+  }
+
+  // ----- what people do (the sandbox console) -----
+
+  /** A message a person typed in a channel (Slack shows it; the app gets no request for it here). */
+  postAsUser(channel: string, user: string, text: string): FakeMessage {
+    const c = this.channels.get(channel);
+    if (!c) throw new Error(`fake Slack: no channel ${channel}`);
+    if (!this.users.has(user)) throw new Error(`fake Slack: no user ${user}`);
+    const message: FakeMessage = {
+      channel,
+      ts: this.nextTs(),
+      user,
+      bot_id: '',
+      text,
+      blocks: undefined,
+      thread_ts: undefined,
+      edits: 0,
+      history: [],
+      deleted: false,
+      via: 'person',
+    };
+    const list = this.messagesByChannel.get(channel) ?? [];
+    list.push(message);
+    this.messagesByChannel.set(channel, list);
+    this.emit({ kind: 'message.posted', message });
+    return message;
+  }
+
+  /**
+   * Records an ephemeral Slack shows without a Web API call: the body of the app's HTTP answer to
+   * a slash command (`ack`), or a notice from Slack itself (`slackbot`).
+   */
+  recordEphemeral(
+    input: Readonly<{
+      channel: string;
+      user: string;
+      text: string;
+      blocks?: unknown[] | undefined;
+      via: 'ack' | 'slackbot';
+    }>,
+  ): FakeEphemeral {
+    return this.addEphemeral(input.channel, input.user, input.text, input.blocks, input.via);
+  }
+
+  /** Replaces an open modal's view, as a `response_action: update` answer does. */
+  replaceView(viewId: string, view: Record<string, unknown>): FakeView {
+    const v = this.views.get(viewId);
+    if (!v) throw new Error(`fake Slack: no view ${viewId}`);
+    v.view = this.checkView(view);
+    v.hash = this.newHash();
+    v.updates++;
+    this.emit({ kind: 'view.updated', view: v });
+    return v;
+  }
+
+  /** Opens a modal without a trigger, as a `response_action: push` answer does. */
+  pushView(user: string, view: Record<string, unknown>): FakeView {
+    const checked = this.checkView(view);
+    const v: FakeView = {
+      id: this.newId('V'),
+      user,
+      type: str(checked['type'] ?? 'modal'),
+      hash: this.newHash(),
+      view: checked,
+      kind: 'modal',
+      updates: 0,
+    };
+    this.views.set(v.id, v);
+    this.emit({ kind: 'view.opened', view: v });
+    return v;
+  }
+
+  /** Workspace content (channels, messages, ephemerals, views) as JSON, to persist across restarts. */
+  exportState(): FakeSlackState {
+    return structuredClone({
+      channels: [...this.channels.values()],
+      messages: [...this.messagesByChannel.values()].flat(),
+      ephemerals: this.ephemerals,
+      views: [...this.views.values()],
+      homes: [...this.homes.values()],
+      counters: { ts: this.tsCounter, id: this.idCounter },
+    });
+  }
+
+  /** Restores what `exportState` returned (before any traffic); emits nothing. */
+  importState(state: FakeSlackState): void {
+    for (const c of state.channels) this.channels.set(c.id, { ...c });
+    this.messagesByChannel.clear();
+    for (const m of state.messages) {
+      const list = this.messagesByChannel.get(m.channel) ?? [];
+      list.push(structuredClone(m));
+      this.messagesByChannel.set(m.channel, list);
+    }
+    this.ephemerals.splice(0, this.ephemerals.length, ...structuredClone(state.ephemerals));
+    this.views.clear();
+    for (const v of state.views) this.views.set(v.id, structuredClone(v));
+    this.homes.clear();
+    for (const v of state.homes) this.homes.set(v.user, structuredClone(v));
+    this.tsCounter = Math.max(this.tsCounter, state.counters.ts);
+    this.idCounter = Math.max(this.idCounter, state.counters.id);
   }
 
   // ----- HTTP -----
@@ -712,7 +841,7 @@ export class FakeSlack {
     return e;
   }
 
-  private useTrigger(triggerId: string): void {
+  private useTrigger(triggerId: string): string | undefined {
     if (!triggerId) throw new SlackApiError('invalid_arguments');
     let t = this.triggers.get(triggerId);
     if (!t) {
@@ -723,6 +852,7 @@ export class FakeSlack {
     if (t.used) throw new SlackApiError('exchanged_trigger_id');
     if (this.now() - t.issuedAt > TRIGGER_TTL_MS) throw new SlackApiError('expired_trigger_id');
     t.used = true;
+    return t.user;
   }
 
   private checkView(value: unknown): Record<string, unknown> {
