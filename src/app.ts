@@ -1,6 +1,7 @@
 import { type App, type Receiver, SocketModeReceiver } from '@slack/bolt';
 import { type HandlerDeps, registerSlackHandlers, webhookVerifiers } from '../handlers/index.ts';
 import { webhookRoutes } from '../handlers/webhooks/routes.ts';
+import { type CommandBus, type CommandRoute, createCommandBus } from './application/dispatch.ts';
 import { createInbox, type Inbox } from './application/inbox.ts';
 import { type Config, describeSwitchedOff } from './config.ts';
 import { type Clock, systemClock } from './core/clock.ts';
@@ -13,6 +14,13 @@ import { SwitchboardBoltApp } from './http/slackApp.ts';
 import { SlackHttpReceiver } from './http/slackReceiver.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
+import { commandReplyRoutes } from './processors/commandReplies.decider.ts';
+import { createCommandRepliesReactor } from './processors/commandReplies.reactor.ts';
+import { createInboxDispatchReactor } from './processors/inboxDispatch.reactor.ts';
+import type { SlackReplies } from './processors/ports.ts';
+import { createResponseUrlPoster } from './processors/responseUrl.ts';
+import { createProcessorRunner, type ProcessorRunner } from './processors/runner.ts';
+import { createScheduler } from './processors/scheduler.ts';
 import { createBoltLogger } from './slack/boltLogger.ts';
 import { createSlackWebClient, type SwitchboardWebClient, slackClientOptions } from './slack/webClient.ts';
 
@@ -49,6 +57,8 @@ export type SwitchboardOptions = Readonly<{
   host?: string;
   /** How long stop() waits for requests in flight before cutting connections. Default 5 s. */
   httpGraceMs?: number;
+  /** /readyz fails while a processor is more than this many events behind. Default 1000. */
+  maxProcessorLag?: number;
 }>;
 
 export type Switchboard = Readonly<{
@@ -62,6 +72,10 @@ export type Switchboard = Readonly<{
   bolt: App;
   /** Web API client for processors (bounded retries, coded errors, metrics). */
   slack: SwitchboardWebClient;
+  /** Command type → lifecycle decider; what the inbox dispatcher and the scheduler dispatch to. */
+  bus: CommandBus;
+  /** The processors (inbox dispatch, command replies, scheduler, lifecycle reactors). */
+  processors: ProcessorRunner;
   http: HttpServer;
   /** Adds a service; started by start() (or at once if already started), stopped by stop(). */
   addService(service: Service): Promise<void>;
@@ -113,19 +127,73 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     throw error;
   });
 
+  // Lifecycles add their command routes here when switched on, e.g.
+  // ...(config.lifecycles.incidents ? incidentRoutes : {}).
+  const lifecycleRoutes: Record<string, CommandRoute> = {};
+  const bus = createCommandBus(store, { ...commandReplyRoutes, ...lifecycleRoutes });
+
+  const slackReplies: SlackReplies = {
+    // response_urls come from request bodies: only Slack's host (and the fake Slack when
+    // SLACK_API_URL points at one, in tests and the sandbox) may be posted to.
+    respond: createResponseUrlPoster({
+      allowedOrigins: [
+        'https://hooks.slack.com',
+        ...(config.slack.apiUrl ? [new URL(config.slack.apiUrl).origin] : []),
+      ],
+    }),
+    postEphemeral: async (channel, user, message) => {
+      await slack.chat.postEphemeral({
+        channel,
+        user,
+        text: message.text,
+        ...(message.blocks ? { blocks: [...message.blocks] as never } : {}),
+      });
+    },
+  };
+  const processors = createProcessorRunner({
+    store,
+    clock,
+    logger: logger.child({ component: 'processors' }),
+    processors: [
+      createInboxDispatchReactor({ dispatch: bus.dispatch }),
+      createCommandRepliesReactor({ replies: slackReplies }),
+      createScheduler({ dispatch: bus.dispatch }),
+      // Lifecycle reactors (cards, upstream calls, read models) join here.
+    ],
+  });
+  const maxLag = options.maxProcessorLag ?? 1_000;
+  const refreshProcessorMetrics = async () => {
+    const statuses = await processors.status();
+    for (const s of statuses) metrics.processorLag.set({ processor: s.id }, s.lag);
+    return statuses;
+  };
+  readiness.add({
+    name: 'processors',
+    check: async () => {
+      const behind = (await refreshProcessorMetrics()).filter((s) => !s.running || s.lag > maxLag);
+      return behind.length === 0
+        ? { ok: true }
+        : {
+            ok: false,
+            detail: behind.map((s) => `${s.id}: ${s.running ? `${s.lag} behind` : 'stopped'}`).join('; '),
+          };
+    },
+  });
+
   const handlerDeps: HandlerDeps = { inbox, clock, logger, config };
   registerSlackHandlers(bolt, handlerDeps);
 
   const routes: Route[] = [
     ...(httpReceiver ? [httpReceiver.route()] : []),
     ...webhookRoutes(webhookVerifiers(handlerDeps), { inbox, clock, logger }),
-    ...opsRoutes({ readiness, metrics }),
+    ...opsRoutes({ readiness, metrics, beforeMetrics: async () => void (await refreshProcessorMetrics()) }),
   ];
   const server = createHttpServer({ routes, logger: logger.child({ component: 'http' }), metrics });
 
   for (const line of describeSwitchedOff(config)) logger.info({ lifecycle: 'off' }, line);
 
-  const services: Service[] = [];
+  // The processor runner is the first service: started before Slack traffic, stopped after it.
+  const services: Service[] = [{ name: 'processors', start: processors.start, stop: processors.stop }];
   let started = false;
   let stopping: Promise<void> | undefined;
 
@@ -144,6 +212,8 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     readiness,
     bolt,
     slack,
+    bus,
+    processors,
     http: server,
     async addService(service) {
       services.push(service);

@@ -85,7 +85,14 @@ export const processorLagProbe = (
 });
 
 /** While shutting down, the server answers every route 503 itself (so /readyz fails at once). */
-export const opsRoutes = (deps: Readonly<{ readiness: Readiness; metrics: Metrics }>): Route[] => [
+export const opsRoutes = (
+  deps: Readonly<{
+    readiness: Readiness;
+    metrics: Metrics;
+    /** Refreshes values that are read at scrape time (processor lag). */
+    beforeMetrics?: () => Promise<void>;
+  }>,
+): Route[] => [
   {
     method: 'GET',
     path: '/healthz',
@@ -102,7 +109,9 @@ export const opsRoutes = (deps: Readonly<{ readiness: Readiness; metrics: Metric
   {
     method: 'GET',
     path: '/metrics',
-    handler: (_req, res) => {
+    handler: async (_req, res) => {
+      // A failed refresh (store closed) leaves the last values; the scrape still answers.
+      await deps.beforeMetrics?.().catch(() => undefined);
       const text = deps.metrics.registry.render();
       res.writeHead(200, {
         'content-type': PROMETHEUS_CONTENT_TYPE,

@@ -21,7 +21,10 @@ describe('ops endpoints', () => {
   it('GET /readyz reports each probe and turns 503 when one fails', async () => {
     const ready = await fetch(`${t.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ ok: true, probes: { eventStore: { ok: true, detail: 'sqlite' } } });
+    expect(await ready.json()).toEqual({
+      ok: true,
+      probes: { eventStore: { ok: true, detail: 'sqlite' }, processors: { ok: true } },
+    });
 
     let lag = 5000;
     t.sb.readiness.add(processorLagProbe('slack-replies', () => lag, 1000));

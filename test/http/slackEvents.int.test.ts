@@ -21,7 +21,9 @@ import { startTestApp, TEST_BOT_TOKEN, TEST_SIGNING_SECRET, type TestApp } from 
 let t: TestApp;
 let before: number;
 
-const inbox = async (): Promise<RecordedEvent[]> => t.sb.store.readStream(SLACK_INBOX_STREAM);
+// Recorded inputs only: the inbox dispatcher also appends CommandRejected to this stream.
+const inbox = async (): Promise<RecordedEvent[]> =>
+  (await t.sb.store.readStream(SLACK_INBOX_STREAM)).filter((e) => e.type === 'SlackInputReceived');
 const newInputs = async (): Promise<SlackInputReceivedData[]> =>
   (await inbox()).slice(before).map((e) => e.data as unknown as SlackInputReceivedData);
 
