@@ -110,6 +110,8 @@ export type ProcessorStatus = Readonly<{
   /**
    * Global positions between `position` and `head` when an event for this processor is waiting
    * (0 when nothing it subscribes to is pending, however far the head has moved on other streams).
+   * On SQLite that is a count of events; on KurrentDB positions are log offsets, so read it as
+   * "behind or not" and a trend, not as an event count.
    */
   lag: number;
   /** Events parked and not yet replayed successfully. */
