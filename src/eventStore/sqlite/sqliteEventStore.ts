@@ -664,6 +664,7 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
       const run = async (): Promise<void> => {
         // Never deliver before subscribe() has returned.
         await Promise.resolve();
+        guardOpen('subscribe');
         let after: bigint;
         if (subOptions.from === 'start') after = 0n;
         else if (subOptions.from === 'end') after = BigInt(read('subscribe', headSync) ?? 0);
