@@ -3,6 +3,7 @@
  * against a shared KurrentDB that already holds other runs' events), subscription collectors,
  * polling waits and temp directories.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -125,5 +126,72 @@ export const tempDir = (
     path,
     file: (name) => join(path, name),
     cleanup: () => rmSync(path, { recursive: true, force: true }),
+  };
+};
+
+export type ChildRun = {
+  child: ChildProcess;
+  /** Complete stdout lines so far (a line cut short by a kill is never included). */
+  lines: string[];
+  /** Resolves with the first line (from the start) that satisfies `test`. */
+  waitForLine: (test: (line: string) => boolean, what: string, timeoutMs?: number) => Promise<string>;
+  /** Calls `onLine` for each complete line as it arrives (and for those already received). */
+  onLine: (onLine: (line: string) => void) => void;
+  /** Settles when the process has exited and its pipes are drained. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr: () => string;
+};
+
+/** Runs a `.ts` script under this Node (24, type stripping) and reads its stdout line by line. */
+export const runChild = (script: string, args: readonly string[]): ChildRun => {
+  const child = spawn(process.execPath, ['--no-warnings', script, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const listeners: ((line: string) => void)[] = [];
+  let partial = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8');
+  child.stdout!.on('data', (chunk: string) => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop()!;
+    for (const line of parts) {
+      lines.push(line);
+      for (const l of listeners) l(line);
+    }
+  });
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => {
+    err += chunk;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('close', (code, signal) => resolve({ code, signal }));
+  });
+  return {
+    child,
+    lines,
+    waitForLine: async (test, what, timeoutMs = 20_000) => {
+      let found: string | undefined;
+      let ended = false;
+      void exited.then(() => {
+        ended = true;
+      });
+      await waitUntil(
+        () => {
+          found = lines.find(test);
+          if (found === undefined && ended) throw new Error(`child exited before ${what}; stderr: ${err}`);
+          return found !== undefined;
+        },
+        what,
+        timeoutMs,
+      );
+      return found!;
+    },
+    onLine: (onLine) => {
+      for (const line of lines) onLine(line);
+      listeners.push(onLine);
+    },
+    exited,
+    stderr: () => err,
   };
 };
