@@ -1,0 +1,517 @@
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type * as grpcTypes from '@grpc/grpc-js';
+import type * as sharedPbTypes from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/shared_pb.js';
+import type * as streamsGrpcTypes from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/streams_grpc_pb.js';
+import type * as streamsPbTypes from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/streams_pb.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { hasCode } from '../../src/core/errors.ts';
+import type { EventStore, RecordedEvent } from '../../src/eventStore/eventStore.ts';
+import { createKurrentDbEventStore } from '../../src/eventStore/kurrentdb/kurrentDbEventStore.ts';
+import { createLogSink } from '../support/logSink.ts';
+import { runEventStoreContract } from './contract.ts';
+import { collect, ids, newEvent, newEvents, unique, waitUntil } from './helpers.ts';
+
+/**
+ * The KurrentDB adapter over an in-process protocol fake: a real gRPC server on loopback that
+ * speaks the subset of KurrentDB's `event_store.client.streams.Streams` service the adapter uses
+ * (Append, Read of a stream, Read and subscribe on `$all` with filters), over an in-memory log.
+ *
+ * What this proves: the adapter's own plumbing (what it sends through `@kurrent/kurrentdb-client`
+ * and its Rust bridge, how it pages, dedupes, orders onCaughtUp, stops, resubscribes after the
+ * server drops) works end to end. What it cannot prove: that KurrentDB behaves like this fake.
+ * The fake follows the documented rules (platform facts E1–E3: idempotent retries with the same
+ * expected revision, best-effort dedup with `any`; `$all` reads inclusive of the start position,
+ * subscriptions exclusive; one position per event) and the real run stays
+ * `kurrentdb.contract.int.test.ts` with KURRENTDB_URL set.
+ */
+
+// The client's own grpc-js and protobuf modules, so the fake speaks exactly its wire format.
+const clientRequire = createRequire(createRequire(import.meta.url).resolve('@kurrent/kurrentdb-client'));
+const grpc = clientRequire('@grpc/grpc-js') as typeof grpcTypes;
+const generated = (file: string): unknown => clientRequire(`../generated/kurrentdb/protocols/v1/${file}`);
+const pb = generated('streams_pb.js') as typeof streamsPbTypes;
+const shared = generated('shared_pb.js') as typeof sharedPbTypes;
+const { StreamsService } = generated('streams_grpc_pb.js') as typeof streamsGrpcTypes;
+const { Timestamp } = clientRequire('google-protobuf/google/protobuf/timestamp_pb') as {
+  Timestamp: { fromDate(d: Date): never };
+};
+
+type Stored = {
+  streamId: string;
+  revision: bigint;
+  id: string;
+  type: string;
+  contentType: string;
+  data: Uint8Array;
+  customMetadata: Uint8Array;
+  created: Date;
+  position: bigint;
+};
+
+type FakeKurrentDb = {
+  port: number;
+  /** Every event in log order, system events included. */
+  log: readonly Stored[];
+  /** Appends the fake acknowledged without writing (its own idempotency), for assertions. */
+  idempotentAcks: () => number;
+  /** Drops every connection and stops listening; `start()` brings it back on the same port. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+};
+
+const uuidToString = (uuid: sharedPbTypes.UUID | undefined): string => {
+  if (!uuid) throw new Error('no id');
+  if (uuid.hasString()) return uuid.getString();
+  const s = uuid.getStructured()!;
+  const hex = (v: string) => BigInt.asUintN(64, BigInt(v)).toString(16).padStart(16, '0');
+  const h = hex(s.getMostSignificantBits()) + hex(s.getLeastSignificantBits());
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+};
+
+const stringToUuid = (id: string, structured: boolean): sharedPbTypes.UUID => {
+  const uuid = new shared.UUID();
+  if (!structured) return uuid.setString(id);
+  const h = id.replaceAll('-', '');
+  const s = new shared.UUID.Structured();
+  s.setMostSignificantBits(BigInt.asIntN(64, BigInt(`0x${h.slice(0, 16)}`)).toString());
+  s.setLeastSignificantBits(BigInt.asIntN(64, BigInt(`0x${h.slice(16)}`)).toString());
+  return uuid.setStructured(s);
+};
+
+const streamName = (identifier: sharedPbTypes.StreamIdentifier | undefined): string =>
+  Buffer.from(identifier!.getStreamName_asU8()).toString('utf8');
+
+/** Starts the fake on a free loopback port, with a few system events in the log already. */
+const startFakeKurrentDb = async (): Promise<FakeKurrentDb> => {
+  const log: Stored[] = [];
+  const streams = new Map<string, Stored[]>();
+  const live = new Set<(e: Stored) => void>();
+  let nextPosition = 1000n;
+  let idempotentAcks = 0;
+
+  const write = (streamId: string, e: Omit<Stored, 'streamId' | 'revision' | 'position' | 'created'>) => {
+    const stream = streams.get(streamId) ?? [];
+    streams.set(streamId, stream);
+    const stored: Stored = {
+      ...e,
+      streamId,
+      revision: BigInt(stream.length),
+      position: nextPosition,
+      created: new Date(),
+    };
+    // Positions are byte offsets in the real log: increasing, with gaps.
+    nextPosition += 97n + BigInt(e.data.length + e.customMetadata.length);
+    stream.push(stored);
+    log.push(stored);
+    for (const notify of live) notify(stored);
+    return stored;
+  };
+  const json = (v: unknown) => Buffer.from(JSON.stringify(v));
+  const system = (streamId: string, type: string, data: unknown) =>
+    write(streamId, {
+      id: randomUUID(),
+      type,
+      contentType: 'application/json',
+      data: json(data),
+      customMetadata: new Uint8Array(),
+    });
+  system('$stats-127.0.0.1:2113', '$statsCollected', { cpu: 1 });
+  system('$projections-$by_category-result', 'Result', { ok: true }); // user-ish type, $ stream
+  system('$$$stats-127.0.0.1:2113', '$metadata', { $maxAge: 86400 });
+
+  /** A stream as readers see it: `$maxCount` from its metadata stream applied. */
+  const visible = (streamId: string): Stored[] | undefined => {
+    const events = streams.get(streamId);
+    if (!events) return undefined;
+    const meta = streams.get(`$$${streamId}`)?.at(-1);
+    const maxCount = meta
+      ? (JSON.parse(Buffer.from(meta.data).toString()) as { $maxCount?: number }).$maxCount
+      : undefined;
+    return maxCount ? events.slice(-maxCount) : events;
+  };
+
+  const toReadResp = (e: Stored, structured: boolean): streamsPbTypes.ReadResp => {
+    const recorded = new pb.ReadResp.ReadEvent.RecordedEvent();
+    recorded.setId(stringToUuid(e.id, structured));
+    recorded.setStreamIdentifier(new shared.StreamIdentifier().setStreamName(Buffer.from(e.streamId)));
+    recorded.setStreamRevision(e.revision.toString());
+    recorded.setCommitPosition(e.position.toString());
+    recorded.setPreparePosition(e.position.toString());
+    recorded.getMetadataMap().set('type', e.type);
+    recorded.getMetadataMap().set('content-type', e.contentType);
+    // .NET ticks (100 ns) since the Unix epoch, as KurrentDB sends them.
+    recorded.getMetadataMap().set('created', (BigInt(e.created.getTime()) * 10_000n).toString());
+    recorded.setCustomMetadata(e.customMetadata);
+    recorded.setData(e.data);
+    const readEvent = new pb.ReadResp.ReadEvent();
+    readEvent.setEvent(recorded);
+    readEvent.setCommitPosition(e.position.toString());
+    return new pb.ReadResp().setEvent(readEvent);
+  };
+
+  const filterOf = (options: streamsPbTypes.ReadReq.Options): ((e: Stored) => boolean) => {
+    if (!options.hasFilter()) return () => true;
+    const f = options.getFilter()!;
+    const onStream = f.hasStreamIdentifier();
+    const expr = onStream ? f.getStreamIdentifier()! : f.getEventType()!;
+    const regex = expr.getRegex() ? new RegExp(expr.getRegex()) : undefined;
+    const prefixes = expr.getPrefixList();
+    return (e) => {
+      const subject = onStream ? e.streamId : e.type;
+      return regex ? regex.test(subject) : prefixes.some((p) => subject.startsWith(p));
+    };
+  };
+
+  const read: grpcTypes.handleServerStreamingCall<streamsPbTypes.ReadReq, streamsPbTypes.ReadResp> = (
+    call,
+  ) => {
+    const options = call.request.getOptions()!;
+    const structured = options.getUuidOption()?.hasStructured() ?? false;
+    const backwards = options.getReadDirection() === pb.ReadReq.Options.ReadDirection.BACKWARDS;
+    const count = options.hasCount() ? Number(options.getCount()) : Number.POSITIVE_INFINITY;
+
+    if (options.hasStream()) {
+      const s = options.getStream()!;
+      const events = visible(streamName(s.getStreamIdentifier()));
+      if (!events) {
+        const notFound = new pb.ReadResp.StreamNotFound().setStreamIdentifier(s.getStreamIdentifier());
+        call.write(new pb.ReadResp().setStreamNotFound(notFound));
+        call.end();
+        return;
+      }
+      const from = s.hasRevision() ? BigInt(s.getRevision()) : undefined;
+      const selected = backwards
+        ? events.filter((e) => from === undefined || s.hasEnd() || e.revision <= from).reverse()
+        : events.filter((e) => from === undefined || s.hasStart() || e.revision >= from);
+      for (const e of selected.slice(0, count)) call.write(toReadResp(e, structured));
+      call.end();
+      return;
+    }
+
+    const all = options.getAll()!;
+    const matches = filterOf(options);
+    const at = all.hasPosition() ? BigInt(all.getPosition()!.getCommitPosition()) : undefined;
+
+    if (!options.hasSubscription()) {
+      // Reads of $all are inclusive of the start position forwards, exclusive backwards.
+      const selected = backwards
+        ? log.filter((e) => at === undefined || all.hasEnd() || e.position < at).reverse()
+        : log.filter((e) => at === undefined || all.hasStart() || e.position >= at);
+      for (const e of selected.filter(matches).slice(0, count)) call.write(toReadResp(e, structured));
+      call.end();
+      return;
+    }
+
+    // Subscriptions are exclusive of the start position. Catch-up walks the log as it grows, at
+    // the pace the client reads (gRPC flow control, as the real server does), so events appended
+    // while a slow subscriber catches up are part of its catch-up; at the end of the log it says
+    // "caught up" and goes live in the same turn, so nothing falls between the two.
+    call.write(
+      new pb.ReadResp().setConfirmation(
+        new pb.ReadResp.SubscriptionConfirmation().setSubscriptionId(randomUUID()),
+      ),
+    );
+    let closed = false;
+    const onAppend = (e: Stored) => {
+      if (matches(e)) call.write(toReadResp(e, structured));
+    };
+    const forget = () => {
+      closed = true;
+      live.delete(onAppend);
+    };
+    call.on('cancelled', forget);
+    call.on('close', forget);
+    const after = all.hasEnd() ? (log.at(-1)?.position ?? -1n) : (at ?? -1n);
+    let index = log.findIndex((e) => e.position > after);
+    if (index === -1) index = log.length;
+    const catchUp = async () => {
+      while (!closed) {
+        if (index >= log.length) {
+          const head = (log.at(-1)?.position ?? 0n).toString();
+          call.write(
+            new pb.ReadResp().setCheckpoint(
+              new pb.ReadResp.Checkpoint().setCommitPosition(head).setPreparePosition(head),
+            ),
+          );
+          const caughtUp = new pb.ReadResp.CaughtUp();
+          caughtUp.setTimestamp(Timestamp.fromDate(new Date()));
+          caughtUp.setPosition(new pb.ReadResp.Position().setCommitPosition(head).setPreparePosition(head));
+          call.write(new pb.ReadResp().setCaughtUp(caughtUp));
+          live.add(onAppend);
+          return;
+        }
+        const e = log[index++]!;
+        if (matches(e) && !call.write(toReadResp(e, structured))) {
+          await new Promise<void>((resolve) => {
+            call.once('drain', resolve);
+            call.once('cancelled', resolve);
+          });
+        }
+      }
+    };
+    void catchUp();
+  };
+
+  const append: grpcTypes.handleClientStreamingCall<streamsPbTypes.AppendReq, streamsPbTypes.AppendResp> = (
+    call,
+    callback,
+  ) => {
+    let options: streamsPbTypes.AppendReq.Options | undefined;
+    const proposed: streamsPbTypes.AppendReq.ProposedMessage[] = [];
+    call.on('data', (req: streamsPbTypes.AppendReq) => {
+      if (req.hasOptions()) options = req.getOptions();
+      else proposed.push(req.getProposedMessage()!);
+    });
+    call.on('end', () => {
+      const streamId = streamName(options!.getStreamIdentifier());
+      const existing = streams.get(streamId) ?? [];
+      const current = BigInt(existing.length) - 1n; // -1: no stream
+      const incoming = proposed.map((m) => uuidToString(m.getId()));
+      const success = (revision: bigint, position: bigint) => {
+        const ok = new pb.AppendResp.Success().setCurrentRevision(revision.toString());
+        ok.setPosition(
+          new pb.AppendResp.Position()
+            .setCommitPosition(position.toString())
+            .setPreparePosition(position.toString()),
+        );
+        callback(null, new pb.AppendResp().setSuccess(ok));
+      };
+      const wrongVersion = () => {
+        const w = new pb.AppendResp.WrongExpectedVersion();
+        if (current < 0n) w.setCurrentNoStream(new shared.Empty());
+        else w.setCurrentRevision(current.toString());
+        if (options!.hasRevision()) w.setExpectedRevision(options!.getRevision());
+        else if (options!.hasNoStream()) w.setExpectedNoStream(new shared.Empty());
+        else if (options!.hasStreamExists()) w.setExpectedStreamExists(new shared.Empty());
+        else w.setExpectedAny(new shared.Empty());
+        callback(null, new pb.AppendResp().setWrongExpectedVersion(w));
+      };
+      /** The stored events at revisions from..from+n-1 when they carry exactly these ids. */
+      const storedAt = (from: bigint) => {
+        const slice = existing.slice(Number(from), Number(from) + incoming.length);
+        return slice.length === incoming.length && slice.every((e, i) => e.id === incoming[i])
+          ? slice
+          : undefined;
+      };
+      const idempotent = (events: Stored[]) => {
+        idempotentAcks += 1;
+        success(events.at(-1)!.revision, events.at(-1)!.position);
+      };
+
+      const expected = options!.hasRevision()
+        ? BigInt(options!.getRevision())
+        : options!.hasNoStream()
+          ? -1n
+          : undefined;
+      if (expected !== undefined) {
+        // E2: a stale expected revision whose following events carry these ids is a retry.
+        if (expected < current) {
+          const retry = storedAt(expected + 1n);
+          return retry ? idempotent(retry) : wrongVersion();
+        }
+        if (expected > current) return wrongVersion();
+      } else {
+        if (options!.hasStreamExists() && current < 0n) return wrongVersion();
+        // E3: with any / stream_exists only a retry of the stream's latest events is caught.
+        const retry = storedAt(current - BigInt(incoming.length) + 1n);
+        if (retry && incoming.length > 0) return idempotent(retry);
+      }
+      if (proposed.length === 0) return success(current, log.at(-1)?.position ?? 0n);
+      let last: Stored | undefined;
+      for (const [i, m] of proposed.entries()) {
+        last = write(streamId, {
+          id: incoming[i]!,
+          type: m.getMetadataMap().get('type') ?? '',
+          contentType: m.getMetadataMap().get('content-type') ?? 'application/octet-stream',
+          data: m.getData_asU8(),
+          customMetadata: m.getCustomMetadata_asU8(),
+        });
+      }
+      success(last!.revision, last!.position);
+    });
+  };
+
+  let server: grpcTypes.Server | undefined;
+  let port = 0;
+  const start = async () => {
+    const s = new grpc.Server();
+    s.addService(StreamsService, { read, append } as unknown as grpcTypes.UntypedServiceImplementation);
+    port = await new Promise<number>((resolve, reject) =>
+      s.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (e, p) =>
+        e ? reject(e) : resolve(p),
+      ),
+    );
+    server = s;
+  };
+  await start();
+  return {
+    get port() {
+      return port;
+    },
+    log,
+    idempotentAcks: () => idempotentAcks,
+    start,
+    stop: async () => {
+      live.clear();
+      server?.forceShutdown();
+      server = undefined;
+    },
+  };
+};
+
+let fake: FakeKurrentDb;
+beforeAll(async () => {
+  fake = await startFakeKurrentDb();
+});
+afterAll(async () => {
+  await fake.stop();
+});
+
+const url = () => `kurrentdb://127.0.0.1:${fake.port}?tls=false`;
+
+runEventStoreContract(
+  'kurrentdb adapter over an in-process protocol fake (not KurrentDB)',
+  () => createKurrentDbEventStore({ connectionString: url() }),
+  // Several processes' worth of data lives in the fake for the whole file, like a real server.
+  { reopensSameData: true, bulkEvents: 1500 },
+);
+
+describe('KurrentDB adapter over the protocol fake', () => {
+  const stores: EventStore[] = [];
+  const open = async (
+    options: {
+      idempotencyWindow?: number;
+      logger?: ReturnType<ReturnType<typeof createLogSink>['logger']>;
+    } = {},
+  ) => {
+    const store = await createKurrentDbEventStore({
+      connectionString: url(),
+      connectTimeoutMs: 2000,
+      ...options,
+    });
+    stores.push(store);
+    return store;
+  };
+  afterEach(async () => {
+    for (const s of stores.splice(0)) await s.close();
+  });
+
+  it('stores kind in metadata on the wire and splits it out again', async () => {
+    const store = await open();
+    const stream = `${unique('order')}-1`;
+    const command = newEvent('PlaceOrder', { sku: 'A' }, { kind: 'command', metadata: { actor: 'U1' } });
+    await store.appendToStream(stream, [command]);
+    const wire = fake.log.find((e) => e.id === command.id)!;
+    expect(JSON.parse(Buffer.from(wire.customMetadata).toString())).toEqual({
+      actor: 'U1',
+      $kind: 'command',
+    });
+    expect(wire.contentType).toBe('application/json');
+    const [read] = await store.readStream(stream);
+    expect(read).toMatchObject({ kind: 'command', metadata: { actor: 'U1' }, data: { sku: 'A' } });
+  });
+
+  it("reports the server's own idempotent acknowledgement as deduplicated when the originals are past the window", async () => {
+    const store = await open({ idempotencyWindow: 1 });
+    const stream = `${unique('order')}-1`;
+    const first = newEvents(3, 'First');
+    const original = await store.appendToStream(stream, first, { expectedRevision: 'no_stream' });
+    await store.appendToStream(stream, newEvents(5, 'Later'), { expectedRevision: 2 });
+    const acks = fake.idempotentAcks();
+
+    const retried = await store.appendToStream(stream, first, { expectedRevision: 'no_stream' });
+
+    expect(fake.idempotentAcks()).toBe(acks + 1); // the server, not the window, caught it
+    expect(retried).toEqual({ nextExpectedRevision: 7, position: original.position, deduplicated: true });
+    expect(await store.readStream(stream)).toHaveLength(8);
+  });
+
+  it('a retry with any whose originals are past the window is written again: the documented limit', async () => {
+    const store = await open({ idempotencyWindow: 1 });
+    const stream = `${unique('order')}-1`;
+    const first = newEvents(2, 'First');
+    await store.appendToStream(stream, first);
+    await store.appendToStream(stream, newEvents(3, 'Later'));
+
+    const retried = await store.appendToStream(stream, first, { expectedRevision: 'any' });
+
+    expect(retried.deduplicated).toBe(false);
+    expect(ids(await store.readStream(stream)).filter((id) => id === first[0]!.id)).toHaveLength(2);
+  });
+
+  it('checkpoints and system events never reach port readers', async () => {
+    const store = await open();
+    const cat = unique('order');
+    const processor = unique('processor');
+    const r = await store.appendToStream(`${cat}-1`, newEvents(2));
+    await store.storeCheckpoint(processor, r.position - 1n);
+    await store.storeCheckpoint(processor, r.position);
+
+    expect(await store.readCheckpoint(processor)).toBe(r.position);
+    // $maxCount: 1 was set on the checkpoint stream, so only the latest checkpoint stays visible.
+    const metadata = fake.log.filter((e) => e.streamId === `$$switchboardCheckpoint-${processor}`);
+    expect(metadata.map((e) => JSON.parse(Buffer.from(e.data).toString()))).toEqual([{ $maxCount: 1 }]);
+    expect(await store.headPosition()).toBe(r.position);
+    const everything = await store.readAll();
+    expect(everything.some((e) => e.streamId.startsWith('$') || e.type.startsWith('$'))).toBe(false);
+    expect(everything.some((e) => e.streamId.includes(processor))).toBe(false);
+    expect(everything.at(-1)?.position).toBe(r.position);
+    const listed = await store.listStreams();
+    expect(listed[0]?.streamId).toBe(`${cat}-1`);
+    expect(listed.some((s) => s.streamId.startsWith('$') || s.streamId.includes(processor))).toBe(false);
+  });
+
+  it('a subscription survives the server going away: it resubscribes from where it was, no gap, no duplicate', async () => {
+    const sink = createLogSink();
+    const store = await open({ logger: sink.logger() });
+    const cat = unique('order');
+    const filter = { streamPrefixes: [`${cat}-`] };
+    await store.appendToStream(`${cat}-1`, newEvents(3, 'Before'));
+    const c = collect(store, 'start', filter);
+    await c.caughtUp;
+
+    await fake.stop();
+    await waitUntil(
+      () => sink.lines().some((l) => l['msg'] === 'KurrentDB subscription dropped; resubscribing'),
+      'the subscription to notice',
+    );
+    expect(store.isOpen()).toBe(false);
+    await fake.start();
+    await waitUntil(() => store.isOpen(), 'the store to see the server again', 20_000);
+    const after = newEvents(3, 'After');
+    await store.appendToStream(`${cat}-1`, after);
+    await c.waitFor(6);
+    await c.subscription.stop();
+
+    const all = await store.readAll({ filter });
+    expect(ids(c.events)).toEqual(ids(all));
+    expect(c.caughtUpCalls()).toBe(1);
+    const dropped = sink.lines().find((l) => l['msg'] === 'KurrentDB subscription dropped; resubscribing');
+    expect(hasCode(Object.assign(new Error(), dropped?.['err']), 'SB_STORE_UNAVAILABLE')).toBe(true);
+  });
+
+  it('onCaughtUp comes after every catch-up event was handled, even when handling is slow', async () => {
+    const store = await open();
+    const cat = unique('order');
+    const stored = newEvents(40);
+    await store.appendToStream(`${cat}-1`, stored);
+    const handled: RecordedEvent[] = [];
+    let handledAtCaughtUp = -1;
+    const sub = store.subscribe({
+      from: 'start',
+      filter: { streamPrefixes: [`${cat}-`] },
+      onEvent: async (e) => {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        handled.push(e);
+      },
+      onCaughtUp: () => {
+        handledAtCaughtUp = handled.length;
+      },
+    });
+    await waitUntil(() => handledAtCaughtUp >= 0, 'onCaughtUp');
+    await sub.stop();
+    expect(handledAtCaughtUp).toBe(40);
+    expect(ids(handled)).toEqual(ids(stored));
+  });
+});
