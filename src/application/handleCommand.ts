@@ -8,7 +8,7 @@ export type HandleCommandOptions = Readonly<{
   /** Re-read and re-decide this many times after a concurrency conflict (emmett's policy: 3). */
   maxRetries?: number;
   /**
-   * Record refusals in the stream (as a `CommandRejected` message of kind 'command') when the
+   * Record refusals in the stream (as a `CommandRefused` message of kind 'command') when the
    * stream exists, so the timeline shows who tried what and why it was refused. Default true.
    */
   recordRejections?: boolean;
@@ -68,7 +68,17 @@ export const handleCommand = async <State, C extends Command, E extends Event>(
       decider.initialState(),
     );
 
-    if (history.some((m) => m.id === commandMessageId)) {
+    const recorded = history.find((m) => m.id === commandMessageId);
+    if (recorded?.type === 'CommandRefused') {
+      // A redelivered command that was refused the first time is refused again, with the
+      // recorded reason: the outcome of a command id never changes.
+      const reason =
+        typeof recorded.data.reason === 'string' ? recorded.data.reason : `${command.type} was refused`;
+      throw new IllegalStateError(reason, {
+        details: { ...(recorded.data.details as JsonObject), redelivered: true },
+      });
+    }
+    if (recorded) {
       const produced = events.filter((e) => e.metadata.commandId === command.metadata.commandId);
       return { events: produced, state, nextExpectedRevision: revision, alreadyHandled: true };
     }
@@ -82,9 +92,14 @@ export const handleCommand = async <State, C extends Command, E extends Event>(
       if ((options.recordRejections ?? true) && revision !== undefined) {
         const rejection: NewEvent = {
           id: commandMessageId,
-          type: 'CommandRejected',
+          type: 'CommandRefused',
           kind: 'command',
-          data: { command: command.type, data: command.data as JsonObject, reason: e.message },
+          data: {
+            command: command.type,
+            data: command.data as JsonObject,
+            reason: e.message,
+            details: JSON.parse(JSON.stringify(details)) as JsonObject,
+          },
           metadata: metadataOf(command),
         };
         try {

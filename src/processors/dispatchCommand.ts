@@ -1,6 +1,4 @@
-import { uuidv5 } from '../core/ids.ts';
 import type { Command, JsonObject } from '../core/messages.ts';
-import type { EventStore } from '../eventStore/eventStore.ts';
 import { errorCodeOf, errorMessageOf } from './retryPolicy.ts';
 
 /**
@@ -38,20 +36,14 @@ const toJsonObject = (value: unknown): JsonObject => {
  * Dispatches a command and classifies the result: `dispatched`, or `rejected` with the refusal's
  * code, message and details. Unexpected errors are rethrown (the runner retries, then parks).
  *
- * A redelivered command that was refused the first time is reported as rejected again:
- * handleCommand records a refusal under the command's own message id
- * (`uuidv5('command:' + commandId)`, type `CommandRejected`) and then answers "already handled" to
- * the same command id, so this reads the lifecycle stream to tell the two apart.
+ * A redelivered command that was refused the first time is refused again by handleCommand,
+ * with the recorded reason (its outcome never changes), so it is reported as rejected here too.
  *
  * @example
- * const r = await dispatchCommand(bus.dispatch, store, command);
+ * const r = await dispatchCommand(bus.dispatch, command);
  * if (r.outcome === 'rejected') // record CommandRejected { code: r.code, message: r.message }
  */
-export const dispatchCommand = async (
-  dispatch: Dispatch,
-  store: EventStore,
-  command: Command,
-): Promise<DispatchOutcome> => {
+export const dispatchCommand = async (dispatch: Dispatch, command: Command): Promise<DispatchOutcome> => {
   let result: unknown;
   try {
     result = await dispatch(command);
@@ -65,21 +57,8 @@ export const dispatchCommand = async (
       details: toJsonObject((error as { details?: unknown }).details),
     };
   }
-  const r = (result ?? {}) as { alreadyHandled?: unknown; streamId?: unknown; events?: unknown };
+  const r = (result ?? {}) as { alreadyHandled?: unknown; streamId?: unknown };
   const alreadyHandled = r.alreadyHandled === true;
   const streamId = typeof r.streamId === 'string' ? r.streamId : undefined;
-  if (alreadyHandled && streamId && Array.isArray(r.events) && r.events.length === 0) {
-    const messageId = uuidv5(`command:${command.metadata.commandId}`);
-    const recorded = (await store.readStream(streamId)).find((m) => m.id === messageId);
-    if (recorded?.type === 'CommandRejected') {
-      const reason = recorded.data.reason;
-      return {
-        outcome: 'rejected',
-        code: 'SB_ILLEGAL_STATE',
-        message: typeof reason === 'string' ? reason : `${command.type} was refused`,
-        details: {},
-      };
-    }
-  }
   return { outcome: 'dispatched', alreadyHandled, ...(streamId ? { streamId } : {}) };
 };

@@ -120,7 +120,7 @@ export const createInboxDispatchReactor = (options: InboxDispatchOptions): Proce
       const log = ctx.logger.child({ commandId: command.metadata.commandId, commandType: command.type });
       let outcome: DispatchOutcome;
       if (parsed.ok) {
-        outcome = await dispatchCommand(options.dispatch, ctx.store, command);
+        outcome = await dispatchCommand(options.dispatch, command);
       } else {
         outcome = { outcome: 'rejected', code: 'SB_VALIDATION', message: parsed.problem, details: { index } };
         log.warn({ err: asError(new Error(parsed.problem)) }, 'malformed recorded command');

@@ -385,7 +385,7 @@ export const createScheduler = (options: SchedulerOptions): Scheduler => {
         attempts: entry.attempts,
       };
       try {
-        const outcome = await dispatchCommand(options.dispatch, store, command);
+        const outcome = await dispatchCommand(options.dispatch, command);
         fired =
           outcome.outcome === 'dispatched'
             ? { ...base, outcome: 'dispatched' }

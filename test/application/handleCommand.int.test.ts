@@ -70,7 +70,7 @@ describe('handleCommand', () => {
     await expect(refused).rejects.toBeInstanceOf(IllegalStateError);
     await expect(refused).rejects.toMatchObject({ code: 'SB_ILLEGAL_STATE' });
     const last = (await store.readStream('counter-1', { direction: 'backwards', maxCount: 1 }))[0]!;
-    expect(last).toMatchObject({ kind: 'command', type: 'CommandRejected' });
+    expect(last).toMatchObject({ kind: 'command', type: 'CommandRefused' });
   });
 
   it('re-decides after a concurrency conflict: concurrent commands all land, in some order', async () => {
@@ -96,5 +96,18 @@ describe('handleCommand', () => {
     const failed = results.filter((r) => r.status === 'rejected');
     expect(failed.length).toBeGreaterThan(0);
     for (const f of failed) expect((f as PromiseRejectedResult).reason).toBeInstanceOf(ConcurrencyError);
+  });
+});
+
+describe('handleCommand on redelivery of a refused command', () => {
+  it('refuses it again with the recorded reason instead of reporting success', async () => {
+    store = await openEventStore('sqlite::memory:');
+    await handleCommand(store, counter, 'counter-1', cmd('Close', 'c1'));
+    await expect(handleCommand(store, counter, 'counter-1', cmd('Increment', 'c2'))).rejects.toBeInstanceOf(
+      IllegalStateError,
+    );
+    const again = handleCommand(store, counter, 'counter-1', cmd('Increment', 'c2'));
+    await expect(again).rejects.toMatchObject({ code: 'SB_ILLEGAL_STATE', details: { redelivered: true } });
+    expect((await store.readStream('counter-1')).filter((m) => m.type === 'CommandRefused')).toHaveLength(1);
   });
 });

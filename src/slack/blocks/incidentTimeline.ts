@@ -136,7 +136,7 @@ const eventSummary = (type: string, d: Data): string => {
 /** What a recorded command (an input) says: shown when it changed nothing, or in full audits. */
 const commandSummary = (type: string, d: Data): string => {
   switch (type) {
-    case 'CommandRejected':
+    case 'CommandRefused':
       return `Refused ${humanize(String(d.command ?? 'command')).toLowerCase()}: ${esc(d.reason, 300)}`;
     case 'RecordIncidentWebhook':
       return `Webhook ${esc(d.eventType, 60)} received`;
@@ -208,7 +208,7 @@ export const toTimelineEntries = (
       (r) =>
         r.kind === 'event' ||
         options.commands === 'all' ||
-        r.type === 'CommandRejected' ||
+        r.type === 'CommandRefused' ||
         !producing.has(str(r.metadata.commandId) ?? ''),
     )
     .map((r) => ({

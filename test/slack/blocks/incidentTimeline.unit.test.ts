@@ -69,7 +69,7 @@ const history = stored([
     events: [ev.failed('ack-1', 'acknowledge', t('01:01'), 1, t('01:31'))],
   },
   {
-    command: 'CommandRejected',
+    command: 'CommandRefused',
     data: { command: 'AcknowledgeIncident', reason: 'acknowledge requested by UANA01 is in flight' },
     actor: 'UBOB02',
     now: t('01:02'),
@@ -110,7 +110,7 @@ describe('incident timeline entries', () => {
       'IncidentTriggered',
       'IncidentAcknowledgeRequested',
       'IncidentUpstreamCallFailed',
-      'CommandRejected',
+      'CommandRefused',
       'IncidentAcknowledged',
       'RecordIncidentWebhook',
       'IncidentCardPosted',
