@@ -187,6 +187,27 @@ describe('KurrentDB adapter against a server that never answers', () => {
     expect(ms).toBeLessThan(NOT_HANGING_MS);
   });
 
+  it('a subscription that gets no confirmation gives up after connectTimeoutMs and retries', async () => {
+    const server = await silentServer();
+    cleanups.push(() => server.close());
+    const sink = createLogSink();
+    const store = await createKurrentDbEventStore({
+      connectionString: `kurrentdb://127.0.0.1:${server.port}?tls=false`,
+      verifyConnection: false,
+      connectTimeoutMs: 500,
+      logger: sink.logger(),
+    });
+    cleanups.push(() => store.close());
+    const subscription = store.subscribe({ from: 'start', onEvent: async () => undefined });
+    const retried = () =>
+      sink.lines().some((l) => l['msg'] === 'KurrentDB subscription dropped; resubscribing');
+    const deadline = Date.now() + NOT_HANGING_MS;
+    while (!retried() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(retried()).toBe(true);
+    await subscription.stop();
+    await expect(subscription.done).resolves.toBeUndefined();
+  });
+
   it('an append gives up after operationTimeoutMs and says a retry with the same ids is safe', async () => {
     const server = await silentServer();
     cleanups.push(() => server.close());

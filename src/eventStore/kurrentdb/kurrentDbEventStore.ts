@@ -592,7 +592,9 @@ export const createKurrentDbEventStore = async (options: KurrentDbEventStoreOpti
         const filter = toServerFilter(opts.filter);
         let after = opts.after;
         for (;;) {
-          const page = await readAllPage(toReadPosition(after), FORWARDS, pageSize, filter, signal);
+          // One more than still wanted: the read includes the event at `after`, which we skip.
+          const size = Math.max(2, Math.min(pageSize, want - out.length + 1));
+          const page = await readAllPage(toReadPosition(after), FORWARDS, size, filter, signal);
           let last: bigint | undefined;
           for (const event of page) {
             // $all reads include the event at the start position; our `after` is exclusive.
@@ -602,7 +604,7 @@ export const createKurrentDbEventStore = async (options: KurrentDbEventStoreOpti
             out.push(event);
             if (out.length >= want) return out;
           }
-          if (page.length < pageSize || last === undefined || signal.aborted) return out;
+          if (page.length < size || last === undefined || signal.aborted) return out;
           after = last;
         }
       });
