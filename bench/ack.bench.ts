@@ -16,6 +16,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { App } from '@slack/bolt';
 import { Pool } from 'undici';
@@ -229,6 +230,22 @@ const main = async (): Promise<void> => {
         `sequential p50 ${p(seq[side], 50).toFixed(2)} ms, p99 ${p(seq[side], 99).toFixed(2)} ms (${samples[side].length} + ${seq[side].length} samples)`,
     );
   }
+
+  // The floor under a durable ack on this disk: one raw node:sqlite insert per commit, WAL + FULL.
+  const raw = new DatabaseSync(join(dir.path, 'floor.db'));
+  raw.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; CREATE TABLE t (v TEXT)');
+  const insert = raw.prepare('INSERT INTO t (v) VALUES (?)');
+  const commits: number[] = [];
+  for (let i = 0; i < 500; i++) {
+    const started = performance.now();
+    insert.run('x'.repeat(600));
+    commits.push(performance.now() - started);
+  }
+  raw.close();
+  note(
+    `ack bench: disk floor, raw node:sqlite WAL+FULL single-insert commit p50 ${p(commits, 50).toFixed(2)} ms, ` +
+      `p99 ${p(commits, 99).toFixed(2)} ms`,
+  );
 
   // Every command the file-store app acked is in its store exactly once.
   const store = await openEventStore(`sqlite:${dbPath}`);
