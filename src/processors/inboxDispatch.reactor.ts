@@ -3,7 +3,7 @@ import { uuidv5 } from '../core/ids.ts';
 import type { Command, CommandMetadata, JsonObject } from '../core/messages.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
 import { type Dispatch, type DispatchOutcome, dispatchCommand } from './dispatchCommand.ts';
-import type { Processor } from './runner.ts';
+import type { Processor, ProcessorContext } from './runner.ts';
 
 export const INBOX_STREAM_PREFIX = 'inbox-';
 /** Recorded inputs the dispatcher reads (appended by the Slack and webhook edge before the 2xx). */
@@ -89,6 +89,13 @@ const parseCommand = (input: RecordedEvent, raw: unknown, index: number): Parsed
 export type InboxDispatchOptions = Readonly<{
   /** The CommandBus's dispatch. */
   dispatch: Dispatch;
+  /**
+   * Completes a recorded command right before it is dispatched, with what the edge could not know
+   * within Slack's 3 s (e.g. the acting Slack user's incident-service user, looked up by email).
+   * A refusal-coded error (REFUSAL_CODES, e.g. SB_UNMAPPED_USER) refuses the command as a lifecycle
+   * would; anything else is retried by the runner like a failed dispatch.
+   */
+  enrich?: (command: Command, ctx: ProcessorContext) => Promise<Command>;
 }>;
 
 /**
@@ -120,7 +127,11 @@ export const createInboxDispatchReactor = (options: InboxDispatchOptions): Proce
       const log = ctx.logger.child({ commandId: command.metadata.commandId, commandType: command.type });
       let outcome: DispatchOutcome;
       if (parsed.ok) {
-        outcome = await dispatchCommand(options.dispatch, command);
+        const enrich = options.enrich;
+        const dispatch: Dispatch = enrich
+          ? async (c) => options.dispatch(await enrich(c, ctx))
+          : options.dispatch;
+        outcome = await dispatchCommand(dispatch, command);
       } else {
         outcome = { outcome: 'rejected', code: 'SB_VALIDATION', message: parsed.problem, details: { index } };
         log.warn({ err: asError(new Error(parsed.problem)) }, 'malformed recorded command');
