@@ -309,11 +309,13 @@ export const createKurrentDbEventStore = async (options: KurrentDbEventStoreOpti
 
   // -- appends -----------------------------------------------------------------------------------
 
-  type IdMatch = { found: RecordedEvent[]; total: number };
-  const matchIds = (tail: readonly RecordedEvent[], events: readonly NewEvent[]): IdMatch => {
+  /** The stored events among `tail` whose ids this append carries (ids compare case-blind). */
+  const matchIds = (
+    tail: readonly RecordedEvent[],
+    events: readonly NewEvent[],
+  ): { found: RecordedEvent[] } => {
     const byId = new Map(tail.map((e) => [e.id.toLowerCase(), e]));
-    const found = events.flatMap((e) => byId.get(e.id.toLowerCase()) ?? []);
-    return { found, total: events.length };
+    return { found: events.flatMap((e) => byId.get(e.id.toLowerCase()) ?? []) };
   };
   const lastOf = (events: readonly RecordedEvent[]): RecordedEvent =>
     events.reduce((a, b) => (b.position > a.position ? b : a));
