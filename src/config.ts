@@ -309,7 +309,8 @@ export const loadConfig = (env: Env): Config => {
   const { eventStoreUrl, logLevel, ci } = readStorePart(r);
 
   const appToken = r.optional('SLACK_APP_TOKEN');
-  const socketMode = appToken !== undefined || (env['SLACK_APP_TOKEN']?.trim() ?? '') !== '';
+  // Set but malformed still means Socket Mode was meant: the token's problem is reported instead.
+  const socketMode = (env['SLACK_APP_TOKEN']?.trim() ?? '') !== '';
   const botToken = r.required('SLACK_BOT_TOKEN');
   const signingSecret = socketMode ? r.optional('SLACK_SIGNING_SECRET') : r.required('SLACK_SIGNING_SECRET');
   const apiUrl = r.optional('SLACK_API_URL');

@@ -1,4 +1,4 @@
-import { type SlackInput, type SlackInputKind, slackInboxEventId } from '../../src/application/inbox.ts';
+import { type SlackInput, slackInboxEventId, slackInputKind } from '../../src/application/inbox.ts';
 import { newId } from '../../src/core/ids.ts';
 import type { JsonObject } from '../../src/core/messages.ts';
 
@@ -21,29 +21,6 @@ type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj | undefined =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : undefined;
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-
-export const slackInputKind = (body: Obj): SlackInputKind | undefined => {
-  if (typeof body['command'] === 'string') return 'slash_command';
-  switch (body['type']) {
-    case 'block_actions':
-    case 'interactive_message':
-      return 'block_action';
-    case 'view_submission':
-      return 'view_submission';
-    case 'view_closed':
-      return 'view_closed';
-    case 'event_callback':
-      return 'event';
-    case 'block_suggestion':
-    case 'dialog_suggestion':
-      return 'options';
-    case 'shortcut':
-    case 'message_action':
-      return 'shortcut';
-    default:
-      return undefined;
-  }
-};
 
 const eventChannel = (event: Obj | undefined): string | undefined =>
   str(event?.['channel']) ?? str(obj(event?.['channel'])?.['id']) ?? str(obj(event?.['item'])?.['channel']);

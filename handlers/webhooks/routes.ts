@@ -99,19 +99,21 @@ export const webhookRoute = (verifier: WebhookVerifier, deps: WebhookRoutesDeps)
       }
 
       const receivedAt = deps.clock.now().toISOString();
+      const headers = Object.fromEntries(
+        kept.flatMap((h) => {
+          const v = req.headers[h];
+          return typeof v === 'string' ? [[h, v]] : Array.isArray(v) ? [[h, v.join(', ')]] : [];
+        }),
+      );
+      const body = bodyAsJson(raw);
       const inputFor = (deliveryId: string): WebhookInput => ({
         source: verifier.source,
         deliveryId,
         eventId: webhookInboxEventId(verifier.source, deliveryId),
         route: verifier.path,
         receivedAt,
-        headers: Object.fromEntries(
-          kept.flatMap((h) => {
-            const v = req.headers[h];
-            return typeof v === 'string' ? [[h, v]] : Array.isArray(v) ? [[h, v.join(', ')]] : [];
-          }),
-        ),
-        body: bodyAsJson(raw),
+        headers,
+        body,
       });
       let parsed: ParsedWebhook | ValidationError;
       try {

@@ -47,6 +47,30 @@ export type SlackInputKind =
   | 'options'
   | 'shortcut';
 
+/** Which kind of input a Slack request body is, or undefined for bodies that are not inputs. */
+export const slackInputKind = (body: Readonly<Record<string, unknown>>): SlackInputKind | undefined => {
+  if (typeof body['command'] === 'string') return 'slash_command';
+  switch (body['type']) {
+    case 'block_actions':
+    case 'interactive_message':
+      return 'block_action';
+    case 'view_submission':
+      return 'view_submission';
+    case 'view_closed':
+      return 'view_closed';
+    case 'event_callback':
+      return 'event';
+    case 'block_suggestion':
+    case 'dialog_suggestion':
+      return 'options';
+    case 'shortcut':
+    case 'message_action':
+      return 'shortcut';
+    default:
+      return undefined;
+  }
+};
+
 /** One Slack request as recorded: who, where, which delivery, and the payload (minus Slack's deprecated `token`). */
 export type SlackInput = Readonly<{
   source: 'slack';
@@ -140,8 +164,11 @@ const toRejection = (r: Error | InboxRejection | undefined): InboxRejection | un
   return r;
 };
 
-/** JSON-safe copy (drops undefined, which the store would otherwise keep or reject unevenly). */
-const json = <T>(value: T): JsonObject => JSON.parse(JSON.stringify(value)) as JsonObject;
+/**
+ * The records are JSON-shaped by construction (parsed request bodies, plain commands); fields
+ * that are `undefined` are dropped when the store serialises them.
+ */
+const json = (value: object): JsonObject => value as JsonObject;
 
 export const createInbox = (deps: Readonly<{ store: EventStore; metrics?: Metrics }>): Inbox => {
   const { store, metrics } = deps;

@@ -1,4 +1,4 @@
-import { App, type AppOptions, type ReceiverEvent, ReceiverMultipleAckError } from '@slack/bolt';
+import { App, type ReceiverEvent, ReceiverMultipleAckError } from '@slack/bolt';
 
 /**
  * What the recording middleware reads to know whether a listener already acknowledged.
@@ -18,10 +18,6 @@ export const ACK_STATE_KEY = 'ackState';
  * Works for both receivers (HTTP and Socket Mode): both hand requests to `app.processEvent`.
  */
 export class SwitchboardBoltApp extends App {
-  constructor(options: AppOptions) {
-    super(options);
-  }
-
   override async processEvent(event: ReceiverEvent): Promise<void> {
     const state: AckState = { acked: false };
     const isEventsApi = event.body['type'] === 'event_callback';

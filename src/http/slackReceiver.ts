@@ -7,6 +7,7 @@ import {
   ReceiverMultipleAckError,
   verifySlackRequest,
 } from '@slack/bolt';
+import { slackInputKind } from '../application/inbox.ts';
 import type { Clock } from '../core/clock.ts';
 import { asError, hasCode } from '../core/errors.ts';
 import type { Logger } from '../logger.ts';
@@ -90,11 +91,6 @@ const parseBody = (raw: string, contentType: string | undefined): ParsedBody => 
   return parsed as ParsedBody;
 };
 
-const inputKindLabel = (body: ParsedBody): string => {
-  if (typeof body['command'] === 'string') return 'slash_command';
-  return typeof body['type'] === 'string' ? body['type'] : 'unknown';
-};
-
 export class SlackHttpReceiver implements Receiver {
   readonly options: SlackHttpReceiverOptions;
   private app: App | undefined;
@@ -169,7 +165,7 @@ export class SlackHttpReceiver implements Receiver {
     const app = this.app;
     if (!app) throw new Error('SlackHttpReceiver used before Bolt called init(app)');
 
-    const kind = inputKindLabel(body);
+    const kind = slackInputKind(body) ?? 'other';
     let acked = false;
     const timer = setTimeout(() => {
       if (acked || res.headersSent) return;
