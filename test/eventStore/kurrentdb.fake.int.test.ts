@@ -368,7 +368,9 @@ afterAll(async () => {
   await fake.stop();
 });
 
-const url = () => `kurrentdb://127.0.0.1:${fake.port}?tls=false`;
+// The client's Rust bridge waits one discovery interval (500 ms by default) before it first
+// connects; every contract test opens a fresh store, so a short interval keeps the file quick.
+const url = () => `kurrentdb://127.0.0.1:${fake.port}?tls=false&discoveryInterval=20`;
 
 runEventStoreContract(
   'kurrentdb adapter over an in-process protocol fake (not KurrentDB)',
