@@ -18,7 +18,6 @@ import {
   type StreamInfo,
   type SubscribeOptions,
   type Subscription,
-  streamCategory,
 } from '../eventStore.ts';
 import { migrate } from './schema.ts';
 
@@ -271,12 +270,14 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
     return s;
   };
 
-  const currentRevision = (streamId: string): number | undefined => {
-    const row = stmt('SELECT stream_revision FROM streams WHERE stream_id = ?').get(streamId) as
-      | { stream_revision: number }
-      | undefined;
-    return row?.stream_revision;
+  /** The stream's last revision and position: the last entry of the (stream_id, stream_revision) index. */
+  const streamHead = (streamId: string): { revision: number; position: number } | undefined => {
+    const row = stmt(
+      'SELECT stream_revision, position FROM messages WHERE stream_id = ? ORDER BY stream_revision DESC LIMIT 1',
+    ).get(streamId) as { stream_revision: number; position: number } | undefined;
+    return row === undefined ? undefined : { revision: row.stream_revision, position: row.position };
   };
+  const currentRevision = (streamId: string): number | undefined => streamHead(streamId)?.revision;
 
   const headSync = (): number | undefined => {
     const row = stmt('SELECT MAX(position) AS p FROM messages').get() as { p: number | null } | undefined;
@@ -323,7 +324,8 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
    */
   const appendOne = (item: PendingAppend): AppendResult => {
     const { streamId, events, expected } = item;
-    const revision = currentRevision(streamId);
+    const head = streamHead(streamId);
+    const revision = head?.revision;
     if (!expectationMet(expected, revision)) {
       // A retried append succeeds without writing, whatever the stream's revision is now.
       const duplicate = duplicateOf(item);
@@ -332,12 +334,9 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
     }
 
     if (events.length === 0) {
-      const last = stmt('SELECT last_position FROM streams WHERE stream_id = ?').get(streamId) as
-        | { last_position: number }
-        | undefined;
       return {
         nextExpectedRevision: revision ?? -1,
-        position: BigInt(last?.last_position ?? 0),
+        position: BigInt(head?.position ?? 0),
         deduplicated: false,
       };
     }
@@ -359,11 +358,6 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
       }
       position = Number(r.lastInsertRowid);
     }
-    stmt(
-      `INSERT INTO streams (stream_id, stream_category, stream_revision, last_position, updated_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (stream_id) DO UPDATE SET stream_revision = excluded.stream_revision,
-         last_position = excluded.last_position, updated_at = excluded.updated_at`,
-    ).run(streamId, streamCategory(streamId), next, position, recordedAt);
     return { nextExpectedRevision: next, position: BigInt(position), deduplicated: false };
   };
 
@@ -610,25 +604,34 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
 
     async listStreams(opts: { prefix?: string; limit?: number } = {}): Promise<StreamInfo[]> {
       return read('read', () => {
-        const params: (string | number)[] = [];
-        let sql = 'SELECT stream_id, stream_revision, last_position, updated_at FROM streams';
-        if (opts.prefix) {
-          sql += ' WHERE substr(stream_id, 1, ?) = ?';
-          params.push(codePoints(opts.prefix), opts.prefix);
-        }
-        sql += ' ORDER BY last_position DESC LIMIT ?';
-        params.push(opts.limit ?? 1000);
-        const rows = stmt(sql).all(...params) as {
+        const prefix = opts.prefix ?? '';
+        // Walk the distinct stream ids under the prefix through the (stream_id, stream_revision)
+        // index, one seek per stream (ids with a prefix are contiguous in binary order), then
+        // take each stream's last row from the same index.
+        const rows = stmt(
+          `WITH RECURSIVE ids(stream_id) AS (
+             SELECT (SELECT stream_id FROM messages WHERE stream_id >= ?1 ORDER BY stream_id LIMIT 1)
+             UNION ALL
+             SELECT (SELECT m.stream_id FROM messages m WHERE m.stream_id > ids.stream_id ORDER BY m.stream_id LIMIT 1)
+             FROM ids WHERE ids.stream_id IS NOT NULL AND substr(ids.stream_id, 1, ?2) = ?1
+           )
+           SELECT last.stream_id, last.stream_revision, last.position, last.recorded_at
+           FROM ids JOIN messages last ON last.position = (
+             SELECT position FROM messages WHERE stream_id = ids.stream_id ORDER BY stream_revision DESC LIMIT 1
+           )
+           WHERE ids.stream_id IS NOT NULL AND substr(ids.stream_id, 1, ?2) = ?1
+           ORDER BY last.position DESC LIMIT ?3`,
+        ).all(prefix, codePoints(prefix), opts.limit ?? 1000) as {
           stream_id: string;
           stream_revision: number;
-          last_position: number;
-          updated_at: number;
+          position: number;
+          recorded_at: number;
         }[];
         return rows.map((r) => ({
           streamId: r.stream_id,
           lastRevision: r.stream_revision,
-          lastPosition: BigInt(r.last_position),
-          lastRecordedAt: new Date(r.updated_at),
+          lastPosition: BigInt(r.position),
+          lastRecordedAt: new Date(r.recorded_at),
         }));
       });
     },
