@@ -58,9 +58,36 @@ describe('SQLite event store: schema migrations', () => {
     const tables = rawQuery(path, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map(
       (r) => (r as { name: string }).name,
     );
-    expect(tables).toEqual(
-      expect.arrayContaining(['messages', 'processors', 'schema_migrations', 'streams']),
+    expect(tables).toEqual(['messages', 'processors', 'schema_migrations']); // version 2 dropped streams
+  });
+
+  it('a database from an older build is migrated forward on open, its events intact', async () => {
+    const path = freshFile();
+    const old = new DatabaseSync(path);
+    old.exec('PRAGMA journal_mode = WAL');
+    old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+    old.exec(migrations[0]!.sql);
+    old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (1, 0)').run();
+    const insert = old.prepare(
+      `INSERT INTO messages (stream_id, stream_revision, message_id, message_kind, type, data, metadata, recorded_at)
+       VALUES (?, ?, ?, 'E', 'OrderPlaced', '{"n":1}', '{}', 0)`,
     );
+    insert.run('order-1', 0, 'a');
+    insert.run('order-1', 1, 'b');
+    insert.run('order-2', 0, 'c');
+    old.close();
+
+    const store = createSqliteEventStore({ path });
+    opened.push(store);
+
+    expect(store.diagnostics().schemaVersion).toBe(latestSchemaVersion);
+    expect(ids(await store.readAll())).toEqual(['a', 'b', 'c']);
+    expect((await store.listStreams()).map((s) => [s.streamId, s.lastRevision])).toEqual([
+      ['order-2', 0],
+      ['order-1', 1],
+    ]);
+    const next = await store.appendToStream('order-1', [newEvent('OrderPaid')], { expectedRevision: 1 });
+    expect(next.nextExpectedRevision).toBe(2);
   });
 
   it('a database written by a newer build is refused with a clear, coded error and left untouched', async () => {

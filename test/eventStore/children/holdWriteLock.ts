@@ -21,10 +21,6 @@ const row = db
      VALUES ('locker-1', 0, ?, 'E', 'LockHeld', '{}', '{}', ?)`,
   )
   .run(randomUUID(), now);
-db.prepare(
-  `INSERT INTO streams (stream_id, stream_category, stream_revision, last_position, updated_at)
-   VALUES ('locker-1', 'locker', 0, ?, ?)`,
-).run(row.lastInsertRowid, now);
 process.stdout.write(`locked ${row.lastInsertRowid}\n`);
 setTimeout(() => {
   db.exec('COMMIT');
