@@ -255,6 +255,19 @@ describe('POST /slack/events: interactions and events', () => {
   });
 });
 
+describe('when a listener hangs', () => {
+  it("answers 503 once Slack's 3 s are up instead of leaving the request open", async () => {
+    t.sb.bolt.command('/hang', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 3_500));
+    });
+    const started = Date.now();
+    const res = await t.postSlack(slashCommandBody({ command: '/hang', text: '' }), 'form');
+    expect(res.status).toBe(503);
+    expect(Date.now() - started).toBeLessThan(3_400);
+    expect(t.logs.text()).toContain('not acknowledged within 3 s');
+  });
+});
+
 describe('when the store cannot take the write', () => {
   it('answers a slash command that nothing happened, an event with 503, and /readyz with 503', async () => {
     const broken = await startTestApp();
