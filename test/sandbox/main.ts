@@ -1,0 +1,70 @@
+import { parseArgs } from 'node:util';
+import { DEFAULT_CONSOLE_PORT, type Sandbox, startSandbox } from './sandbox.ts';
+
+/**
+ * `npm run sandbox [-- --reset] [-- --port 3100] [-- --data ./data]`: Switchboard with a simulated
+ * Slack workspace and incident service, driven from a console in the browser. Prints one line (the
+ * console URL); the bot's logs go to `<data>/sandbox.log`. Ctrl-C stops it; the world is kept for
+ * the next start unless `--reset`.
+ */
+
+const USAGE = `Usage: npm run sandbox -- [--reset] [--port <console port, default ${DEFAULT_CONSOLE_PORT}>] [--data <dir, default ./data>]`;
+
+const fail = (message: string): never => {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+};
+
+const args = (() => {
+  try {
+    return parseArgs({
+      options: {
+        reset: { type: 'boolean', default: false },
+        port: { type: 'string' },
+        data: { type: 'string', default: './data' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      strict: true,
+    }).values;
+  } catch (e) {
+    return fail(`${e instanceof Error ? e.message : String(e)}\n${USAGE}`);
+  }
+})();
+if (args.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+const port = args.port === undefined ? DEFAULT_CONSOLE_PORT : Number(args.port);
+if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number\n${USAGE}`);
+
+let sandbox: Sandbox | undefined;
+try {
+  sandbox = await startSandbox({
+    dataDir: args.data ?? './data',
+    reset: args.reset === true,
+    ports: { console: port },
+  });
+} catch (e) {
+  const code = (e as { code?: string }).code;
+  if (code === 'EADDRINUSE')
+    fail(`The sandbox console's port ${port} is in use; pass --port <another port>.`);
+  fail(`The sandbox could not start: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+}
+const running = sandbox as Sandbox;
+process.stdout.write(
+  `Switchboard sandbox: ${running.consoleUrl}  (${running.restored ? 'world restored' : 'fresh world'}; logs in ${args.data}/sandbox.log; Ctrl-C stops)\n`,
+);
+
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  const limit = setTimeout(() => process.exit(1), 10_000);
+  limit.unref();
+  running.stop().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
+};
+process.once('SIGINT', stop);
+process.once('SIGTERM', stop);

@@ -1,0 +1,867 @@
+// The sandbox console: a Slack-like client for one person at a time, plus a look behind the
+// scenes (the incident service's web app, the event store, the bot's Slack API calls). Everything
+// a person does goes to the console server, which sends the bot the request Slack would send.
+import { escapeHtml, renderMessageBody, renderMrkdwn, renderView } from './blockKit.js';
+
+const $ = (id) => document.getElementById(id);
+
+const S = {
+  me: '',
+  data: null,
+  /** `{ kind: 'channel', id }` or `{ kind: 'app', tab: 'home' | 'messages' }` */
+  view: { kind: 'channel', id: '' },
+  unread: new Set(),
+  dismissed: new Set(),
+  modal: null,
+  modalErrors: {},
+  panel: 'pagerduty',
+  pd: null,
+  actAs: '',
+  store: { mode: 'tail', streams: [], streamId: '', events: [], tail: [], filter: '' },
+  calls: [],
+  source: null,
+};
+
+// ------------------------------------------------------------------ helpers
+
+const api = async (path, body) => {
+  const res = await fetch(path, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(json.error ?? `${res.status} ${res.statusText}`);
+  return json;
+};
+
+const toast = (text, kind = 'info') => {
+  const el = document.createElement('div');
+  el.className = `toast toast-${kind}`;
+  el.textContent = text;
+  $('toasts').append(el);
+  setTimeout(() => el.remove(), kind === 'error' ? 7000 : 3500);
+};
+
+const ctx = () => {
+  const d = S.data;
+  if (!d) return {};
+  const users = {};
+  for (const [id, u] of Object.entries(d.users)) users[id] = { name: u.realName || u.name, isBot: u.isBot };
+  const channels = {};
+  for (const c of d.channels) channels[c.id] = { name: c.isIm ? 'Switchboard' : c.name, isIm: c.isIm };
+  return { users, channels, people: d.people.map((p) => ({ id: p.id, name: p.realName })) };
+};
+
+const tsKey = (ts) => {
+  const [s, f] = String(ts).split('.');
+  return Number(s) * 1e6 + Number(f ?? 0);
+};
+const timeOfTs = (ts) =>
+  new Date(Number(String(ts).split('.')[0]) * 1000).toLocaleTimeString([], {
+    hour: '2-digit',
+    minute: '2-digit',
+  });
+const timeOfIso = (iso) =>
+  new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+
+const initials = (name) =>
+  name
+    .split(/\s+/)
+    .map((w) => w[0] ?? '')
+    .join('')
+    .slice(0, 2)
+    .toUpperCase();
+const hue = (id) => [...id].reduce((h, c) => (h * 31 + c.charCodeAt(0)) % 360, 7);
+
+const person = (id) => S.data?.people.find((p) => p.id === id);
+const nameOf = (id) => person(id)?.realName ?? S.data?.users[id]?.realName ?? id;
+const dmId = () => S.data?.channels.find((c) => c.isIm && c.user === S.me)?.id;
+const currentChannel = () =>
+  S.view.kind === 'channel' ? S.view.id : S.view.tab === 'messages' ? dmId() : undefined;
+
+// ------------------------------------------------------------------ Slack side: sidebar
+
+const renderSidebar = () => {
+  const d = S.data;
+  if (!d) return;
+  $('workspace').textContent = d.team.name;
+  $('channels').innerHTML = d.channels
+    .filter((c) => !c.isIm)
+    .map(
+      (c) =>
+        `<li><button type="button" class="side-item${S.view.kind === 'channel' && S.view.id === c.id ? ' active' : ''}${S.unread.has(c.id) ? ' unread' : ''}" data-channel="${escapeHtml(c.id)}"><span class="hash">#</span> ${escapeHtml(c.name)}</button></li>`,
+    )
+    .join('');
+  const dm = dmId();
+  $('apps').innerHTML =
+    `<li><button type="button" class="side-item${S.view.kind === 'app' ? ' active' : ''}${dm && S.unread.has(dm) ? ' unread' : ''}" data-app="switchboard"><span class="app-dot">⚡</span> Switchboard</button></li>`;
+};
+
+const renderHeader = () => {
+  const header = $('center-header');
+  const tabs = $('app-tabs');
+  if (S.view.kind === 'channel') {
+    const c = S.data?.channels.find((x) => x.id === S.view.id);
+    header.innerHTML = `<h1># ${escapeHtml(c?.name ?? '')}</h1><span class="header-hint">Messages, cards and replies from Switchboard. Replies only you can see are marked.</span>`;
+    tabs.hidden = true;
+  } else {
+    header.innerHTML = `<h1><span class="app-dot">⚡</span> Switchboard <span class="app-badge">APP</span></h1><span class="header-hint">The app's Home tab and your direct messages with it.</span>`;
+    tabs.hidden = false;
+    for (const b of tabs.querySelectorAll('.app-tab'))
+      b.classList.toggle('active', b.dataset.tab === S.view.tab);
+  }
+  const channel = currentChannel();
+  const c = S.data?.channels.find((x) => x.id === channel);
+  $('composer-input').placeholder = c ? (c.isIm ? 'Message Switchboard' : `Message #${c.name}`) : '';
+  $('composer').hidden = S.view.kind === 'app' && S.view.tab === 'home';
+};
+
+// ------------------------------------------------------------------ messages
+
+const messageHtml = (m, ephemeral) => {
+  const isBot = ephemeral ? m.via !== 'slackbot' : Boolean(m.botId);
+  const slackbot = ephemeral && m.via === 'slackbot';
+  const author = slackbot ? 'Slackbot' : isBot ? 'Switchboard' : nameOf(m.user);
+  const avatar = slackbot
+    ? '<div class="avatar avatar-slackbot">✱</div>'
+    : isBot
+      ? '<div class="avatar avatar-bot">⚡</div>'
+      : `<div class="avatar" style="background:hsl(${hue(m.user)} 45% 42%)">${escapeHtml(initials(author))}</div>`;
+  const badge = isBot && !slackbot ? '<span class="app-badge">APP</span>' : '';
+  const edited = !ephemeral && m.edits > 0 ? '<span class="edited">(edited)</span>' : '';
+  const only = ephemeral
+    ? `<div class="only-you"><span aria-hidden="true">👁</span> Only visible to you <button type="button" class="linklike" data-dismiss="${escapeHtml(m.ts)}">Dismiss</button></div>`
+    : '';
+  const kind = ephemeral ? 'ephemeral' : 'message';
+  return `<article class="msg${ephemeral ? ' ephemeral' : ''}" data-surface-kind="${kind}" data-channel="${escapeHtml(m.channel)}" data-ts="${escapeHtml(m.ts)}">
+    ${avatar}
+    <div class="msg-main">
+      ${only}
+      <div class="msg-meta"><span class="author">${escapeHtml(author)}</span>${badge}<time>${timeOfTs(m.ts)}</time>${edited}</div>
+      <div class="msg-body">${renderMessageBody(m, ctx())}</div>
+    </div>
+  </article>`;
+};
+
+const timeline = (channel) => {
+  const d = S.data;
+  const msgs = (d.messages[channel] ?? []).filter((m) => !m.deleted).map((m) => ({ m, eph: false }));
+  const eph = d.ephemerals
+    .filter((e) => e.channel === channel && !S.dismissed.has(e.ts) && (e.text || e.blocks))
+    .map((m) => ({ m, eph: true }));
+  return [...msgs, ...eph].sort((a, b) => tsKey(a.m.ts) - tsKey(b.m.ts));
+};
+
+const renderMessages = () => {
+  const box = $('messages');
+  const home = $('home');
+  if (S.view.kind === 'app' && S.view.tab === 'home') {
+    box.hidden = true;
+    home.hidden = false;
+    renderHome();
+    return;
+  }
+  home.hidden = true;
+  box.hidden = false;
+  const channel = currentChannel();
+  if (!channel || !S.data) {
+    box.innerHTML = '';
+    return;
+  }
+  const items = timeline(channel);
+  const c = S.data.channels.find((x) => x.id === channel);
+  const intro = `<div class="channel-intro">${c?.isIm ? 'This is the very beginning of your direct messages with <b>Switchboard</b>.' : `This is the very beginning of <b>#${escapeHtml(c?.name ?? '')}</b>.`}</div>`;
+  box.innerHTML = intro + items.map((x) => messageHtml(x.m, x.eph)).join('');
+  box.scrollTop = box.scrollHeight;
+};
+
+const renderHome = () => {
+  const home = $('home');
+  const view = S.data?.home;
+  if (!view) {
+    home.innerHTML = `<div class="empty">Switchboard has not published a Home tab for you yet.<br><small>Opening this tab sends the app an <code>app_home_opened</code> event.</small></div>`;
+    return;
+  }
+  const r = renderView(view.view, ctx());
+  home.innerHTML = `<div class="home-view" data-surface-kind="view" data-view-id="${escapeHtml(view.id)}">${r.body}</div>`;
+};
+
+const upsertMessage = (change, m) => {
+  S.data.messages[m.channel] ??= [];
+  const list = S.data.messages[m.channel];
+  const i = list.findIndex((x) => x.ts === m.ts);
+  if (i >= 0) list[i] = m;
+  else list.push(m);
+  if (m.channel !== currentChannel()) {
+    if (change === 'message.posted') {
+      S.unread.add(m.channel);
+      renderSidebar();
+    }
+    return;
+  }
+  const box = $('messages');
+  const el = box.querySelector(`.msg[data-surface-kind="message"][data-ts="${CSS.escape(m.ts)}"]`);
+  if (m.deleted) {
+    el?.remove();
+    return;
+  }
+  if (el) {
+    el.outerHTML = messageHtml(m, false);
+    const fresh = box.querySelector(`.msg[data-surface-kind="message"][data-ts="${CSS.escape(m.ts)}"]`);
+    fresh?.classList.add('flash');
+  } else {
+    appendToTimeline(messageHtml(m, false));
+  }
+};
+
+const appendToTimeline = (html) => {
+  const box = $('messages');
+  const nearBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 160;
+  box.insertAdjacentHTML('beforeend', html);
+  if (nearBottom) box.scrollTop = box.scrollHeight;
+};
+
+const addEphemeral = (e) => {
+  S.data.ephemerals.push(e);
+  if (!e.text && !e.blocks) return;
+  if (e.channel === currentChannel()) appendToTimeline(messageHtml(e, true));
+  else {
+    S.unread.add(e.channel);
+    renderSidebar();
+  }
+};
+
+// ------------------------------------------------------------------ interactions
+
+const surfaceOf = (el) => {
+  const host = el.closest('[data-surface-kind]');
+  if (!host) return undefined;
+  const kind = host.dataset.surfaceKind;
+  if (kind === 'view') return { kind: 'view', viewId: host.dataset.viewId };
+  return { kind, channel: host.dataset.channel, ts: host.dataset.ts };
+};
+
+const confirmDialog = (confirm) =>
+  new Promise((resolve) => {
+    if (!confirm) return resolve(true);
+    $('confirm-title').textContent = confirm.title?.text ?? 'Are you sure?';
+    $('confirm-text').innerHTML = renderMrkdwn(confirm.text?.text ?? '', ctx());
+    $('confirm-ok').textContent = confirm.confirm?.text ?? 'Yes';
+    $('confirm-deny').textContent = confirm.deny?.text ?? 'Cancel';
+    $('confirm-ok').className = `bk-button ${confirm.style === 'danger' ? 'bk-danger' : 'bk-primary'}`;
+    $('confirm-overlay').hidden = false;
+    const done = (ok) => {
+      $('confirm-overlay').hidden = true;
+      $('confirm-ok').onclick = null;
+      $('confirm-deny').onclick = null;
+      resolve(ok);
+    };
+    $('confirm-ok').onclick = () => done(true);
+    $('confirm-deny').onclick = () => done(false);
+  });
+
+/** Raw values of the inputs of a view form (block_id → action_id → value or values). */
+const formValues = (root) => {
+  const values = {};
+  for (const box of root.querySelectorAll('.bk-input[data-block-id]')) {
+    const actionId = box.dataset.actionId;
+    if (!actionId) continue;
+    const type = box.dataset.type;
+    let raw = null;
+    if (type === 'radio_buttons') raw = box.querySelector('input[type=radio]:checked')?.value ?? null;
+    else if (type === 'checkboxes')
+      raw = [...box.querySelectorAll('input[type=checkbox]:checked')].map((i) => i.value);
+    else {
+      const control = box.querySelector('select, input, textarea');
+      if (control?.tagName === 'SELECT' && control.multiple)
+        raw = [...control.selectedOptions].map((o) => o.value);
+      else raw = control?.value ?? null;
+    }
+    values[box.dataset.blockId] = { [actionId]: raw };
+  }
+  return values;
+};
+
+const sendAction = async (control, value) => {
+  const block = control.closest('.bk[data-block-index]');
+  const surface = surfaceOf(control);
+  if (!block || !surface) return;
+  if (control.dataset.confirm) {
+    const ok = await confirmDialog(JSON.parse(control.dataset.confirm));
+    if (!ok) {
+      if (control.tagName === 'SELECT') control.selectedIndex = 0;
+      return;
+    }
+  }
+  const body = {
+    user: S.me,
+    surface,
+    blockIndex: Number(block.dataset.blockIndex),
+    elementIndex: control.dataset.element === 'accessory' ? 'accessory' : Number(control.dataset.element),
+    value,
+  };
+  if (surface.kind === 'view') {
+    const root = control.closest('[data-surface-kind="view"]');
+    body.values = root ? formValues(root) : {};
+  }
+  control.classList.add('busy');
+  if (control.tagName === 'BUTTON') control.disabled = true;
+  try {
+    const r = await api('/api/action', body);
+    if (!r.ok) toast(`Switchboard didn't answer that click (${r.error ?? r.status}).`, 'error');
+  } catch (e) {
+    toast(e.message, 'error');
+  } finally {
+    control.classList.remove('busy');
+    if (control.tagName === 'BUTTON' && control.isConnected) control.disabled = false;
+    if (control.dataset.type === 'overflow' && control.isConnected) control.selectedIndex = 0;
+  }
+};
+
+document.addEventListener('click', (ev) => {
+  const t = ev.target;
+  if (!(t instanceof Element)) return;
+  const button = t.closest('button[data-action-id]');
+  if (button && !button.closest('.bk-input')) {
+    if (button.dataset.url) window.open(button.dataset.url, '_blank', 'noopener');
+    void sendAction(button, undefined);
+    return;
+  }
+  const dismiss = t.closest('[data-dismiss]');
+  if (dismiss) {
+    S.dismissed.add(dismiss.dataset.dismiss);
+    dismiss.closest('.msg')?.remove();
+    return;
+  }
+  const channel = t.closest('[data-channel].side-item');
+  if (channel) return select({ kind: 'channel', id: channel.dataset.channel });
+  if (t.closest('[data-app]'))
+    return select({ kind: 'app', tab: S.view.kind === 'app' ? S.view.tab : 'home' });
+  const tab = t.closest('.app-tab');
+  if (tab) return select({ kind: 'app', tab: tab.dataset.tab });
+  const mention = t.closest('.mk-channel[data-channel]');
+  if (mention && S.data?.channels.some((c) => c.id === mention.dataset.channel && !c.isIm)) {
+    return select({ kind: 'channel', id: mention.dataset.channel });
+  }
+});
+
+document.addEventListener('change', (ev) => {
+  const t = ev.target;
+  if (!(t instanceof Element) || t.closest('.bk-input')) return;
+  const dropdown = t.closest('select[data-action-id]');
+  if (dropdown) {
+    const value = dropdown.multiple ? [...dropdown.selectedOptions].map((o) => o.value) : dropdown.value;
+    if (value === '') return;
+    void sendAction(dropdown, value);
+    return;
+  }
+  const picker = t.closest('input[data-action-id]');
+  if (picker) return void sendAction(picker, picker.value);
+  const choices = t.closest('.bk-choices[data-action-id]');
+  if (choices) {
+    const checked = [...choices.querySelectorAll('input:checked')].map((i) => i.value);
+    void sendAction(choices, choices.dataset.type === 'radio_buttons' ? (checked[0] ?? null) : checked);
+  }
+});
+
+const select = (view) => {
+  S.view = view;
+  const channel = currentChannel();
+  if (channel) S.unread.delete(channel);
+  renderSidebar();
+  renderHeader();
+  renderMessages();
+  if (view.kind === 'app' && view.tab === 'home') {
+    api('/api/home/open', { user: S.me }).catch((e) => toast(e.message, 'error'));
+  }
+  if (view.kind === 'channel') localStorage.setItem('sandbox.channel', view.id);
+};
+
+// ------------------------------------------------------------------ composer
+
+const COMMANDS = [
+  ['/incident help', 'what /incident can do'],
+  ['/incident trigger ', '<service> <title>, or no arguments for a form'],
+  ['/incident list', 'open incidents'],
+  ['/incident show ', '<id or number>'],
+  ['/incident ack ', '<id or number>'],
+  ['/incident resolve ', '<id or number> [resolution]'],
+  ['/incident timeline ', '<id or number>'],
+  ['/oncall', '[service, schedule or @user]'],
+  ['/verify help', 'phone verification'],
+  ['/timeoff help', 'time off'],
+  ['/whosout', '[date or range]'],
+];
+
+const renderSuggest = () => {
+  const input = $('composer-input');
+  const text = input.value;
+  const box = $('suggest');
+  if (!text.startsWith('/') || text.includes('  ')) {
+    box.hidden = true;
+    return;
+  }
+  const matches = COMMANDS.filter(
+    ([c]) => c.startsWith(text.toLowerCase()) && c.trim() !== text.trim(),
+  ).slice(0, 7);
+  box.hidden = matches.length === 0;
+  box.innerHTML = matches
+    .map(
+      ([c, hint]) =>
+        `<button type="button" class="suggest-item" data-fill="${escapeHtml(c)}"><b>${escapeHtml(c.trim())}</b> <span>${escapeHtml(hint)}</span></button>`,
+    )
+    .join('');
+};
+
+$('composer-input').addEventListener('input', renderSuggest);
+$('suggest').addEventListener('click', (ev) => {
+  const item = ev.target instanceof Element ? ev.target.closest('[data-fill]') : null;
+  if (!item) return;
+  $('composer-input').value = item.dataset.fill;
+  $('composer-input').focus();
+  renderSuggest();
+});
+
+$('composer').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  const input = $('composer-input');
+  const text = input.value.trim();
+  const channel = currentChannel();
+  if (!text || !channel) return;
+  input.disabled = true;
+  $('suggest').hidden = true;
+  const started = performance.now();
+  try {
+    if (text.startsWith('/')) {
+      const r = await api('/api/slash', { user: S.me, channel, text });
+      const ms = Math.round(performance.now() - started);
+      const command = text.split(/\s/)[0];
+      $('composer-status').textContent = r.ok
+        ? `${command} sent to Switchboard, signed · answered ${r.status} in ${ms} ms`
+        : `${command} failed: ${r.error}`;
+    } else {
+      await api('/api/message', { user: S.me, channel, text });
+      $('composer-status').textContent = '';
+    }
+    input.value = '';
+  } catch (e) {
+    toast(e.message, 'error');
+  } finally {
+    input.disabled = false;
+    input.focus();
+  }
+});
+
+// ------------------------------------------------------------------ modals
+
+const showModal = (view) => {
+  S.modal = view;
+  S.modalErrors = {};
+  const overlay = $('modal-overlay');
+  if (!view) {
+    overlay.hidden = true;
+    return;
+  }
+  const r = renderView(view.view, ctx());
+  $('modal-title').textContent = r.title;
+  $('modal-body').innerHTML =
+    `<div data-surface-kind="view" data-view-id="${escapeHtml(view.id)}">${r.body}</div>`;
+  $('modal-close').textContent = r.close;
+  $('modal-submit').textContent = r.submit ?? 'Submit';
+  $('modal-submit').hidden = r.submit === undefined && !view.view.blocks?.some((b) => b.type === 'input');
+  $('modal-banner').hidden = true;
+  overlay.hidden = false;
+  const first = $('modal-body').querySelector('input, textarea, select');
+  first?.focus();
+};
+
+const showModalErrors = (errors) => {
+  for (const box of $('modal-body').querySelectorAll('.bk-input')) {
+    box.classList.remove('bk-has-error');
+    box.querySelector('.bk-error')?.remove();
+    const message = errors[box.dataset.blockId];
+    if (message) {
+      box.classList.add('bk-has-error');
+      const div = document.createElement('div');
+      div.className = 'bk-error';
+      div.setAttribute('role', 'alert');
+      div.textContent = message;
+      box.append(div);
+    }
+  }
+};
+
+$('modal').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  if (!S.modal) return;
+  const submit = $('modal-submit');
+  submit.disabled = true;
+  submit.classList.add('busy');
+  try {
+    const r = await api('/api/views/submit', {
+      user: S.me,
+      viewId: S.modal.id,
+      values: formValues($('modal-body')),
+    });
+    if (!r.ok) {
+      $('modal-banner').textContent =
+        `We had some trouble connecting to Switchboard (${r.error}). Try again?`;
+      $('modal-banner').hidden = false;
+    } else if (r.errors) {
+      showModalErrors(r.errors);
+    } else if (!r.modal) {
+      showModal(null);
+    } else if (r.modal.id !== S.modal.id || r.modal.hash !== S.modal.hash) {
+      showModal(r.modal);
+    }
+  } catch (e) {
+    toast(e.message, 'error');
+  } finally {
+    submit.disabled = false;
+    submit.classList.remove('busy');
+  }
+});
+
+const closeModal = async () => {
+  if (!S.modal) return;
+  const id = S.modal.id;
+  showModal(null);
+  await api('/api/views/close', { user: S.me, viewId: id }).catch((e) => toast(e.message, 'error'));
+};
+$('modal-close').addEventListener('click', closeModal);
+$('modal-x').addEventListener('click', closeModal);
+document.addEventListener('keydown', (ev) => {
+  if (ev.key === 'Escape' && !$('modal-overlay').hidden && $('confirm-overlay').hidden) void closeModal();
+});
+
+// ------------------------------------------------------------------ side panel: incident service
+
+const STATUS_LABEL = { triggered: 'Triggered', acknowledged: 'Acknowledged', resolved: 'Resolved' };
+
+const loadPagerDuty = async () => {
+  S.pd = await api('/api/pagerduty');
+  renderPagerDuty();
+};
+
+const personOption = (p, selected) =>
+  `<option value="${escapeHtml(p.email)}"${p.email === selected ? ' selected' : ''}>${escapeHtml(p.name)}</option>`;
+
+const renderPagerDuty = () => {
+  const pd = S.pd;
+  const box = $('panel-pagerduty');
+  if (!pd) return;
+  const mine = person(S.me)?.email;
+  if (!S.actAs || !pd.people.some((p) => p.email === S.actAs)) S.actAs = mine ?? pd.people[0]?.email ?? '';
+  const open = pd.incidents.filter((i) => i.status !== 'resolved');
+  const resolved = pd.incidents.filter((i) => i.status === 'resolved');
+  const row = (
+    i,
+  ) => `<li class="pd-incident pd-${i.status}" data-incident="${escapeHtml(i.id)}" data-testid="pd-incident-${i.number}">
+      <div class="pd-line"><span class="pill pill-${i.status}">${STATUS_LABEL[i.status]}</span><span class="pd-num">#${i.number}</span><span class="pd-title">${escapeHtml(i.title)}</span></div>
+      <div class="pd-sub">${escapeHtml(i.service.name)} · ${i.urgency === 'high' ? 'High' : 'Low'} urgency · ${i.assignees.length ? `assigned to ${escapeHtml(i.assignees.map((a) => a.name).join(', '))}` : 'unassigned'} · level ${i.escalationLevel}</div>
+      <div class="pd-sub">Last change by ${escapeHtml(i.lastChangedBy)} at ${timeOfIso(i.updatedAt)}</div>
+      ${
+        i.status === 'resolved'
+          ? ''
+          : `<div class="pd-actions"><button type="button" class="bk-button small" data-pd-act="acknowledge"${i.status === 'acknowledged' ? ' disabled' : ''}>Acknowledge</button><button type="button" class="bk-button small" data-pd-act="resolve">Resolve</button></div>`
+      }
+    </li>`;
+  const oncall = pd.onCall
+    .map(
+      (
+        p,
+      ) => `<div class="oc-policy"><div class="oc-name">${escapeHtml(p.name)} <span class="muted">· ${escapeHtml(p.services.join(', ') || 'no services')}</span></div>
+      <ol class="oc-levels">${p.levels
+        .map(
+          (l) =>
+            `<li><span class="oc-level">L${l.level}</span> ${l.targets
+              .map((t) =>
+                t.kind === 'user'
+                  ? `<b>${escapeHtml(t.user?.name ?? '?')}</b>`
+                  : `<b>${escapeHtml(t.now?.name ?? 'nobody')}</b> <span class="muted">(${escapeHtml(t.schedule.name)}${t.until ? ` until ${new Date(t.until).toLocaleString([], { weekday: 'short', hour: '2-digit', minute: '2-digit' })}` : ''}${t.next ? `, then ${escapeHtml(t.next.name)}` : ''})</span>`,
+              )
+              .join(
+                ', ',
+              )}${l.level < p.levels.length ? ` <span class="muted">· escalates after ${l.delayMinutes} min</span>` : ''}</li>`,
+        )
+        .join('')}</ol></div>`,
+    )
+    .join('');
+  const severityOptions = ['critical', 'error', 'warning', 'info']
+    .map((s) => `<option value="${s}"${s === 'error' ? ' selected' : ''}>${s}</option>`)
+    .join('');
+  box.innerHTML = `
+    <p class="panel-note">The incident service's own web app, as a person there would use it. Changes reach Switchboard as signed webhooks.</p>
+    <label class="field-inline">Act as <select id="pd-act-as" aria-label="Act as">${pd.people.map((p) => personOption(p, S.actAs)).join('')}</select></label>
+    <h3>Open incidents <span class="count">${open.length}</span></h3>
+    <ul class="pd-list">${open.map(row).join('') || '<li class="empty-row">No open incidents.</li>'}</ul>
+    ${resolved.length ? `<details class="pd-resolved"><summary>Resolved <span class="count">${resolved.length}</span></summary><ul class="pd-list">${resolved.map(row).join('')}</ul></details>` : ''}
+    <h3>Trigger from monitoring</h3>
+    <form class="pd-trigger" id="pd-trigger">
+      <label>Service <select name="routingKey" aria-label="Monitoring service">${pd.services.map((s) => `<option value="${escapeHtml(s.routingKey)}">${escapeHtml(s.name)} · ${escapeHtml(s.description)}</option>`).join('')}</select></label>
+      <label>Summary <input name="summary" required placeholder="CPU above 95% on api-3" aria-label="Alert summary"></label>
+      <div class="row"><label>Severity <select name="severity">${severityOptions}</select></label>
+      <button type="submit" class="bk-button bk-primary small">Send alert</button></div>
+      <p class="muted small">Sent to the Events API (<code>POST /v2/enqueue</code>) with the service's routing key.</p>
+    </form>
+    <h3>On call now</h3>
+    ${oncall}`;
+  if (location.hash.startsWith('#incident=')) {
+    const id = decodeURIComponent(location.hash.slice('#incident='.length));
+    box.querySelector(`[data-incident="${CSS.escape(id)}"]`)?.classList.add('highlight');
+  }
+};
+
+$('panel-pagerduty').addEventListener('change', (ev) => {
+  if (ev.target instanceof HTMLSelectElement && ev.target.id === 'pd-act-as') S.actAs = ev.target.value;
+});
+$('panel-pagerduty').addEventListener('click', async (ev) => {
+  const b = ev.target instanceof Element ? ev.target.closest('[data-pd-act]') : null;
+  if (!b) return;
+  const id = b.closest('[data-incident]')?.dataset.incident;
+  b.disabled = true;
+  try {
+    await api(`/api/pagerduty/incidents/${encodeURIComponent(id)}/${b.dataset.pdAct}`, { email: S.actAs });
+  } catch (e) {
+    toast(`The incident service refused: ${e.message}`, 'error');
+    b.disabled = false;
+  }
+});
+$('panel-pagerduty').addEventListener('submit', async (ev) => {
+  if (!(ev.target instanceof HTMLFormElement) || ev.target.id !== 'pd-trigger') return;
+  ev.preventDefault();
+  const form = new FormData(ev.target);
+  try {
+    const r = await api('/api/pagerduty/enqueue', {
+      routingKey: form.get('routingKey'),
+      summary: form.get('summary'),
+      severity: form.get('severity'),
+      source: 'sandbox console',
+    });
+    toast(`Alert accepted (dedup key ${r.dedup_key}).`);
+    ev.target.reset();
+  } catch (e) {
+    toast(`The Events API refused: ${e.message}`, 'error');
+  }
+});
+
+// ------------------------------------------------------------------ side panel: event store
+
+const actorName = (actor) => (actor && S.data?.users[actor] ? nameOf(actor) : (actor ?? '—'));
+
+const eventRow = (e, withStream) => `<li class="ev-row">
+  <details>
+    <summary>
+      <span class="ev-type">${escapeHtml(e.type)}</span>
+      <span class="kind kind-${escapeHtml(e.kind)}">${escapeHtml(e.kind)}</span>
+      ${withStream ? `<button type="button" class="linklike ev-stream" data-stream="${escapeHtml(e.streamId)}">${escapeHtml(e.streamId)}</button>` : `<span class="muted">#${e.revision}</span>`}
+      <span class="ev-meta"><span class="ev-actor" title="actor">${escapeHtml(actorName(e.actor))}</span> · <time>${timeOfIso(e.recordedAt)}</time></span>
+    </summary>
+    <pre class="json">${escapeHtml(JSON.stringify({ data: e.data, metadata: e.metadata, position: e.position, revision: e.revision }, null, 2))}</pre>
+  </details>
+</li>`;
+
+const renderStore = () => {
+  const st = S.store;
+  const box = $('panel-store');
+  const tabs = `<div class="sub-tabs">
+    <button type="button" class="sub-tab${st.mode === 'tail' ? ' active' : ''}" data-store-mode="tail">Live tail</button>
+    <button type="button" class="sub-tab${st.mode !== 'tail' ? ' active' : ''}" data-store-mode="streams">Streams</button>
+  </div>`;
+  let body = '';
+  if (st.mode === 'tail') {
+    body = `<p class="panel-note">Every event appended to the store, newest first, as it happens.</p>
+      <ul class="ev-list" data-testid="store-tail">${st.tail.map((e) => eventRow(e, true)).join('') || '<li class="empty-row">Nothing yet: do something in Slack.</li>'}</ul>`;
+  } else if (st.mode === 'streams') {
+    const f = st.filter.toLowerCase();
+    body = `<input class="filter" id="stream-filter" placeholder="Filter streams (inbox-, incident-, …)" aria-label="Filter streams" value="${escapeHtml(st.filter)}">
+      <ul class="stream-list" data-testid="store-streams">${st.streams
+        .filter((s) => s.streamId.toLowerCase().includes(f))
+        .map(
+          (s) =>
+            `<li><button type="button" class="stream-item" data-stream="${escapeHtml(s.streamId)}"><span>${escapeHtml(s.streamId)}</span><span class="muted">${s.events} event${s.events === 1 ? '' : 's'} · ${timeOfIso(s.lastRecordedAt)}</span></button></li>`,
+        )
+        .join('')}</ul>`;
+  } else {
+    body = `<div class="stream-head"><button type="button" class="linklike" data-store-mode="streams">← Streams</button> <b>${escapeHtml(st.streamId)}</b></div>
+      <ul class="ev-list" data-testid="store-stream">${st.events.map((e) => eventRow(e, false)).join('')}</ul>`;
+  }
+  box.innerHTML = tabs + body;
+  const filter = $('stream-filter');
+  if (filter) {
+    filter.addEventListener('input', () => {
+      st.filter = filter.value;
+      const pos = filter.selectionStart;
+      renderStore();
+      $('stream-filter').focus();
+      $('stream-filter').setSelectionRange(pos, pos);
+    });
+  }
+};
+
+const openStream = async (streamId) => {
+  S.store.mode = 'stream';
+  S.store.streamId = streamId;
+  S.store.events = await api(`/api/store/stream?id=${encodeURIComponent(streamId)}`);
+  renderStore();
+};
+
+$('panel-store').addEventListener('click', async (ev) => {
+  const t = ev.target instanceof Element ? ev.target : null;
+  const mode = t?.closest('[data-store-mode]');
+  if (mode) {
+    S.store.mode = mode.dataset.storeMode;
+    if (S.store.mode === 'streams') S.store.streams = await api('/api/store/streams');
+    renderStore();
+    return;
+  }
+  const stream = t?.closest('[data-stream]');
+  if (stream) {
+    ev.preventDefault();
+    await openStream(stream.dataset.stream);
+  }
+});
+
+const onStoreEvent = (row) => {
+  const st = S.store;
+  st.tail.unshift(row);
+  st.tail.length = Math.min(st.tail.length, 200);
+  if (st.mode === 'stream' && row.streamId === st.streamId) st.events.push(row);
+  if (st.mode === 'streams') {
+    const s = st.streams.find((x) => x.streamId === row.streamId);
+    if (s) {
+      s.events = row.revision + 1;
+      s.lastRecordedAt = row.recordedAt;
+    } else
+      st.streams.unshift({
+        streamId: row.streamId,
+        events: row.revision + 1,
+        lastRecordedAt: row.recordedAt,
+      });
+  }
+  if (S.panel === 'store') {
+    const open = new Set(
+      [...$('panel-store').querySelectorAll('details[open] .ev-type')].map((x) => x.textContent),
+    );
+    if (open.size === 0) renderStore();
+  }
+};
+
+// ------------------------------------------------------------------ side panel: Slack API calls
+
+const renderCalls = () => {
+  $('panel-calls').innerHTML =
+    `<p class="panel-note">Web API calls Switchboard made to (fake) Slack, newest first.</p>
+    <ul class="call-list">${S.calls
+      .slice()
+      .reverse()
+      .map(
+        (c) =>
+          `<li><code>${escapeHtml(c.method)}</code> <span class="${c.error ? 'bad' : 'good'}">${c.error ? escapeHtml(c.error) : 'ok'}</span> <time class="muted">${timeOfIso(new Date(c.at).toISOString())}</time></li>`,
+      )
+      .join('')}</ul>`;
+};
+
+for (const tab of document.querySelectorAll('.panel-tab')) {
+  tab.addEventListener('click', () => showPanel(tab.dataset.panel));
+}
+const showPanel = async (name) => {
+  S.panel = name;
+  for (const tab of document.querySelectorAll('.panel-tab')) {
+    tab.classList.toggle('active', tab.dataset.panel === name);
+    tab.setAttribute('aria-selected', String(tab.dataset.panel === name));
+  }
+  for (const p of ['pagerduty', 'store', 'calls']) $(`panel-${p}`).hidden = p !== name;
+  if (name === 'pagerduty') await loadPagerDuty();
+  if (name === 'store') {
+    if (S.store.mode === 'streams') S.store.streams = await api('/api/store/streams');
+    renderStore();
+  }
+  if (name === 'calls') {
+    S.calls = await api('/api/slack/calls');
+    renderCalls();
+  }
+};
+
+// ------------------------------------------------------------------ live updates
+
+const connect = () => {
+  S.source?.close();
+  const source = new EventSource(`/api/events?user=${encodeURIComponent(S.me)}`);
+  S.source = source;
+  const on = (name, fn) =>
+    source.addEventListener(name, (ev) => {
+      if (S.source === source) fn(JSON.parse(ev.data));
+    });
+  on('hello', async () => {
+    $('live').textContent = '● live';
+    $('live').className = 'live on';
+    await refresh();
+  });
+  on('message', (e) => upsertMessage(e.change, e.message));
+  on('ephemeral', addEphemeral);
+  on('modal', showModal);
+  on('home', (view) => {
+    S.data.home = view;
+    if (S.view.kind === 'app' && S.view.tab === 'home') renderHome();
+  });
+  on('channels', (channels) => {
+    S.data.channels = channels;
+    renderSidebar();
+  });
+  on('pagerduty', () => {
+    if (S.panel === 'pagerduty') void loadPagerDuty();
+  });
+  on('store', onStoreEvent);
+  on('call', (c) => {
+    S.calls.push(c);
+    if (S.calls.length > 200) S.calls.shift();
+    if (S.panel === 'calls') renderCalls();
+  });
+  source.onerror = () => {
+    $('live').textContent = '● reconnecting…';
+    $('live').className = 'live off';
+  };
+};
+
+const refresh = async () => {
+  S.data = await api(`/api/state?user=${encodeURIComponent(S.me)}`);
+  if (S.view.kind === 'channel' && !S.data.channels.some((c) => c.id === S.view.id)) {
+    const saved = localStorage.getItem('sandbox.channel');
+    const first =
+      S.data.channels.find((c) => c.id === saved) ?? S.data.channels.find((c) => c.name === 'incidents');
+    S.view = { kind: 'channel', id: first?.id ?? S.data.channels[0]?.id ?? '' };
+  }
+  renderSidebar();
+  renderHeader();
+  renderMessages();
+  showModal(S.data.modal);
+  if (S.panel === 'pagerduty') await loadPagerDuty();
+};
+
+const pickUser = async (id) => {
+  S.me = id;
+  S.actAs = '';
+  localStorage.setItem('sandbox.user', id);
+  $('whoami').value = id;
+  connect();
+};
+
+$('whoami').addEventListener('change', (ev) => pickUser(ev.target.value));
+
+const start = async () => {
+  const people = await api('/api/people');
+  $('whoami').innerHTML = people
+    .map(
+      (p) =>
+        `<option value="${escapeHtml(p.id)}">${escapeHtml(p.realName)} · ${escapeHtml(p.title)}</option>`,
+    )
+    .join('');
+  const saved = localStorage.getItem('sandbox.user');
+  S.store.tail = await api('/api/store/recent').catch(() => []);
+  await showPanel('pagerduty').catch(() => undefined);
+  await pickUser(people.some((p) => p.id === saved) ? saved : people[0].id);
+};
+
+void start();

@@ -1,0 +1,154 @@
+import { spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SLACK_INBOX_STREAM } from '../../src/application/inbox.ts';
+import { NODE24, ROOT, tempDir } from '../support/startApp.ts';
+import { waitFor } from '../support/waitFor.ts';
+import { type Sandbox, startSandbox } from './sandbox.ts';
+import { ADMIN, INCIDENTS_CHANNEL, routingKeyOf, SERVICES } from './world.ts';
+
+const dirs: Array<() => void> = [];
+const running: Sandbox[] = [];
+afterEach(async () => {
+  for (const s of running.splice(0)) await s.stop();
+  for (const c of dirs.splice(0)) c();
+});
+
+const start = async (dataDir: string, reset: boolean) => {
+  const s = await startSandbox({ dataDir, reset, ports: 0, logLevel: 'warn' });
+  running.push(s);
+  return s;
+};
+const slashInputs = async (s: Sandbox) =>
+  (await s.store.readStream(SLACK_INBOX_STREAM)).map(
+    (e) =>
+      (e.data as { input: { name: string; actor: string; channelId: string; payload: { text: string } } })
+        .input,
+  );
+
+describe('the sandbox', () => {
+  it('seeds a fresh world: #incidents subscribed through the bot, open incidents announced by signed webhooks', async () => {
+    const tmp = tempDir('sandbox-seed-');
+    dirs.push(tmp.cleanup);
+    const s = await start(tmp.dir, true);
+    expect(s.restored).toBe(false);
+
+    const subscribes = (await slashInputs(s)).filter((i) => i.payload.text.startsWith('subscribe '));
+    expect(subscribes.map((i) => [i.name, i.actor, i.channelId, i.payload.text])).toEqual(
+      Object.keys(SERVICES).map((name) => [
+        '/incident',
+        ADMIN.slackId,
+        INCIDENTS_CHANNEL,
+        `subscribe ${name}`,
+      ]),
+    );
+
+    const incidents = [...s.sim.state.incidents.values()];
+    expect(incidents.map((i) => [i.number, i.status])).toEqual([
+      [1, 'triggered'],
+      [2, 'acknowledged'],
+    ]);
+    const toBot = await waitFor(
+      () => {
+        const a = s.sim.webhooks.attempts.filter((x) => x.url === `${s.botUrl}/webhooks/pagerduty`);
+        return a.length >= 3 ? a : undefined;
+      },
+      { what: 'webhook deliveries to the bot' },
+    );
+    const secret = s.sb.config.pagerduty?.webhookSecret ?? '';
+    expect(secret).not.toBe('');
+    for (const a of toBot) {
+      const expected = `v1=${createHmac('sha256', secret).update(a.body).digest('hex')}`;
+      expect(a.headers['x-pagerduty-signature']).toBe(expected);
+    }
+    expect(toBot.map((a) => a.eventType).slice(0, 3)).toEqual([
+      'incident.triggered',
+      'incident.triggered',
+      'incident.acknowledged',
+    ]);
+  });
+
+  it('keeps the world across a restart, and --reset starts over', async () => {
+    const tmp = tempDir('sandbox-restart-');
+    dirs.push(tmp.cleanup);
+    const first = await start(tmp.dir, true);
+    await fetch(`${first.console.url}/api/message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ user: ADMIN.slackId, channel: INCIDENTS_CHANNEL, text: 'before the restart' }),
+    });
+    const inputsBefore = (await slashInputs(first)).length;
+    const incidentIds = [...first.sim.state.incidents.keys()];
+    await first.stop();
+    running.splice(0);
+
+    const second = await start(tmp.dir, false);
+    expect(second.restored).toBe(true);
+    expect(second.fake.messages(INCIDENTS_CHANNEL).map((m) => m.text)).toContain('before the restart');
+    expect(second.fake.ephemerals.filter((e) => e.user === ADMIN.slackId).length).toBeGreaterThanOrEqual(3);
+    expect([...second.sim.state.incidents.keys()]).toEqual(incidentIds);
+    // Not seeded again: the bot's inbox only grew by nothing.
+    expect((await slashInputs(second)).length).toBe(inputsBefore);
+    // New incidents get new numbers and ids.
+    const res = await fetch(`${second.sim.eventsUrl}/v2/enqueue`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        routing_key: routingKeyOf('web'),
+        event_action: 'trigger',
+        payload: { summary: 'CDN 5xx', source: 'test', severity: 'warning' },
+      }),
+    });
+    expect(res.status).toBe(202);
+    const fresh = [...second.sim.state.incidents.values()].find((i) => i.title === 'CDN 5xx');
+    expect(fresh?.number).toBeGreaterThan(2);
+    expect(incidentIds).not.toContain(fresh?.id);
+    await second.stop();
+    running.splice(0);
+
+    const third = await start(tmp.dir, true);
+    expect(third.restored).toBe(false);
+    expect(third.fake.messages(INCIDENTS_CHANNEL).map((m) => m.text)).not.toContain('before the restart');
+    expect((await slashInputs(third)).length).toBe(Object.keys(SERVICES).length);
+  });
+
+  it('`npm run sandbox` prints one line with the console URL, serves the console, and stops on SIGTERM', async () => {
+    const tmp = tempDir('sandbox-main-');
+    dirs.push(tmp.cleanup);
+    const child = spawn(
+      NODE24,
+      [join(ROOT, 'test/sandbox/main.ts'), '--port', '0', '--data', tmp.dir, '--reset'],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      const url = await waitFor(() => /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)?.[1], {
+        timeoutMs: 20_000,
+        what: `the console URL (stdout: ${out}, stderr: ${err})`,
+      });
+      const page = await fetch(url);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<title>Switchboard sandbox</title>');
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(out.trim().split('\n')).toHaveLength(1);
+      expect(out).toMatch(/^Switchboard sandbox: http:\/\/127\.0\.0\.1:\d+\/ /);
+      expect(err).toBe('');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+});

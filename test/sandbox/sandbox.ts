@@ -1,0 +1,265 @@
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, mkdirSync, rmSync, type WriteStream } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Writable } from 'node:stream';
+import { createSwitchboard, type Switchboard } from '../../src/app.ts';
+import { type LogLevel, loadConfig } from '../../src/config.ts';
+import type { EventStore } from '../../src/eventStore/eventStore.ts';
+import { openEventStore } from '../../src/eventStore/openEventStore.ts';
+import { createLogger } from '../../src/logger.ts';
+import { type PagerDutySimulator, startPagerDutySimulator } from '../simulators/pagerduty/index.ts';
+import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
+import { type ConsoleServer, listenConsole } from './consoleServer.ts';
+import { readWorld, restoreIncidents, writeWorld } from './persistence.ts';
+import { createSlackSurface, type SlackSurface } from './slackSurface.ts';
+import {
+  ADMIN,
+  CHANNELS,
+  INCIDENTS_CHANNEL,
+  PEOPLE,
+  pagerDutySeed,
+  routingKeyOf,
+  SEED_INCIDENTS,
+  SERVICES,
+  slackUsers,
+} from './world.ts';
+
+/**
+ * The whole sandbox in one process, on loopback: the real bot (`createSwitchboard`, embedded
+ * SQLite store), the fake Slack Web API, the incident-service simulator, and the console server,
+ * wired with secrets generated at start so every request is signed as in production (Slack v0
+ * signatures on what the console sends the bot, V3 webhook signatures on what the simulator sends).
+ *
+ * `npm run sandbox` (test/sandbox/main.ts) calls this; so do the browser tests, on ephemeral ports
+ * and a temporary data directory.
+ *
+ * @example
+ * const sandbox = await startSandbox({ dataDir: tmp, reset: true, ports: 0 });
+ * await page.goto(sandbox.consoleUrl);
+ * ...; await sandbox.stop();
+ */
+
+export type SandboxPorts = Readonly<{ console?: number; bot?: number }>;
+
+export type SandboxOptions = Readonly<{
+  /** Holds sandbox.db (the event store), sandbox-world.json (Slack and incident-service state), sandbox.log. */
+  dataDir: string;
+  /** Start over: delete the store and the saved world first. */
+  reset?: boolean;
+  /** `0`: every port chosen by the OS. Default: console 3100, bot any free port. */
+  ports?: 0 | SandboxPorts;
+  /** Bot log destination; default `<dataDir>/sandbox.log`. */
+  log?: Writable;
+  logLevel?: LogLevel;
+  /** Seed the demo world on a fresh start (default true). */
+  seed?: boolean;
+  /** How often the incident service runs its timers (escalations, ack timeouts). Default 15 s. */
+  timersEveryMs?: number;
+}>;
+
+export type Sandbox = Readonly<{
+  consoleUrl: string;
+  botUrl: string;
+  dataDir: string;
+  /** True when the world came back from a previous run. */
+  restored: boolean;
+  sb: Switchboard;
+  store: EventStore;
+  fake: FakeSlack;
+  sim: PagerDutySimulator;
+  surface: SlackSurface;
+  console: ConsoleServer;
+  /** Saves the Slack and incident-service state now (it is also saved on every change, debounced). */
+  save(): void;
+  stop(): Promise<void>;
+}>;
+
+export const DEFAULT_CONSOLE_PORT = 3100;
+
+const secret = (bytes = 24): string => randomBytes(bytes).toString('hex');
+
+export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> => {
+  const dataDir = resolve(options.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const dbPath = join(dataDir, 'sandbox.db');
+  const worldPath = join(dataDir, 'sandbox-world.json');
+  if (options.reset) {
+    for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`, worldPath]) rmSync(f, { force: true });
+  }
+  const ports: SandboxPorts =
+    options.ports === 0
+      ? { console: 0, bot: 0 }
+      : { console: DEFAULT_CONSOLE_PORT, bot: 0, ...options.ports };
+
+  const secrets = {
+    botToken: `xoxb-sandbox-${secret(12)}`,
+    signingSecret: secret(),
+    pagerdutyToken: secret(16),
+    webhookSecret: secret(),
+  };
+
+  const cleanups: Array<() => Promise<unknown> | unknown> = [];
+  const cleanup = async () => {
+    for (const c of cleanups.splice(0).reverse()) await Promise.resolve(c()).catch(() => undefined);
+  };
+  try {
+    const listening = await listenConsole(ports.console ?? 0);
+    cleanups.push(() => listening.close());
+
+    const saved = options.reset ? undefined : readWorld(worldPath);
+    const fake = await startFakeSlack({
+      botToken: secrets.botToken,
+      users: slackUsers(),
+      channels: [...CHANNELS],
+    });
+    cleanups.push(() => fake.close());
+    if (saved) fake.importState(saved.slack);
+
+    const sim = await startPagerDutySimulator({
+      token: secrets.pagerdutyToken,
+      seed: pagerDutySeed(),
+      webUrl: `${listening.url}/vendor`,
+      webhooks: { retryDelaysMs: [250, 1_000, 3_000, 10_000] },
+    });
+    cleanups.push(() => sim.stop());
+    if (saved) restoreIncidents(sim, saved.pagerduty.incidents);
+
+    const store = await openEventStore(`sqlite:${dbPath}`);
+    cleanups.push(() => (store.isOpen() ? store.close() : undefined));
+    const config = loadConfig({
+      SLACK_BOT_TOKEN: secrets.botToken,
+      SLACK_SIGNING_SECRET: secrets.signingSecret,
+      SLACK_API_URL: fake.apiUrl,
+      PORT: String(ports.bot ?? 0),
+      EVENT_STORE_URL: `sqlite:${dbPath}`,
+      LOG_LEVEL: options.logLevel ?? 'info',
+      PAGERDUTY_API_URL: sim.url,
+      PAGERDUTY_EVENTS_URL: sim.eventsUrl,
+      PAGERDUTY_TOKEN: secrets.pagerdutyToken,
+      PAGERDUTY_WEBHOOK_SECRET: secrets.webhookSecret,
+      CI: 'true',
+    });
+    let logFile: WriteStream | undefined;
+    if (!options.log) {
+      logFile = createWriteStream(join(dataDir, 'sandbox.log'), { flags: options.reset ? 'w' : 'a' });
+      const file = logFile;
+      cleanups.push(() => new Promise<void>((r) => file.end(() => r())));
+    }
+    const logger = createLogger({
+      level: config.logLevel,
+      secrets: config.secrets,
+      destination: options.log ?? logFile!,
+      base: { sandbox: 'true' },
+    });
+    const sb = await createSwitchboard({ config, logger, store, host: '127.0.0.1', httpGraceMs: 1_000 });
+    cleanups.push(() => sb.stop());
+    const { url: botUrl } = await sb.start();
+
+    sim.subscribe({
+      url: `${botUrl}/webhooks/pagerduty`,
+      secret: secrets.webhookSecret,
+      description: 'Switchboard',
+    });
+    sim.subscribe({ url: `${listening.url}/hooks/pagerduty`, description: 'sandbox console' });
+
+    let pagerDutyChanged: () => void = () => undefined;
+    const surface = createSlackSurface({ fake, botUrl: () => botUrl, signingSecret: secrets.signingSecret });
+    cleanups.push(() => surface.stop());
+    const consoleServer = listening.serve({
+      fake,
+      sim,
+      store,
+      surface,
+      people: PEOPLE,
+      now: () => Date.now(),
+      onPagerDutyChange: () => pagerDutyChanged(),
+    });
+    // The console closes before the bot (its store tail must stop before the store closes).
+    cleanups.push(() => consoleServer.close());
+
+    const timers = setInterval(() => sim.runTimers(), options.timersEveryMs ?? 15_000);
+    timers.unref();
+    cleanups.push(() => clearInterval(timers));
+
+    let saveTimer: NodeJS.Timeout | undefined;
+    const save = () => {
+      if (saveTimer) clearTimeout(saveTimer);
+      saveTimer = undefined;
+      writeWorld(worldPath, fake, sim);
+    };
+    const saveSoon = () => {
+      saveTimer ??= setTimeout(save, 500);
+    };
+    fake.events.on('change', saveSoon);
+    pagerDutyChanged = saveSoon;
+    cleanups.push(() => {
+      fake.events.off('change', saveSoon);
+      save();
+    });
+
+    if (!saved && options.seed !== false) await seedWorld({ surface, sim });
+    save();
+
+    let stopping: Promise<void> | undefined;
+    return {
+      consoleUrl: `${consoleServer.url}/`,
+      botUrl,
+      dataDir,
+      restored: saved !== undefined,
+      sb,
+      store,
+      fake,
+      sim,
+      surface,
+      console: consoleServer,
+      save,
+      stop() {
+        stopping ??= cleanup();
+        return stopping;
+      },
+    };
+  } catch (e) {
+    await cleanup();
+    throw e;
+  }
+};
+
+/**
+ * Seeds a fresh world once the bot is up: `#incidents` subscribes to every service through the
+ * bot's own `/incident subscribe` (a signed slash command, as the admin), then the open incidents
+ * are created in the incident service (from monitoring through the Events API, or by a person in
+ * its web app), so the bot hears of them through webhooks.
+ */
+export const seedWorld = async (deps: Readonly<{ surface: SlackSurface; sim: PagerDutySimulator }>) => {
+  for (const name of Object.keys(SERVICES)) {
+    await deps.surface.slashCommand({
+      user: ADMIN.slackId,
+      channel: INCIDENTS_CHANNEL,
+      text: `/incident subscribe ${name}`,
+    });
+  }
+  for (const seed of SEED_INCIDENTS) {
+    if (seed.via === 'monitoring') {
+      const res = await fetch(`${deps.sim.eventsUrl}/v2/enqueue`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({
+          routing_key: routingKeyOf(seed.service),
+          event_action: 'trigger',
+          dedup_key: seed.dedupKey,
+          payload: { summary: seed.summary, source: seed.source, severity: seed.severity },
+        }),
+      });
+      if (res.status !== 202)
+        throw new Error(`seeding: the Events API answered ${res.status}: ${await res.text()}`);
+    } else {
+      const inc = deps.sim.webApp.trigger({
+        serviceId: SERVICES[seed.service].id,
+        title: seed.title,
+        byEmail: seed.by,
+        urgency: seed.urgency,
+      });
+      if (seed.acknowledgedBy) deps.sim.webApp.acknowledge(inc.id, seed.acknowledgedBy);
+    }
+  }
+};
