@@ -138,12 +138,19 @@ export type StoreEventRow = Readonly<{
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
-/** Who an event is attributed to: `metadata.actor`, else the recorded input's actor or `by`. */
+/** Who an event is attributed to: `metadata.actor`, else the recorded input's actor or `by`, else its webhook source. */
 export const actorOf = (e: Pick<RecordedEvent, 'data' | 'metadata'>): string | null => {
   const m = e.metadata as Json;
   const d = e.data as Json;
   const input = (d['input'] ?? {}) as Json;
-  return str(m['actor']) ?? str(input['actor']) ?? str(d['by']) ?? str(m['by']) ?? null;
+  const source = str(m['source']);
+  return (
+    str(m['actor']) ??
+    str(input['actor']) ??
+    str(d['by']) ??
+    str(m['by']) ??
+    (source && source !== 'slack' ? `${source} webhook` : null)
+  );
 };
 
 export const storeEventRow = (e: RecordedEvent): StoreEventRow => ({
