@@ -1,0 +1,14 @@
+import type { ServiceRef } from '../incident/events.ts';
+import type { Command } from '../shared/messages.ts';
+
+/** `by` is the Slack user; the service is resolved (id and name) before dispatch. */
+export type SubscribeChannelToIncidents = Command<
+  'SubscribeChannelToIncidents',
+  Readonly<{ service: ServiceRef; channel: string; by: string }>
+>;
+export type UnsubscribeChannelFromIncidents = Command<
+  'UnsubscribeChannelFromIncidents',
+  Readonly<{ service: ServiceRef; channel: string; by: string }>
+>;
+
+export type IncidentRoutingCommand = SubscribeChannelToIncidents | UnsubscribeChannelFromIncidents;

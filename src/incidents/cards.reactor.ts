@@ -1,0 +1,233 @@
+import type { Actor, Assignee } from '../../machines/incident/events.ts';
+import { hasCode, isChatOpsError } from '../core/errors.ts';
+import { uuidv5 } from '../core/ids.ts';
+import type { Command } from '../core/messages.ts';
+import type { RecordedEvent } from '../eventStore/eventStore.ts';
+import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
+import { backoffDelayMs, retryAfterMsOf, shouldRetry } from '../processors/retryPolicy.ts';
+import type { Processor, ProcessorContext } from '../processors/runner.ts';
+import type { SlackMessage } from '../slack/blocks/format.ts';
+import { incidentCard } from '../slack/blocks/incidentCard.ts';
+import { type IncidentView, toIncidentView } from '../slack/blocks/incidentView.ts';
+import type { SlackUserOf } from './pagerdutyMapping.ts';
+import { readIncidentState } from './upstreamCalls.reactor.ts';
+
+/**
+ * `incident-cards`: keeps one card per channel for each incident, in place.
+ *
+ * On any incident event (except the card bookkeeping itself) it folds the stream and renders the
+ * card from the latest state: `chat.update` for every card already recorded, `chat.postMessage` in
+ * channels that should have one and do not (the channel a trigger came from, and channels
+ * subscribed to the incident's service), recording `RecordIncidentCardPosted` / `…Updated`.
+ *
+ * Coalescing (platform-facts §8.4, T6, T7): `chat.update` is Tier 3 (about 50 a minute), so when
+ * several events of one incident are waiting, only the newest is rendered (last writer wins): an
+ * event that is not the newest renderable one in its stream is skipped, because the newer one will
+ * be delivered and render everything. A rate-limited call waits for Slack's `Retry-After` (the
+ * processor waits; nothing else may call that method meanwhile) and then renders the state as it
+ * is by then, so the final state is never lost. A render that keeps failing for a transient reason
+ * is dropped after a few tries: the incident's next event renders again.
+ *
+ * Duplicates: before posting in a channel the stream is read again, and a channel with a recorded
+ * card gets an update instead. (A crash after Slack took the post and before it was recorded can
+ * still post twice: `chat.postMessage` has no idempotency key.)
+ *
+ * @example
+ * const cards = createIncidentCardsReactor({ slack: cardsPort, dispatch: bus.dispatch, channelsFor, slackUserOf });
+ */
+export type CardsSlackPort = Readonly<{
+  postMessage(channel: string, message: SlackMessage): Promise<{ channel: string; ts: string }>;
+  updateMessage(channel: string, ts: string, message: SlackMessage): Promise<void>;
+}>;
+
+export type IncidentCardsOptions = Readonly<{
+  slack: CardsSlackPort;
+  dispatch: Dispatch;
+  /** Channels subscribed to a service's incidents (caught up with the store). */
+  channelsFor(serviceId: string): Promise<readonly string[]>;
+  slackUserOf?: SlackUserOf;
+  /** Attempts per render on transient Slack failures (not rate limits) before giving up. Default 5. */
+  maxTransientTries?: number;
+}>;
+
+export const INCIDENT_CARDS_PROCESSOR = 'incident-cards';
+const ACTOR = 'system:incident-cards';
+const CARD_EVENTS = new Set(['IncidentCardPosted', 'IncidentCardUpdated']);
+/** Slack answers that mean a card or its channel is gone for good: skip it, never retry. */
+const GONE = new Set([
+  'message_not_found',
+  'channel_not_found',
+  'not_in_channel',
+  'is_archived',
+  'cant_update_message',
+  'edit_window_closed',
+  'msg_too_long',
+  'invalid_blocks',
+]);
+
+const slackErrorOf = (e: unknown): string | undefined => {
+  const v = isChatOpsError(e) ? e.details.slackError : undefined;
+  return typeof v === 'string' ? v : undefined;
+};
+
+/** The view with Slack mentions for people the incident service names and we know. */
+export const withSlackUsers = (view: IncidentView, slackUserOf: SlackUserOf): IncidentView => {
+  const actor = (a: Actor | null): Actor | null =>
+    a && !a.slackUserId && a.upstreamUserId ? { ...a, slackUserId: slackUserOf(a.upstreamUserId) } : a;
+  const mark = <M extends { by: Actor | null } | null>(m: M): M => (m ? { ...m, by: actor(m.by) } : m);
+  const assignee = (a: Assignee): Assignee => (a.slackUserId ? a : { ...a, slackUserId: slackUserOf(a.id) });
+  return {
+    ...view,
+    assignees: view.assignees.map(assignee),
+    triggered: mark(view.triggered),
+    acknowledged: mark(view.acknowledged),
+    resolved: mark(view.resolved),
+    lastNote: mark(view.lastNote),
+  };
+};
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason ?? new Error('aborted'));
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason ?? new Error('aborted'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+
+export const createIncidentCardsReactor = (options: IncidentCardsOptions): Processor => {
+  const slackUserOf = options.slackUserOf ?? (() => null);
+  const maxTransientTries = options.maxTransientTries ?? 5;
+  /** Newest renderable revision already shown on every card of a stream (this process only). */
+  const rendered = new Map<string, number>();
+
+  const record = async (
+    ctx: ProcessorContext,
+    cause: RecordedEvent,
+    type: 'RecordIncidentCardPosted' | 'RecordIncidentCardUpdated',
+    data: { channel: string; ts: string },
+    key: string,
+  ): Promise<void> => {
+    const command: Command = {
+      type,
+      data: { ...data, streamId: cause.streamId },
+      metadata: {
+        now: ctx.now().toISOString(),
+        commandId: uuidv5(`${INCIDENT_CARDS_PROCESSOR}:${key}`),
+        actor: ACTOR,
+        causationId: cause.id,
+      },
+    };
+    const outcome = await dispatchCommand(options.dispatch, command);
+    if (outcome.outcome === 'rejected') {
+      ctx.logger.warn({ code: outcome.code, type }, `card not recorded: ${outcome.message}`);
+    }
+  };
+
+  const render = async (
+    ctx: ProcessorContext,
+    cause: RecordedEvent,
+    revision: number,
+  ): Promise<'done' | 'newer'> => {
+    const streamId = cause.streamId;
+    const { state } = await readIncidentState(ctx.store, streamId);
+    const view = withSlackUsers(toIncidentView(streamId, state), slackUserOf);
+    if (view.phase === 'notTriggered') return 'done';
+    const message = incidentCard(view);
+    const log = ctx.logger.child({ streamId });
+
+    for (const card of state.context.cards) {
+      try {
+        await options.slack.updateMessage(card.channel, card.ts, message);
+      } catch (error) {
+        const gone = slackErrorOf(error);
+        if (gone && GONE.has(gone)) {
+          log.warn({ channel: card.channel, slackError: gone }, 'card cannot be updated; skipped');
+          continue;
+        }
+        throw error;
+      }
+      await record(
+        ctx,
+        cause,
+        'RecordIncidentCardUpdated',
+        card,
+        `updated:${streamId}:${card.channel}:${card.ts}:${revision}`,
+      );
+    }
+
+    const wanted = new Set<string>();
+    if (state.context.trigger?.channel) wanted.add(state.context.trigger.channel);
+    if (view.service) for (const c of await options.channelsFor(view.service.id)) wanted.add(c);
+    for (const channel of wanted) {
+      if (state.context.cards.some((c) => c.channel === channel)) continue;
+      // Read again right before posting: a card recorded since (another delivery) is not posted twice.
+      const again = await readIncidentState(ctx.store, streamId);
+      if (again.state.context.cards.some((c) => c.channel === channel)) return 'newer';
+      let posted: { channel: string; ts: string };
+      try {
+        posted = await options.slack.postMessage(channel, message);
+      } catch (error) {
+        const gone = slackErrorOf(error);
+        if (gone && GONE.has(gone)) {
+          log.warn({ channel, slackError: gone }, 'card cannot be posted in this channel; skipped');
+          continue;
+        }
+        throw error;
+      }
+      await record(ctx, cause, 'RecordIncidentCardPosted', posted, `posted:${streamId}:${channel}`);
+      log.debug({ channel, ts: posted.ts }, 'card posted');
+    }
+    return 'done';
+  };
+
+  return {
+    id: INCIDENT_CARDS_PROCESSOR,
+    filter: { streamPrefixes: ['incident-'] },
+    async handle(event, ctx) {
+      if (event.kind !== 'event' || CARD_EVENTS.has(event.type)) return;
+      const streamId = event.streamId;
+      for (let transient = 0; ; ) {
+        const history = await ctx.store.readStream(streamId);
+        const newest = history.reduce(
+          (max, m) => (m.kind === 'event' && !CARD_EVENTS.has(m.type) ? Math.max(max, m.revision) : max),
+          -1,
+        );
+        // Coalesce: a newer event of this incident is waiting and will render the latest state.
+        if (event.revision < newest) return;
+        if ((rendered.get(streamId) ?? -1) >= newest) return;
+        try {
+          const outcome = await render(ctx, event, newest);
+          if (outcome === 'done') rendered.set(streamId, newest);
+          else continue;
+          return;
+        } catch (error) {
+          if (hasCode(error, 'SB_STORE_UNAVAILABLE') || !shouldRetry(error)) throw error;
+          const waitMs = retryAfterMsOf(error);
+          if (waitMs !== undefined) {
+            ctx.logger.warn(
+              { streamId, waitMs },
+              'Slack rate limit: waiting before rendering the latest state',
+            );
+            await sleep(waitMs, ctx.signal);
+            continue;
+          }
+          transient += 1;
+          if (transient >= maxTransientTries) {
+            ctx.logger.error(
+              { err: error, streamId },
+              'card render kept failing; the next change renders again',
+            );
+            return;
+          }
+          await sleep(backoffDelayMs(transient, { baseMs: 200, maxMs: 5_000 }), ctx.signal);
+        }
+      }
+    },
+  };
+};

@@ -1,0 +1,163 @@
+import type { UpstreamAction } from '../../machines/incident/events.ts';
+import { INCIDENT_ROUTING_STREAM_PREFIX } from '../../machines/incidentRouting/streams.ts';
+import { ConcurrencyError, isChatOpsError } from '../core/errors.ts';
+import { uuidv5 } from '../core/ids.ts';
+import type { JsonObject } from '../core/messages.ts';
+import type { Processor, ProcessorContext } from '../processors/runner.ts';
+import { escapeMrkdwn, mention, type SlackMessage, truncate } from '../slack/blocks/format.ts';
+import { incidentLabel } from '../slack/blocks/incidentCard.ts';
+import { toIncidentView } from '../slack/blocks/incidentView.ts';
+import { readIncidentState } from './upstreamCalls.reactor.ts';
+
+/**
+ * `incident-notices`: messages to people about what happened, once each.
+ *
+ * - A request that failed for good (`IncidentUpstreamCallFailed { final: true }`): the requester
+ *   gets a DM, "Couldn't acknowledge #42 after 5 attempts: the incident service could not be
+ *   reached. …". The card shows it too (incident-cards); the DM reaches them wherever they are.
+ * - A channel subscribed to a service (`IncidentChannelSubscribed`): the channel is told, and who
+ *   subscribed it gets a DM if the bot cannot post there (not invited).
+ *
+ * Each notice is recorded as `IncidentNoticeSent` in `incidentNotice-<uuid>` (UUIDv5 of what it is
+ * about), checked before sending, so a redelivery does not send it again.
+ *
+ * @example
+ * const notices = createIncidentNoticesReactor({ slack: { postMessage } });
+ */
+export type NoticesSlackPort = Readonly<{
+  /** `channel` may be a user id: the message goes to the app's DM with them. */
+  postMessage(channel: string, message: SlackMessage): Promise<{ channel: string; ts: string }>;
+}>;
+
+export const INCIDENT_NOTICES_PROCESSOR = 'incident-notices';
+export const INCIDENT_NOTICE_STREAM_PREFIX = 'incidentNotice-';
+const SLACK_USER = /^[UW][A-Z0-9]{2,}$/;
+
+const VERB: Readonly<Record<UpstreamAction, string>> = {
+  trigger: 'create',
+  acknowledge: 'acknowledge',
+  resolve: 'resolve',
+  escalate: 'escalate',
+  reassign: 'reassign',
+  note: 'add your note to',
+};
+
+/** Why the last attempt failed, for people. */
+export const failureReasonText = (code: string, message: string): string => {
+  switch (code) {
+    case 'SB_UPSTREAM_UNAVAILABLE':
+    case 'SB_TIMEOUT':
+      return 'the incident service could not be reached';
+    case 'SB_UPSTREAM_RATE_LIMITED':
+      return 'the incident service kept asking Switchboard to slow down';
+    case 'SB_UPSTREAM_AUTH':
+      return "the incident service refused Switchboard's credentials (an admin needs to check PAGERDUTY_TOKEN)";
+    case 'SB_UNMAPPED_USER':
+      return 'the incident service does not know your user';
+    default:
+      return escapeMrkdwn(truncate(message.replace(/^pagerduty \w+ failed: /, ''), 300));
+  }
+};
+
+export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesSlackPort }>): Processor => {
+  const sendOnce = async (
+    ctx: ProcessorContext,
+    key: string,
+    send: () => Promise<{ channel: string; ts: string } | null>,
+  ): Promise<void> => {
+    const streamId = `${INCIDENT_NOTICE_STREAM_PREFIX}${uuidv5(`notice:${key}`)}`;
+    if ((await ctx.store.readStream(streamId, { maxCount: 1 })).length > 0) return;
+    const sent = await send();
+    try {
+      await ctx.store.appendToStream(
+        streamId,
+        [
+          {
+            id: uuidv5(`notice-sent:${key}`),
+            type: 'IncidentNoticeSent',
+            data: {
+              key,
+              channel: sent?.channel ?? null,
+              ts: sent?.ts ?? null,
+              at: ctx.now().toISOString(),
+            } as JsonObject,
+          },
+        ],
+        { expectedRevision: 'no_stream' },
+      );
+    } catch (error) {
+      if (!(error instanceof ConcurrencyError)) throw error;
+    }
+  };
+
+  const finalFailure = async (ctx: ProcessorContext, streamId: string, data: Record<string, unknown>) => {
+    const requestId = String(data.requestId);
+    const { state, history } = await readIncidentState(ctx.store, streamId);
+    const request = history.find(
+      (m) => m.kind === 'event' && m.type.endsWith('Requested') && m.data.requestId === requestId,
+    );
+    const by = typeof request?.data.by === 'string' ? request.data.by : null;
+    if (!by || !SLACK_USER.test(by)) return;
+    const view = toIncidentView(streamId, state);
+    const action = String(data.action) as UpstreamAction;
+    const attempts = Number(data.attempt);
+    const label =
+      action === 'trigger'
+        ? `the incident “${escapeMrkdwn(truncate(view.title, 150))}”`
+        : incidentLabel(view);
+    const text =
+      `:x: Couldn't ${VERB[action] ?? action} ${label} after ${attempts} attempt${attempts === 1 ? '' : 's'}: ` +
+      `${failureReasonText(String(data.code), String(data.message ?? ''))}. ` +
+      'Try again from the card, or use the incident service directly.';
+    await sendOnce(ctx, `final-failure:${requestId}`, () =>
+      options.slack.postMessage(by, { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] }),
+    );
+  };
+
+  const subscribed = async (ctx: ProcessorContext, eventId: string, data: Record<string, unknown>) => {
+    const channel = String(data.channel);
+    const by = String(data.by);
+    const name = escapeMrkdwn(String(data.serviceName ?? data.serviceId));
+    const text =
+      `:bell: This channel now gets a card for every *${name}* incident, updated in place (set up by ${mention(by)}). ` +
+      `\`/incident unsubscribe ${name}\` stops it.`;
+    await sendOnce(ctx, `subscribed:${eventId}`, async () => {
+      try {
+        return await options.slack.postMessage(channel, {
+          text,
+          blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }],
+        });
+      } catch (error) {
+        const slackError = isChatOpsError(error) ? error.details.slackError : undefined;
+        if (slackError !== 'not_in_channel' && slackError !== 'channel_not_found') throw error;
+        if (!SLACK_USER.test(by)) return null;
+        const dm = `:warning: <#${channel}> is subscribed to *${name}* incidents, but Switchboard can't post there yet: invite it with \`/invite @switchboard\` in that channel.`;
+        return options.slack.postMessage(by, {
+          text: dm,
+          blocks: [{ type: 'section', text: { type: 'mrkdwn', text: dm } }],
+        });
+      }
+    });
+  };
+
+  return {
+    id: INCIDENT_NOTICES_PROCESSOR,
+    filter: {
+      streamPrefixes: ['incident-', INCIDENT_ROUTING_STREAM_PREFIX],
+      eventTypes: ['IncidentUpstreamCallFailed', 'IncidentChannelSubscribed'],
+    },
+    async handle(event, ctx) {
+      if (event.kind !== 'event') return;
+      const data = event.data as Record<string, unknown>;
+      if (
+        event.type === 'IncidentUpstreamCallFailed' &&
+        data.final === true &&
+        event.streamId.startsWith('incident-')
+      ) {
+        await finalFailure(ctx, event.streamId, data);
+      } else if (event.type === 'IncidentChannelSubscribed') {
+        await subscribed(ctx, event.id, data);
+      }
+    },
+  };
+};

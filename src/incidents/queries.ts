@@ -1,0 +1,259 @@
+import { isChatOpsError } from '../core/errors.ts';
+import type { EventStore } from '../eventStore/eventStore.ts';
+import {
+  escapeMrkdwn,
+  formatTime,
+  type KnownBlock,
+  type ModalView,
+  mention,
+  mrkdwn,
+  plain,
+  SLACK_LIMITS,
+  type SlackMessage,
+  truncate,
+} from '../slack/blocks/format.ts';
+import { incidentCard } from '../slack/blocks/incidentCard.ts';
+import { incidentList } from '../slack/blocks/incidentList.ts';
+import type { ServiceOption } from '../slack/blocks/incidentModals.ts';
+import { incidentTimeline, toTimelineEntries } from '../slack/blocks/incidentTimeline.ts';
+import { type IncidentView, toIncidentView } from '../slack/blocks/incidentView.ts';
+import type { PagerDutyClient, PagerDutyOnCall } from '../upstream/pagerduty.ts';
+import { withSlackUsers } from './cards.reactor.ts';
+import type { IdentityResolver } from './identity.ts';
+import type { IncidentReadModels } from './readModels.projection.ts';
+import type { ServiceDirectory } from './services.ts';
+import { readIncidentState } from './upstreamCalls.reactor.ts';
+
+/**
+ * What the incident handlers may ask (style.md rule 4: handlers never touch the store or an
+ * upstream; they get these functions). Every answer is a Slack message ready to send.
+ *
+ * @example
+ * const found = await queries.findIncident('42');
+ * if (found) await ack({ response_type: 'ephemeral', ...(await queries.card(found.streamId)) });
+ */
+export type OnCallTarget =
+  | Readonly<{ kind: 'everyone' }>
+  | Readonly<{ kind: 'user'; slackUserId: string }>
+  | Readonly<{ kind: 'text'; text: string }>;
+
+export type IncidentQueries = Readonly<{
+  /** `42`, `#42`, an upstream id or a stream id → the incident, or null when Switchboard does not know it. */
+  findIncident(ref: string): Promise<{ streamId: string; label: string } | null>;
+  /** The incident's card as it is now (null for a stream without an incident). */
+  card(streamId: string): Promise<SlackMessage | null>;
+  /** Open incidents, optionally of one service (by name or id). */
+  list(input: Readonly<{ service?: string; now: string }>): Promise<SlackMessage>;
+  /** `/incident timeline`: the stream, page by page. */
+  timeline(streamId: string): Promise<SlackMessage[]>;
+  /** `/oncall`: who is on call now and next. */
+  onCall(input: Readonly<{ target: OnCallTarget; now: Date }>): Promise<SlackMessage>;
+  /** Services for the trigger form, as known right now (never waits). */
+  triggerServices(): readonly ServiceOption[] | undefined;
+}>;
+
+/** What incident handlers get besides the shared HandlerDeps. */
+export type IncidentHandlerDeps = Readonly<{
+  queries: IncidentQueries;
+  /** `views.open`: call it at once, inside the 3 s trigger window. Throws coded errors. */
+  openView(triggerId: string, view: ModalView): Promise<void>;
+}>;
+
+export type IncidentQueriesDeps = Readonly<{
+  store: EventStore;
+  readModels: IncidentReadModels;
+  services: ServiceDirectory;
+  identity: IdentityResolver;
+  pagerduty: Pick<PagerDutyClient, 'listOnCalls'>;
+}>;
+
+const message = (text: string): SlackMessage => ({ text, blocks: [{ type: 'section', text: mrkdwn(text) }] });
+
+export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQueries => {
+  const { store, readModels } = deps;
+
+  const view = async (streamId: string): Promise<IncidentView | null> => {
+    const { state } = await readIncidentState(store, streamId);
+    const v = toIncidentView(streamId, state);
+    return v.phase === 'notTriggered' ? null : withSlackUsers(v, readModels.slackUserOf);
+  };
+
+  const person = (ref: PagerDutyOnCall['user']): string => {
+    const slack = readModels.slackUserOf(ref.id);
+    return slack ? mention(slack) : escapeMrkdwn(ref.name ?? ref.summary ?? ref.id);
+  };
+
+  const onCallMessage = (
+    title: string,
+    rows: readonly PagerDutyOnCall[],
+    now: Date,
+    empty: string,
+  ): SlackMessage => {
+    const nowMs = now.getTime();
+    const byPolicy = new Map<string, { name: string; levels: Map<number, PagerDutyOnCall[]> }>();
+    for (const r of rows) {
+      const p = byPolicy.get(r.escalation_policy.id) ?? {
+        name: r.escalation_policy.summary ?? r.escalation_policy.id,
+        levels: new Map(),
+      };
+      const list = p.levels.get(r.escalation_level) ?? [];
+      list.push(r);
+      p.levels.set(r.escalation_level, list);
+      byPolicy.set(r.escalation_policy.id, p);
+    }
+    const blocks: KnownBlock[] = [{ type: 'header', text: plain(truncate(title, SLACK_LIMITS.headerText)) }];
+    const lines: string[] = [];
+    for (const p of byPolicy.values()) {
+      const out: string[] = [`*${escapeMrkdwn(p.name)}*`];
+      for (const [level, entries] of [...p.levels.entries()].sort((a, b) => a[0] - b[0])) {
+        const startOf = (e: PagerDutyOnCall) => (e.start ? Date.parse(e.start) : Number.NEGATIVE_INFINITY);
+        const endOf = (e: PagerDutyOnCall) => (e.end ? Date.parse(e.end) : Number.POSITIVE_INFINITY);
+        const sorted = [...entries].sort((a, b) => startOf(a) - startOf(b));
+        const current = sorted.filter((e) => startOf(e) <= nowMs && endOf(e) > nowMs);
+        const currentEnd = Math.max(nowMs, ...current.map(endOf));
+        const next = sorted.find(
+          (e) => startOf(e) >= currentEnd && !current.some((c) => c.user.id === e.user.id),
+        );
+        const where = (e: PagerDutyOnCall) =>
+          e.schedule ? ` (${escapeMrkdwn(e.schedule.summary ?? e.schedule.id)})` : '';
+        const reference = now.toISOString();
+        const onNow = current.length
+          ? current
+              .map(
+                (e) => `${person(e.user)}${where(e)}${e.end ? ` until ${formatTime(e.end, reference)}` : ''}`,
+              )
+              .join(', ')
+          : 'nobody';
+        const then = next
+          ? ` · next: ${person(next.user)} from ${formatTime(next.start ?? '', reference)}`
+          : '';
+        out.push(`• Level ${level}: ${onNow}${then}`);
+      }
+      lines.push(out.join('\n'));
+    }
+    if (lines.length === 0) blocks.push({ type: 'section', text: mrkdwn(empty) });
+    for (const l of lines.slice(0, SLACK_LIMITS.blocksPerMessage - 2)) {
+      blocks.push({ type: 'section', text: mrkdwn(truncate(l, SLACK_LIMITS.sectionText)) });
+    }
+    return { text: `${title}: ${lines.length ? lines.join('\n') : empty}`.slice(0, 3000), blocks };
+  };
+
+  const fetchOnCalls = async (now: Date, filters: { userIds?: string[]; escalationPolicyIds?: string[] }) => {
+    const until = new Date(now.getTime() + 7 * 24 * 3600 * 1000);
+    const page = await deps.pagerduty.listOnCalls({
+      since: now.toISOString(),
+      until: until.toISOString(),
+      limit: 100,
+      ...(filters.userIds ? { userIds: filters.userIds } : {}),
+      ...(filters.escalationPolicyIds ? { escalationPolicyIds: filters.escalationPolicyIds } : {}),
+    });
+    return page.items;
+  };
+
+  return {
+    async findIncident(ref) {
+      let streamId = readModels.streamForRef(ref);
+      if (!streamId) {
+        await readModels.catchUp();
+        streamId = readModels.streamForRef(ref);
+      }
+      if (!streamId) return null;
+      const v = await view(streamId);
+      if (!v) return null;
+      return { streamId, label: `${v.number === null ? '' : `#${v.number} `}${v.title}` };
+    },
+
+    async card(streamId) {
+      const v = await view(streamId);
+      return v ? incidentCard(v) : null;
+    },
+
+    async list({ service, now }) {
+      await readModels.catchUp();
+      let rows = readModels.openIncidents();
+      let title = 'Open incidents';
+      if (service) {
+        try {
+          const s = await deps.services.resolve(service);
+          rows = rows.filter((r) => r.serviceId === s.id);
+          title = `Open incidents: ${s.name}`;
+        } catch (error) {
+          if (isChatOpsError(error) && error.code === 'SB_NOT_FOUND')
+            return message(`:mag: ${error.message}`);
+          throw error;
+        }
+      }
+      const views = (await Promise.all(rows.map((r) => view(r.streamId)))).filter((v) => v !== null);
+      return incidentList(views, { title, reference: now });
+    },
+
+    async timeline(streamId) {
+      const records = await store.readStream(streamId);
+      const v = await view(streamId);
+      const title = v ? `${v.number === null ? '' : `#${v.number} `}${v.title}` : streamId;
+      return incidentTimeline({ title, entries: toTimelineEntries(records) });
+    },
+
+    async onCall({ target, now }) {
+      if (target.kind === 'everyone') {
+        return onCallMessage('On call now', await fetchOnCalls(now, {}), now, 'Nobody is on call.');
+      }
+      if (target.kind === 'user') {
+        let upstreamUserId: string;
+        try {
+          upstreamUserId = (
+            await deps.identity.resolve(target.slackUserId, {
+              kind: 'target',
+              slackUserId: target.slackUserId,
+            })
+          ).id;
+        } catch (error) {
+          if (isChatOpsError(error) && error.code === 'SB_UNMAPPED_USER')
+            return message(`:bust_in_silhouette: ${error.message}`);
+          throw error;
+        }
+        const rows = await fetchOnCalls(now, { userIds: [upstreamUserId] });
+        return onCallMessage(
+          'On-call shifts in the next 7 days',
+          rows,
+          now,
+          `${mention(target.slackUserId)} has no on-call shift in the next 7 days.`,
+        );
+      }
+      const text = target.text.trim();
+      const services = await deps.services.all();
+      const q = text.toLowerCase();
+      const service =
+        services.find((s) => s.id.toLowerCase() === q || s.name.toLowerCase() === q) ??
+        (services.filter((s) => s.name.toLowerCase().startsWith(q)).length === 1
+          ? services.find((s) => s.name.toLowerCase().startsWith(q))
+          : undefined);
+      if (service?.escalationPolicyId) {
+        const rows = await fetchOnCalls(now, { escalationPolicyIds: [service.escalationPolicyId] });
+        return onCallMessage(
+          `On call for ${service.name}`,
+          rows,
+          now,
+          `Nobody is on call for ${escapeMrkdwn(service.name)}.`,
+        );
+      }
+      // A schedule or an escalation policy, by id or name.
+      const all = await fetchOnCalls(now, {});
+      const matches = (ref: { id: string; summary?: string | null | undefined } | null | undefined) =>
+        !!ref && (ref.id.toLowerCase() === q || (ref.summary ?? '').toLowerCase().includes(q));
+      const rows = all.filter((r) => matches(r.schedule) || matches(r.escalation_policy));
+      if (rows.length === 0) {
+        return message(
+          `:mag: No service, schedule or escalation policy matches “${escapeMrkdwn(truncate(text, 80))}”. Services: ${services
+            .map((s) => escapeMrkdwn(s.name))
+            .join(', ')}.`,
+        );
+      }
+      return onCallMessage(`On call: ${text}`, rows, now, 'Nobody is on call.');
+    },
+
+    triggerServices() {
+      return deps.services.cached()?.map((s) => ({ id: s.id, name: s.name }));
+    },
+  };
+};

@@ -1,0 +1,215 @@
+import { INCIDENT_ROUTING_STREAM_PREFIX } from '../../machines/incidentRouting/streams.ts';
+import type { EventFilter, EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
+import type { Processor } from '../processors/runner.ts';
+import { IDENTITY_STREAM_PREFIX, SLACK_USER_MAPPED, type SlackUserMappedData } from './identity.ts';
+
+/**
+ * The incident lifecycle's read models, in memory:
+ * - the incident index: upstream id and number → stream id (from `IncidentLinked`, the first fact
+ *   of every incident known upstream), so `/incident ack 42` and note webhooks find their stream;
+ * - incidents by phase (triggering, open, resolved, not created) with their service, for
+ *   `/incident list` and for routing cards to subscribed channels;
+ * - channel subscriptions per service (`incidentRouting-<service>`);
+ * - identities: Slack user ↔ incident-service user (`identity-<slackUserId>`), so cards mention
+ *   people the incident service names.
+ *
+ * In memory and rebuilt from the store on every start (processor `incident-read-models`, no
+ * checkpoint): at one team's scale that is a few thousand small events read in milliseconds, and
+ * the store stays the only state. A deployment with years of incidents would keep these in tables
+ * with a checkpoint instead.
+ *
+ * Read-your-writes: the processor follows the store in the background; `catchUp()` reads whatever
+ * it has not applied yet, so a query right after a write sees it. Both paths read the same filtered
+ * sequence in order and apply an event only if its position is past the last applied one.
+ *
+ * @example
+ * const readModels = createIncidentReadModels({ store });
+ * await readModels.catchUp();
+ * readModels.streamForRef('42'); // 'incident-9b2…'
+ */
+
+export type IncidentPhaseRow = 'triggering' | 'open' | 'resolved' | 'triggerFailed';
+
+export type IncidentRow = Readonly<{
+  streamId: string;
+  phase: IncidentPhaseRow;
+  upstreamId: string | null;
+  number: number | null;
+  serviceId: string | null;
+  /** Position of the last event that changed the row (newest first in lists). */
+  position: bigint;
+}>;
+
+export type Subscription = Readonly<{ serviceId: string; serviceName: string | null; channel: string }>;
+
+const TYPES = [
+  'IncidentTriggerRequested',
+  'IncidentLinked',
+  'IncidentTriggered',
+  'IncidentResolved',
+  'IncidentReopened',
+  'IncidentUpstreamCallFailed',
+  'IncidentChannelSubscribed',
+  'IncidentChannelUnsubscribed',
+  SLACK_USER_MAPPED,
+];
+
+export const INCIDENT_READ_MODEL_FILTER: EventFilter = {
+  streamPrefixes: ['incident-', INCIDENT_ROUTING_STREAM_PREFIX, IDENTITY_STREAM_PREFIX],
+  eventTypes: TYPES,
+};
+
+export type IncidentReadModels = Readonly<{
+  processor: Processor;
+  /** Applies every matching event the store holds that this has not applied yet. */
+  catchUp(): Promise<void>;
+  streamForUpstreamId(upstreamId: string): string | undefined;
+  streamForNumber(number: number): string | undefined;
+  /** `42`, `#42`, an upstream id (`Q1ABC2D`) or a stream id → stream id. */
+  streamForRef(ref: string): string | undefined;
+  incident(streamId: string): IncidentRow | undefined;
+  /** Incidents not resolved (and not failed to create), newest first. */
+  openIncidents(): IncidentRow[];
+  channelsForService(serviceId: string): string[];
+  subscriptionsOfChannel(channel: string): Subscription[];
+  /** The Slack user we know for an incident-service user id, or null. */
+  slackUserOf(upstreamUserId: string): string | null;
+  identityOf(slackUserId: string): SlackUserMappedData | undefined;
+}>;
+
+export const createIncidentReadModels = (deps: Readonly<{ store: EventStore }>): IncidentReadModels => {
+  const { store } = deps;
+  let applied: bigint | undefined;
+  const byUpstreamId = new Map<string, string>();
+  const byNumber = new Map<number, string>();
+  const incidents = new Map<string, IncidentRow>();
+  const subscriptions = new Map<string, Map<string, Subscription>>();
+  const identities = new Map<string, SlackUserMappedData>();
+  const slackByUpstream = new Map<string, string>();
+
+  const setRow = (streamId: string, position: bigint, patch: Partial<IncidentRow>): void => {
+    const row = incidents.get(streamId) ?? {
+      streamId,
+      phase: 'triggering' as const,
+      upstreamId: null,
+      number: null,
+      serviceId: null,
+      position,
+    };
+    incidents.set(streamId, { ...row, ...patch, position });
+  };
+
+  const apply = (e: RecordedEvent): void => {
+    if (e.kind !== 'event') return;
+    if (applied !== undefined && e.position <= applied) return;
+    applied = e.position;
+    const d = e.data as Record<string, unknown>;
+    const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+    if (e.streamId.startsWith(IDENTITY_STREAM_PREFIX)) {
+      if (e.type !== SLACK_USER_MAPPED) return;
+      const m = e.data as unknown as SlackUserMappedData;
+      const previous = identities.get(m.slackUserId);
+      if (previous && slackByUpstream.get(previous.pagerDutyUserId) === m.slackUserId) {
+        slackByUpstream.delete(previous.pagerDutyUserId);
+      }
+      identities.set(m.slackUserId, m);
+      slackByUpstream.set(m.pagerDutyUserId, m.slackUserId);
+      return;
+    }
+    if (e.streamId.startsWith(INCIDENT_ROUTING_STREAM_PREFIX)) {
+      const serviceId = str(d.serviceId);
+      const channel = str(d.channel);
+      if (!serviceId || !channel) return;
+      const channels = subscriptions.get(serviceId) ?? new Map<string, Subscription>();
+      if (e.type === 'IncidentChannelSubscribed') {
+        channels.set(channel, { serviceId, serviceName: str(d.serviceName), channel });
+      } else if (e.type === 'IncidentChannelUnsubscribed') {
+        channels.delete(channel);
+      }
+      subscriptions.set(serviceId, channels);
+      return;
+    }
+    if (!e.streamId.startsWith('incident-')) return;
+    switch (e.type) {
+      case 'IncidentTriggerRequested': {
+        const service = d.service as { id?: unknown } | undefined;
+        setRow(e.streamId, e.position, { phase: 'triggering', serviceId: str(service?.id) });
+        break;
+      }
+      case 'IncidentLinked': {
+        const upstreamId = str(d.upstreamId);
+        const number = typeof d.number === 'number' ? d.number : null;
+        if (upstreamId) byUpstreamId.set(upstreamId, e.streamId);
+        if (number !== null) byNumber.set(number, e.streamId);
+        setRow(e.streamId, e.position, { upstreamId, number });
+        break;
+      }
+      case 'IncidentTriggered':
+      case 'IncidentReopened': {
+        const service = d.service as { id?: unknown } | undefined;
+        const serviceId = str(service?.id);
+        setRow(e.streamId, e.position, { phase: 'open', ...(serviceId ? { serviceId } : {}) });
+        break;
+      }
+      case 'IncidentResolved':
+        setRow(e.streamId, e.position, { phase: 'resolved' });
+        break;
+      case 'IncidentUpstreamCallFailed':
+        if (d.action === 'trigger' && d.final === true && incidents.get(e.streamId)?.phase === 'triggering') {
+          setRow(e.streamId, e.position, { phase: 'triggerFailed' });
+        }
+        break;
+      default:
+        break;
+    }
+  };
+
+  let catching: Promise<void> = Promise.resolve();
+  const catchUp = (): Promise<void> => {
+    const run = async () => {
+      for (;;) {
+        const page = await store.readAll({
+          ...(applied === undefined ? {} : { after: applied }),
+          filter: INCIDENT_READ_MODEL_FILTER,
+          maxCount: 1_000,
+        });
+        for (const e of page) apply(e);
+        if (page.length < 1_000) return;
+      }
+    };
+    catching = catching.then(run, run);
+    return catching;
+  };
+
+  const streamForRef = (ref: string): string | undefined => {
+    const r = ref.trim().replace(/^#/, '');
+    if (/^\d+$/.test(r)) return byNumber.get(Number(r));
+    if (r.startsWith('incident-')) return incidents.has(r) ? r : undefined;
+    return byUpstreamId.get(r) ?? byUpstreamId.get(r.toUpperCase());
+  };
+
+  return {
+    processor: {
+      id: 'incident-read-models',
+      filter: INCIDENT_READ_MODEL_FILTER,
+      resumeFrom: 'start',
+      async handle(event) {
+        apply(event);
+      },
+    },
+    catchUp,
+    streamForUpstreamId: (id) => byUpstreamId.get(id),
+    streamForNumber: (n) => byNumber.get(n),
+    streamForRef,
+    incident: (streamId) => incidents.get(streamId),
+    openIncidents: () =>
+      [...incidents.values()]
+        .filter((r) => r.phase === 'open' || r.phase === 'triggering')
+        .sort((a, b) => (a.position < b.position ? 1 : a.position > b.position ? -1 : 0)),
+    channelsForService: (serviceId) => [...(subscriptions.get(serviceId)?.keys() ?? [])],
+    subscriptionsOfChannel: (channel) =>
+      [...subscriptions.values()].flatMap((m) => [...m.values()].filter((s) => s.channel === channel)),
+    slackUserOf: (upstreamUserId) => slackByUpstream.get(upstreamUserId) ?? null,
+    identityOf: (slackUserId) => identities.get(slackUserId),
+  };
+};
