@@ -2,8 +2,14 @@ import type { App } from '@slack/bolt';
 import type { Inbox } from '../src/application/inbox.ts';
 import type { Config } from '../src/config.ts';
 import type { Clock } from '../src/core/clock.ts';
+import type { IncidentHandlerDeps } from '../src/incidents/queries.ts';
 import type { Logger } from '../src/logger.ts';
+import { registerIncidentActions } from './actions/incident.ts';
+import { registerIncidentCommand } from './commands/incident.ts';
+import { registerOnCallCommand } from './commands/oncall.ts';
 import { recordSlackInputs } from './middleware/recordSlackInput.ts';
+import { registerIncidentViews } from './views/incident.ts';
+import { pagerDutyWebhookVerifier } from './webhooks/pagerduty.ts';
 import type { WebhookVerifier } from './webhooks/routes.ts';
 
 /**
@@ -21,6 +27,8 @@ export type HandlerDeps = Readonly<{
   logger: Logger;
   /** Read-only: lifecycle switches (`config.lifecycles`) and vendor secrets for verifiers. */
   config: Config;
+  /** Queries and `views.open` for the incident listeners; present when incidents are switched on. */
+  incidents?: IncidentHandlerDeps;
 }>;
 
 /** action_ids whose values are secrets (e.g. a typed one-time code): stored as `[Redacted]`. */
@@ -37,9 +45,30 @@ export const registerSlackHandlers = (app: App, deps: HandlerDeps): void => {
       sensitiveActionIds: SENSITIVE_ACTION_IDS,
     }),
   );
-  // Lifecycle listeners register here, e.g.:
-  // if (deps.config.lifecycles.incidents) registerIncidentCommands(app, deps);
+  // Lifecycle listeners register here. A switched-off lifecycle registers nothing: the recording
+  // middleware answers its commands with one line saying it is not configured.
+  const incidents = deps.config.lifecycles.incidents ? deps.incidents : undefined;
+  if (incidents) {
+    const incidentDeps = { ...deps, incidents };
+    registerIncidentCommand(app, incidentDeps);
+    registerOnCallCommand(app, incidentDeps);
+    registerIncidentActions(app, incidentDeps);
+    registerIncidentViews(app, incidentDeps);
+  }
 };
 
 /** Webhook verifiers of the switched-on lifecycles (each brings its own). */
-export const webhookVerifiers = (_deps: HandlerDeps): WebhookVerifier[] => [];
+export const webhookVerifiers = (
+  deps: HandlerDeps,
+  extra: Readonly<{ slackUserOf?: (upstreamUserId: string) => string | null }> = {},
+): WebhookVerifier[] => [
+  ...(deps.config.pagerduty && deps.config.lifecycles.incidents
+    ? [
+        pagerDutyWebhookVerifier({
+          secrets: deps.config.pagerduty.webhookSecret,
+          logger: deps.logger,
+          ...(extra.slackUserOf ? { slackUserOf: extra.slackUserOf } : {}),
+        }),
+      ]
+    : []),
+];

@@ -12,17 +12,30 @@ import { createReadiness, opsRoutes, type Readiness, storeProbe } from './http/o
 import { createHttpServer, type HttpServer, type Route } from './http/server.ts';
 import { SwitchboardBoltApp } from './http/slackApp.ts';
 import { SlackHttpReceiver } from './http/slackReceiver.ts';
+import { createIncidentCardsReactor } from './incidents/cards.reactor.ts';
+import { createIncidentEnricher } from './incidents/enrich.ts';
+import { createIdentityResolver } from './incidents/identity.ts';
+import { createIncidentNoticesReactor } from './incidents/notices.reactor.ts';
+import { createIncidentQueries, type IncidentHandlerDeps } from './incidents/queries.ts';
+import { createIncidentReadModels, type IncidentReadModels } from './incidents/readModels.projection.ts';
+import { incidentRoutes } from './incidents/routes.ts';
+import { createServiceDirectory } from './incidents/services.ts';
+import { createIncidentUpstreamReactor } from './incidents/upstreamCalls.reactor.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { commandReplyRoutes } from './processors/commandReplies.decider.ts';
-import { createCommandRepliesReactor } from './processors/commandReplies.reactor.ts';
-import { createInboxDispatchReactor } from './processors/inboxDispatch.reactor.ts';
-import type { SlackReplies } from './processors/ports.ts';
+import { createCommandRepliesReactor, defaultRejectionText } from './processors/commandReplies.reactor.ts';
+import { type CommandRejectedData, createInboxDispatchReactor } from './processors/inboxDispatch.reactor.ts';
+import type { SlackReplies, SlackReplyMessage } from './processors/ports.ts';
 import { createResponseUrlPoster } from './processors/responseUrl.ts';
-import { createProcessorRunner, type ProcessorRunner } from './processors/runner.ts';
+import { type RetryPolicy, UPSTREAM_RETRY } from './processors/retryPolicy.ts';
+import { createProcessorRunner, type Processor, type ProcessorRunner } from './processors/runner.ts';
 import { createScheduler } from './processors/scheduler.ts';
+import type { SlackMessage } from './slack/blocks/format.ts';
+import { incidentRejectionText } from './slack/blocks/incidentReplies.ts';
 import { createBoltLogger } from './slack/boltLogger.ts';
 import { createSlackWebClient, type SwitchboardWebClient, slackClientOptions } from './slack/webClient.ts';
+import { createPagerDutyClient, type PagerDutyClient, paginate } from './upstream/pagerduty.ts';
 
 /**
  * THE composition root (style.md rule 7): the only place that builds things and wires them.
@@ -59,6 +72,10 @@ export type SwitchboardOptions = Readonly<{
   httpGraceMs?: number;
   /** /readyz fails while a processor is more than this many events behind. Default 1000. */
   maxProcessorLag?: number;
+  /** How often the scheduler looks for due timers (ms). Default 1000; tests shorten it. */
+  schedulerPollMs?: number;
+  /** Durable retries of incident-service calls (default UPSTREAM_RETRY: 5 attempts from 2 s). */
+  incidentRetry?: Partial<RetryPolicy>;
 }>;
 
 export type Switchboard = Readonly<{
@@ -76,6 +93,8 @@ export type Switchboard = Readonly<{
   bus: CommandBus;
   /** The processors (inbox dispatch, command replies, scheduler, lifecycle reactors). */
   processors: ProcessorRunner;
+  /** The incident lifecycle's client and read models; undefined when incidents are switched off. */
+  incidents: Readonly<{ pagerduty: PagerDutyClient; readModels: IncidentReadModels }> | undefined;
   http: HttpServer;
   /** Adds a service; started by start() (or at once if already started), stopped by stop(). */
   addService(service: Service): Promise<void>;
@@ -84,6 +103,21 @@ export type Switchboard = Readonly<{
   /** Graceful stop; idempotent. */
   stop(): Promise<void>;
 }>;
+
+const INCIDENT_MOVES = new Set([
+  'TriggerIncident',
+  'AcknowledgeIncident',
+  'ResolveIncident',
+  'EscalateIncident',
+  'ReassignIncident',
+  'AddIncidentNote',
+]);
+
+/** A refused incident move says who got there first ("Already acknowledged by <@U1> at 02:04 UTC."). */
+const formatRejection = (r: CommandRejectedData): SlackReplyMessage =>
+  r.code === 'SB_ILLEGAL_STATE' && INCIDENT_MOVES.has(r.commandType) && typeof r.details.reason === 'string'
+    ? { text: `:warning: ${incidentRejectionText(r.details, r.actor)}` }
+    : defaultRejectionText(r);
 
 export const createSwitchboard = async (options: SwitchboardOptions): Promise<Switchboard> => {
   const { config, logger } = options;
@@ -127,9 +161,86 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     throw error;
   });
 
-  // Lifecycles add their command routes here when switched on, e.g.
-  // ...(config.lifecycles.incidents ? incidentRoutes : {}).
+  // Lifecycles add their command routes here when switched on.
   const lifecycleRoutes: Record<string, CommandRoute> = {};
+  const lifecycleProcessors: Processor[] = [];
+  let enrich: Parameters<typeof createInboxDispatchReactor>[0]['enrich'];
+  let incidentHandlers: IncidentHandlerDeps | undefined;
+  let incidents: Switchboard['incidents'];
+  // The bus is built below from every route; reactors dispatch through it once it exists.
+  const dispatch = (command: Parameters<CommandBus['dispatch']>[0]) => bus.dispatch(command);
+
+  if (config.lifecycles.incidents && config.pagerduty) {
+    const pd = config.pagerduty;
+    const pagerduty = createPagerDutyClient({
+      apiUrl: pd.apiUrl,
+      eventsUrl: pd.eventsUrl,
+      token: pd.token,
+      clock,
+    });
+    const readModels = createIncidentReadModels({ store });
+    const services = createServiceDirectory({
+      now: () => clock.now().getTime(),
+      listServices: async () => {
+        const out: { id: string; name: string; escalationPolicyId: string | null }[] = [];
+        for await (const s of paginate((p) => pagerduty.listServices(p), { maxItems: 1_000 })) {
+          out.push({ id: s.id, name: s.name, escalationPolicyId: s.escalation_policy.id });
+        }
+        return out;
+      },
+    });
+    const identity = createIdentityResolver({
+      store,
+      now: () => clock.now(),
+      findUpstreamUser: (email) => pagerduty.findUserByEmail(email),
+      slackUser: async (user) => {
+        const r = await slack.users.info({ user });
+        return {
+          email: r.user?.profile?.email ?? null,
+          name: r.user?.real_name ?? r.user?.profile?.real_name ?? null,
+          deleted: r.user?.deleted === true,
+          isBot: r.user?.is_bot === true,
+        };
+      },
+    });
+    const post = async (channel: string, m: SlackMessage) => {
+      const r = await slack.chat.postMessage({ channel, text: m.text, blocks: m.blocks });
+      return { channel: r.channel ?? channel, ts: String(r.ts) };
+    };
+    Object.assign(lifecycleRoutes, incidentRoutes({ streamForUpstreamId: readModels.streamForUpstreamId }));
+    lifecycleProcessors.push(
+      readModels.processor,
+      createIncidentUpstreamReactor({
+        pagerduty,
+        dispatch,
+        slackUserOf: readModels.slackUserOf,
+        retry: { ...UPSTREAM_RETRY, ...options.incidentRetry },
+      }),
+      createIncidentCardsReactor({
+        dispatch,
+        slackUserOf: readModels.slackUserOf,
+        channelsFor: async (serviceId) => {
+          await readModels.catchUp();
+          return readModels.channelsForService(serviceId);
+        },
+        slack: {
+          postMessage: post,
+          updateMessage: async (channel, ts, m) => {
+            await slack.chat.update({ channel, ts, text: m.text, blocks: m.blocks });
+          },
+        },
+      }),
+      createIncidentNoticesReactor({ slack: { postMessage: post } }),
+    );
+    enrich = createIncidentEnricher({ identity, services, readModels });
+    incidentHandlers = {
+      queries: createIncidentQueries({ store, readModels, services, identity, pagerduty }),
+      openView: async (triggerId, view) => {
+        await slack.views.open({ trigger_id: triggerId, view });
+      },
+    };
+    incidents = { pagerduty, readModels };
+  }
   const bus = createCommandBus(store, { ...commandReplyRoutes, ...lifecycleRoutes });
 
   const slackReplies: SlackReplies = {
@@ -155,10 +266,11 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     clock,
     logger: logger.child({ component: 'processors' }),
     processors: [
-      createInboxDispatchReactor({ dispatch: bus.dispatch }),
-      createCommandRepliesReactor({ replies: slackReplies }),
-      createScheduler({ dispatch: bus.dispatch }),
-      // Lifecycle reactors (cards, upstream calls, read models) join here.
+      createInboxDispatchReactor({ dispatch: bus.dispatch, ...(enrich ? { enrich } : {}) }),
+      createCommandRepliesReactor({ replies: slackReplies, formatRejection }),
+      createScheduler({ dispatch: bus.dispatch, pollIntervalMs: options.schedulerPollMs ?? 1_000 }),
+      // Lifecycle reactors (cards, upstream calls, read models, notices).
+      ...lifecycleProcessors,
     ],
   });
   const maxLag = options.maxProcessorLag ?? 1_000;
@@ -180,12 +292,21 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     },
   });
 
-  const handlerDeps: HandlerDeps = { inbox, clock, logger, config };
+  const handlerDeps: HandlerDeps = {
+    inbox,
+    clock,
+    logger,
+    config,
+    ...(incidentHandlers ? { incidents: incidentHandlers } : {}),
+  };
   registerSlackHandlers(bolt, handlerDeps);
 
   const routes: Route[] = [
     ...(httpReceiver ? [httpReceiver.route()] : []),
-    ...webhookRoutes(webhookVerifiers(handlerDeps), { inbox, clock, logger }),
+    ...webhookRoutes(
+      webhookVerifiers(handlerDeps, incidents ? { slackUserOf: incidents.readModels.slackUserOf } : {}),
+      { inbox, clock, logger },
+    ),
     ...opsRoutes({ readiness, metrics, beforeMetrics: async () => void (await refreshProcessorMetrics()) }),
   ];
   const server = createHttpServer({ routes, logger: logger.child({ component: 'http' }), metrics });
@@ -214,6 +335,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     slack,
     bus,
     processors,
+    incidents,
     http: server,
     async addService(service) {
       services.push(service);

@@ -1,0 +1,124 @@
+import type { AllMiddlewareArgs, App, BlockAction, SlackActionMiddlewareArgs } from '@slack/bolt';
+import { isIncidentStreamId } from '../../machines/incident/streams.ts';
+import { ValidationError } from '../../src/core/errors.ts';
+import { addIncidentNoteModal } from '../../src/slack/blocks/incidentModals.ts';
+import type { IncidentListenerDeps } from '../commands/incident.ts';
+import { INCIDENT_ACTION, streamIdFromActionsBlockId } from '../incident/ids.ts';
+import { withChannel } from '../incident/modals.ts';
+import { ephemeral, slackCommand } from '../incident/reply.ts';
+import { slackInputOf } from '../middleware/recordSlackInput.ts';
+
+type ActionArgs = SlackActionMiddlewareArgs<BlockAction> & Pick<AllMiddlewareArgs, 'context'>;
+
+const NOT_AN_INCIDENT =
+  ":warning: That button doesn't belong to an incident Switchboard knows, so nothing was changed.";
+
+/**
+ * The buttons on incident cards. A click is recorded and acknowledged at once; the move is decided
+ * later against the incident's stream (inbox → enrichment → decider), so a double click, a second
+ * user's click on a stale card and a Slack retry each end in one upstream write, and the refused
+ * ones are told why ("Already acknowledged by <@U1> at 02:04 UTC") through the response_url.
+ *
+ * Button values carry only the stream id; who acts comes from the click's user, never from the
+ * payload (the enrichment step maps them to their incident-service user).
+ */
+export const registerIncidentActions = (app: App, deps: IncidentListenerDeps): void => {
+  const { inbox, logger } = deps;
+  const { queries, openView } = deps.incidents;
+
+  const streamOf = (args: ActionArgs): string | null => {
+    const action = args.action as { value?: unknown; block_id?: string };
+    const fromValue = typeof action.value === 'string' ? action.value : null;
+    const id = fromValue ?? streamIdFromActionsBlockId(action.block_id);
+    return id && isIncidentStreamId(id) ? id : null;
+  };
+
+  /** Records the click as a command (or as refused, when the button names no incident) and acks. */
+  const move =
+    (type: string, extra: (args: ActionArgs) => Record<string, unknown> | null) =>
+    async (args: ActionArgs) => {
+      const input = slackInputOf(args.context);
+      const streamId = streamOf(args);
+      const data = extra(args);
+      if (!streamId || !data) {
+        await inbox.accept({ input, rejection: new ValidationError('action names no incident') });
+        await args.ack();
+        await args.respond(ephemeral(NOT_AN_INCIDENT)).catch(() => undefined);
+        return;
+      }
+      await inbox.accept({
+        input,
+        commands: [slackCommand(input, type, { streamId, by: input.actor, asUser: null, ...data })],
+      });
+      await args.ack();
+    };
+
+  app.action(
+    INCIDENT_ACTION.acknowledge,
+    move('AcknowledgeIncident', () => ({})),
+  );
+  app.action(
+    INCIDENT_ACTION.resolve,
+    move('ResolveIncident', () => ({ resolution: null })),
+  );
+  app.action(
+    INCIDENT_ACTION.escalate,
+    move('EscalateIncident', () => ({ level: null })),
+  );
+  app.action(
+    INCIDENT_ACTION.reassign,
+    move('ReassignIncident', (args) => {
+      const picked = (args.action as { selected_user?: unknown }).selected_user;
+      return typeof picked === 'string' && picked !== ''
+        ? { assignees: [{ id: `slack:${picked}`, name: null, slackUserId: picked }] }
+        : null;
+    }),
+  );
+
+  // Add note: open the form inside the trigger window; the submission becomes the command.
+  app.action(INCIDENT_ACTION.note, async (args) => {
+    const a = args as unknown as ActionArgs;
+    const input = slackInputOf(a.context);
+    const streamId = streamOf(a);
+    await inbox.accept({
+      input,
+      ...(streamId ? {} : { rejection: new ValidationError('action names no incident') }),
+    });
+    await a.ack();
+    if (!streamId) {
+      await a.respond(ephemeral(NOT_AN_INCIDENT)).catch(() => undefined);
+      return;
+    }
+    const found = await queries.findIncident(streamId);
+    try {
+      await openView(
+        a.body.trigger_id,
+        withChannel(addIncidentNoteModal({ streamId, label: found?.label ?? 'Incident' }), input.channelId),
+      );
+    } catch (e) {
+      logger.warn({ err: e }, 'could not open the note form');
+      await a
+        .respond(
+          ephemeral(
+            ":warning: Slack didn't let Switchboard open the note form in time. Use `/incident note <number> <text>` instead.",
+          ),
+        )
+        .catch(() => undefined);
+    }
+  });
+
+  // "Show" on a list row: the incident's card, ephemerally.
+  app.action(INCIDENT_ACTION.show, async (args) => {
+    const a = args as unknown as ActionArgs;
+    const input = slackInputOf(a.context);
+    const streamId = streamOf(a);
+    await inbox.accept({ input });
+    await a.ack();
+    if (!streamId) {
+      await a.respond(ephemeral(NOT_AN_INCIDENT)).catch(() => undefined);
+      return;
+    }
+    const card = await queries.card(streamId);
+    await a.respond(ephemeral(card ?? 'Nothing to show yet.'));
+  });
+};

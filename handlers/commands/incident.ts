@@ -1,0 +1,246 @@
+import type { App } from '@slack/bolt';
+import type { SlackInput } from '../../src/application/inbox.ts';
+import { asError, NotFoundError, ValidationError } from '../../src/core/errors.ts';
+import type { Command } from '../../src/core/messages.ts';
+import type { IncidentHandlerDeps } from '../../src/incidents/queries.ts';
+import { INCIDENT_USAGE, incidentHelp } from '../../src/slack/blocks/help.ts';
+import {
+  addIncidentNoteModal,
+  reassignIncidentModal,
+  triggerIncidentModal,
+} from '../../src/slack/blocks/incidentModals.ts';
+import { withChannel } from '../incident/modals.ts';
+import { type IncidentRequest, parseIncidentText, UNSUBSCRIBE_USAGE } from '../incident/parse.ts';
+import { answerQuery, ephemeral, slackCommand } from '../incident/reply.ts';
+import type { HandlerDeps } from '../index.ts';
+import { slackInputOf } from '../middleware/recordSlackInput.ts';
+import { replies } from '../replies.ts';
+
+export type IncidentListenerDeps = HandlerDeps & Readonly<{ incidents: IncidentHandlerDeps }>;
+
+const PENDING_TEXT: Readonly<Record<string, (label: string) => string>> = {
+  ack: (l) =>
+    `:hourglass_flowing_sand: Acknowledging ${l}… its card updates when the incident service confirms.`,
+  resolve: (l) =>
+    `:hourglass_flowing_sand: Resolving ${l}… its card updates when the incident service confirms.`,
+  escalate: (l) =>
+    `:hourglass_flowing_sand: Escalating ${l}… its card updates when the incident service confirms.`,
+  note: (l) => `:hourglass_flowing_sand: Adding your note to ${l}…`,
+  reassign: (l) =>
+    `:hourglass_flowing_sand: Reassigning ${l}… its card updates when the incident service confirms.`,
+};
+
+/**
+ * `/incident …` (design.md "Slack surface"). Every input is recorded before the ack; moves become
+ * commands that the inbox dispatcher hands to the incident decider after filling in who the user
+ * is in the incident service; queries are answered from read models within the 3 s.
+ */
+export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): void => {
+  const { inbox, logger } = deps;
+  const { queries, openView } = deps.incidents;
+
+  app.command('/incident', async ({ command, ack, respond, context }) => {
+    const input: SlackInput = slackInputOf(context);
+    const request = parseIncidentText(command.text);
+    const channel = command.channel_id;
+
+    const refuse = async (error: Error, text: string) => {
+      await inbox.accept({ input, rejection: error });
+      await ack(ephemeral(text));
+    };
+    const record = async (commands: Command[], text: string) => {
+      await inbox.accept({ input, commands });
+      await ack(ephemeral(text));
+    };
+    const openForm = async (what: string, view: Parameters<typeof openView>[1], fallback: string) => {
+      try {
+        await openView(command.trigger_id, view);
+      } catch (e) {
+        logger.warn({ err: asError(e) }, `could not open the ${what} form`);
+        await respond(
+          ephemeral(`:warning: Slack didn't let Switchboard open the ${what} form in time. ${fallback}`),
+        );
+      }
+    };
+
+    if ('error' in request) {
+      await refuse(new ValidationError(request.error), replies.invalid(request.error, request.usage).text);
+      return;
+    }
+
+    /** The incident a move names; answers and returns null when Switchboard does not know it. */
+    const find = async (ref: string, sub: keyof typeof INCIDENT_USAGE) => {
+      const found = await queries.findIncident(ref);
+      if (!found) {
+        const text = `:mag: Switchboard doesn't know incident ${/^\d+$/.test(ref) ? `#${ref}` : ref}. Check \`/incident list\`, or the number in the incident service.`;
+        await refuse(new NotFoundError(`no incident ${ref}`), `${text}\nUsage: ${INCIDENT_USAGE[sub]}`);
+      }
+      return found;
+    };
+
+    const r: IncidentRequest = request;
+    switch (r.sub) {
+      case 'help':
+        await inbox.accept({ input });
+        await ack(ephemeral(incidentHelp()));
+        return;
+
+      case 'trigger':
+        if (r.form) {
+          await inbox.accept({ input });
+          await ack();
+          await openForm(
+            'trigger',
+            triggerIncidentModal({
+              channel,
+              ...(queries.triggerServices() ? { services: queries.triggerServices()! } : {}),
+            }),
+            `Use \`${INCIDENT_USAGE.trigger}\` instead.`,
+          );
+          return;
+        }
+        await record(
+          [
+            slackCommand(input, 'TriggerIncident', {
+              by: input.actor,
+              asUser: null,
+              service: null,
+              serviceQuery: r.serviceQuery,
+              serviceAndTitle: r.serviceAndTitle,
+              title: r.title,
+              urgency: 'high',
+              details: null,
+              channel,
+            }),
+          ],
+          ':hourglass_flowing_sand: Creating the incident… its card appears in this channel as soon as the incident service has it.',
+        );
+        return;
+
+      case 'list':
+        await inbox.accept({ input });
+        await answerQuery({ ack, respond, logger, what: 'the open incidents' }, () =>
+          queries.list({ ...(r.service ? { service: r.service } : {}), now: input.receivedAt }),
+        );
+        return;
+
+      case 'show':
+      case 'timeline': {
+        const found = await find(r.ref, r.sub);
+        if (!found) return;
+        await inbox.accept({ input });
+        if (r.sub === 'show') {
+          await answerQuery(
+            { ack, respond, logger, what: 'the incident' },
+            async () => (await queries.card(found.streamId)) ?? { text: 'Nothing to show yet.', blocks: [] },
+          );
+        } else {
+          await answerQuery({ ack, respond, logger, what: 'the timeline' }, () =>
+            queries.timeline(found.streamId),
+          );
+        }
+        return;
+      }
+
+      case 'ack':
+      case 'resolve':
+      case 'escalate': {
+        const found = await find(r.ref, r.sub);
+        if (!found) return;
+        const data =
+          r.sub === 'ack'
+            ? { type: 'AcknowledgeIncident', extra: {} }
+            : r.sub === 'resolve'
+              ? { type: 'ResolveIncident', extra: { resolution: r.resolution } }
+              : { type: 'EscalateIncident', extra: { level: (r as { level: number | null }).level } };
+        await record(
+          [
+            slackCommand(input, data.type, {
+              streamId: found.streamId,
+              by: input.actor,
+              asUser: null,
+              ...data.extra,
+            }),
+          ],
+          PENDING_TEXT[r.sub]!(found.label),
+        );
+        return;
+      }
+
+      case 'note': {
+        const found = await find(r.ref, 'note');
+        if (!found) return;
+        if (r.content === null) {
+          await inbox.accept({ input });
+          await ack();
+          await openForm(
+            'note',
+            withChannel(addIncidentNoteModal({ streamId: found.streamId, label: found.label }), channel),
+            `Use \`${INCIDENT_USAGE.note}\` instead.`,
+          );
+          return;
+        }
+        await record(
+          [
+            slackCommand(input, 'AddIncidentNote', {
+              streamId: found.streamId,
+              by: input.actor,
+              asUser: null,
+              content: r.content,
+            }),
+          ],
+          PENDING_TEXT.note!(found.label),
+        );
+        return;
+      }
+
+      case 'reassign': {
+        const found = await find(r.ref, 'reassign');
+        if (!found) return;
+        if (r.users.length === 0) {
+          await inbox.accept({ input });
+          await ack();
+          await openForm(
+            'reassign',
+            withChannel(reassignIncidentModal({ streamId: found.streamId, label: found.label }), channel),
+            `Use \`${INCIDENT_USAGE.reassign}\` instead.`,
+          );
+          return;
+        }
+        await record(
+          [
+            slackCommand(input, 'ReassignIncident', {
+              streamId: found.streamId,
+              by: input.actor,
+              asUser: null,
+              assignees: r.users.map((u) => ({ id: `slack:${u}`, name: null, slackUserId: u })),
+            }),
+          ],
+          PENDING_TEXT.reassign!(found.label),
+        );
+        return;
+      }
+
+      case 'subscribe':
+      case 'unsubscribe': {
+        if (r.service === null) {
+          const usage = r.sub === 'subscribe' ? INCIDENT_USAGE.subscribe : UNSUBSCRIBE_USAGE;
+          await refuse(
+            new ValidationError('no service named'),
+            replies.invalid('Which service?', usage).text,
+          );
+          return;
+        }
+        const type =
+          r.sub === 'subscribe' ? 'SubscribeChannelToIncidents' : 'UnsubscribeChannelFromIncidents';
+        await record(
+          [slackCommand(input, type, { serviceQuery: r.service, channel, by: input.actor })],
+          r.sub === 'subscribe'
+            ? `:hourglass_flowing_sand: Subscribing this channel to incidents of “${r.service}”…`
+            : `:hourglass_flowing_sand: Unsubscribing this channel from incidents of “${r.service}”…`,
+        );
+        return;
+      }
+    }
+  });
+};

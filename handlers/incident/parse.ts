@@ -1,0 +1,181 @@
+import { z } from 'zod';
+import { INCIDENT_USAGE, ONCALL_USAGE } from '../../src/slack/blocks/help.ts';
+
+/**
+ * `/incident` and `/oncall` text → what the user asked for, or what was wrong with it (with the
+ * usage of that subcommand). Slack sends mentions escaped (`<@U123|ana>`; manifest
+ * `should_escape: true`).
+ *
+ * @example
+ * parseIncidentText('ack 42'); // { sub: 'ack', ref: '42' }
+ * parseIncidentText('escalate 42 two'); // { error: 'The level must be a number from 1 to 20, not “two”.', usage: … }
+ */
+export type IncidentRequest =
+  | Readonly<{ sub: 'help' }>
+  | Readonly<{ sub: 'trigger'; form: true }>
+  | Readonly<{
+      sub: 'trigger';
+      form: false;
+      serviceQuery: string | null;
+      serviceAndTitle: string | null;
+      title: string;
+    }>
+  | Readonly<{ sub: 'list'; service: string | null }>
+  | Readonly<{ sub: 'show' | 'ack' | 'timeline'; ref: string }>
+  | Readonly<{ sub: 'resolve'; ref: string; resolution: string | null }>
+  | Readonly<{ sub: 'escalate'; ref: string; level: number | null }>
+  | Readonly<{ sub: 'note'; ref: string; content: string | null }>
+  | Readonly<{ sub: 'reassign'; ref: string; users: readonly string[] }>
+  | Readonly<{ sub: 'subscribe' | 'unsubscribe'; service: string | null }>;
+
+export type ParseProblem = Readonly<{ error: string; usage: string }>;
+
+export const UNSUBSCRIBE_USAGE = '/incident unsubscribe <service>';
+
+const refSchema = z
+  .string()
+  .regex(/^(#?\d{1,9}|[A-Za-z0-9]{2,40}|incident-[A-Za-z0-9-]{1,80})$/, 'is not an incident number or id');
+const levelSchema = z.coerce.number().int().min(1).max(20);
+const MENTION = /^<@([UW][A-Z0-9]{2,})(?:\|[^>]*)?>$/;
+
+const ALIASES: Readonly<Record<string, string>> = {
+  acknowledge: 'ack',
+  new: 'trigger',
+  declare: 'trigger',
+  ls: 'list',
+  get: 'show',
+  close: 'resolve',
+  history: 'timeline',
+  '': 'help',
+};
+
+const words = (text: string): string[] => text.trim().split(/\s+/).filter(Boolean);
+
+/** The text after the first `n` words, spacing kept. */
+const after = (text: string, n: number): string => {
+  let rest = text.trim();
+  for (let i = 0; i < n; i++) rest = rest.replace(/^\S+\s*/, '');
+  return rest.trim();
+};
+
+export const parseIncidentText = (text: string): IncidentRequest | ParseProblem => {
+  const w = words(text);
+  const first = (w[0] ?? '').toLowerCase();
+  const sub = ALIASES[first] ?? first;
+  const usage = (k: keyof typeof INCIDENT_USAGE) => INCIDENT_USAGE[k];
+  const needRef = (k: keyof typeof INCIDENT_USAGE): string | ParseProblem => {
+    const raw = w[1];
+    if (raw === undefined)
+      return { error: `Which incident? Give its number, e.g. \`/incident ${k} 42\`.`, usage: usage(k) };
+    const parsed = refSchema.safeParse(raw);
+    if (!parsed.success)
+      return { error: `“${raw}” ${parsed.error.issues[0]?.message ?? 'is not valid'}.`, usage: usage(k) };
+    return parsed.data.replace(/^#/, '');
+  };
+  switch (sub) {
+    case 'help':
+      return { sub: 'help' };
+    case 'trigger': {
+      const rest = after(text, 1);
+      if (rest === '') return { sub: 'trigger', form: true };
+      const quoted = /^["“]([^"”]+)["”]\s*(.*)$/.exec(rest);
+      if (quoted) {
+        const title = (quoted[2] ?? '').trim();
+        if (title === '')
+          return { error: 'Say what is broken after the service name.', usage: usage('trigger') };
+        return { sub: 'trigger', form: false, serviceQuery: quoted[1]!.trim(), serviceAndTitle: null, title };
+      }
+      if (words(rest).length < 2) {
+        return {
+          error: 'Give a service and a title, e.g. `/incident trigger Payments API card auth failing`.',
+          usage: usage('trigger'),
+        };
+      }
+      return { sub: 'trigger', form: false, serviceQuery: null, serviceAndTitle: rest, title: '' };
+    }
+    case 'list': {
+      const service = after(text, 1);
+      return { sub: 'list', service: service === '' ? null : service };
+    }
+    case 'show':
+    case 'ack':
+    case 'timeline': {
+      const ref = needRef(sub);
+      if (typeof ref !== 'string') return ref;
+      if (w.length > 2) return { error: `\`${sub}\` takes only the incident.`, usage: usage(sub) };
+      return { sub, ref };
+    }
+    case 'resolve': {
+      const ref = needRef('resolve');
+      if (typeof ref !== 'string') return ref;
+      const resolution = after(text, 2);
+      return { sub: 'resolve', ref, resolution: resolution === '' ? null : resolution };
+    }
+    case 'escalate': {
+      const ref = needRef('escalate');
+      if (typeof ref !== 'string') return ref;
+      if (w.length > 3)
+        return { error: 'Give the incident and, optionally, the level.', usage: usage('escalate') };
+      if (w[2] === undefined) return { sub: 'escalate', ref, level: null };
+      const level = levelSchema.safeParse(w[2]);
+      if (!level.success)
+        return { error: `The level must be a number from 1 to 20, not “${w[2]}”.`, usage: usage('escalate') };
+      return { sub: 'escalate', ref, level: level.data };
+    }
+    case 'note': {
+      const ref = needRef('note');
+      if (typeof ref !== 'string') return ref;
+      const content = after(text, 2);
+      return { sub: 'note', ref, content: content === '' ? null : content };
+    }
+    case 'reassign': {
+      const ref = needRef('reassign');
+      if (typeof ref !== 'string') return ref;
+      const users: string[] = [];
+      for (const word of w.slice(2)) {
+        const m = MENTION.exec(word);
+        if (!m) {
+          return {
+            error: `“${word}” is not a Slack user: type @ and pick the person from the list.`,
+            usage: usage('reassign'),
+          };
+        }
+        if (!users.includes(m[1]!)) users.push(m[1]!);
+      }
+      return { sub: 'reassign', ref, users };
+    }
+    case 'subscribe':
+    case 'unsubscribe': {
+      const service = after(text, 1);
+      return { sub, service: service === '' ? null : service };
+    }
+    default:
+      return {
+        error: `\`/incident ${first}\` is not something Switchboard knows.`,
+        usage: Object.values(INCIDENT_USAGE).join('\n'),
+      };
+  }
+};
+
+export type OnCallRequest =
+  | Readonly<{ kind: 'help' }>
+  | Readonly<{ kind: 'everyone' }>
+  | Readonly<{ kind: 'user'; slackUserId: string }>
+  | Readonly<{ kind: 'text'; text: string }>;
+
+export const parseOnCallText = (text: string): OnCallRequest | ParseProblem => {
+  const t = text.trim();
+  if (t === '') return { kind: 'everyone' };
+  if (t.toLowerCase() === 'help') return { kind: 'help' };
+  const m = MENTION.exec(t);
+  if (m) return { kind: 'user', slackUserId: m[1]! };
+  if (t.startsWith('<@') || t.startsWith('@')) {
+    return {
+      error: `“${t}” is not a Slack user: type @ and pick the person from the list.`,
+      usage: ONCALL_USAGE,
+    };
+  }
+  if (t.length > 100)
+    return { error: 'That is too long for a service or schedule name.', usage: ONCALL_USAGE };
+  return { kind: 'text', text: t };
+};

@@ -1,0 +1,235 @@
+import { join } from 'node:path';
+import { createSwitchboard, type Switchboard } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
+import { createLogger } from '../../src/logger.ts';
+import { type PagerDutySimulator, startPagerDutySimulator } from '../simulators/pagerduty/index.ts';
+import { type FakeMessage, type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
+import { createLogSink, type LogSink } from '../support/logSink.ts';
+import {
+  blockActionPayload,
+  interactionBody,
+  newTriggerId,
+  nowSeconds,
+  slashCommandBody,
+  viewSubmissionPayload,
+} from '../support/slackSigning.ts';
+import { postSigned, type SignedPostOptions, TEST_BOT_TOKEN, tempDir, testEnv } from '../support/startApp.ts';
+import { waitFor } from '../support/waitFor.ts';
+
+/**
+ * The incident lifecycle end to end: the real app (createSwitchboard on a temp SQLite file, real
+ * HTTP), the fake Slack Web API and the PagerDuty simulator subscribed to the app's webhook route.
+ * Slack users and incident-service users share emails, as the identity mapping expects: Ana,
+ * Ben and Chen exist in both; Nora only in Slack.
+ */
+export const WEBHOOK_SECRET = 'whsec-incident-e2e-7c1d';
+export const ANA = { slack: 'U0ANA', email: 'ana.silva@example.org', pd: 'PUSR001' } as const;
+export const BEN = { slack: 'U0BEN', email: 'ben.okafor@example.org', pd: 'PUSR002' } as const;
+export const CHEN = { slack: 'U0CHEN', email: 'chen.wei@example.org', pd: 'PUSR003' } as const;
+export const NORA = { slack: 'U0NORA', email: 'nora@example.com' } as const;
+export const OPS = 'C0OPS';
+export const PAYMENTS_CHANNEL = 'C0PAYMENTS';
+export const PAYMENTS_API = {
+  id: 'PSVC001',
+  name: 'Payments API',
+  routingKey: 'a1b2c3d4e5f60718293a4b5c6d7e8f90',
+};
+
+export type IncidentHarness = Readonly<{
+  sb: Switchboard;
+  url: string;
+  fake: FakeSlack;
+  sim: PagerDutySimulator;
+  logs: LogSink;
+  post(body: string, kind: 'form' | 'json', options?: SignedPostOptions): Promise<Response>;
+  /** `/incident <text>` (or another command) as `user` in `channel`; returns the HTTP answer's JSON. */
+  slash(
+    text: string,
+    options?: Readonly<{
+      user?: string;
+      channel?: string;
+      command?: string;
+      triggerId?: string;
+      headers?: Record<string, string>;
+    }>,
+  ): Promise<{ status: number; body: Record<string, unknown> | null; responseUrl: string }>;
+  /** Clicks a button of a card (as Slack posts it). */
+  click(
+    actionId: string,
+    value: string,
+    options?: Readonly<{
+      user?: string;
+      channel?: string;
+      actionTs?: string;
+      triggerId?: string;
+      extra?: Record<string, unknown>;
+    }>,
+  ): Promise<{ status: number; responseUrl: string; payload: Record<string, unknown> }>;
+  submitView(
+    callbackId: string,
+    values: Record<string, unknown>,
+    privateMetadata: string,
+    user?: string,
+  ): Promise<{ status: number; body: Record<string, unknown> | null }>;
+  /** Every message of an incident stream. */
+  stream(streamId: string): Promise<RecordedEvent[]>;
+  /** The incident stream holding upstream incident `number`. */
+  streamOfNumber(number: number): Promise<string>;
+  /** Cards (bot messages with blocks) in a channel. */
+  cards(channel: string): FakeMessage[];
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}>;
+
+export const startIncidentHarness = async (
+  options: Readonly<{ schedulerPollMs?: number; incidentRetryBaseMs?: number }> = {},
+): Promise<IncidentHarness> => {
+  const sim = await startPagerDutySimulator({
+    webhooks: { retryDelaysMs: [20, 50, 100, 200], timeoutMs: 3_000 },
+  });
+  const fake = await startFakeSlack({
+    botToken: TEST_BOT_TOKEN,
+    users: [
+      { id: ANA.slack, name: 'ana', real_name: 'Ana Silva', email: ANA.email },
+      { id: BEN.slack, name: 'ben', real_name: 'Ben Okafor', email: BEN.email },
+      { id: CHEN.slack, name: 'chen', real_name: 'Chen Wei', email: CHEN.email },
+      { id: NORA.slack, name: 'nora', real_name: 'Nora Nobody', email: NORA.email },
+    ],
+    channels: [
+      { id: OPS, name: 'ops', is_im: false },
+      { id: PAYMENTS_CHANNEL, name: 'payments', is_im: false },
+    ],
+  });
+  const tmp = tempDir('switchboard-incident-');
+  const config = loadConfig(
+    testEnv(fake, join(tmp.dir, 'switchboard.db'), {
+      PAGERDUTY_API_URL: sim.url,
+      PAGERDUTY_EVENTS_URL: sim.eventsUrl,
+      PAGERDUTY_TOKEN: sim.token,
+      PAGERDUTY_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    }),
+  );
+  const logs = createLogSink();
+  const logger = createLogger({ level: 'debug', destination: logs.stream, secrets: config.secrets });
+  const sb = await createSwitchboard({
+    config,
+    logger,
+    host: '127.0.0.1',
+    httpGraceMs: 1_000,
+    schedulerPollMs: options.schedulerPollMs ?? 20,
+    incidentRetry: { baseMs: options.incidentRetryBaseMs ?? 30, maxMs: 2_000 },
+  });
+  const { url } = await sb.start();
+  sim.subscribe({ url: `${url}/webhooks/pagerduty`, secret: WEBHOOK_SECRET });
+
+  const post = (body: string, kind: 'form' | 'json', o?: SignedPostOptions) =>
+    postSigned(`${url}/slack/events`, body, kind, o);
+  const json = async (res: Response): Promise<Record<string, unknown> | null> => {
+    const text = await res.text();
+    try {
+      return text ? (JSON.parse(text) as Record<string, unknown>) : null;
+    } catch {
+      return { text };
+    }
+  };
+
+  const harness: IncidentHarness = {
+    sb,
+    url,
+    fake,
+    sim,
+    logs,
+    post,
+    async slash(text, o = {}) {
+      const user = o.user ?? ANA.slack;
+      const channel = o.channel ?? OPS;
+      const responseUrl = fake.responseUrl({ channel, user });
+      const triggerId = o.triggerId ?? fake.issueTrigger({ user });
+      const res = await post(
+        slashCommandBody({
+          command: o.command ?? '/incident',
+          text,
+          user_id: user,
+          channel_id: channel,
+          response_url: responseUrl,
+          trigger_id: triggerId,
+        }),
+        'form',
+        o.headers ? { headers: o.headers } : {},
+      );
+      return { status: res.status, body: await json(res), responseUrl };
+    },
+    async click(actionId, value, o = {}) {
+      const user = o.user ?? ANA.slack;
+      const channel = o.channel ?? OPS;
+      const responseUrl = fake.responseUrl({ channel, user });
+      const payload = blockActionPayload({
+        action_id: actionId,
+        value,
+        user_id: user,
+        channel_id: channel,
+        response_url: responseUrl,
+        trigger_id: o.triggerId ?? fake.issueTrigger({ user }),
+        ...(o.actionTs ? { action_ts: o.actionTs } : {}),
+      });
+      if (o.extra) {
+        const actions = payload.actions as Record<string, unknown>[];
+        actions[0] = { ...actions[0], ...o.extra };
+      }
+      const res = await post(interactionBody(payload), 'form');
+      await res.text();
+      return { status: res.status, responseUrl, payload };
+    },
+    async submitView(callbackId, values, privateMetadata, user = ANA.slack) {
+      const payload = viewSubmissionPayload({
+        callback_id: callbackId,
+        user_id: user,
+        values,
+        trigger_id: newTriggerId(),
+      });
+      (payload.view as Record<string, unknown>).private_metadata = privateMetadata;
+      const res = await post(interactionBody(payload), 'form');
+      return { status: res.status, body: await json(res) };
+    },
+    stream: (streamId) => sb.store.readStream(streamId),
+    async streamOfNumber(number) {
+      return waitFor(
+        async () => {
+          await sb.incidents!.readModels.catchUp();
+          return sb.incidents!.readModels.streamForNumber(number);
+        },
+        { what: `the stream of incident #${number}` },
+      );
+    },
+    cards: (channel) => fake.messages(channel).filter((m) => m.bot_id !== '' && Array.isArray(m.blocks)),
+    async idle() {
+      await sim.webhooks.idle();
+      await sb.processors.waitForIdle(10_000);
+      await sim.webhooks.idle();
+      await sb.processors.waitForIdle(10_000);
+    },
+    async stop() {
+      await sim.stop();
+      await sb.stop();
+      await fake.close();
+      tmp.cleanup();
+    },
+  };
+  return harness;
+};
+
+/** Text of every block of a card, flattened, for "shows …" assertions. */
+export const cardText = (m: Pick<FakeMessage, 'text' | 'blocks'> | undefined): string =>
+  m ? `${m.text}\n${JSON.stringify(m.blocks ?? [])}` : '';
+
+/** The action_ids of the buttons a card offers. */
+export const cardActions = (m: Pick<FakeMessage, 'blocks'> | undefined): string[] => {
+  const blocks = (m?.blocks ?? []) as { type?: string; elements?: { action_id?: string }[] }[];
+  return blocks
+    .filter((b) => b.type === 'actions')
+    .flatMap((b) => (b.elements ?? []).map((e) => e.action_id ?? ''));
+};
+
+export const unixTs = (): string =>
+  `${nowSeconds()}.${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`;

@@ -1,0 +1,115 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/waitFor.ts';
+import {
+  ANA,
+  BEN,
+  cardActions,
+  cardText,
+  type IncidentHarness,
+  OPS,
+  startIncidentHarness,
+} from './harness.ts';
+
+/**
+ * Trigger from Slack, Ack from the card, resolve from the web app: the happy path of issue 4's
+ * done-when, asserted on the incident service (simulator), Slack (fake) and the store.
+ */
+let h: IncidentHarness;
+beforeAll(async () => {
+  h = await startIncidentHarness();
+});
+afterEach(() => {
+  h.sim.assertNoViolations();
+});
+afterAll(async () => {
+  await h.stop();
+});
+
+describe('an incident from trigger to resolve', () => {
+  let streamId: string;
+  let incidentId: string;
+
+  it('/incident trigger creates the incident upstream as the user and posts its card in the channel', async () => {
+    const res = await h.slash('trigger Payments API db-primary disk 95%');
+    expect(res.status).toBe(200);
+    expect(res.body?.text).toContain('Creating the incident');
+
+    const card = await waitFor(
+      () => h.cards(OPS).find((m) => cardText(m).includes('#1 ') && cardText(m).includes('Triggered')),
+      { what: 'a triggered card in #ops', timeoutMs: 10_000 },
+    );
+    expect(cardText(card)).toContain('db-primary disk 95%');
+    expect(cardActions(card)).toEqual(
+      expect.arrayContaining([
+        'incident.acknowledge',
+        'incident.resolve',
+        'incident.escalate',
+        'incident.note',
+        'incident.reassign',
+      ]),
+    );
+
+    const creates = h.sim.requestsFor('createIncident');
+    expect(creates).toHaveLength(1);
+    expect(creates[0]!.headers.from).toBe(ANA.email);
+    const created = [...h.sim.state.incidents.values()][0]!;
+    expect(created.title).toBe('db-primary disk 95%');
+    expect(created.serviceId).toBe('PSVC001');
+    incidentId = created.id;
+
+    streamId = await h.streamOfNumber(created.number);
+    await h.idle();
+    const types = (await h.stream(streamId)).filter((m) => m.kind === 'event').map((m) => m.type);
+    expect(types[0]).toBe('IncidentTriggerRequested');
+    expect(types).toEqual(
+      expect.arrayContaining(['IncidentLinked', 'IncidentTriggered', 'IncidentCardPosted']),
+    );
+    // One card in the channel, whatever happened meanwhile.
+    expect(h.cards(OPS)).toHaveLength(1);
+  });
+
+  it('the Acknowledge button acknowledges upstream as the clicking user and updates the card in place', async () => {
+    const card = h.cards(OPS)[0]!;
+    const res = await h.click('incident.acknowledge', streamId, { user: BEN.slack });
+    expect(res.status).toBe(200);
+
+    await waitFor(() => h.sim.state.incidents.get(incidentId)?.status === 'acknowledged', {
+      what: 'acked upstream',
+    });
+    const updates = h.sim.requestsFor('updateIncident');
+    expect(updates).toHaveLength(1);
+    expect(updates[0]!.headers.from).toBe(BEN.email);
+
+    await waitFor(() => cardText(h.cards(OPS)[0]).includes('Acknowledged by <@U0BEN>') || undefined, {
+      what: 'card shows the ack',
+    });
+    expect(h.cards(OPS)).toHaveLength(1);
+    expect(h.cards(OPS)[0]!.ts).toBe(card.ts);
+    expect(cardActions(h.cards(OPS)[0])).not.toContain('incident.acknowledge');
+  });
+
+  it('a resolve in the web app reaches the card through the webhook', async () => {
+    h.sim.webApp.resolve(incidentId, ANA.email, 'disk cleaned up');
+    await waitFor(() => cardText(h.cards(OPS)[0]).includes('Resolved') || undefined, {
+      what: 'card shows resolved',
+    });
+    await h.idle();
+    const events = (await h.stream(streamId)).filter((m) => m.kind === 'event');
+    const resolved = events.find((e) => e.type === 'IncidentResolved');
+    expect(resolved?.data).toMatchObject({ source: 'webhook' });
+    expect(cardActions(h.cards(OPS)[0])).toEqual(['incident.note']);
+    expect(h.cards(OPS)).toHaveLength(1);
+  });
+
+  it('/incident timeline lists the history with actors, and every card action is in the stream', async () => {
+    const res = await h.slash(`timeline ${h.sim.state.incidents.get(incidentId)!.number}`, {
+      user: ANA.slack,
+    });
+    const text = JSON.stringify(res.body);
+    expect(text).toContain('Trigger requested');
+    expect(text).toContain('Acknowledge requested');
+    expect(text).toContain('<@U0BEN>');
+    expect(text).toContain('Resolved (incident service webhook)');
+    expect(text).toContain('Card posted');
+  });
+});
