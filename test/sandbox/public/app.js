@@ -119,6 +119,16 @@ const renderHeader = () => {
 
 // ------------------------------------------------------------------ messages
 
+/** A card's colour bar, from the status emoji the bot puts in it (like an attachment's `color`). */
+const accentOf = (m) => {
+  const text = m.blocks ? JSON.stringify(m.blocks) : '';
+  if (text.includes(':red_circle:')) return 'red';
+  if (text.includes(':large_yellow_circle:')) return 'yellow';
+  if (text.includes(':white_check_mark:')) return 'green';
+  if (text.includes(':x:') || text.includes(':warning:')) return 'grey';
+  return '';
+};
+
 const messageHtml = (m, ephemeral) => {
   const isBot = ephemeral ? m.via !== 'slackbot' : Boolean(m.botId);
   const slackbot = ephemeral && m.via === 'slackbot';
@@ -134,12 +144,13 @@ const messageHtml = (m, ephemeral) => {
     ? `<div class="only-you"><span aria-hidden="true">👁</span> Only visible to you <button type="button" class="linklike" data-dismiss="${escapeHtml(m.ts)}">Dismiss</button></div>`
     : '';
   const kind = ephemeral ? 'ephemeral' : 'message';
+  const accent = accentOf(m);
   return `<article class="msg${ephemeral ? ' ephemeral' : ''}" data-surface-kind="${kind}" data-channel="${escapeHtml(m.channel)}" data-ts="${escapeHtml(m.ts)}">
     ${avatar}
     <div class="msg-main">
       ${only}
       <div class="msg-meta"><span class="author">${escapeHtml(author)}</span>${badge}<time>${timeOfTs(m.ts)}</time>${edited}</div>
-      <div class="msg-body">${renderMessageBody(m, ctx())}</div>
+      <div class="msg-body${accent ? ` accent-${accent}` : ''}">${renderMessageBody(m, ctx())}</div>
     </div>
   </article>`;
 };
