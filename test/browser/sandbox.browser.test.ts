@@ -10,6 +10,7 @@ import { type Chromium, launchChromium } from './chromium.ts';
 
 const ANA = PEOPLE.find((p) => p.handle === 'ana')!;
 const BEN = PEOPLE.find((p) => p.handle === 'ben')!;
+const FRANK = PEOPLE.find((p) => p.handle === 'frank')!;
 
 let sandbox: Sandbox;
 let browser: Chromium;
@@ -64,6 +65,59 @@ describe('the sandbox console', () => {
     await recorded.locator('summary').click();
     expect(await recorded.locator('pre.json').textContent()).toContain('"command": "/frobnicate"');
     await browser.screenshot('sandbox-03-store-recorded-input');
+    expect(browser.pageErrors).toEqual([]);
+  });
+
+  it('the incident walkthrough: trigger, see the card, acknowledge, find the event, resolve from the incident service', async () => {
+    const { page } = browser;
+    await page.goto(sandbox.consoleUrl);
+    await page.getByText('● live').waitFor();
+    await page.getByLabel('You are').selectOption(ANA.slackId);
+    await page.getByRole('button', { name: '# incidents' }).click();
+
+    await page.getByLabel('Message').fill('/incident trigger db Database on fire');
+    await page.getByLabel('Message').press('Enter');
+    const card = page.locator('.msg[data-surface-kind="message"]', { hasText: 'Database on fire' });
+    const acknowledge = card.getByRole('button', { name: 'Acknowledge' });
+    await acknowledge.waitFor({ timeout: 15_000 });
+    expect(await card.textContent()).toContain('Triggered');
+    await card.scrollIntoViewIfNeeded();
+    await browser.screenshot('sandbox-04-incident-card');
+
+    await acknowledge.click();
+    await expect
+      .poll(async () => (await card.locator('.bk-fields').textContent()) ?? '', { timeout: 15_000 })
+      .toContain('Acknowledged');
+    expect(await card.getByRole('button', { name: 'Acknowledge' }).count()).toBe(0);
+    expect(await card.textContent()).toContain('(edited)');
+    await card.scrollIntoViewIfNeeded();
+    await browser.screenshot('sandbox-05-card-acknowledged');
+
+    await page.getByRole('tab', { name: 'Event store' }).click();
+    await page.getByRole('button', { name: 'Live tail' }).click();
+    const acknowledged = page
+      .getByTestId('store-tail')
+      .locator('.ev-row', { hasText: 'IncidentAcknowledged' })
+      .first();
+    await acknowledged.waitFor({ timeout: 15_000 });
+    expect(await acknowledged.textContent()).toMatch(/incident-[0-9a-f-]+/);
+    await acknowledged.locator('summary').click();
+    await browser.screenshot('sandbox-06-store-acknowledged');
+
+    await page.getByRole('tab', { name: 'Incident service' }).click();
+    await page.getByLabel('Act as').selectOption(FRANK.email);
+    const row = page.locator('.pd-incident', { hasText: 'Database on fire' });
+    expect(await row.textContent()).toContain('Acknowledged');
+    await row.getByRole('button', { name: 'Resolve' }).click();
+    await expect
+      .poll(async () => (await card.locator('.bk-fields').textContent()) ?? '', { timeout: 15_000 })
+      .toContain('Resolved');
+    expect(await card.getByRole('button', { name: 'Resolve' }).count()).toBe(0);
+    await expect
+      .poll(() => page.locator('.pd-incident.pd-resolved', { hasText: 'Database on fire' }).count())
+      .toBe(1);
+    await card.scrollIntoViewIfNeeded();
+    await browser.screenshot('sandbox-07-resolved-from-incident-service');
     expect(browser.pageErrors).toEqual([]);
   });
 });

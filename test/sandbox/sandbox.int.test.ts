@@ -67,6 +67,17 @@ describe('the sandbox', () => {
       'incident.triggered',
       'incident.acknowledged',
     ]);
+    // The bot took them (signature and all) and posted both cards in #incidents.
+    expect(toBot.slice(0, 3).map((a) => a.status)).toEqual([200, 200, 200]);
+    const cards = await waitFor(
+      () => {
+        const texts = s.fake.messages(INCIDENTS_CHANNEL).map((m) => m.text);
+        const found = incidents.map((i) => texts.find((t) => t.includes(i.title)));
+        return found.every((t) => t !== undefined) ? found : undefined;
+      },
+      { what: 'cards of the seeded incidents in #incidents' },
+    );
+    expect(cards[0]).toContain('Triggered');
   });
 
   it('keeps the world across a restart, and --reset starts over', async () => {
