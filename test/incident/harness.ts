@@ -78,6 +78,14 @@ export type IncidentHarness = Readonly<{
   streamOfNumber(number: number): Promise<string>;
   /** Cards (bot messages with blocks) in a channel. */
   cards(channel: string): FakeMessage[];
+  /** `/incident trigger Payments API <title>` as Ana in #ops; resolves once its card shows it triggered. */
+  trigger(
+    title: string,
+  ): Promise<{ streamId: string; incidentId: string; number: number; card: FakeMessage }>;
+  /** The card of an incident in a channel (by its number), as it is now. */
+  cardOf(channel: string, number: number): FakeMessage | undefined;
+  /** Ephemeral messages a user got through response_url or chat.postEphemeral (from index `from` on). */
+  ephemeralsFor(user: string, from?: number): string[];
   idle(): Promise<void>;
   stop(): Promise<void>;
 }>;
@@ -203,6 +211,29 @@ export const startIncidentHarness = async (
       );
     },
     cards: (channel) => fake.messages(channel).filter((m) => m.bot_id !== '' && Array.isArray(m.blocks)),
+    cardOf: (channel, number) => harness.cards(channel).find((m) => m.text.startsWith(`#${number} `)),
+    ephemeralsFor: (user, from = 0) =>
+      fake.ephemerals
+        .slice(from)
+        .filter((e) => e.user === user)
+        .map((e) => e.text),
+    async trigger(title) {
+      const before = new Set(sim.state.incidents.keys());
+      await harness.slash(`trigger Payments API ${title}`);
+      const incident = await waitFor(
+        () => [...sim.state.incidents.values()].find((i) => !before.has(i.id) && i.title === title),
+        { what: `incident “${title}” upstream`, timeoutMs: 10_000 },
+      );
+      const card = await waitFor(
+        () => {
+          const c = harness.cardOf(OPS, incident.number);
+          return c && cardText(c).includes('Triggered') ? c : undefined;
+        },
+        { what: `the card of #${incident.number}`, timeoutMs: 10_000 },
+      );
+      const streamId = await harness.streamOfNumber(incident.number);
+      return { streamId, incidentId: incident.id, number: incident.number, card };
+    },
     async idle() {
       await sim.webhooks.idle();
       await sb.processors.waitForIdle(10_000);
