@@ -123,6 +123,10 @@ const UNAVAILABLE_CODES = new Set([
   11 /* CORRUPT */, 26 /* NOTADB */,
 ]);
 const SQLITE_CONSTRAINT = 19;
+/** Microtask turns a just-answered caller gets to append again and join the next commit at once. */
+const CHAIN_TURNS = 4;
+/** Longest run of such chained commits before the event loop gets its turn (ms). */
+const CHAIN_BUDGET_MS = 2;
 
 const sqliteCode = (e: unknown): number | undefined => {
   const errcode = (e as { errcode?: unknown } | undefined)?.errcode;
@@ -209,7 +213,9 @@ const codePoints = (s: string): number => {
  * and written in one transaction (one WAL sync) on the next turn. Each append runs inside its own
  * savepoint, so a conflicting append fails alone and the others still commit; appends to the same
  * stream within a batch see each other, in arrival order, exactly as if they had run one by one.
- * A batch that writes nothing (every append refused or a retry) is rolled back: no sync.
+ * A batch that writes nothing (every append refused or a retry) is rolled back: no sync. A caller
+ * that appends again as soon as it is answered joins a commit in the same turn (bounded in time,
+ * see `flush`), so a sequential writer does not pay an event-loop turn per append either.
  *
  * Global positions are SQLite rowids, allocated by the one writer at a time in commit order, so
  * readers never see position N+1 before N: subscriptions have no gaps to wait out.
@@ -362,7 +368,8 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
   };
 
   let queue: Pending[] = [];
-  let scheduled = false;
+  /** One setImmediate(flush) at most is pending, however many chained commits queued work. */
+  let flushPending = false;
 
   const runItem = (item: Pending): AppendResult | undefined => {
     if (item.kind === 'append') return appendOne(item);
@@ -420,8 +427,29 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
     return outcomes;
   };
 
+  /**
+   * Writes what is queued, then keeps the batch window open for a few microtask turns: callers
+   * that were just answered often append again at once (the next step of a command, a
+   * processor's checkpoint), and their appends are written right away instead of a whole
+   * event-loop turn later. Bounded by time, so a continuous writer never holds up I/O for more
+   * than CHAIN_BUDGET_MS (plus one commit).
+   */
   const flush = (): void => {
-    scheduled = false;
+    const started = performance.now();
+    flushOnce();
+    const tick = (turns: number): void => {
+      if (turns > 0) {
+        queueMicrotask(() => tick(turns - 1));
+        return;
+      }
+      if (queue.length === 0 || performance.now() - started > CHAIN_BUDGET_MS) return;
+      flushOnce();
+      queueMicrotask(() => tick(CHAIN_TURNS));
+    };
+    queueMicrotask(() => tick(CHAIN_TURNS));
+  };
+
+  const flushOnce = (): void => {
     const batch = queue;
     queue = [];
     if (batch.length === 0) return;
@@ -466,11 +494,14 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
         return;
       }
       queue.push(make(resolve, reject));
-      if (!scheduled) {
-        scheduled = true;
+      if (!flushPending) {
+        flushPending = true;
         // setImmediate, not a microtask: requests that arrive in the same event-loop turn (several
         // HTTP requests, several processors) join one commit.
-        setImmediate(flush);
+        setImmediate(() => {
+          flushPending = false;
+          flush();
+        });
       }
     });
 
