@@ -342,6 +342,44 @@ describe('SQLite event store: group commit', () => {
     expect(store.stats().commits).toBe(before.commits);
   });
 
+  it('an append made right after an acknowledgement is written without waiting for the next event-loop turn', async () => {
+    const store = open();
+    const order: string[] = [];
+
+    await store.appendToStream('order-1', [newEvent('First')]).then(() => {
+      setImmediate(() => order.push('next event-loop turn'));
+      return store
+        .appendToStream('order-1', [newEvent('Second')])
+        .then(() => order.push('second acknowledged'));
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+
+    expect(order).toEqual(['second acknowledged', 'next event-loop turn']);
+    expect((await store.readStream('order-1')).map((e) => e.type)).toEqual(['First', 'Second']);
+  });
+
+  it('a writer that never pauses still lets the event loop run: chained commits are time-bounded', async () => {
+    const store = open();
+    let turns = 0;
+    let appending = true;
+    const ticker = () => {
+      turns += 1;
+      if (appending) setImmediate(ticker);
+    };
+    setImmediate(ticker);
+
+    let expected: number | 'no_stream' = 'no_stream';
+    for (let i = 0; i < 300; i++) {
+      expected = (await store.appendToStream('order-1', [newEvent('Step')], { expectedRevision: expected }))
+        .nextExpectedRevision;
+    }
+    appending = false;
+
+    // 300 durable commits take well over 2 ms each budget, so the loop had many turns.
+    expect(expected).toBe(299);
+    expect(turns).toBeGreaterThanOrEqual(5);
+  });
+
   it('checkpoint writes join the batch of the appends beside them', async () => {
     const store = open();
     const before = store.stats();
