@@ -6,6 +6,7 @@ import { extname, join, normalize } from 'node:path';
 import type { EventStore, Subscription } from '../../src/eventStore/eventStore.ts';
 import type { PagerDutySimulator } from '../simulators/pagerduty/index.ts';
 import type { FakeChange, FakeEphemeral, FakeMessage, FakeSlack, FakeView } from '../support/fakeSlack.ts';
+import type { SlackAppSettings } from './manifest.ts';
 import {
   listStreamRows,
   pagerDutyPanel,
@@ -45,6 +46,8 @@ export type ConsoleServerOptions = Readonly<{
   now: () => number;
   /** Called when the incident service reports a change (after open pages are told). */
   onPagerDutyChange?: () => void;
+  /** The app's Home and Messages tabs, from its manifest. */
+  app: Pick<SlackAppSettings, 'homeTab' | 'messagesTab' | 'messagesTabReadOnly'>;
 }>;
 
 export type ConsoleServer = Readonly<{
@@ -227,6 +230,11 @@ const createConsole = (options: ConsoleServerOptions) => {
     return {
       team: { id: fake.teamId, name: fake.teamName },
       bot: { id: fake.botUserId, name: 'Switchboard' },
+      app: {
+        homeTab: options.app.homeTab,
+        messagesTab: options.app.messagesTab,
+        messagesTabReadOnly: options.app.messagesTabReadOnly,
+      },
       me: user,
       people: peopleJson(),
       users: Object.fromEntries(

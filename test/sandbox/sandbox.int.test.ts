@@ -84,6 +84,11 @@ describe('the sandbox', () => {
     const tmp = tempDir('sandbox-restart-');
     dirs.push(tmp.cleanup);
     const first = await start(tmp.dir, true);
+    await waitFor(
+      () =>
+        first.fake.messages(INCIDENTS_CHANNEL).some((m) => m.text.includes('Replication lag')) || undefined,
+      { timeoutMs: 10_000, what: 'the seeded card' },
+    );
     await fetch(`${first.console.url}/api/message`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -96,11 +101,34 @@ describe('the sandbox', () => {
 
     const second = await start(tmp.dir, false);
     expect(second.restored).toBe(true);
+    // Not seeded again: the bot's inbox did not grow.
+    expect((await slashInputs(second)).length).toBe(inputsBefore);
+    // The bot can still act on a card it posted before the restart: Acknowledge updates it in place.
+    const card = second.fake.messages(INCIDENTS_CHANNEL).find((m) => m.text.includes('Replication lag'));
+    expect(card?.text).toContain('Triggered');
+    const blocks = (card?.blocks ?? []) as Array<{ type: string }>;
+    const clicked = await fetch(`${second.console.url}/api/action`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        user: ADMIN.slackId,
+        surface: { kind: 'message', channel: INCIDENTS_CHANNEL, ts: card?.ts },
+        blockIndex: blocks.findIndex((b) => b.type === 'actions'),
+        elementIndex: 0,
+      }),
+    });
+    expect(await clicked.json()).toMatchObject({ ok: true });
+    await waitFor(
+      () =>
+        second.fake
+          .messages(INCIDENTS_CHANNEL)
+          .find((m) => m.ts === card?.ts)
+          ?.text.includes('Acknowledged') || undefined,
+      { timeoutMs: 10_000, what: 'the restored card acknowledged in place' },
+    );
     expect(second.fake.messages(INCIDENTS_CHANNEL).map((m) => m.text)).toContain('before the restart');
     expect(second.fake.ephemerals.filter((e) => e.user === ADMIN.slackId).length).toBeGreaterThanOrEqual(3);
     expect([...second.sim.state.incidents.keys()]).toEqual(incidentIds);
-    // Not seeded again: the bot's inbox only grew by nothing.
-    expect((await slashInputs(second)).length).toBe(inputsBefore);
     // New incidents get new numbers and ids.
     const res = await fetch(`${second.sim.eventsUrl}/v2/enqueue`, {
       method: 'POST',

@@ -10,6 +10,7 @@ import { createLogger } from '../../src/logger.ts';
 import { type PagerDutySimulator, startPagerDutySimulator } from '../simulators/pagerduty/index.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { type ConsoleServer, listenConsole } from './consoleServer.ts';
+import { readSlackAppSettings } from './manifest.ts';
 import { readWorld, restoreIncidents, writeWorld } from './persistence.ts';
 import { createSlackSurface, type SlackSurface } from './slackSurface.ts';
 import {
@@ -163,7 +164,13 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     sim.subscribe({ url: `${listening.url}/hooks/pagerduty`, description: 'sandbox console' });
 
     let pagerDutyChanged: () => void = () => undefined;
-    const surface = createSlackSurface({ fake, botUrl: () => botUrl, signingSecret: secrets.signingSecret });
+    const app = readSlackAppSettings();
+    const surface = createSlackSurface({
+      fake,
+      botUrl: () => botUrl,
+      signingSecret: secrets.signingSecret,
+      app,
+    });
     cleanups.push(() => surface.stop());
     const consoleServer = listening.serve({
       fake,
@@ -173,6 +180,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       people: PEOPLE,
       now: () => Date.now(),
       onPagerDutyChange: () => pagerDutyChanged(),
+      app,
     });
     // The console closes before the bot (its store tail must stop before the store closes).
     cleanups.push(() => consoleServer.close());

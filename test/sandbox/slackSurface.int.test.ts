@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { slackSignature } from '../support/slackSigning.ts';
+import { readSlackAppSettings } from './manifest.ts';
 import { createSlackSurface, escapeMentions, parseSlashCommand, type SlackSurface } from './slackSurface.ts';
 
 // How the console shows an app's answers, against a loopback stand-in for the app that checks
@@ -103,6 +104,38 @@ describe('parsing what a person types', () => {
     expect(escapeMentions('reassign 4 @ana @nobody in #incidents #nope a@ana', users, channels)).toBe(
       'reassign 4 <@U01ANA|ana> @nobody in <#C01|incidents> #nope a@ana',
     );
+  });
+});
+
+describe("following the app's manifest", () => {
+  it('reads which commands are escaped, the tabs, and the subscribed events from manifest.yml', () => {
+    const app = readSlackAppSettings();
+    expect(app.escapedCommands.has('/incident')).toBe(true);
+    expect(app.escapedCommands.has('/verify')).toBe(false);
+    expect(app.homeTab).toBe(true);
+    expect(app.botEvents.has('app_home_opened')).toBe(true);
+  });
+
+  it('escapes only commands declared with should_escape, and sends only subscribed events', async () => {
+    const strict = createSlackSurface({
+      fake,
+      botUrl: () => appUrl,
+      signingSecret: SECRET,
+      app: { escapedCommands: new Set(['/incident']), botEvents: new Set() },
+    });
+    try {
+      await strict.slashCommand({ user: 'U0ALICE', channel: 'C0INCIDENTS', text: '/timeoff holiday @bob' });
+      await strict.slashCommand({
+        user: 'U0ALICE',
+        channel: 'C0INCIDENTS',
+        text: '/incident reassign 1 @bob',
+      });
+      expect(received.map((r) => r.form.get('text'))).toEqual(['holiday @bob', 'reassign 1 <@U0BOB|bob>']);
+      expect(await strict.openHome({ user: 'U0ALICE' })).toEqual({ ok: true, status: 0 });
+      expect(received).toHaveLength(2);
+    } finally {
+      strict.stop();
+    }
   });
 });
 

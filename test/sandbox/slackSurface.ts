@@ -6,6 +6,7 @@ import {
   signedHeaders,
   slashCommandBody,
 } from '../support/slackSigning.ts';
+import type { SlackAppSettings } from './manifest.ts';
 import {
   actionOf,
   findElement,
@@ -71,6 +72,8 @@ export type SlackSurfaceOptions = Readonly<{
   signingSecret: string;
   /** Default SLACK_ANSWER_MS. */
   answerTimeoutMs?: number;
+  /** From the app's manifest; default: every command escaped, every event subscribed. */
+  app?: Pick<SlackAppSettings, 'escapedCommands' | 'botEvents'>;
 }>;
 
 export type SlackSurface = ReturnType<typeof createSlackSurface>;
@@ -83,7 +86,7 @@ export const parseSlashCommand = (input: string): { command: string; text: strin
 };
 
 /**
- * Escapes `@handle` and `#channel` as Slack does for commands declared with `should_escape`:
+ * Escapes `@handle` and `#channel` as Slack does for commands declared with `should_escape: true`:
  * `<@U01ANA|ana>`, `<#C01INCIDENTS|incidents>`. Unknown names stay as typed.
  */
 export const escapeMentions = (
@@ -242,7 +245,10 @@ export const createSlackSurface = (options: SlackSurfaceOptions) => {
         user_id: input.user,
         user_name: fake.users.get(input.user)?.name ?? input.user,
         command: parsed.command,
-        text: escapeMentions(parsed.text, people(), channelsList()),
+        text:
+          !options.app || options.app.escapedCommands.has(parsed.command)
+            ? escapeMentions(parsed.text, people(), channelsList())
+            : parsed.text,
         api_app_id: SANDBOX_APP_ID,
         response_url: fake.responseUrl({ channel: channel.id, user: input.user }),
         trigger_id: fake.issueTrigger({ user: input.user }),
@@ -436,6 +442,7 @@ export const createSlackSurface = (options: SlackSurfaceOptions) => {
     /** A person opens the app's Home tab: Slack sends `app_home_opened` (the app publishes the view). */
     async openHome(input: Readonly<{ user: string }>): Promise<SurfaceResult> {
       requireUser(input.user);
+      if (options.app && !options.app.botEvents.has('app_home_opened')) return { ok: true, status: 0 };
       const dm = fake.dmChannel(input.user);
       const home = fake.homes.get(input.user);
       return post(

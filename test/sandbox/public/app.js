@@ -108,13 +108,19 @@ const renderHeader = () => {
   } else {
     header.innerHTML = `<h1><span class="app-dot">⚡</span> Switchboard <span class="app-badge">APP</span></h1><span class="header-hint">The app's Home tab and your direct messages with it.</span>`;
     tabs.hidden = false;
-    for (const b of tabs.querySelectorAll('.app-tab'))
+    const app = S.data?.app ?? {};
+    for (const b of tabs.querySelectorAll('.app-tab')) {
       b.classList.toggle('active', b.dataset.tab === S.view.tab);
+      b.hidden = b.dataset.tab === 'home' ? !app.homeTab : !app.messagesTab;
+    }
   }
   const channel = currentChannel();
   const c = S.data?.channels.find((x) => x.id === channel);
   $('composer-input').placeholder = c ? (c.isIm ? 'Message Switchboard' : `Message #${c.name}`) : '';
-  $('composer').hidden = S.view.kind === 'app' && S.view.tab === 'home';
+  const inApp = S.view.kind === 'app';
+  const readOnly = inApp && S.view.tab === 'messages' && S.data?.app?.messagesTabReadOnly === true;
+  $('composer').hidden = (inApp && S.view.tab === 'home') || readOnly;
+  $('composer-off').hidden = !readOnly;
 };
 
 // ------------------------------------------------------------------ messages
@@ -347,8 +353,10 @@ document.addEventListener('click', (ev) => {
   }
   const channel = t.closest('[data-channel].side-item');
   if (channel) return select({ kind: 'channel', id: channel.dataset.channel });
-  if (t.closest('[data-app]'))
-    return select({ kind: 'app', tab: S.view.kind === 'app' ? S.view.tab : 'home' });
+  if (t.closest('[data-app]')) {
+    const tab = S.view.kind === 'app' ? S.view.tab : S.data?.app?.homeTab ? 'home' : 'messages';
+    return select({ kind: 'app', tab });
+  }
   const tab = t.closest('.app-tab');
   if (tab) return select({ kind: 'app', tab: tab.dataset.tab });
   const mention = t.closest('.mk-channel[data-channel]');
