@@ -2,7 +2,8 @@
  * Event store benchmarks (issue 2): `npm run bench:store` (add `--quick` for a smoke run).
  *
  * Prints one JSON line per figure on stdout, each measured side by side with its baseline in the
- * same run (interleaved rounds, medians), progress on stderr:
+ * same run (interleaved rounds; `value` and `baselineValue` are the medians of each side's rounds,
+ * `ratio` the median of the per-round candidate/baseline ratios), progress on stderr:
  * - store.append.single: durable single-event appends through the port, one after another, vs raw
  *   node:sqlite inserts into a table of the same shape with the same durability (WAL,
  *   synchronous=FULL), one transaction each. Target ratio ≥ 0.8.
@@ -146,7 +147,11 @@ const benchAppends = async (dir: string): Promise<void> => {
       unit: 'appends/s',
       baseline: 'raw node:sqlite INSERT, one durable transaction each (WAL, synchronous=FULL)',
       baselineValue: single.baseline,
+      ratio: single.pairedRatio,
     });
+    note(
+      `  ratio of medians ${(single.candidate / single.baseline).toFixed(3)}, median of paired ratios ${single.pairedRatio.toFixed(3)}`,
+    );
   }
 
   if (wanted('store.append.concurrent50')) {
@@ -170,7 +175,11 @@ const benchAppends = async (dir: string): Promise<void> => {
       unit: 'appends/s',
       baseline: 'raw node:sqlite INSERT, one durable transaction each (WAL, synchronous=FULL)',
       baselineValue: concurrent.baseline,
+      ratio: concurrent.pairedRatio,
     });
+    note(
+      `  ratio of medians ${(concurrent.candidate / concurrent.baseline).toFixed(3)}, median of paired ratios ${concurrent.pairedRatio.toFixed(3)}`,
+    );
   }
 
   await store.close();
@@ -263,7 +272,11 @@ const benchReads = async (dir: string): Promise<void> => {
       unit: 'events/s',
       baseline: 'raw node:sqlite SELECT of the same rows, no JSON parsing',
       baselineValue: reads.baseline,
+      ratio: reads.pairedRatio,
     });
+    note(
+      `  ratio of medians ${(reads.candidate / reads.baseline).toFixed(3)}, median of paired ratios ${reads.pairedRatio.toFixed(3)}`,
+    );
   }
 
   if (wanted('store.subscribe.catchUp')) {
@@ -277,7 +290,11 @@ const benchReads = async (dir: string): Promise<void> => {
       unit: 'events/s',
       baseline: 'readAll of the same events through the port',
       baselineValue: catchUp.baseline,
+      ratio: catchUp.pairedRatio,
     });
+    note(
+      `  ratio of medians ${(catchUp.candidate / catchUp.baseline).toFixed(3)}, median of paired ratios ${catchUp.pairedRatio.toFixed(3)}`,
+    );
   }
 
   raw.close();

@@ -67,7 +67,9 @@ export const median = (samples: readonly number[]): number => {
 
 /**
  * Runs `rounds` rounds of candidate and baseline, alternating which goes first, and returns the
- * median of each side's per-round results (each run returns a rate, e.g. events per second).
+ * median of each side's per-round results (each run returns a rate, e.g. events per second) and
+ * `pairedRatio`, the median over rounds of candidate / baseline within the round: the two runs of a
+ * round are adjacent in time, so a disk or CPU that drifts over the run cancels out of it.
  */
 export const interleave = async (
   rounds: number,
@@ -75,7 +77,13 @@ export const interleave = async (
     candidate: (round: number) => Promise<number>;
     baseline: (round: number) => Promise<number>;
   }>,
-): Promise<{ candidate: number; baseline: number; candidateRounds: number[]; baselineRounds: number[] }> => {
+): Promise<{
+  candidate: number;
+  baseline: number;
+  pairedRatio: number;
+  candidateRounds: number[];
+  baselineRounds: number[];
+}> => {
   const candidateRounds: number[] = [];
   const baselineRounds: number[] = [];
   for (let r = 0; r < rounds; r++) {
@@ -90,6 +98,7 @@ export const interleave = async (
   return {
     candidate: median(candidateRounds),
     baseline: median(baselineRounds),
+    pairedRatio: median(candidateRounds.map((c, i) => c / baselineRounds[i]!)),
     candidateRounds,
     baselineRounds,
   };
