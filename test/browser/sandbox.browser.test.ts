@@ -101,7 +101,15 @@ describe('the sandbox console', () => {
       .first();
     await acknowledged.waitFor({ timeout: 15_000 });
     expect(await acknowledged.textContent()).toMatch(/incident-[0-9a-f-]+/);
-    await acknowledged.locator('summary').click();
+    // Open the incident's stream and the event in it: type, kind, actor, time, and its data.
+    await acknowledged.locator('button[data-stream]').click();
+    const inStream = page.getByTestId('store-stream').locator('.ev-row', { hasText: 'IncidentAcknowledged' });
+    await inStream.waitFor();
+    expect(await page.getByTestId('store-stream').textContent()).toContain('AcknowledgeIncident');
+    expect(await inStream.textContent()).toContain('event');
+    await inStream.locator('.ev-type').click();
+    expect(await inStream.locator('pre.json').textContent()).toContain('"data"');
+    await inStream.scrollIntoViewIfNeeded();
     await browser.screenshot('sandbox-06-store-acknowledged');
 
     await page.getByRole('tab', { name: 'Incident service' }).click();
