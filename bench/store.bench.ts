@@ -28,8 +28,8 @@ const onlyAt = process.argv.indexOf('--only');
 const only = onlyAt === -1 ? undefined : process.argv[onlyAt + 1];
 const wanted = (bench: string): boolean => only === undefined || bench.includes(only);
 // Many short rounds: the disk's speed drifts over seconds, and both sides should see the same drift.
-const ROUNDS = quick ? 3 : 25;
-const SINGLE_APPENDS_PER_ROUND = quick ? 100 : 300;
+const ROUNDS = quick ? 3 : 40;
+const SINGLE_APPENDS_PER_ROUND = quick ? 100 : 200;
 const CONCURRENT_APPENDERS = 50;
 const APPENDS_PER_APPENDER = quick ? 4 : 20;
 const READ_EVENTS = quick ? 20_000 : 200_000;
