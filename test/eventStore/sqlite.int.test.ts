@@ -470,6 +470,23 @@ describe('SQLite event store: subscriptions', () => {
     expect(synchronouslyDelivered).toBe(0);
   });
 
+  it('live subscriptions are woken after the appending caller has finished its turn', async () => {
+    const store = open();
+    const order: string[] = [];
+    const c = collect(store, 'start', undefined, () => void order.push('subscription delivered'));
+    await c.caughtUp;
+
+    await store.appendToStream('order-1', [newEvent('OrderPlaced')]).then(async () => {
+      // The caller's own follow-up (answering an HTTP request, say) takes a few promise hops.
+      for (let i = 0; i < 20; i++) await Promise.resolve();
+      order.push('caller answered');
+    });
+    await c.waitFor(1);
+
+    expect(order).toEqual(['caller answered', 'subscription delivered']);
+    await c.subscription.stop();
+  });
+
   it('sees appends made by another process on the same file (polling)', async () => {
     const store = open({ pollIntervalMs: 20 });
     const c = collect(store, 'start');

@@ -368,6 +368,22 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
   };
 
   let queue: Pending[] = [];
+  /**
+   * Wakes live subscriptions on the next event-loop turn, not in this one: the callers just
+   * answered (an HTTP ack waiting on its append) finish first, and the subscriptions' reads do not
+   * sit between a commit and the response it allows. One pending notification covers any number
+   * of commits.
+   */
+  let notifyPending = false;
+  const notifyAppended = (): void => {
+    if (notifyPending) return;
+    notifyPending = true;
+    setImmediate(() => {
+      notifyPending = false;
+      notifier.emit('appended');
+    });
+  };
+
   /** One setImmediate(flush) at most is pending, however many chained commits queued work. */
   let flushPending = false;
 
@@ -484,7 +500,7 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
       }
       (item.resolve as (v: AppendResult | undefined) => void)(outcome.value);
     });
-    if (appended) notifier.emit('appended');
+    if (appended) notifyAppended();
   };
 
   const enqueue = <T>(make: (resolve: (v: T) => void, reject: (e: unknown) => void) => Pending): Promise<T> =>
