@@ -376,7 +376,7 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
    */
   let notifyPending = false;
   const notifyAppended = (): void => {
-    if (notifyPending) return;
+    if (notifyPending || notifier.listenerCount('appended') === 0) return;
     notifyPending = true;
     setImmediate(() => {
       notifyPending = false;
