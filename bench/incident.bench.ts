@@ -138,7 +138,7 @@ const main = async (): Promise<void> => {
 
     const total = WARMUP + CLICKS;
     note(`incident bench: creating ${total} incidents in the web app, one card each in #bench`);
-    const incidents = [];
+    const incidents: { id: string; number: number }[] = [];
     for (let i = 0; i < total; i++) {
       incidents.push(
         sim.webApp.trigger({
