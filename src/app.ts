@@ -76,6 +76,11 @@ export type SwitchboardOptions = Readonly<{
   schedulerPollMs?: number;
   /** Durable retries of incident-service calls (default UPSTREAM_RETRY: 5 attempts from 2 s). */
   incidentRetry?: Partial<RetryPolicy>;
+  /**
+   * Longest Slack `Retry-After` the Web API client waits out inside one call (default 10 s); longer
+   * ones fail the call with SB_UPSTREAM_RATE_LIMITED for the processor to wait or retry durably.
+   */
+  slackMaxInlineWaitMs?: number;
 }>;
 
 export type Switchboard = Readonly<{
@@ -130,7 +135,10 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
   const inbox = createInbox({ store, metrics });
 
   const clientOptions = { slack: config.slack, logger, metrics };
-  const slack = createSlackWebClient(clientOptions);
+  const slack = createSlackWebClient({
+    ...clientOptions,
+    ...(options.slackMaxInlineWaitMs === undefined ? {} : { maxInlineWaitMs: options.slackMaxInlineWaitMs }),
+  });
 
   const boltLogger = createBoltLogger(logger);
   let receiver: Receiver;
