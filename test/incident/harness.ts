@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
+import { openEventStore } from '../../src/eventStore/openEventStore.ts';
 import { createLogger } from '../../src/logger.ts';
 import { type PagerDutySimulator, startPagerDutySimulator } from '../simulators/pagerduty/index.ts';
 import { type FakeMessage, type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
@@ -37,7 +38,8 @@ export const PAYMENTS_API = {
 };
 
 export type IncidentHarness = Readonly<{
-  sb: Switchboard;
+  /** The app as running now (a new one after `restart`). */
+  readonly sb: Switchboard;
   url: string;
   fake: FakeSlack;
   sim: PagerDutySimulator;
@@ -87,11 +89,20 @@ export type IncidentHarness = Readonly<{
   /** Ephemeral messages a user got through response_url or chat.postEphemeral (from index `from` on). */
   ephemeralsFor(user: string, from?: number): string[];
   idle(): Promise<void>;
+  /**
+   * Stops the app and starts it again on the same store and port, as after a crash or a deploy;
+   * `replay` sets those processors' checkpoints back to the start, so they see everything again.
+   */
+  restart(options?: Readonly<{ replay?: readonly string[] }>): Promise<void>;
   stop(): Promise<void>;
 }>;
 
 export const startIncidentHarness = async (
-  options: Readonly<{ schedulerPollMs?: number; incidentRetryBaseMs?: number }> = {},
+  options: Readonly<{
+    schedulerPollMs?: number;
+    incidentRetryBaseMs?: number;
+    slackMaxInlineWaitMs?: number;
+  }> = {},
 ): Promise<IncidentHarness> => {
   const sim = await startPagerDutySimulator({
     webhooks: { retryDelaysMs: [20, 50, 100, 200], timeoutMs: 3_000 },
@@ -110,25 +121,36 @@ export const startIncidentHarness = async (
     ],
   });
   const tmp = tempDir('switchboard-incident-');
-  const config = loadConfig(
-    testEnv(fake, join(tmp.dir, 'switchboard.db'), {
+  const dbPath = join(tmp.dir, 'switchboard.db');
+  const env = (port: number) =>
+    testEnv(fake, dbPath, {
+      PORT: String(port),
       PAGERDUTY_API_URL: sim.url,
       PAGERDUTY_EVENTS_URL: sim.eventsUrl,
       PAGERDUTY_TOKEN: sim.token,
       PAGERDUTY_WEBHOOK_SECRET: WEBHOOK_SECRET,
-    }),
-  );
+    });
   const logs = createLogSink();
-  const logger = createLogger({ level: 'debug', destination: logs.stream, secrets: config.secrets });
-  const sb = await createSwitchboard({
-    config,
-    logger,
-    host: '127.0.0.1',
-    httpGraceMs: 1_000,
-    schedulerPollMs: options.schedulerPollMs ?? 20,
-    incidentRetry: { baseMs: options.incidentRetryBaseMs ?? 30, maxMs: 2_000 },
-  });
-  const { url } = await sb.start();
+  const boot = async (port: number) => {
+    const config = loadConfig(env(port));
+    const logger = createLogger({ level: 'debug', destination: logs.stream, secrets: config.secrets });
+    const app = await createSwitchboard({
+      config,
+      logger,
+      host: '127.0.0.1',
+      httpGraceMs: 1_000,
+      schedulerPollMs: options.schedulerPollMs ?? 20,
+      incidentRetry: { baseMs: options.incidentRetryBaseMs ?? 30, maxMs: 2_000 },
+      ...(options.slackMaxInlineWaitMs === undefined
+        ? {}
+        : { slackMaxInlineWaitMs: options.slackMaxInlineWaitMs }),
+    });
+    const started = await app.start();
+    return { app, ...started };
+  };
+  const first = await boot(0);
+  let sb = first.app;
+  const { url, port } = first;
   sim.subscribe({ url: `${url}/webhooks/pagerduty`, secret: WEBHOOK_SECRET });
 
   const post = (body: string, kind: 'form' | 'json', o?: SignedPostOptions) =>
@@ -143,7 +165,9 @@ export const startIncidentHarness = async (
   };
 
   const harness: IncidentHarness = {
-    sb,
+    get sb() {
+      return sb;
+    },
     url,
     fake,
     sim,
@@ -239,6 +263,15 @@ export const startIncidentHarness = async (
       await sb.processors.waitForIdle(10_000);
       await sim.webhooks.idle();
       await sb.processors.waitForIdle(10_000);
+    },
+    async restart(o = {}) {
+      await sb.stop();
+      if (o.replay?.length) {
+        const store = await openEventStore(`sqlite:${dbPath}`);
+        for (const id of o.replay) await store.storeCheckpoint(id, 0n);
+        await store.close();
+      }
+      sb = (await boot(port)).app;
     },
     async stop() {
       await sim.stop();
