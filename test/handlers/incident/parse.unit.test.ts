@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { parseIncidentText, parseOnCallText } from '../../../handlers/incident/parse.ts';
+
+describe('parseIncidentText', () => {
+  it.each([
+    ['', { sub: 'help' }],
+    ['help', { sub: 'help' }],
+    ['trigger', { sub: 'trigger', form: true }],
+    [
+      'trigger Payments API db down',
+      { sub: 'trigger', form: false, serviceQuery: null, serviceAndTitle: 'Payments API db down', title: '' },
+    ],
+    [
+      'trigger "Payments API" db down',
+      { sub: 'trigger', form: false, serviceQuery: 'Payments API', serviceAndTitle: null, title: 'db down' },
+    ],
+    ['list', { sub: 'list', service: null }],
+    ['list Payments DB', { sub: 'list', service: 'Payments DB' }],
+    ['ack #42', { sub: 'ack', ref: '42' }],
+    ['acknowledge Q1ABC', { sub: 'ack', ref: 'Q1ABC' }],
+    ['resolve 42 disk cleaned', { sub: 'resolve', ref: '42', resolution: 'disk cleaned' }],
+    ['escalate 42', { sub: 'escalate', ref: '42', level: null }],
+    ['escalate 42 3', { sub: 'escalate', ref: '42', level: 3 }],
+    ['note 42', { sub: 'note', ref: '42', content: null }],
+    ['note 42   rolled   back', { sub: 'note', ref: '42', content: 'rolled   back' }],
+    ['reassign 42 <@U0BEN|ben> <@U0CHEN>', { sub: 'reassign', ref: '42', users: ['U0BEN', 'U0CHEN'] }],
+    ['reassign 42', { sub: 'reassign', ref: '42', users: [] }],
+    ['timeline 42', { sub: 'timeline', ref: '42' }],
+    ['subscribe Payments API', { sub: 'subscribe', service: 'Payments API' }],
+    ['unsubscribe', { sub: 'unsubscribe', service: null }],
+  ])('%j', (text, expected) => {
+    expect(parseIncidentText(text)).toEqual(expected);
+  });
+
+  it.each([
+    ['ack', 'Which incident?', '/incident ack'],
+    ['ack 42 43', 'takes only the incident', '/incident ack'],
+    ['show ../etc', 'is not an incident number or id', '/incident show'],
+    ['escalate 42 0', 'The level must be a number from 1 to 20', '/incident escalate'],
+    ['reassign 42 @ben', 'is not a Slack user', '/incident reassign'],
+    ['trigger payments', 'Give a service and a title', '/incident trigger'],
+    ['trigger "Payments API"', 'Say what is broken', '/incident trigger'],
+    ['launch rockets', 'not something Switchboard knows', '/incident help'],
+  ])('%j is explained', (text, error, usage) => {
+    const parsed = parseIncidentText(text);
+    expect(parsed).toMatchObject({
+      error: expect.stringContaining(error),
+      usage: expect.stringContaining(usage),
+    });
+  });
+});
+
+describe('parseOnCallText', () => {
+  it('reads everyone, a person, a name, help; refuses a bare @name', () => {
+    expect(parseOnCallText('')).toEqual({ kind: 'everyone' });
+    expect(parseOnCallText('help')).toEqual({ kind: 'help' });
+    expect(parseOnCallText('<@U0ANA|ana>')).toEqual({ kind: 'user', slackUserId: 'U0ANA' });
+    expect(parseOnCallText('Payments Primary')).toEqual({ kind: 'text', text: 'Payments Primary' });
+    expect(parseOnCallText('@ana')).toMatchObject({ error: expect.stringContaining('not a Slack user') });
+  });
+});
