@@ -41,6 +41,8 @@ export type IncidentHarness = Readonly<{
   /** The app as running now (a new one after `restart`). */
   readonly sb: Switchboard;
   url: string;
+  /** The app's SQLite file (for the store CLI). */
+  dbPath: string;
   fake: FakeSlack;
   sim: PagerDutySimulator;
   logs: LogSink;
@@ -169,6 +171,7 @@ export const startIncidentHarness = async (
       return sb;
     },
     url,
+    dbPath,
     fake,
     sim,
     logs,

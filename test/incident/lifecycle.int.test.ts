@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runEventsCli } from '../../src/cli/events.ts';
 import { waitFor } from '../support/waitFor.ts';
 import {
   ANA,
@@ -111,5 +112,31 @@ describe('an incident from trigger to resolve', () => {
     expect(text).toContain('<@U0BEN>');
     expect(text).toContain('Resolved (incident service webhook)');
     expect(text).toContain('Card posted');
+  });
+
+  it('`npm run events -- read <stream>` shows the same events as the timeline', async () => {
+    const out: string[] = [];
+    const code = await runEventsCli(['read', streamId, '--json'], {
+      env: { EVENT_STORE_URL: `sqlite:${h.dbPath}` },
+      stdout: (line) => out.push(line),
+      stderr: () => undefined,
+      tty: false,
+    });
+    expect(code).toBe(0);
+    const cli = out
+      .flatMap((l) => l.split('\n'))
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { type: string });
+    const stored = await h.stream(streamId);
+    expect(cli.map((e) => e.type)).toEqual(stored.map((e) => e.type));
+    expect(cli.map((e) => e.type)).toEqual(
+      expect.arrayContaining([
+        'TriggerIncident',
+        'IncidentTriggered',
+        'AcknowledgeIncident',
+        'RecordIncidentWebhook',
+        'IncidentCardPosted',
+      ]),
+    );
   });
 });
