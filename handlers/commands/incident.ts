@@ -148,11 +148,11 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
         const found = await find(r.ref, r.sub);
         if (!found) return;
         const data =
-          r.sub === 'ack'
-            ? { type: 'AcknowledgeIncident', extra: {} }
+          r.sub === 'escalate'
+            ? { type: 'EscalateIncident', extra: { level: r.level } }
             : r.sub === 'resolve'
               ? { type: 'ResolveIncident', extra: { resolution: r.resolution } }
-              : { type: 'EscalateIncident', extra: { level: (r as { level: number | null }).level } };
+              : { type: 'AcknowledgeIncident', extra: {} };
         await record(
           [
             slackCommand(input, data.type, {

@@ -28,6 +28,10 @@ import { readIncidentState } from './upstreamCalls.reactor.ts';
  * is by then, so the final state is never lost. A render that keeps failing for a transient reason
  * is dropped after a few tries: the incident's next event renders again.
  *
+ * A channel Slack refuses a card for (the bot is not invited, the channel is archived) is skipped;
+ * when it is the channel the incident was triggered from, the card goes to the requester's DM
+ * instead, saying why, so whoever triggered it always sees it.
+ *
  * Duplicates: before posting in a channel the stream is read again, and a channel with a recorded
  * card gets an update instead. (A crash after Slack took the post and before it was recorded can
  * still post twice: `chat.postMessage` has no idempotency key.)
@@ -64,6 +68,25 @@ const GONE = new Set([
   'msg_too_long',
   'invalid_blocks',
 ]);
+
+const SLACK_USER = /^[UW][A-Z0-9]{2,}$/;
+
+/** The card as sent to the requester's DM when the channel it was triggered from refused it. */
+const inDmInstead = (message: SlackMessage, channel: string): SlackMessage => ({
+  text: message.text,
+  blocks: [
+    {
+      type: 'context',
+      elements: [
+        {
+          type: 'mrkdwn',
+          text: `:warning: Switchboard can't post in <#${channel}> (invite it there with \`/invite @switchboard\`), so this incident's card is here.`,
+        },
+      ],
+    },
+    ...message.blocks,
+  ],
+});
 
 const slackErrorOf = (e: unknown): string | undefined => {
   const v = isChatOpsError(e) ? e.details.slackError : undefined;
@@ -105,6 +128,8 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
   const maxTransientTries = options.maxTransientTries ?? 5;
   /** Newest renderable revision already shown on every card of a stream (this process only). */
   const rendered = new Map<string, number>();
+  /** `stream|channel` pairs Slack refused a card for (not invited, archived): not tried again. */
+  const unpostable = new Set<string>();
 
   const record = async (
     ctx: ProcessorContext,
@@ -141,9 +166,16 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     const message = incidentCard(view);
     const log = ctx.logger.child({ streamId });
 
+    const trigger = state.context.trigger;
+    const triggerChannelMissed =
+      !!trigger?.channel && !state.context.cards.some((c) => c.channel === trigger.channel);
     for (const card of state.context.cards) {
+      const body =
+        triggerChannelMissed && card.channel.startsWith('D')
+          ? inDmInstead(message, trigger!.channel!)
+          : message;
       try {
-        await options.slack.updateMessage(card.channel, card.ts, message);
+        await options.slack.updateMessage(card.channel, card.ts, body);
       } catch (error) {
         const gone = slackErrorOf(error);
         if (gone && GONE.has(gone)) {
@@ -162,10 +194,13 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     }
 
     const wanted = new Set<string>();
-    if (state.context.trigger?.channel) wanted.add(state.context.trigger.channel);
+    if (trigger?.channel) wanted.add(trigger.channel);
     if (view.service) for (const c of await options.channelsFor(view.service.id)) wanted.add(c);
+    // A card that went to the requester's DM because the trigger channel refused it.
+    const inDm = state.context.cards.some((c) => c.channel.startsWith('D'));
     for (const channel of wanted) {
       if (state.context.cards.some((c) => c.channel === channel)) continue;
+      if (unpostable.has(`${streamId}|${channel}`) || (channel === trigger?.channel && inDm)) continue;
       // Read again right before posting: a card recorded since (another delivery) is not posted twice.
       const again = await readIncidentState(ctx.store, streamId);
       if (again.state.context.cards.some((c) => c.channel === channel)) return 'newer';
@@ -174,14 +209,16 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
         posted = await options.slack.postMessage(channel, message);
       } catch (error) {
         const gone = slackErrorOf(error);
-        if (gone && GONE.has(gone)) {
-          log.warn({ channel, slackError: gone }, 'card cannot be posted in this channel; skipped');
-          continue;
-        }
-        throw error;
+        if (!gone || !GONE.has(gone)) throw error;
+        unpostable.add(`${streamId}|${channel}`);
+        log.warn({ channel, slackError: gone }, 'card cannot be posted in this channel');
+        const requester = trigger?.request.by;
+        if (channel !== trigger?.channel || !requester || !SLACK_USER.test(requester)) continue;
+        // The requester would otherwise never see the incident they created: the card goes to them.
+        posted = await options.slack.postMessage(requester, inDmInstead(message, channel));
       }
       await record(ctx, cause, 'RecordIncidentCardPosted', posted, `posted:${streamId}:${channel}`);
-      log.debug({ channel, ts: posted.ts }, 'card posted');
+      log.debug({ channel: posted.channel, ts: posted.ts }, 'card posted');
     }
     return 'done';
   };

@@ -154,6 +154,30 @@ describe('forms', () => {
   });
 });
 
+describe('cards where Slack lets Switchboard post them', () => {
+  it('triggered from a channel the bot is not in: the card goes to the requester by DM', async () => {
+    const before = new Set(h.sim.state.incidents.keys());
+    await h.slash('trigger Payments API secret room outage', { channel: 'C0SECRET', user: BEN.slack });
+    const incident = await waitFor(() => [...h.sim.state.incidents.values()].find((i) => !before.has(i.id)), {
+      what: 'the incident upstream',
+    });
+    const dm = h.fake.dmChannel(BEN.slack).id;
+    const card = await waitFor(() => h.cardOf(dm, incident.number), { what: 'the card in the DM' });
+    expect(cardText(card)).toContain("can't post in <#C0SECRET>");
+    await h.click('incident.acknowledge', await h.streamOfNumber(incident.number), {
+      user: BEN.slack,
+      channel: dm,
+    });
+    await waitFor(
+      () => cardText(h.cardOf(dm, incident.number)).includes('Acknowledged by <@U0BEN>') || undefined,
+      {
+        what: 'the DM card updated',
+      },
+    );
+    expect(h.cards(dm).filter((m) => m.text.startsWith(`#${incident.number} `))).toHaveLength(1);
+  });
+});
+
 describe('subscriptions and incidents from monitoring', () => {
   it('/incident subscribe routes a service to a channel; an events-route trigger gets a card there', async () => {
     const res = await h.slash('subscribe Payments API', { channel: PAYMENTS_CHANNEL, user: CHEN.slack });
