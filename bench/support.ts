@@ -22,6 +22,10 @@ export type BenchLine = Readonly<{
   baselineValue: number;
   /** value / baselineValue; computed by `emit` when omitted. */
   ratio?: number;
+  /** The figure's target as the issue states it (`"ratio <= 1.5"`, `"value <= 25 ms"`); omitted when it has none. */
+  target?: string;
+  /** Whether this run met `target`. */
+  met?: boolean;
 }>;
 
 const round = (n: number, digits: number): number => {
@@ -29,7 +33,10 @@ const round = (n: number, digits: number): number => {
   return Math.round(n * f) / f;
 };
 
-/** Prints one figure as one JSON line on stdout: `{"bench","value","unit","baseline","baselineValue","ratio"}`. */
+/**
+ * Prints one figure as one JSON line on stdout: `{"bench","value","unit","baseline","baselineValue","ratio"}`,
+ * followed by `"target","met"` when the line has a target.
+ */
 export const emit = (line: BenchLine): void => {
   const ratio = line.ratio ?? line.value / line.baselineValue;
   process.stdout.write(
@@ -40,6 +47,8 @@ export const emit = (line: BenchLine): void => {
       baseline: line.baseline,
       baselineValue: round(line.baselineValue, 1),
       ratio: round(ratio, 3),
+      ...(line.target === undefined ? {} : { target: line.target }),
+      ...(line.met === undefined ? {} : { met: line.met }),
     })}\n`,
   );
 };
