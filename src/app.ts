@@ -5,7 +5,7 @@ import { type CommandBus, type CommandRoute, createCommandBus } from './applicat
 import { createInbox, type Inbox } from './application/inbox.ts';
 import { type Config, describeSwitchedOff } from './config.ts';
 import { type Clock, systemClock } from './core/clock.ts';
-import { asError, ChatOpsError } from './core/errors.ts';
+import { asError, ChatOpsError, isChatOpsError } from './core/errors.ts';
 import type { EventStore } from './eventStore/eventStore.ts';
 import { openEventStore } from './eventStore/openEventStore.ts';
 import { createReadiness, opsRoutes, type Readiness, storeProbe } from './http/ops.ts';
@@ -201,6 +201,15 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
       store,
       now: () => clock.now(),
       findUpstreamUser: (email) => pagerduty.findUserByEmail(email),
+      upstreamUser: (id) => pagerduty.getUser(id),
+      slackUserByEmail: async (email) => {
+        try {
+          return (await slack.users.lookupByEmail({ email })).user?.id ?? null;
+        } catch (e) {
+          if (isChatOpsError(e) && e.details.slackError === 'users_not_found') return null;
+          throw e;
+        }
+      },
       slackUser: async (user) => {
         const r = await slack.users.info({ user });
         return {
@@ -227,6 +236,16 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
       createIncidentCardsReactor({
         dispatch,
         slackUserOf: readModels.slackUserOf,
+        // Mentions for people named by the incident service: at most 2 s per render, then the card
+        // goes out with names (and mentions them on a later change).
+        findSlackUsers: async (ids) => {
+          const lookups = Promise.all(ids.slice(0, 10).map((id) => identity.slackUserFor(id)));
+          const found = await Promise.race([
+            lookups,
+            new Promise<null>((r) => setTimeout(() => r(null), 2_000).unref()),
+          ]);
+          if (found?.some((id) => id !== null)) await readModels.catchUp();
+        },
         channelsFor: async (serviceId) => {
           await readModels.catchUp();
           return readModels.channelsForService(serviceId);

@@ -50,6 +50,11 @@ export type IncidentCardsOptions = Readonly<{
   /** Channels subscribed to a service's incidents (caught up with the store). */
   channelsFor(serviceId: string): Promise<readonly string[]>;
   slackUserOf?: SlackUserOf;
+  /**
+   * Looks up Slack users for incident-service users the card names but `slackUserOf` does not know
+   * yet (people acting in the web app, assignees), so the card mentions them. Bounded by the caller.
+   */
+  findSlackUsers?(upstreamUserIds: readonly string[]): Promise<void>;
   /** Attempts per render on transient Slack failures (not rate limits) before giving up. Default 5. */
   maxTransientTries?: number;
 }>;
@@ -109,6 +114,19 @@ export const withSlackUsers = (view: IncidentView, slackUserOf: SlackUserOf): In
   };
 };
 
+/** Incident-service users the view names with no Slack user known for them. */
+const unmentioned = (view: IncidentView, slackUserOf: SlackUserOf): string[] => {
+  const ids = new Set<string>();
+  const consider = (id: string | null | undefined, slack: string | null | undefined) => {
+    if (id && !slack && !slackUserOf(id)) ids.add(id);
+  };
+  for (const a of view.assignees) consider(a.id, a.slackUserId);
+  for (const m of [view.triggered, view.acknowledged, view.resolved, view.lastNote]) {
+    consider(m?.by?.upstreamUserId, m?.by?.slackUserId);
+  }
+  return [...ids];
+};
+
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason ?? new Error('aborted'));
@@ -161,8 +179,11 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
   ): Promise<'done' | 'newer'> => {
     const streamId = cause.streamId;
     const { state } = await readIncidentState(ctx.store, streamId);
-    const view = withSlackUsers(toIncidentView(streamId, state), slackUserOf);
-    if (view.phase === 'notTriggered') return 'done';
+    const raw = toIncidentView(streamId, state);
+    if (raw.phase === 'notTriggered') return 'done';
+    const unknown = unmentioned(raw, slackUserOf);
+    if (unknown.length > 0 && options.findSlackUsers) await options.findSlackUsers(unknown);
+    const view = withSlackUsers(raw, slackUserOf);
     const message = incidentCard(view);
     const log = ctx.logger.child({ streamId });
 

@@ -49,6 +49,10 @@ export type IdentityResolverDeps = Readonly<{
   now(): Date;
   /** Cached mappings older than this are looked up again. Default 24 h. */
   refreshAfterMs?: number;
+  /** The other direction, for mentioning people the incident service names (optional). */
+  upstreamUser?(upstreamUserId: string): Promise<{ id: string; name: string; email: string }>;
+  /** `users.lookupByEmail` → the Slack user id, or null when nobody in Slack has that email. */
+  slackUserByEmail?(email: string): Promise<string | null>;
 }>;
 
 /** Whose identity is being resolved, for the wording of a refusal. */
@@ -63,6 +67,12 @@ export type IdentityResolver = Readonly<{
   resolve(slackUserId: string, subject?: Subject): Promise<UpstreamUser>;
   /** The last cached mapping, without any lookup. */
   cached(slackUserId: string): Promise<SlackUserMappedData | undefined>;
+  /**
+   * The Slack user with the same email as an incident-service user (someone acting in the web
+   * app, an assignee), recorded as `SlackUserMapped` like a forward lookup; null when there is
+   * none or the lookup failed (not asked again for a while). Never throws.
+   */
+  slackUserFor(upstreamUserId: string): Promise<string | null>;
 }>;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -78,6 +88,8 @@ const unmapped = (message: string, details: Record<string, unknown>): ChatOpsErr
 
 export const createIdentityResolver = (deps: IdentityResolverDeps): IdentityResolver => {
   const refreshAfterMs = deps.refreshAfterMs ?? DAY_MS;
+  /** Incident-service users with no Slack user (or whose lookup failed), until when not to ask again. */
+  const noSlackUser = new Map<string, number>();
 
   const cached = async (slackUserId: string): Promise<SlackUserMappedData | undefined> => {
     const [last] = await deps.store.readStream(identityStreamId(slackUserId), {
@@ -85,6 +97,16 @@ export const createIdentityResolver = (deps: IdentityResolverDeps): IdentityReso
       maxCount: 1,
     });
     return last?.type === SLACK_USER_MAPPED ? (last.data as unknown as SlackUserMappedData) : undefined;
+  };
+
+  const record = async (data: SlackUserMappedData): Promise<void> => {
+    await deps.store.appendToStream(identityStreamId(data.slackUserId), [
+      {
+        id: uuidv5(`identity:${data.slackUserId}:${data.pagerDutyUserId}:${data.at}`),
+        type: SLACK_USER_MAPPED,
+        data: data as unknown as JsonObject,
+      },
+    ]);
   };
 
   const lookUp = async (slackUserId: string, subject: Subject): Promise<SlackUserMappedData> => {
@@ -120,18 +142,36 @@ export const createIdentityResolver = (deps: IdentityResolverDeps): IdentityReso
       name: user.name,
       at: deps.now().toISOString(),
     };
-    await deps.store.appendToStream(identityStreamId(slackUserId), [
-      {
-        id: uuidv5(`identity:${slackUserId}:${user.id}:${data.at}`),
-        type: SLACK_USER_MAPPED,
-        data: data as unknown as JsonObject,
-      },
-    ]);
+    await record(data);
     return data;
   };
 
   return {
     cached,
+    async slackUserFor(upstreamUserId) {
+      const now = deps.now().getTime();
+      if ((noSlackUser.get(upstreamUserId) ?? 0) > now || !deps.upstreamUser || !deps.slackUserByEmail)
+        return null;
+      try {
+        const user = await deps.upstreamUser(upstreamUserId);
+        const slackUserId = await deps.slackUserByEmail(user.email);
+        if (!slackUserId) {
+          noSlackUser.set(upstreamUserId, now + 60 * 60_000);
+          return null;
+        }
+        await record({
+          slackUserId,
+          email: user.email,
+          pagerDutyUserId: user.id,
+          name: user.name,
+          at: deps.now().toISOString(),
+        });
+        return slackUserId;
+      } catch {
+        noSlackUser.set(upstreamUserId, now + 5 * 60_000);
+        return null;
+      }
+    },
     async resolve(slackUserId, subject = { kind: 'actor' }) {
       if (!SLACK_USER_ID.test(slackUserId)) {
         throw unmapped(`${slackUserId} is not a Slack user Switchboard can act for.`, {

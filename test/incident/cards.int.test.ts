@@ -35,7 +35,7 @@ describe('cards', () => {
     await waitFor(
       () => {
         const text = cardText(h.cardOf(OPS, number));
-        return text.includes('Acknowledged by Ben Okafor') && text.includes('*Priority*\\nP1')
+        return text.includes('Acknowledged by <@U0BEN>') && text.includes('*Priority*\\nP1')
           ? true
           : undefined;
       },
