@@ -2,16 +2,24 @@
  * Ack path benchmark (issue 3): `npm run bench` runs it with the others; alone:
  * `node scripts/node24.mjs bench/ack.bench.ts [--quick]`.
  *
- * Signed slash commands are sent open-loop at 200 requests/s to two servers, each a child process
- * on loopback, measured side by side in the same run (interleaved rounds):
+ * Signed slash commands are sent open-loop at 200 requests/s to four servers, each a child process
+ * on loopback, measured side by side in the same run (rounds rotate which server goes first):
  * - candidate: the full app (`src/main.ts`: our receiver, Bolt, the recording middleware, one
  *   durable append to the SQLite file store with WAL + synchronous=FULL before `ack()`);
+ * - memory: the same app on `sqlite::memory:` (what the app costs apart from the disk);
+ * - floor: a bare Bolt app whose listener does one raw `node:sqlite` INSERT of a row the size and
+ *   shape of the app's inbox record (same table and indexes, WAL + synchronous=FULL, SQLite's
+ *   defaults otherwise) before it acks: the least any app that keeps "a 2xx is a durability
+ *   promise" can do on this disk;
  * - baseline: a bare Bolt app (Bolt's own HTTPReceiver) that acks every command without recording.
  *
  * Figures (JSON lines on stdout; latency from request sent to response read):
  * - ack.slashCommand.p50 at 200 req/s: ratio candidate/baseline, target ≤ 1.5;
  * - ack.slashCommand.p99 at 200 req/s: target candidate ≤ 25 ms;
- * - ack.slashCommand.sequential.p99: 200 requests one after another, target ≤ 50 ms.
+ * - ack.slashCommand.sequential.p99: 200 requests one after another, target ≤ 50 ms;
+ * - ack.slashCommand.inMemoryStore.p50/p99: the app without the disk vs bare Bolt;
+ * - ack.slashCommand.vsFloor.p50/p99: the app vs the floor (how much the app adds to one commit);
+ * - ack.slashCommand.floor.p50/p99: the floor vs bare Bolt (what one durable commit costs here).
  * Afterwards it checks that every command the candidate acked is in its store exactly once.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -22,9 +30,10 @@ import { App } from '@slack/bolt';
 import { Pool } from 'undici';
 import { SLACK_INBOX_STREAM } from '../src/application/inbox.ts';
 import { openEventStore } from '../src/eventStore/openEventStore.ts';
+import { migrate } from '../src/eventStore/sqlite/schema.ts';
 import { startFakeSlack } from '../test/support/fakeSlack.ts';
 import { signedHeaders, slashCommandBody } from '../test/support/slackSigning.ts';
-import { emit, note, percentile, tempDir } from './support.ts';
+import { emit, median, note, percentile, tempDir } from './support.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const SIGNING_SECRET = 'bench-signing-secret-3c1f9a';
@@ -37,10 +46,10 @@ const PER_ROUND = quick ? 200 : 600; // 3 s at 200 req/s
 const WARMUP = quick ? 100 : 400;
 const SEQUENTIAL = 200;
 
-// ---------- baseline server (runs in a child process: `ack.bench.ts --serve-bare`) ----------
+// ---------- baseline and floor servers (child processes: `ack.bench.ts --serve-bare | --serve-floor`) ----------
 
-const serveBare = async (): Promise<void> => {
-  const app = new App({
+const bareApp = (): App =>
+  new App({
     signingSecret: SIGNING_SECRET,
     token: BOT_TOKEN,
     // No Slack behind this one: skip auth.test.
@@ -49,9 +58,8 @@ const serveBare = async (): Promise<void> => {
     tokenVerificationEnabled: false,
     convoStore: false,
   });
-  app.command(/.*/, async ({ ack }) => {
-    await ack({ response_type: 'ephemeral', text: 'ok' });
-  });
+
+const listen = async (app: App): Promise<void> => {
   const server = (await app.start(0)) as { address(): { port: number } };
   process.stdout.write(
     `${JSON.stringify({ msg: 'Switchboard is listening', port: server.address().port })}\n`,
@@ -59,6 +67,69 @@ const serveBare = async (): Promise<void> => {
   process.on('SIGTERM', () => {
     void app.stop().then(() => process.exit(0));
   });
+};
+
+const serveBare = async (): Promise<void> => {
+  const app = bareApp();
+  app.command(/.*/, async ({ ack }) => {
+    await ack({ response_type: 'ephemeral', text: 'ok' });
+  });
+  await listen(app);
+};
+
+/**
+ * Bare Bolt plus one raw durable commit per command: an INSERT (autocommit, so one transaction and
+ * one WAL sync) of a row like the app's inbox record into the store's own `messages` table, then
+ * the ack. No stream-head lookup, no batching, no validation: the least a durable ack costs.
+ */
+const serveFloor = async (dbPath: string): Promise<void> => {
+  const db = new DatabaseSync(dbPath);
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL');
+  migrate(db, Date.now);
+  const insert = db.prepare(
+    'INSERT INTO messages (stream_id, stream_revision, message_id, message_kind, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  let revision = -1;
+  const app = bareApp();
+  app.command(/.*/, async ({ ack, command }) => {
+    const receivedAt = new Date().toISOString();
+    // The same fields the app records (who, where, which delivery, the payload), ~900 bytes.
+    const data = JSON.stringify({
+      input: {
+        source: 'slack',
+        inputKind: 'slash_command',
+        deliveryId: command.trigger_id,
+        name: command.command,
+        receivedAt,
+        actor: command.user_id,
+        teamId: command.team_id,
+        channelId: command.channel_id,
+        triggerId: command.trigger_id,
+        responseUrl: command.response_url,
+        payload: command,
+      },
+      commands: [],
+    });
+    const metadata = JSON.stringify({
+      source: 'slack',
+      inputKind: 'slash_command',
+      actor: command.user_id,
+      receivedAt,
+    });
+    revision += 1;
+    insert.run(
+      'inbox-slack',
+      revision,
+      `floor:${command.trigger_id}`,
+      'C',
+      'SlackInputReceived',
+      data,
+      metadata,
+      Date.now(),
+    );
+    await ack({ response_type: 'ephemeral', text: 'ok' });
+  });
+  await listen(app);
 };
 
 // ---------- harness ----------
@@ -143,7 +214,7 @@ const appEnv = (fakeApiUrl: string, storeUrl: string): Record<string, string> =>
   CI: 'true',
 });
 
-const SIDES = ['candidate', 'memory', 'baseline'] as const;
+const SIDES = ['candidate', 'memory', 'floor', 'baseline'] as const;
 type Side = (typeof SIDES)[number];
 
 const main = async (): Promise<void> => {
@@ -154,13 +225,19 @@ const main = async (): Promise<void> => {
     candidate: await startChild([join(ROOT, 'src/main.ts')], appEnv(fake.apiUrl, `sqlite:${dbPath}`)),
     // The same app on an in-memory store: what the app costs apart from the disk's fsync.
     memory: await startChild([join(ROOT, 'src/main.ts')], appEnv(fake.apiUrl, 'sqlite::memory:')),
+    floor: await startChild(
+      [join(ROOT, 'bench/ack.bench.ts'), '--serve-floor', join(dir.path, 'floor.db')],
+      {},
+    ),
     baseline: await startChild([join(ROOT, 'bench/ack.bench.ts'), '--serve-bare'], {}),
   };
   const pools = Object.fromEntries(
     SIDES.map((side) => [side, new Pool(servers[side].url, { connections: 32, pipelining: 1 })]),
   ) as Record<Side, Pool>;
-  const samples: Record<Side, number[]> = { candidate: [], memory: [], baseline: [] };
-  const seq: Record<Side, number[]> = { candidate: [], memory: [], baseline: [] };
+  const samples: Record<Side, number[]> = { candidate: [], memory: [], floor: [], baseline: [] };
+  const seq: Record<Side, number[]> = { candidate: [], memory: [], floor: [], baseline: [] };
+  // Each round's p50 per side, for the paired (same-round) ratios: drift over the run cancels out.
+  const roundP50: Record<Side, number[]> = { candidate: [], memory: [], floor: [], baseline: [] };
   let sent = 0;
   try {
     note(`ack bench: warming up (${WARMUP} requests each)`);
@@ -174,7 +251,9 @@ const main = async (): Promise<void> => {
     for (let round = 0; round < ROUNDS; round++) {
       for (let k = 0; k < SIDES.length; k++) {
         const side = SIDES[(round + k) % SIDES.length]!;
-        samples[side].push(...(await openLoop(pools[side], signedCommands(PER_ROUND), RATE)));
+        const latencies = await openLoop(pools[side], signedCommands(PER_ROUND), RATE);
+        samples[side].push(...latencies);
+        roundP50[side].push(percentile(latencies, 50));
       }
       sent += PER_ROUND;
     }
@@ -186,53 +265,97 @@ const main = async (): Promise<void> => {
     await fake.close();
   }
 
-  const base = 'bare Bolt HTTPReceiver acking without recording';
+  const bare = 'bare Bolt HTTPReceiver acking without recording';
+  const floor = 'bare Bolt + one raw node:sqlite WAL/FULL insert before ack';
   const p = (xs: number[], q: number) => percentile(xs, q);
+  const pairedP50 = (a: Side, b: Side) => median(roundP50[a].map((x, i) => x / roundP50[b][i]!));
+  const p50Ratio = p(samples.candidate, 50) / p(samples.baseline, 50);
   emit({
     bench: 'ack.slashCommand.p50',
     value: p(samples.candidate, 50),
     unit: 'ms',
-    baseline: base,
+    baseline: bare,
     baselineValue: p(samples.baseline, 50),
+    target: 'ratio <= 1.5',
+    met: p50Ratio <= 1.5,
   });
   emit({
     bench: 'ack.slashCommand.p99',
     value: p(samples.candidate, 99),
     unit: 'ms',
-    baseline: base,
+    baseline: bare,
     baselineValue: p(samples.baseline, 99),
+    target: 'value <= 25 ms',
+    met: p(samples.candidate, 99) <= 25,
   });
   emit({
     bench: 'ack.slashCommand.sequential.p99',
     value: p(seq.candidate, 99),
     unit: 'ms',
-    baseline: base,
+    baseline: bare,
     baselineValue: p(seq.baseline, 99),
+    target: 'value < 50 ms',
+    met: p(seq.candidate, 99) < 50,
   });
   emit({
     bench: 'ack.slashCommand.inMemoryStore.p50',
     value: p(samples.memory, 50),
     unit: 'ms',
-    baseline: base,
+    baseline: bare,
     baselineValue: p(samples.baseline, 50),
   });
   emit({
     bench: 'ack.slashCommand.inMemoryStore.p99',
     value: p(samples.memory, 99),
     unit: 'ms',
-    baseline: base,
+    baseline: bare,
+    baselineValue: p(samples.baseline, 99),
+  });
+  emit({
+    bench: 'ack.slashCommand.vsFloor.p50',
+    value: p(samples.candidate, 50),
+    unit: 'ms',
+    baseline: floor,
+    baselineValue: p(samples.floor, 50),
+  });
+  emit({
+    bench: 'ack.slashCommand.vsFloor.p99',
+    value: p(samples.candidate, 99),
+    unit: 'ms',
+    baseline: floor,
+    baselineValue: p(samples.floor, 99),
+  });
+  emit({
+    bench: 'ack.slashCommand.floor.p50',
+    value: p(samples.floor, 50),
+    unit: 'ms',
+    baseline: bare,
+    baselineValue: p(samples.baseline, 50),
+  });
+  emit({
+    bench: 'ack.slashCommand.floor.p99',
+    value: p(samples.floor, 99),
+    unit: 'ms',
+    baseline: bare,
     baselineValue: p(samples.baseline, 99),
   });
   for (const side of SIDES) {
     note(
       `ack bench: ${side.padEnd(9)} p50 ${p(samples[side], 50).toFixed(2)} ms, p90 ${p(samples[side], 90).toFixed(2)} ms, ` +
         `p99 ${p(samples[side], 99).toFixed(2)} ms, max ${Math.max(...samples[side]).toFixed(2)} ms; ` +
-        `sequential p50 ${p(seq[side], 50).toFixed(2)} ms, p99 ${p(seq[side], 99).toFixed(2)} ms (${samples[side].length} + ${seq[side].length} samples)`,
+        `sequential p50 ${p(seq[side], 50).toFixed(2)} ms, p99 ${p(seq[side], 99).toFixed(2)} ms (${samples[side].length} + ${seq[side].length} samples); ` +
+        `round p50s ${roundP50[side].map((x) => x.toFixed(2)).join(' ')}`,
     );
   }
+  note(
+    `ack bench: p50 ratios, pooled / median of same-round pairs: app/bare ${p50Ratio.toFixed(2)} / ${pairedP50('candidate', 'baseline').toFixed(2)}, ` +
+      `app/floor ${(p(samples.candidate, 50) / p(samples.floor, 50)).toFixed(2)} / ${pairedP50('candidate', 'floor').toFixed(2)}, ` +
+      `floor/bare ${(p(samples.floor, 50) / p(samples.baseline, 50)).toFixed(2)} / ${pairedP50('floor', 'baseline').toFixed(2)}, ` +
+      `memory/bare ${(p(samples.memory, 50) / p(samples.baseline, 50)).toFixed(2)} / ${pairedP50('memory', 'baseline').toFixed(2)}`,
+  );
 
-  // The floor under a durable ack on this disk: one raw node:sqlite insert per commit, WAL + FULL.
-  const raw = new DatabaseSync(join(dir.path, 'floor.db'));
+  // The disk alone: raw node:sqlite single-insert commits back to back (no HTTP), WAL + FULL.
+  const raw = new DatabaseSync(join(dir.path, 'commits.db'));
   raw.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; CREATE TABLE t (v TEXT)');
   const insert = raw.prepare('INSERT INTO t (v) VALUES (?)');
   const commits: number[] = [];
@@ -243,15 +366,20 @@ const main = async (): Promise<void> => {
   }
   raw.close();
   note(
-    `ack bench: disk floor, raw node:sqlite WAL+FULL single-insert commit p50 ${p(commits, 50).toFixed(2)} ms, ` +
+    `ack bench: disk alone, raw node:sqlite WAL+FULL single-insert commits back to back p50 ${p(commits, 50).toFixed(2)} ms, ` +
       `p99 ${p(commits, 99).toFixed(2)} ms`,
   );
 
-  // Every command the file-store app acked is in its store exactly once.
+  // Every command the file-store app acked is in its store exactly once (and the floor did commit).
   const store = await openEventStore(`sqlite:${dbPath}`);
   const recorded = await store.readStream(SLACK_INBOX_STREAM);
   await store.close();
+  const floorDb = new DatabaseSync(join(dir.path, 'floor.db'));
+  const floorRows = (floorDb.prepare('SELECT COUNT(*) AS n FROM messages').get() as { n: number }).n;
+  floorDb.close();
   dir.cleanup();
+  if (floorRows !== sent)
+    throw new Error(`the floor server stored ${floorRows} rows for ${sent} acked commands`);
   const unique = new Set(recorded.map((e) => e.id)).size;
   if (recorded.length !== sent || unique !== sent) {
     throw new Error(`store holds ${recorded.length} inputs (${unique} distinct) for ${sent} acked commands`);
@@ -259,5 +387,7 @@ const main = async (): Promise<void> => {
   note(`ack bench: all ${sent} commands the app acked are in its store exactly once`);
 };
 
+const floorAt = process.argv.indexOf('--serve-floor');
 if (process.argv.includes('--serve-bare')) await serveBare();
+else if (floorAt > 0) await serveFloor(process.argv[floorAt + 1] ?? 'floor.db');
 else await main();
