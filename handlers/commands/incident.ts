@@ -225,9 +225,13 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
       case 'unsubscribe': {
         if (r.service === null) {
           const usage = r.sub === 'subscribe' ? INCIDENT_USAGE.subscribe : UNSUBSCRIBE_USAGE;
+          const current = await queries.subscriptions(channel);
+          const now = current.length
+            ? `This channel gets the cards of: ${current.join(', ')}.`
+            : 'This channel is not subscribed to any service.';
           await refuse(
             new ValidationError('no service named'),
-            replies.invalid('Which service?', usage).text,
+            replies.invalid(`Which service? ${now}`, usage).text,
           );
           return;
         }

@@ -50,6 +50,8 @@ export type IncidentQueries = Readonly<{
   onCall(input: Readonly<{ target: OnCallTarget; now: Date }>): Promise<SlackMessage>;
   /** Services for the trigger form, as known right now (never waits). */
   triggerServices(): readonly ServiceOption[] | undefined;
+  /** Names of the services whose incidents get a card in this channel. */
+  subscriptions(channel: string): Promise<string[]>;
 }>;
 
 /** What incident handlers get besides the shared HandlerDeps. */
@@ -250,6 +252,11 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
         );
       }
       return onCallMessage(`On call: ${text}`, rows, now, 'Nobody is on call.');
+    },
+
+    async subscriptions(channel) {
+      await readModels.catchUp();
+      return readModels.subscriptionsOfChannel(channel).map((s) => s.serviceName ?? s.serviceId);
     },
 
     triggerServices() {

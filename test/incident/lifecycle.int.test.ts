@@ -114,6 +114,16 @@ describe('an incident from trigger to resolve', () => {
     expect(text).toContain('Card posted');
   });
 
+  it('/readyz and /metrics cover the incident processors', async () => {
+    await h.idle();
+    const ready = await fetch(`${h.url}/readyz`);
+    expect(ready.status).toBe(200);
+    const metrics = await (await fetch(`${h.url}/metrics`)).text();
+    for (const p of ['incident-upstream', 'incident-cards', 'incident-notices', 'incident-read-models']) {
+      expect(metrics).toContain(`processor="${p}"`);
+    }
+  });
+
   it('`npm run events -- read <stream>` shows the same events as the timeline', async () => {
     const out: string[] = [];
     const code = await runEventsCli(['read', streamId, '--json'], {

@@ -227,6 +227,8 @@ describe('subscriptions and incidents from monitoring', () => {
         what: 'acked in #payments',
       },
     );
+    const listed = await h.slash('subscribe', { channel: PAYMENTS_CHANNEL, user: CHEN.slack });
+    expect(String(listed.body?.text)).toContain('This channel gets the cards of: Payments API.');
     // Subscribing again is refused with a reason.
     const mark = h.fake.ephemerals.length;
     await h.slash('subscribe payments api', { channel: PAYMENTS_CHANNEL, user: CHEN.slack });
