@@ -9,6 +9,7 @@ import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import { incidentCard } from '../slack/blocks/incidentCard.ts';
 import { type IncidentView, toIncidentView } from '../slack/blocks/incidentView.ts';
+import { abortableSleep } from './abortableSleep.ts';
 import type { SlackUserOf } from './pagerdutyMapping.ts';
 import { readIncidentState } from './upstreamCalls.reactor.ts';
 
@@ -126,20 +127,6 @@ const unmentioned = (view: IncidentView, slackUserOf: SlackUserOf): string[] => 
   }
   return [...ids];
 };
-
-const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason ?? new Error('aborted'));
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason ?? new Error('aborted'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 
 export const createIncidentCardsReactor = (options: IncidentCardsOptions): Processor => {
   const slackUserOf = options.slackUserOf ?? (() => null);
@@ -272,7 +259,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
               { streamId, waitMs },
               'Slack rate limit: waiting before rendering the latest state',
             );
-            await sleep(waitMs, ctx.signal);
+            await abortableSleep(waitMs, ctx.signal);
             continue;
           }
           transient += 1;
@@ -283,7 +270,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
             );
             return;
           }
-          await sleep(backoffDelayMs(transient, { baseMs: 200, maxMs: 5_000 }), ctx.signal);
+          await abortableSleep(backoffDelayMs(transient, { baseMs: 200, maxMs: 5_000 }), ctx.signal);
         }
       }
     },

@@ -3,10 +3,12 @@ import { INCIDENT_ROUTING_STREAM_PREFIX } from '../../machines/incidentRouting/s
 import { ConcurrencyError, isChatOpsError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { JsonObject } from '../core/messages.ts';
+import { retryAfterMsOf } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { escapeMrkdwn, mention, type SlackMessage, truncate } from '../slack/blocks/format.ts';
 import { incidentLabel } from '../slack/blocks/incidentCard.ts';
 import { toIncidentView } from '../slack/blocks/incidentView.ts';
+import { abortableSleep } from './abortableSleep.ts';
 import { readIncidentState } from './upstreamCalls.reactor.ts';
 
 /**
@@ -30,6 +32,7 @@ export type NoticesSlackPort = Readonly<{
 }>;
 
 export const INCIDENT_NOTICES_PROCESSOR = 'incident-notices';
+
 export const INCIDENT_NOTICE_STREAM_PREFIX = 'incidentNotice-';
 const SLACK_USER = /^[UW][A-Z0-9]{2,}$/;
 
@@ -67,7 +70,19 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
   ): Promise<void> => {
     const streamId = `${INCIDENT_NOTICE_STREAM_PREFIX}${uuidv5(`notice:${key}`)}`;
     if ((await ctx.store.readStream(streamId, { maxCount: 1 })).length > 0) return;
-    const sent = await send();
+    let sent: { channel: string; ts: string } | null;
+    for (let waits = 0; ; waits++) {
+      try {
+        sent = await send();
+        break;
+      } catch (error) {
+        // Slack asked to wait longer than the Web API client waits inline: wait here (the notice
+        // is not lost to the runner's quick retries and parking), then try again.
+        const waitMs = retryAfterMsOf(error);
+        if (waitMs === undefined || waits >= 3) throw error;
+        await abortableSleep(waitMs, ctx.signal);
+      }
+    }
     try {
       await ctx.store.appendToStream(
         streamId,

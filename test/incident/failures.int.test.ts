@@ -104,6 +104,52 @@ describe('upstream failures are retried durably', () => {
   });
 });
 
+describe('creating an incident when the incident service fails', () => {
+  it('a create that landed but whose answer was lost is found by its incident key, not created twice', async () => {
+    const before = h.sim.state.incidents.size;
+    h.sim.failNext('createIncident', { status: 502, afterApply: true });
+    // Webhooks held: only the retry can find out that the first attempt landed.
+    h.sim.webhooks.hold();
+    await h.slash('trigger Payments API answer lost');
+    const card = await waitFor(
+      () => h.cards(OPS).find((m) => m.text.includes('answer lost') && cardText(m).includes('Triggered')),
+      { what: 'the card of the incident', timeoutMs: 10_000 },
+    );
+    h.sim.webhooks.release();
+    await h.idle();
+    const created = [...h.sim.state.incidents.values()].filter((i) => i.title === 'answer lost');
+    expect(created).toHaveLength(1);
+    expect(h.sim.state.incidents.size).toBe(before + 1);
+    expect(created[0]!.incidentKey).toMatch(/^switchboard:/);
+    expect(card.text).toContain(`#${created[0]!.number} `);
+    expect(h.sim.requestsFor('listIncidents').some((r) => r.url.includes('incident_key='))).toBe(true);
+  });
+
+  it('a create that keeps failing ends "Not created" on the card, and the requester is told', async () => {
+    h.sim.failNext('createIncident', { status: 500, times: 5 });
+    await h.slash('trigger Payments API never created', { user: BEN.slack });
+    const dm = await waitFor(
+      () => h.fake.messages(h.fake.dmChannel(BEN.slack).id).find((m) => m.text.includes('never created')),
+      { what: 'the DM', timeoutMs: 15_000 },
+    );
+    expect(dm.text).toContain("Couldn't create the incident “never created” after 5 attempts");
+    const card = h.cards(OPS).find((m) => m.text.includes('never created'))!;
+    expect(cardText(card)).toContain('Not created');
+    expect([...h.sim.state.incidents.values()].some((i) => i.title === 'never created')).toBe(false);
+    // A refused move on it explains why.
+    const mark = h.fake.ephemerals.length;
+    const streamId = ((card.blocks ?? []) as { block_id?: string }[])
+      .map((b) => b.block_id ?? '')
+      .find((id) => id.startsWith('incident.actions:'))
+      ?.slice('incident.actions:'.length);
+    if (streamId) {
+      await h.click('incident.acknowledge', streamId, { user: BEN.slack });
+      const told = await waitFor(() => h.ephemeralsFor(BEN.slack, mark)[0], { what: 'refusal' });
+      expect(told).toContain('Creating this incident failed');
+    }
+  });
+});
+
 describe('who may speak', () => {
   it('a webhook with a bad signature is refused with 401 and nothing is stored', async () => {
     const before = (await h.sb.store.readStream('inbox-pagerduty')).length;
