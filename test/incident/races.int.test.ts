@@ -36,7 +36,7 @@ describe('one click, one write', () => {
   it('a double click acknowledges once and tells the user the second click is already in progress', async () => {
     const { streamId, incidentId, number } = await h.trigger('double click');
     const mark = h.fake.ephemerals.length;
-    h.sim.delayNext('updateIncident', { ms: 400 });
+    h.sim.delayNext('updateIncident', { ms: 1_500 });
     await Promise.all([
       h.click('incident.acknowledge', streamId, { user: ANA.slack }),
       h.click('incident.acknowledge', streamId, { user: ANA.slack }),
@@ -77,7 +77,7 @@ describe('one click, one write', () => {
   it('ack and resolve racing: one wins upstream, the other is told to wait for it', async () => {
     const { streamId, incidentId, number } = await h.trigger('ack vs resolve');
     const mark = h.fake.ephemerals.length;
-    h.sim.delayNext('updateIncident', { ms: 400 });
+    h.sim.delayNext('updateIncident', { ms: 1_500 });
     await Promise.all([
       h.click('incident.acknowledge', streamId, { user: BEN.slack }),
       h.click('incident.resolve', streamId, { user: ANA.slack }),
