@@ -197,6 +197,7 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
     },
 
     async onCall({ target, now }) {
+      await readModels.catchUp();
       if (target.kind === 'everyone') {
         return onCallMessage('On call now', await fetchOnCalls(now, {}), now, 'Nobody is on call.');
       }

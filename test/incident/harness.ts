@@ -58,6 +58,11 @@ export type IncidentHarness = Readonly<{
       headers?: Record<string, string>;
     }>,
   ): Promise<{ status: number; body: Record<string, unknown> | null; responseUrl: string }>;
+  /**
+   * A query's answer as the user sees it: the ack's body, or (when the app answered "Looking up…"
+   * because the query took over its 3 s budget) what it then posted to the response_url.
+   */
+  answer(res: Readonly<{ body: Record<string, unknown> | null; responseUrl: string }>): Promise<string>;
   /** Clicks a button of a card (as Slack posts it). */
   click(
     actionId: string,
@@ -194,6 +199,16 @@ export const startIncidentHarness = async (
         o.headers ? { headers: o.headers } : {},
       );
       return { status: res.status, body: await json(res), responseUrl };
+    },
+    async answer(res) {
+      const acked = JSON.stringify(res.body ?? {});
+      if (!String(res.body?.text ?? '').includes('Looking up')) return acked;
+      const id = res.responseUrl.slice(res.responseUrl.lastIndexOf('/') + 1);
+      const posted = await waitFor(() => fake.responsePosts.find((p) => p.responseUrlId === id), {
+        what: 'the answer through the response_url',
+        timeoutMs: 15_000,
+      });
+      return JSON.stringify(posted.body);
     },
     async click(actionId, value, o = {}) {
       const user = o.user ?? ANA.slack;

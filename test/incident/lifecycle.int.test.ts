@@ -106,7 +106,7 @@ describe('an incident from trigger to resolve', () => {
     const res = await h.slash(`timeline ${h.sim.state.incidents.get(incidentId)!.number}`, {
       user: ANA.slack,
     });
-    const text = JSON.stringify(res.body);
+    const text = await h.answer(res);
     expect(text).toContain('Trigger requested');
     expect(text).toContain('Acknowledge requested');
     expect(text).toContain('<@U0BEN>');

@@ -245,11 +245,11 @@ describe('queries and the other moves', () => {
     const { number } = await h.trigger('listed incident');
     const list = await h.slash('list');
     expect(list.body).toMatchObject({ response_type: 'ephemeral' });
-    expect(bodyText(list.body)).toContain('listed incident');
-    expect(bodyText(list.body)).toContain('incident.show');
+    expect(await h.answer(list)).toContain('listed incident');
+    expect(await h.answer(list)).toContain('incident.show');
     const show = await h.slash(`show ${number}`);
-    expect(bodyText(show.body)).toContain(`#${number} listed incident`);
-    expect(bodyText(show.body)).toContain('incident.acknowledge');
+    expect(await h.answer(show)).toContain(`#${number} listed incident`);
+    expect(await h.answer(show)).toContain('incident.acknowledge');
     const unknown = await h.slash('show 9999');
     expect(bodyText(unknown.body)).toContain("doesn't know incident #9999");
   });
@@ -309,16 +309,16 @@ describe('queries and the other moves', () => {
   it('/oncall answers who is on call now and next, for everyone, a service or a person', async () => {
     const all = await h.slash('', { command: '/oncall' });
     expect(all.status).toBe(200);
-    const text = bodyText(all.body);
+    const text = await h.answer(all);
     expect(text).toContain('On call now');
     expect(text).toContain('Payments');
     expect(text).toContain('Level 1');
     const service = await h.slash('Platform Gateway', { command: '/oncall' });
-    expect(bodyText(service.body)).toContain('On call for Platform Gateway');
+    expect(await h.answer(service)).toContain('On call for Platform Gateway');
     const me = await h.slash(`<@${ANA.slack}|ana>`, { command: '/oncall' });
-    expect(me.status).toBe(200);
+    expect(await h.answer(me)).toContain('<@U0ANA> (Payments Primary)');
     const nobody = await h.slash('no such thing', { command: '/oncall' });
-    expect(bodyText(nobody.body)).toContain('No service, schedule or escalation policy matches');
+    expect(await h.answer(nobody)).toContain('No service, schedule or escalation policy matches');
   });
 });
 
