@@ -7,6 +7,7 @@ import type { Logger } from '../src/logger.ts';
 import { registerIncidentActions } from './actions/incident.ts';
 import { registerIncidentCommand } from './commands/incident.ts';
 import { registerOnCallCommand } from './commands/oncall.ts';
+import { registerAppHome } from './events/appHome.ts';
 import { recordSlackInputs } from './middleware/recordSlackInput.ts';
 import { registerIncidentViews } from './views/incident.ts';
 import { pagerDutyWebhookVerifier } from './webhooks/pagerduty.ts';
@@ -54,6 +55,7 @@ export const registerSlackHandlers = (app: App, deps: HandlerDeps): void => {
     registerOnCallCommand(app, incidentDeps);
     registerIncidentActions(app, incidentDeps);
     registerIncidentViews(app, incidentDeps);
+    registerAppHome(app, deps);
   }
 };
 

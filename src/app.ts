@@ -14,6 +14,7 @@ import { SwitchboardBoltApp } from './http/slackApp.ts';
 import { SlackHttpReceiver } from './http/slackReceiver.ts';
 import { createIncidentCardsReactor } from './incidents/cards.reactor.ts';
 import { createIncidentEnricher } from './incidents/enrich.ts';
+import { createIncidentHomeReactor } from './incidents/home.reactor.ts';
 import { createIdentityResolver } from './incidents/identity.ts';
 import { createIncidentNoticesReactor } from './incidents/notices.reactor.ts';
 import { createIncidentQueries, type IncidentHandlerDeps } from './incidents/queries.ts';
@@ -258,6 +259,15 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
         },
       }),
       createIncidentNoticesReactor({ slack: { postMessage: post } }),
+      createIncidentHomeReactor({
+        readModels,
+        identity,
+        slack: {
+          publishHome: async (userId, view) => {
+            await slack.views.publish({ user_id: userId, view });
+          },
+        },
+      }),
     );
     enrich = createIncidentEnricher({ identity, services, readModels });
     incidentHandlers = {

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { INCIDENT_FIELD } from '../../handlers/incident/ids.ts';
-import { slashCommandBody } from '../support/slackSigning.ts';
+import { eventCallbackBody, slashCommandBody } from '../support/slackSigning.ts';
 import { startTestApp } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 import {
@@ -11,6 +11,7 @@ import {
   cardActions,
   cardText,
   type IncidentHarness,
+  NORA,
   OPS,
   PAYMENTS_API,
   PAYMENTS_CHANNEL,
@@ -319,6 +320,28 @@ describe('queries and the other moves', () => {
     expect(await h.answer(me)).toContain('<@U0ANA> (Payments Primary)');
     const nobody = await h.slash('no such thing', { command: '/oncall' });
     expect(await h.answer(nobody)).toContain('No service, schedule or escalation policy matches');
+  });
+});
+
+describe('App Home', () => {
+  it('opening the Home tab shows your open incidents and the team’s; an unmapped user is told why', async () => {
+    const { number } = await h.trigger('home tab incident');
+    await h.post(
+      eventCallbackBody({ type: 'app_home_opened', user: ANA.slack, channel: 'D0ANA', tab: 'home' }),
+      'json',
+    );
+    const home = await waitFor(() => h.fake.homes.get(ANA.slack), { what: 'Ana’s home tab' });
+    const text = JSON.stringify(home.view);
+    expect(text).toContain('*Yours*');
+    expect(text).toContain(`#${number} home tab incident`);
+    await h.post(
+      eventCallbackBody({ type: 'app_home_opened', user: NORA.slack, channel: 'D0NORA', tab: 'home' }),
+      'json',
+    );
+    const nora = await waitFor(() => h.fake.homes.get(NORA.slack), { what: 'Nora’s home tab' });
+    expect(JSON.stringify(nora.view)).toContain('has no user in the incident service');
+    expect(JSON.stringify(nora.view)).toContain(`#${number} home tab incident`);
+    expect(h.logs.text()).not.toContain('did not ack it');
   });
 });
 

@@ -1,0 +1,13 @@
+import type { App } from '@slack/bolt';
+import type { HandlerDeps } from '../index.ts';
+import { slackInputOf } from '../middleware/recordSlackInput.ts';
+
+/**
+ * `app_home_opened`: recorded like every input; the `incident-home` processor publishes the tab
+ * (an effect, so not here). Slack gets its 2xx once the input is stored.
+ */
+export const registerAppHome = (app: App, deps: HandlerDeps): void => {
+  app.event('app_home_opened', async ({ context }) => {
+    await deps.inbox.accept({ input: slackInputOf(context) });
+  });
+};
