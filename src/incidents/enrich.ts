@@ -50,6 +50,17 @@ type Data = Record<string, unknown>;
 const str = (v: unknown): string | undefined =>
   typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
 
+/**
+ * People type titles the way they type them in a shell: `/incident trigger db "Database on fire"`.
+ * One pair of wrapping quotes (straight or curly) is not part of the title.
+ */
+export const unquoteTitle = (title: string): string => {
+  const t = title.trim();
+  const m = /^["“”](?<d>[^"“”]*)["“”]$|^['‘’](?<s>[^'‘’]*)['‘’]$/.exec(t);
+  const inner = (m?.groups?.d ?? m?.groups?.s ?? '').trim();
+  return inner !== '' ? inner : t;
+};
+
 export const createIncidentEnricher = (
   deps: IncidentEnricherDeps,
 ): ((command: Command, ctx: ProcessorContext) => Promise<Command>) => {
@@ -115,6 +126,7 @@ export const createIncidentEnricher = (
         const resolved = await service(ctx, d);
         d.service = resolved.service;
         if (resolved.title !== undefined) d.title = resolved.title;
+        if (typeof d.title === 'string') d.title = unquoteTitle(d.title);
         if (!str(d.title)) {
           throw new ValidationError('Say what is broken: `/incident trigger <service> <title>`.', {
             details: { reason: 'no_title' },
