@@ -1,4 +1,5 @@
 import { handleCommand } from '../application/handleCommand.ts';
+import { INBOX_STREAM_PREFIX } from '../application/inbox.ts';
 import { asError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
@@ -10,7 +11,7 @@ import {
   type ReplyRetryRequestedData,
   replyStreamId,
 } from './commandReplies.decider.ts';
-import { type CommandRejectedData, INBOX_STREAM_PREFIX } from './inboxDispatch.reactor.ts';
+import type { CommandRejectedData } from './inboxDispatch.reactor.ts';
 import type { SlackReplies, SlackReplyMessage } from './ports.ts';
 import {
   type BackoffOptions,

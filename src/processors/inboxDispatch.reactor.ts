@@ -1,3 +1,4 @@
+import { INBOX_STREAM_PREFIX, SLACK_INPUT_RECEIVED, WEBHOOK_RECEIVED } from '../application/inbox.ts';
 import { asError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { Command, CommandMetadata, JsonObject } from '../core/messages.ts';
@@ -5,9 +6,8 @@ import type { RecordedEvent } from '../eventStore/eventStore.ts';
 import { type Dispatch, type DispatchOutcome, dispatchCommand } from './dispatchCommand.ts';
 import type { Processor, ProcessorContext } from './runner.ts';
 
-export const INBOX_STREAM_PREFIX = 'inbox-';
 /** Recorded inputs the dispatcher reads (appended by the Slack and webhook edge before the 2xx). */
-export const INBOX_INPUT_TYPES = ['SlackInputReceived', 'WebhookReceived'] as const;
+export const INBOX_INPUT_TYPES = [SLACK_INPUT_RECEIVED, WEBHOOK_RECEIVED] as const;
 
 /** The part of an inbox input's data this dispatcher reads. */
 export type InboxInputData = Readonly<{
