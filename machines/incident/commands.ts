@@ -2,6 +2,7 @@ import type { Command } from '../shared/messages.ts';
 import type {
   Actor,
   Assignee,
+  IncidentUpstreamCallFailed,
   Priority,
   ServiceRef,
   UpstreamAction,
@@ -71,15 +72,8 @@ export type RecordIncidentUpstreamCallSucceeded = Command<
 /** Recorded by the upstream-calls reactor when an attempt failed. `nextAttemptAt` null = final. */
 export type RecordIncidentUpstreamCallFailed = Command<
   'RecordIncidentUpstreamCallFailed',
-  Readonly<{
-    requestId: string;
-    action: UpstreamAction;
-    attempt: number;
-    maxAttempts: number;
-    code: string;
-    message: string;
-    nextAttemptAt: string | null;
-  }>
+  // The fact's data without what the decider derives: `final` (from nextAttemptAt) and `at` (metadata.now).
+  Readonly<Omit<IncidentUpstreamCallFailed['data'], 'final' | 'at'>>
 >;
 
 /** Dispatched by the scheduler at a failure's `nextAttemptAt`. */

@@ -4,6 +4,7 @@ import type {
   Assignee,
   FactSource,
   IncidentEvent,
+  IncidentUpstreamCallFailed,
   Priority,
   ServiceRef,
   UpstreamAction,
@@ -74,17 +75,8 @@ export type NoteInfo = Readonly<{
   source: FactSource;
 }>;
 
-export type UpstreamFailure = Readonly<{
-  requestId: string;
-  action: UpstreamAction;
-  attempt: number;
-  maxAttempts: number;
-  code: string;
-  message: string;
-  nextAttemptAt: string | null;
-  final: boolean;
-  at: string;
-}>;
+/** The last failed upstream attempt: the `IncidentUpstreamCallFailed` fact as recorded. */
+export type UpstreamFailure = Readonly<IncidentUpstreamCallFailed['data']>;
 
 export type CardRef = Readonly<{ channel: string; ts: string; postedAt: string; updatedAt: string | null }>;
 

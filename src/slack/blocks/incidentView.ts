@@ -8,18 +8,22 @@ import {
   incidentStatus,
 } from '../../../machines/incident/decider.ts';
 import type {
-  Actor,
   Assignee,
-  FactSource,
   Priority,
   ServiceRef,
   UpstreamAction,
   Urgency,
 } from '../../../machines/incident/events.ts';
-import { type CardRef, type NoteInfo, pendingRequests } from '../../../machines/incident/machine.ts';
+import {
+  type CardRef,
+  type NoteInfo,
+  pendingRequests,
+  type StatusMark,
+  type UpstreamFailure,
+} from '../../../machines/incident/machine.ts';
 
 /** Who did something, when, learnt from where. */
-export type IncidentMark = Readonly<{ by: Actor | null; at: string; source: FactSource }>;
+export type IncidentMark = StatusMark;
 
 export type PendingView = Readonly<{
   requestId: string;
@@ -34,16 +38,8 @@ export type PendingView = Readonly<{
   content: string | null;
 }>;
 
-export type FailureView = Readonly<{
-  action: UpstreamAction;
-  attempt: number;
-  maxAttempts: number;
-  code: string;
-  message: string;
-  nextAttemptAt: string | null;
-  final: boolean;
-  at: string;
-}>;
+/** The last failed attempt as the card shows it (the request id stays inside). */
+export type FailureView = Omit<UpstreamFailure, 'requestId'>;
 
 /**
  * Everything a card, a list row or App Home shows about one incident, read-only, derived from
