@@ -1,6 +1,7 @@
 import { type App, type Receiver, SocketModeReceiver } from '@slack/bolt';
 import { type HandlerDeps, registerSlackHandlers, webhookVerifiers } from '../handlers/index.ts';
 import { webhookRoutes } from '../handlers/webhooks/routes.ts';
+import { INCIDENT_USER_COMMANDS } from '../machines/incident/commands.ts';
 import { type CommandBus, type CommandRoute, createCommandBus } from './application/dispatch.ts';
 import { createInbox, type Inbox } from './application/inbox.ts';
 import { type Config, describeSwitchedOff } from './config.ts';
@@ -110,18 +111,11 @@ export type Switchboard = Readonly<{
   stop(): Promise<void>;
 }>;
 
-const INCIDENT_MOVES = new Set([
-  'TriggerIncident',
-  'AcknowledgeIncident',
-  'ResolveIncident',
-  'EscalateIncident',
-  'ReassignIncident',
-  'AddIncidentNote',
-]);
-
 /** A refused incident move says who got there first ("Already acknowledged by <@U1> at 02:04 UTC."). */
 const formatRejection = (r: CommandRejectedData): SlackReplyMessage =>
-  r.code === 'SB_ILLEGAL_STATE' && INCIDENT_MOVES.has(r.commandType) && typeof r.details.reason === 'string'
+  r.code === 'SB_ILLEGAL_STATE' &&
+  INCIDENT_USER_COMMANDS.has(r.commandType) &&
+  typeof r.details.reason === 'string'
     ? { text: `:warning: ${incidentRejectionText(r.details, r.actor)}` }
     : defaultRejectionText(r);
 

@@ -142,3 +142,13 @@ export type IncidentCommand =
   | RecordIncidentCardUpdated;
 
 export type IncidentCommandType = IncidentCommand['type'];
+
+/** The commands a Slack user issues (each records a request); the others come from reactors and webhooks. */
+export const INCIDENT_USER_COMMANDS: ReadonlySet<string> = new Set<IncidentCommandType>([
+  'TriggerIncident',
+  'AcknowledgeIncident',
+  'ResolveIncident',
+  'EscalateIncident',
+  'ReassignIncident',
+  'AddIncidentNote',
+]);

@@ -17,6 +17,7 @@ import type {
   TriggerIncident,
   UpstreamIncident,
 } from './commands.ts';
+import { INCIDENT_USER_COMMANDS } from './commands.ts';
 import type { Actor, Assignee, FactSource, IncidentEvent, UpstreamAction } from './events.ts';
 import {
   failureApplies,
@@ -666,18 +667,12 @@ const cardUpdated = (command: RecordIncidentCardUpdated, state: IncidentState): 
   return [{ type: 'IncidentCardUpdated', data: { channel, ts, at: command.metadata.now } }];
 };
 
-const USER_COMMANDS: ReadonlySet<IncidentCommand['type']> = new Set([
-  'TriggerIncident',
-  'AcknowledgeIncident',
-  'ResolveIncident',
-  'EscalateIncident',
-  'ReassignIncident',
-  'AddIncidentNote',
-]);
-
 const toEvents = (command: IncidentCommand, state: IncidentState): IncidentEvent[] => {
   // A user command whose request is already recorded (a retried delivery) changes nothing.
-  if (USER_COMMANDS.has(command.type) && state.context.requestIds.includes(command.metadata.commandId))
+  if (
+    INCIDENT_USER_COMMANDS.has(command.type) &&
+    state.context.requestIds.includes(command.metadata.commandId)
+  )
     return [];
   switch (command.type) {
     case 'TriggerIncident':

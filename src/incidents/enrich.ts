@@ -1,3 +1,4 @@
+import { INCIDENT_USER_COMMANDS } from '../../machines/incident/commands.ts';
 import type { Assignee, ServiceRef, UpstreamUser } from '../../machines/incident/events.ts';
 import { ChatOpsError, isChatOpsError, ValidationError } from '../core/errors.ts';
 import type { Command, JsonObject } from '../core/messages.ts';
@@ -35,15 +36,6 @@ export type IncidentEnricherDeps = Readonly<{
   /** Delivery attempt from which transient lookup failures become refusals (default 4). */
   giveUpAfter?: number;
 }>;
-
-const USER_COMMANDS = new Set([
-  'TriggerIncident',
-  'AcknowledgeIncident',
-  'ResolveIncident',
-  'EscalateIncident',
-  'ReassignIncident',
-  'AddIncidentNote',
-]);
 
 type Data = Record<string, unknown>;
 
@@ -119,7 +111,7 @@ export const createIncidentEnricher = (
     const d = { ...(command.data as Data) };
     const actor = command.metadata.actor;
 
-    if (USER_COMMANDS.has(command.type)) {
+    if (INCIDENT_USER_COMMANDS.has(command.type)) {
       d.by = actor;
       d.asUser = await asUser(ctx, actor);
       if (command.type === 'TriggerIncident') {
