@@ -216,14 +216,6 @@ const VARS = {
 
 export type ConfigVariable = keyof typeof VARS;
 
-/** Every variable Switchboard reads, with what it is for (README and `--help` render this). */
-export const CONFIG_VARIABLES: ReadonlyArray<
-  Readonly<{ name: ConfigVariable; purpose: string; secret: boolean }>
-> = (Object.keys(VARS) as ConfigVariable[]).map((name) => {
-  const spec: VarSpec = VARS[name];
-  return { name, purpose: spec.purpose, secret: spec.secret === true };
-});
-
 /** The credentials that switch a lifecycle on: all set → on; none set → off; some → a problem. */
 export const LIFECYCLE_VARIABLES = {
   incidents: ['PAGERDUTY_TOKEN', 'PAGERDUTY_WEBHOOK_SECRET'],

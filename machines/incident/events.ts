@@ -243,9 +243,6 @@ export type IncidentEvent =
   | IncidentCardPosted
   | IncidentCardUpdated;
 
-/** Every incident event type, e.g. for a subscription filter. */
-export const INCIDENT_EVENT_TYPES = Object.keys(incidentEventDataSchemas) as IncidentEventType[];
-
 export const isIncidentEventType = (type: string): type is IncidentEventType =>
   Object.hasOwn(incidentEventDataSchemas, type);
 

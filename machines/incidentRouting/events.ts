@@ -14,8 +14,3 @@ export type IncidentChannelUnsubscribed = Event<
 >;
 
 export type IncidentRoutingEvent = IncidentChannelSubscribed | IncidentChannelUnsubscribed;
-
-export const INCIDENT_ROUTING_EVENT_TYPES: readonly IncidentRoutingEvent['type'][] = [
-  'IncidentChannelSubscribed',
-  'IncidentChannelUnsubscribed',
-];

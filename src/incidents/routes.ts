@@ -27,9 +27,6 @@ import type { Command } from '../core/messages.ts';
  * const bus = createCommandBus(store, { ...commandReplyRoutes, ...incidentRoutes({ streamForUpstreamId }) });
  */
 
-/** A command as recorded at the edge: the incident's data plus the stream it is about. */
-export type WithStream<C extends Command> = C & { readonly data: C['data'] & { readonly streamId?: string } };
-
 export const streamIdOf = (command: Command): string => {
   const streamId = (command.data as { streamId?: unknown }).streamId;
   if (typeof streamId !== 'string' || !isIncidentStreamId(streamId)) {
