@@ -3,13 +3,13 @@ import { hasCode, isChatOpsError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { Command } from '../core/messages.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
+import { abortableSleep } from '../processors/abortableSleep.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
 import { backoffDelayMs, retryAfterMsOf, shouldRetry } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import { incidentCard } from '../slack/blocks/incidentCard.ts';
 import { type IncidentView, toIncidentView } from '../slack/blocks/incidentView.ts';
-import { abortableSleep } from './abortableSleep.ts';
 import type { SlackUserOf } from './pagerdutyMapping.ts';
 import { readIncidentState } from './upstreamCalls.reactor.ts';
 

@@ -3,12 +3,12 @@ import { INCIDENT_ROUTING_STREAM_PREFIX } from '../../machines/incidentRouting/s
 import { ConcurrencyError, isChatOpsError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { JsonObject } from '../core/messages.ts';
+import { abortableSleep } from '../processors/abortableSleep.ts';
 import { retryAfterMsOf } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { escapeMrkdwn, mention, type SlackMessage, truncate } from '../slack/blocks/format.ts';
 import { incidentLabel } from '../slack/blocks/incidentCard.ts';
 import { toIncidentView } from '../slack/blocks/incidentView.ts';
-import { abortableSleep } from './abortableSleep.ts';
 import { readIncidentState } from './upstreamCalls.reactor.ts';
 
 /**

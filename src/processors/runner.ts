@@ -3,6 +3,7 @@ import { asError, hasCode, NotFoundError, ValidationError } from '../core/errors
 import { newId, uuidv5 } from '../core/ids.ts';
 import type { JsonObject } from '../core/messages.ts';
 import type { EventFilter, EventStore, RecordedEvent, Subscription } from '../eventStore/eventStore.ts';
+import { abortableSleep } from './abortableSleep.ts';
 import type { ProcessorLogger } from './ports.ts';
 import { backoffDelayMs, errorCodeOf, errorMessageOf, isPermanentError } from './retryPolicy.ts';
 
@@ -196,21 +197,10 @@ class Stopped extends Error {
   }
 }
 
+/** Waits `ms`; rejects with Stopped as soon as the runner stops. */
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(new Stopped());
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new Stopped());
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
+  abortableSleep(ms, signal).catch(() => {
+    throw new Stopped();
   });
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
