@@ -8,7 +8,7 @@ import type { IncidentEvent, UpstreamAction } from '../../machines/incident/even
 import type { PendingRequest } from '../../machines/incident/machine.ts';
 import { ChatOpsError, hasCode, isChatOpsError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
-import type { Command, JsonObject } from '../core/messages.ts';
+import { type Command, exhaustive, type JsonObject } from '../core/messages.ts';
 import type { EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
 import {
@@ -264,10 +264,8 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
         const note = await pd.addIncidentNote(id, { from, content });
         return { incident: null, noteId: note.id };
       }
-      default: {
-        const never: never = r.action;
-        throw new Error(`unknown upstream action ${String(never)}`);
-      }
+      default:
+        return exhaustive(r.action, 'upstream action');
     }
   };
 
