@@ -1,5 +1,4 @@
 import { INBOX_STREAM_PREFIX, SLACK_INPUT_RECEIVED, WEBHOOK_RECEIVED } from '../application/inbox.ts';
-import { asError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { Command, CommandMetadata, JsonObject } from '../core/messages.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
@@ -134,7 +133,7 @@ export const createInboxDispatchReactor = (options: InboxDispatchOptions): Proce
         outcome = await dispatchCommand(dispatch, command);
       } else {
         outcome = { outcome: 'rejected', code: 'SB_VALIDATION', message: parsed.problem, details: { index } };
-        log.warn({ err: asError(new Error(parsed.problem)) }, 'malformed recorded command');
+        log.warn({ err: new Error(parsed.problem) }, 'malformed recorded command');
       }
       if (outcome.outcome === 'dispatched') {
         log.debug(
