@@ -10,8 +10,8 @@ import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import { incidentCard } from '../slack/blocks/incidentCard.ts';
 import { type IncidentView, toIncidentView } from '../slack/blocks/incidentView.ts';
+import { readIncidentState } from './incidentState.ts';
 import type { SlackUserOf } from './pagerdutyMapping.ts';
-import { readIncidentState } from './upstreamCalls.reactor.ts';
 
 /**
  * `incident-cards`: keeps one card per channel for each incident, in place.

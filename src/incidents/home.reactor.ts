@@ -6,8 +6,8 @@ import type { IncidentView } from '../slack/blocks/incidentView.ts';
 import { toIncidentView } from '../slack/blocks/incidentView.ts';
 import { withSlackUsers } from './cards.reactor.ts';
 import type { IdentityResolver } from './identity.ts';
+import { readIncidentState } from './incidentState.ts';
 import type { IncidentReadModels } from './readModels.projection.ts';
-import { readIncidentState } from './upstreamCalls.reactor.ts';
 
 /**
  * `incident-home`: the App Home tab (design.md "Slack surface"). When someone opens it

@@ -9,7 +9,7 @@ import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { escapeMrkdwn, mention, type SlackMessage, truncate } from '../slack/blocks/format.ts';
 import { incidentLabel } from '../slack/blocks/incidentCard.ts';
 import { toIncidentView } from '../slack/blocks/incidentView.ts';
-import { readIncidentState } from './upstreamCalls.reactor.ts';
+import { readIncidentState } from './incidentState.ts';
 
 /**
  * `incident-notices`: messages to people about what happened, once each.

@@ -20,9 +20,9 @@ import { type IncidentView, toIncidentView } from '../slack/blocks/incidentView.
 import type { PagerDutyClient, PagerDutyOnCall } from '../upstream/pagerduty.ts';
 import { withSlackUsers } from './cards.reactor.ts';
 import type { IdentityResolver } from './identity.ts';
+import { readIncidentState } from './incidentState.ts';
 import type { IncidentReadModels } from './readModels.projection.ts';
 import type { ServiceDirectory } from './services.ts';
-import { readIncidentState } from './upstreamCalls.reactor.ts';
 
 /**
  * What the incident handlers may ask (style.md rule 4: handlers never touch the store or an

@@ -3,13 +3,13 @@ import type {
   RecordIncidentUpstreamCallSucceeded,
   UpstreamIncident,
 } from '../../machines/incident/commands.ts';
-import { findPendingRequest, type IncidentState, incidentDecider } from '../../machines/incident/decider.ts';
-import type { IncidentEvent, UpstreamAction } from '../../machines/incident/events.ts';
+import { findPendingRequest, type IncidentState } from '../../machines/incident/decider.ts';
+import type { UpstreamAction } from '../../machines/incident/events.ts';
 import type { PendingRequest } from '../../machines/incident/machine.ts';
 import { ChatOpsError, hasCode, isChatOpsError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import { type Command, exhaustive, type JsonObject } from '../core/messages.ts';
-import type { EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
+import type { RecordedEvent } from '../eventStore/eventStore.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
 import {
   errorCodeOf,
@@ -22,6 +22,7 @@ import {
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { scheduleTimer } from '../processors/scheduler.ts';
 import type { PagerDutyClient } from '../upstream/pagerduty.ts';
+import { readIncidentState } from './incidentState.ts';
 import { type SlackUserOf, upstreamIncidentFromRest } from './pagerdutyMapping.ts';
 
 /**
@@ -81,21 +82,6 @@ const REQUEST_EVENT_TYPES = [
 /** Timer id of the retry after failed attempt `attempt` of a request. */
 export const incidentRetryTimerId = (requestId: string, attempt: number): string =>
   `incident-retry-${requestId}-${attempt}`;
-
-/** Folds an incident stream (events only) into the decider's state. */
-export const readIncidentState = async (
-  store: EventStore,
-  streamId: string,
-): Promise<{ state: IncidentState; history: RecordedEvent[] }> => {
-  const history = await store.readStream(streamId);
-  const state = history
-    .filter((m) => m.kind === 'event')
-    .reduce(
-      (s, e) => incidentDecider.evolve(s, { type: e.type, data: e.data } as unknown as IncidentEvent),
-      incidentDecider.initialState(),
-    );
-  return { state, history };
-};
 
 type Outcome = { incident: UpstreamIncident | null; noteId: string | null };
 
