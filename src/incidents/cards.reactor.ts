@@ -1,3 +1,4 @@
+import type { IncidentState } from '../../machines/incident/decider.ts';
 import type { Actor, Assignee } from '../../machines/incident/events.ts';
 import { hasCode, isChatOpsError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
@@ -10,7 +11,7 @@ import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import { incidentCard } from '../slack/blocks/incidentCard.ts';
 import { type IncidentView, toIncidentView } from '../slack/blocks/incidentView.ts';
-import { readIncidentState } from './incidentState.ts';
+import { foldIncidentHistory, readIncidentState } from './incidentState.ts';
 import type { SlackUserOf } from './pagerdutyMapping.ts';
 
 /**
@@ -159,13 +160,14 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     }
   };
 
+  /** Renders `state`, the stream folded up to `revision` (the caller has just read it). */
   const render = async (
     ctx: ProcessorContext,
     cause: RecordedEvent,
     revision: number,
+    state: IncidentState,
   ): Promise<'done' | 'newer'> => {
     const streamId = cause.streamId;
-    const { state } = await readIncidentState(ctx.store, streamId);
     const raw = toIncidentView(streamId, state);
     if (raw.phase === 'notTriggered') return 'done';
     const unknown = unmentioned(raw, slackUserOf);
@@ -247,7 +249,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
         if (event.revision < newest) return;
         if ((rendered.get(streamId) ?? -1) >= newest) return;
         try {
-          const outcome = await render(ctx, event, newest);
+          const outcome = await render(ctx, event, newest, foldIncidentHistory(history));
           if (outcome === 'done') rendered.set(streamId, newest);
           else continue;
           return;
