@@ -1,12 +1,7 @@
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
-import {
-  type App,
-  type Receiver,
-  type ReceiverEvent,
-  ReceiverMultipleAckError,
-  verifySlackRequest,
-} from '@slack/bolt';
+import { type App, type Receiver, type ReceiverEvent, ReceiverMultipleAckError } from '@slack/bolt';
 import { slackInputKind } from '../application/inbox.ts';
 import type { Clock } from '../core/clock.ts';
 import { asError, hasCode } from '../core/errors.ts';
@@ -23,8 +18,8 @@ import { type Route, sendJson } from './server.ts';
  * Refused with 401 before Bolt sees anything (nothing is stored, platform-facts T8):
  * - missing or malformed `X-Slack-Request-Timestamp` / `X-Slack-Signature`;
  * - a timestamp more than 5 minutes in the FUTURE (checked here: Bolt only refuses old ones);
- * - a timestamp more than 5 minutes old, or a wrong signature (Bolt's `verifySlackRequest`,
- *   HMAC-SHA256 over `v0:<ts>:<raw body>`, constant-time compare).
+ * - a timestamp more than 5 minutes old, or a wrong signature (HMAC-SHA256 over
+ *   `v0:<ts>:<raw body>`, constant-time compare; the same rules as Bolt's `verifySlackRequest`).
  * Other answers: 413 over the body limit, 400 for a body that does not parse, the challenge for
  * `url_verification`, 200 for `ssl_check`. If no ack comes within 3 s (Slack's wall), 503.
  */
@@ -44,46 +39,67 @@ export type SlackHttpReceiverOptions = Readonly<{
 /** Why a request was refused, for logs and tests (never includes the signature or secret). */
 export type RefusalReason = 'missing_headers' | 'future_timestamp' | 'stale_timestamp' | 'bad_signature';
 
-/** Checks the timestamp window in both directions; Bolt's verifySlackRequest then checks the HMAC. */
+/**
+ * Builds the request check for one signing secret: the timestamp window in both directions, then
+ * the `v0` HMAC-SHA256 signature, by the rules of Bolt's `verifySlackRequest` (stale when older
+ * than 5 minutes; version must be `v0`; the hash after the first `=` is compared; the timestamp is
+ * signed as the number it parses to). The secret becomes a KeyObject once, and the compare is one
+ * `timingSafeEqual` of equal-length digests, where Bolt HMACs both sides again under a fresh random
+ * key on every request (tsscmp): same answers, about a tenth of the CPU.
+ *
+ * @example
+ * const check = slackSignatureCheck(secret);
+ * const refusal = check(req.headers, rawBody, Date.now()); // undefined when the request is Slack's
+ */
+export const slackSignatureCheck = (
+  signingSecret: string,
+): ((headers: IncomingMessage['headers'], rawBody: string, nowMs: number) => RefusalReason | undefined) => {
+  const key: KeyObject | undefined =
+    signingSecret === '' ? undefined : createSecretKey(Buffer.from(signingSecret, 'utf8'));
+  return (headers, rawBody, nowMs) => {
+    const signature = headers['x-slack-signature'];
+    const timestampHeader = headers['x-slack-request-timestamp'];
+    if (
+      typeof signature !== 'string' ||
+      typeof timestampHeader !== 'string' ||
+      !/^\d{1,12}$/.test(timestampHeader)
+    ) {
+      return 'missing_headers';
+    }
+    const timestamp = Number(timestampHeader);
+    const nowSec = Math.floor(nowMs / 1000);
+    if (timestamp > nowSec + MAX_CLOCK_SKEW_SECONDS) return 'future_timestamp';
+    if (timestamp < nowSec - MAX_CLOCK_SKEW_SECONDS) return 'stale_timestamp';
+    if (key === undefined) return 'bad_signature';
+    const [version, hash] = signature.split('=', 2);
+    if (version !== 'v0' || !hash) return 'bad_signature';
+    const expected = createHmac('sha256', key).update(`v0:${timestamp}:${rawBody}`).digest('hex');
+    // Lengths first (timingSafeEqual needs equal ones; a digest's length is no secret).
+    if (hash.length !== expected.length) return 'bad_signature';
+    return timingSafeEqual(Buffer.from(hash, 'latin1'), Buffer.from(expected, 'latin1'))
+      ? undefined
+      : 'bad_signature';
+  };
+};
+
+/** Checks the timestamp window in both directions and the signature (see slackSignatureCheck). */
 export const checkSlackSignature = (
   signingSecret: string,
   headers: IncomingMessage['headers'],
   rawBody: string,
   nowMs: number,
-): RefusalReason | undefined => {
-  const signature = headers['x-slack-signature'];
-  const timestampHeader = headers['x-slack-request-timestamp'];
-  if (
-    typeof signature !== 'string' ||
-    typeof timestampHeader !== 'string' ||
-    !/^\d{1,12}$/.test(timestampHeader)
-  ) {
-    return 'missing_headers';
-  }
-  const timestamp = Number(timestampHeader);
-  const nowSec = Math.floor(nowMs / 1000);
-  if (timestamp > nowSec + MAX_CLOCK_SKEW_SECONDS) return 'future_timestamp';
-  if (timestamp < nowSec - MAX_CLOCK_SKEW_SECONDS) return 'stale_timestamp';
-  try {
-    verifySlackRequest({
-      signingSecret,
-      body: rawBody,
-      headers: { 'x-slack-signature': signature, 'x-slack-request-timestamp': timestamp },
-      nowMilliseconds: nowMs,
-    });
-    return undefined;
-  } catch (e) {
-    return /stale/.test(asError(e).message) ? 'stale_timestamp' : 'bad_signature';
-  }
-};
+): RefusalReason | undefined => slackSignatureCheck(signingSecret)(headers, rawBody, nowMs);
 
 type ParsedBody = Record<string, unknown>;
 
-const parseBody = (raw: string, contentType: string | undefined): ParsedBody => {
-  if (contentType?.startsWith('application/x-www-form-urlencoded')) {
-    const fields = parseQuery(raw);
-    if (typeof fields['payload'] === 'string') return JSON.parse(fields['payload']) as ParsedBody;
-    return fields as ParsedBody;
+const isForm = (contentType: string | undefined): boolean =>
+  contentType?.startsWith('application/x-www-form-urlencoded') === true;
+
+/** The body Bolt gets: form fields (or the JSON in a form's `payload` field), or a JSON object. */
+const parseBody = (raw: string, form: ReturnType<typeof parseQuery> | undefined): ParsedBody => {
+  if (form) {
+    if (typeof form['payload'] === 'string') return JSON.parse(form['payload']) as ParsedBody;
+    return form as ParsedBody;
   }
   const parsed = JSON.parse(raw) as unknown;
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
@@ -94,9 +110,11 @@ const parseBody = (raw: string, contentType: string | undefined): ParsedBody => 
 export class SlackHttpReceiver implements Receiver {
   readonly options: SlackHttpReceiverOptions;
   private app: App | undefined;
+  private readonly checkSignature: ReturnType<typeof slackSignatureCheck>;
 
   constructor(options: SlackHttpReceiverOptions) {
     this.options = options;
+    this.checkSignature = slackSignatureCheck(options.signingSecret);
   }
 
   init(app: App): void {
@@ -112,7 +130,7 @@ export class SlackHttpReceiver implements Receiver {
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const { logger, metrics, clock, signingSecret } = this.options;
+    const { logger, metrics, clock } = this.options;
     const started = process.hrtime.bigint();
     let raw: Buffer;
     try {
@@ -127,17 +145,16 @@ export class SlackHttpReceiver implements Receiver {
     }
     const text = raw.toString('utf8');
     const contentType = req.headers['content-type'];
+    // A form body is parsed once, here: for the SSL check and, once verified, as Bolt's body.
+    const form = isForm(contentType) ? parseQuery(text) : undefined;
 
     // Slack's SSL check carries no signature and asks for nothing; nothing else of the body is used.
-    if (
-      contentType?.startsWith('application/x-www-form-urlencoded') &&
-      parseQuery(text)['ssl_check'] === '1'
-    ) {
+    if (form?.['ssl_check'] === '1') {
       res.writeHead(200).end();
       return;
     }
 
-    const refusal = checkSlackSignature(signingSecret, req.headers, text, clock.now().getTime());
+    const refusal = this.checkSignature(req.headers, text, clock.now().getTime());
     if (refusal) {
       logger.warn(
         { reason: refusal, path: SLACK_EVENTS_PATH },
@@ -150,7 +167,7 @@ export class SlackHttpReceiver implements Receiver {
 
     let body: ParsedBody;
     try {
-      body = parseBody(text, contentType);
+      body = parseBody(text, form);
     } catch {
       logger.warn({ contentType }, 'signed Slack request with a body that does not parse');
       sendJson(res, 400, { ok: false, error: 'malformed_body' });
