@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { ChatOpsError } from '../../src/core/errors.ts';
 import { createMetrics, type Metrics } from '../../src/metrics.ts';
 import { createSlackWebClient, type SwitchboardWebClient } from '../../src/slack/webClient.ts';
+import { caught } from '../support/caught.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { createLogSink } from '../support/logSink.ts';
 
@@ -33,16 +33,6 @@ beforeEach(() => {
     maxInlineWaitMs: 1_000,
   });
 });
-
-const caught = async (p: Promise<unknown>): Promise<ChatOpsError> => {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof ChatOpsError) return e;
-    throw e;
-  }
-  throw new Error('expected a ChatOpsError');
-};
 
 describe('Slack Web API client', () => {
   it('calls the API at SLACK_API_URL and counts the call', async () => {

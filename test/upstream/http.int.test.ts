@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ChatOpsError } from '../../src/core/errors.ts';
 import { createUpstreamHttp } from '../../src/upstream/http.ts';
+import { caught } from '../support/caught.ts';
 
 type Answer = { status: number; body?: string; headers?: Record<string, string> };
 
@@ -55,16 +55,6 @@ const http = () =>
       return j.error ? { code: j.key, message: j.error } : undefined;
     },
   });
-
-const caught = async (p: Promise<unknown>) => {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ChatOpsError) return err;
-    throw err;
-  }
-  throw new Error('expected a ChatOpsError');
-};
 
 describe('createUpstreamHttp', () => {
   it('sends JSON with the default headers and repeated array query keys, and parses with zod', async () => {

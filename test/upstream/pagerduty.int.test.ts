@@ -1,7 +1,6 @@
 import { Agent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ManualClock, manualClock } from '../../src/core/clock.ts';
-import { ChatOpsError } from '../../src/core/errors.ts';
 import {
   createPagerDutyClient,
   PAGERDUTY_BULK_UPDATE_MAX,
@@ -9,6 +8,7 @@ import {
   paginate,
 } from '../../src/upstream/pagerduty.ts';
 import { type PagerDutySimulator, startPagerDutySimulator } from '../simulators/pagerduty/index.ts';
+import { caught } from '../support/caught.ts';
 
 // Sunday 2026-11-22 10:00 UTC: Ana has the weekly primary (since Mon 11-16 09:00), Eve the daily secondary.
 const NOW = '2026-11-22T10:00:00.000Z';
@@ -29,16 +29,6 @@ const client = (overrides: Partial<Parameters<typeof createPagerDutyClient>[0]> 
     dispatcher,
     ...overrides,
   });
-
-const caught = async (p: Promise<unknown>): Promise<ChatOpsError> => {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ChatOpsError) return err;
-    throw err;
-  }
-  throw new Error('expected a ChatOpsError');
-};
 
 beforeEach(async () => {
   clock = manualClock(NOW);
