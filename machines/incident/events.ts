@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Event } from '../shared/messages.ts';
+import { serviceRefSchema } from '../shared/serviceRef.ts';
 
 // The schemas are the single source of the event shapes: the types below are inferred from them,
 // and `parseIncidentEvent` checks a stored event before it is folded.
@@ -48,8 +49,7 @@ export const assigneeSchema = z.object({
 });
 export type Assignee = z.infer<typeof assigneeSchema>;
 
-export const serviceRefSchema = z.object({ id: z.string().min(1), name: z.string().nullable() });
-export type ServiceRef = z.infer<typeof serviceRefSchema>;
+export { type ServiceRef, serviceRefSchema } from '../shared/serviceRef.ts';
 
 export const prioritySchema = z.object({ id: z.string().min(1), name: z.string() });
 export type Priority = z.infer<typeof prioritySchema>;

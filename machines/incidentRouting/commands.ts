@@ -1,5 +1,5 @@
-import type { ServiceRef } from '../incident/events.ts';
 import type { Command } from '../shared/messages.ts';
+import type { ServiceRef } from '../shared/serviceRef.ts';
 
 /** `by` is the Slack user; the service is resolved (id and name) before dispatch. */
 export type SubscribeChannelToIncidents = Command<
