@@ -40,7 +40,27 @@ export type SqliteEventStoreOptions = Readonly<{
   pageSize?: number;
   /** Store clock for `recordedAt`. */
   now?: () => number;
+  /**
+   * WAL checkpoints (files only). SQLite's own auto-checkpoint runs inside the COMMIT that crosses
+   * 1000 WAL pages, so the caller whose append it is (an HTTP ack) waits for the copy and the
+   * database file's fsync. Instead the store runs a PASSIVE checkpoint itself, on the event-loop
+   * turn after the commit's callers were answered (and once nothing is queued), after this many
+   * commits (default 250, about SQLite's 1000 pages at 3-4 pages a commit)…
+   */
+  checkpointEveryCommits?: number;
+  /** …or after this many events written, for large batches (default 2500)… */
+  checkpointEveryEvents?: number;
+  /** …or once no commit has come for this long (ms, default 1000), whatever was written. */
+  checkpointIdleMs?: number;
 }>;
+
+/**
+ * SQLite's auto-checkpoint stays on, far out, as a safety net should the store's own
+ * checkpoints not run (16 MiB of WAL in 4 KiB pages).
+ */
+const SAFETY_NET_AUTOCHECKPOINT_PAGES = 4096;
+/** Turns a due checkpoint waits for queued writes to commit first; a writer that never pauses gets it anyway. */
+const MAX_CHECKPOINT_DEFERRALS = 2;
 
 /** What the SQLite store reports about its own connection (PRAGMAs read back live). */
 export type SqliteDiagnostics = Readonly<{
@@ -62,7 +82,7 @@ export type SqliteEventStore = EventStore &
      * group commit's effect, for metrics and benches. Appends that wrote nothing (refused,
      * deduplicated) are counted in `appends` but cost no commit.
      */
-    stats(): { commits: number; appends: number; events: number };
+    stats(): { commits: number; appends: number; events: number; checkpoints: number };
     /** The connection's settings, read back from SQLite (for /readyz, logs and tests). */
     diagnostics(): SqliteDiagnostics;
   }>;
@@ -220,6 +240,10 @@ const codePoints = (s: string): number => {
  * Global positions are SQLite rowids, allocated by the one writer at a time in commit order, so
  * readers never see position N+1 before N: subscriptions have no gaps to wait out.
  *
+ * WAL checkpoints run on the turn after a commit's callers were answered, every few hundred
+ * commits and when writes pause, not inside the COMMIT that crosses SQLite's auto-checkpoint
+ * threshold (see `checkpointEveryCommits`); durability is the same: every commit is synced first.
+ *
  * @example
  * const store = createSqliteEventStore({ path: './data/switchboard.db' });
  * await store.appendToStream('incident-P1', [{ id: newId(), type: 'IncidentTriggered', data: {} }]);
@@ -246,6 +270,7 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
       }
     }
     db.exec(`PRAGMA synchronous = ${options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
+    if (!memory) db.exec(`PRAGMA wal_autocheckpoint = ${SAFETY_NET_AUTOCHECKPOINT_PAGES}`);
     schemaVersion = migrate(db, now);
   } catch (e) {
     throw translate(e, 'open') as Error;
@@ -253,7 +278,7 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
   let open = true;
   const notifier = new EventEmitter();
   notifier.setMaxListeners(0);
-  const counters = { commits: 0, appends: 0, events: 0 };
+  const counters = { commits: 0, appends: 0, events: 0, checkpoints: 0 };
 
   const statements = new Map<string, StatementSync>();
   const stmt = (sql: string): StatementSync => {
@@ -387,6 +412,75 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
   /** One setImmediate(flush) at most is pending, however many chained commits queued work. */
   let flushPending = false;
 
+  // ---- WAL checkpoints (files only): off the commit, after its callers were answered ----
+  const checkpointEveryCommits = options.checkpointEveryCommits ?? 250;
+  const checkpointEveryEvents = options.checkpointEveryEvents ?? 2500;
+  const checkpointIdleMs = options.checkpointIdleMs ?? 1000;
+  const sinceCheckpoint = { commits: 0, events: 0 };
+  let lastCommitAt = 0;
+  let checkpointPending = false;
+  let idleTimer: NodeJS.Timeout | undefined;
+
+  /** PASSIVE: copies what no reader still needs and never waits for readers or writers. */
+  const checkpoint = (): void => {
+    sinceCheckpoint.commits = 0;
+    sinceCheckpoint.events = 0;
+    if (!open) return;
+    try {
+      stmt('PRAGMA wal_checkpoint(PASSIVE)').get();
+      counters.checkpoints += 1;
+    } catch {
+      // A checkpoint that cannot run now (another process checkpointing, I/O error) loses nothing:
+      // the WAL holds every commit, the next checkpoint (or SQLite's safety net) takes it up, and
+      // a real I/O problem surfaces on the next commit, where a caller can be told.
+    }
+  };
+
+  /** On the next turn, once no write is queued (an append waiting for its commit goes first). */
+  const scheduleCheckpoint = (): void => {
+    if (checkpointPending) return;
+    checkpointPending = true;
+    let deferrals = 0;
+    const attempt = (): void => {
+      if (open && (queue.length > 0 || flushPending) && deferrals++ < MAX_CHECKPOINT_DEFERRALS) {
+        setImmediate(attempt);
+        return;
+      }
+      checkpointPending = false;
+      checkpoint();
+    };
+    setImmediate(attempt);
+  };
+
+  const onIdle = (): void => {
+    idleTimer = undefined;
+    if (!open || sinceCheckpoint.commits === 0) return;
+    const quietFor = performance.now() - lastCommitAt;
+    if (quietFor < checkpointIdleMs) {
+      idleTimer = setTimeout(onIdle, checkpointIdleMs - quietFor);
+      idleTimer.unref();
+      return;
+    }
+    scheduleCheckpoint();
+  };
+
+  /** Called after each commit, once its callers have been answered. */
+  const afterCommit = (commits: number, events: number): void => {
+    if (memory) return;
+    sinceCheckpoint.commits += commits;
+    sinceCheckpoint.events += events;
+    lastCommitAt = performance.now();
+    if (
+      sinceCheckpoint.commits >= checkpointEveryCommits ||
+      sinceCheckpoint.events >= checkpointEveryEvents
+    ) {
+      scheduleCheckpoint();
+    } else if (idleTimer === undefined) {
+      idleTimer = setTimeout(onIdle, checkpointIdleMs);
+      idleTimer.unref();
+    }
+  };
+
   const runItem = (item: Pending): AppendResult | undefined => {
     if (item.kind === 'append') return appendOne(item);
     stmt(
@@ -474,6 +568,7 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
       return;
     }
     let outcomes: Outcome[];
+    const commitsBefore = counters.commits;
     try {
       outcomes = writeBatch(batch);
     } catch (e) {
@@ -488,6 +583,7 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
       return;
     }
     let appended = false;
+    let events = 0;
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
       if (!outcome.ok) {
@@ -496,11 +592,13 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
       }
       if (item.kind === 'append' && wrote(item, outcome.value)) {
         appended = true;
-        counters.events += item.events.length;
+        events += item.events.length;
       }
       (item.resolve as (v: AppendResult | undefined) => void)(outcome.value);
     });
+    counters.events += events;
     if (appended) notifyAppended();
+    if (counters.commits > commitsBefore) afterCommit(counters.commits - commitsBefore, events);
   };
 
   const enqueue = <T>(make: (resolve: (v: T) => void, reject: (e: unknown) => void) => Pending): Promise<T> =>
@@ -800,6 +898,7 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
         // Writes already queued are committed before closing: their callers were promised an answer.
         flush();
         open = false;
+        if (idleTimer) clearTimeout(idleTimer);
         for (const s of [...subscriptions]) await s.stop();
         notifier.emit('appended');
         db.close();
