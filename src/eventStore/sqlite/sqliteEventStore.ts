@@ -11,6 +11,7 @@ import {
   type EventFilter,
   type EventStore,
   type ExpectedRevision,
+  matchesFilter,
   type NewEvent,
   type ReadAllOptions,
   type ReadStreamOptions,
@@ -82,7 +83,14 @@ export type SqliteEventStore = EventStore &
      * group commit's effect, for metrics and benches. Appends that wrote nothing (refused,
      * deduplicated) are counted in `appends` but cost no commit.
      */
-    stats(): { commits: number; appends: number; events: number; checkpoints: number };
+    stats(): {
+      commits: number;
+      appends: number;
+      events: number;
+      checkpoints: number;
+      /** Queries live and catching-up subscriptions ran (appends they could skip cost none). */
+      subscriptionReads: number;
+    };
     /** The connection's settings, read back from SQLite (for /readyz, logs and tests). */
     diagnostics(): SqliteDiagnostics;
   }>;
@@ -108,6 +116,11 @@ type PendingCheckpoint = {
 type Pending = PendingAppend | PendingCheckpoint;
 
 type Outcome = { ok: true; value: AppendResult | undefined } | { ok: false; error: unknown };
+
+/** An event this process committed, as live subscriptions are told of it (position order). */
+type Committed = Readonly<{ position: number; streamId: string; type: string }>;
+/** Most committed-event notes a subscription keeps between reads; past that it just reads. */
+const MAX_UNREAD_NOTES = 1024;
 
 // Rows are read as arrays (node:sqlite's setReturnArrays), about twice as fast as objects.
 const SELECT_COLUMNS =
@@ -278,7 +291,7 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
   let open = true;
   const notifier = new EventEmitter();
   notifier.setMaxListeners(0);
-  const counters = { commits: 0, appends: 0, events: 0, checkpoints: 0 };
+  const counters = { commits: 0, appends: 0, events: 0, checkpoints: 0, subscriptionReads: 0 };
 
   const statements = new Map<string, StatementSync>();
   const stmt = (sql: string): StatementSync => {
@@ -400,12 +413,18 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
    * of commits.
    */
   let notifyPending = false;
-  const notifyAppended = (): void => {
-    if (notifyPending || notifier.listenerCount('appended') === 0) return;
+  /** What the pending notification carries: every event committed since the last one, in position order. */
+  let committedSinceNotify: Committed[] = [];
+  const notifyAppended = (committed: readonly Committed[]): void => {
+    if (notifier.listenerCount('appended') === 0) return;
+    for (const c of committed) committedSinceNotify.push(c);
+    if (notifyPending) return;
     notifyPending = true;
     setImmediate(() => {
       notifyPending = false;
-      notifier.emit('appended');
+      const notes = committedSinceNotify;
+      committedSinceNotify = [];
+      notifier.emit('appended', notes);
     });
   };
 
@@ -582,22 +601,25 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
       for (const item of batch) item.reject(error);
       return;
     }
-    let appended = false;
-    let events = 0;
+    const committed: Committed[] = [];
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
       if (!outcome.ok) {
         item.reject(outcome.error);
         return;
       }
-      if (item.kind === 'append' && wrote(item, outcome.value)) {
-        appended = true;
-        events += item.events.length;
+      if (item.kind === 'append' && outcome.value && wrote(item, outcome.value)) {
+        // One append's events were inserted one after another: consecutive positions up to the last.
+        const first = Number(outcome.value.position) - item.events.length + 1;
+        item.events.forEach((e, k) => {
+          committed.push({ position: first + k, streamId: item.streamId, type: e.type });
+        });
       }
       (item.resolve as (v: AppendResult | undefined) => void)(outcome.value);
     });
+    const events = committed.length;
     counters.events += events;
-    if (appended) notifyAppended();
+    if (events > 0) notifyAppended(committed);
     if (counters.commits > commitsBefore) afterCommit(counters.commits - commitsBefore, events);
   };
 
@@ -787,9 +809,37 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
       // a handler runs is looked for right away rather than at the next poll.
       let appendedSinceRead = true;
       let wake: (() => void) | undefined;
-      const onAppended = () => {
+      // What this process committed since the subscription's last read (see skipUnread).
+      let unread: Committed[] = [];
+      let unreadOverflow = false;
+      const onAppended = (notes?: readonly Committed[]) => {
+        if (notes) {
+          if (unread.length + notes.length > MAX_UNREAD_NOTES) unreadOverflow = true;
+          else for (const n of notes) unread.push(n);
+        }
         appendedSinceRead = true;
         wake?.();
+      };
+      /**
+       * When every position after `after` up to the newest one this process committed is known
+       * here (contiguous: no other process wrote in between) and none passes the filter, the
+       * subscription moves past them without a query. Most appends concern one or two of the
+       * live subscriptions, so the others are spared a read per commit. Returns the new position,
+       * or undefined when a read is needed.
+       */
+      const skipUnread = (after: bigint): bigint | undefined => {
+        if (unreadOverflow || unread.length === 0) return undefined;
+        let expected = Number(after) + 1;
+        let i = 0;
+        while (i < unread.length && unread[i]!.position < expected) i++;
+        if (i === unread.length) return undefined;
+        for (; i < unread.length; i++) {
+          const note = unread[i]!;
+          if (note.position !== expected || matchesFilter(note, subOptions.filter)) return undefined;
+          expected++;
+        }
+        unread = [];
+        return BigInt(expected - 1);
       };
       notifier.on('appended', onAppended);
       let timer: NodeJS.Timeout | undefined;
@@ -819,10 +869,21 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
         else after = subOptions.from;
         let caughtUp = false;
         while (!stopped && open) {
+          const skipped = caughtUp ? skipUnread(after) : undefined;
+          if (skipped !== undefined) {
+            after = skipped;
+            appendedSinceRead = false;
+            await sleep();
+            continue;
+          }
           appendedSinceRead = false;
+          // The read below covers everything committed so far.
+          unread = [];
+          unreadOverflow = false;
           // Scan up to the head seen now: everything at or below it is committed, so once a short
           // page is delivered the scan may resume after the head, even when a filter skipped
           // most of the rows (a selective subscription does not rescan them on every append).
+          counters.subscriptionReads += 1;
           const { head, page } = read('read', () => {
             const head = headSync();
             const page =
