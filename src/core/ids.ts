@@ -20,8 +20,19 @@ const formatUuid = (bytes: Buffer): string => {
  *
  * @example uuidv5('slack:command:' + triggerId) // stable across Slack retries
  */
+// Namespaces are few (ours, plus the RFC's in tests): parse each once, not on every id.
+const namespaces = new Map<string, Buffer>();
+const namespaceBytes = (namespace: string): Buffer => {
+  let bytes = namespaces.get(namespace);
+  if (!bytes) {
+    bytes = parseUuid(namespace);
+    if (namespaces.size < 64) namespaces.set(namespace, bytes);
+  }
+  return bytes;
+};
+
 export const uuidv5 = (name: string, namespace: string = SWITCHBOARD_NAMESPACE): string => {
-  const hash = createHash('sha1').update(parseUuid(namespace)).update(name, 'utf8').digest();
+  const hash = createHash('sha1').update(namespaceBytes(namespace)).update(name, 'utf8').digest();
   const bytes = hash.subarray(0, 16);
   bytes[6] = (bytes[6]! & 0x0f) | 0x50;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
