@@ -22,7 +22,6 @@
  * - ack.slashCommand.floor.p50/p99: the floor vs bare Bolt (what one durable commit costs here).
  * Afterwards it checks that every command the candidate acked is in its store exactly once.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -33,7 +32,7 @@ import { openEventStore } from '../src/eventStore/openEventStore.ts';
 import { migrate } from '../src/eventStore/sqlite/schema.ts';
 import { startFakeSlack } from '../test/support/fakeSlack.ts';
 import { signedHeaders, slashCommandBody } from '../test/support/slackSigning.ts';
-import { emit, median, note, percentile, tempDir } from './support.ts';
+import { emit, median, note, percentile, type Server, startChild, tempDir } from './support.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const SIGNING_SECRET = 'bench-signing-secret-3c1f9a';
@@ -133,40 +132,6 @@ const serveFloor = async (dbPath: string): Promise<void> => {
 };
 
 // ---------- harness ----------
-
-type Server = { url: string; child: ChildProcess; stop(): Promise<void> };
-
-const startChild = (args: string[], env: Record<string, string>): Promise<Server> =>
-  new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, args, {
-      cwd: ROOT,
-      env: { PATH: process.env['PATH'] ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let buffer = '';
-    const onData = (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const match =
-        /"msg":"Switchboard is listening"[^\n]*?"port":(\d+)|"port":(\d+)[^\n]*"msg":"Switchboard is listening"/.exec(
-          buffer,
-        );
-      if (!match) return;
-      child.stdout?.off('data', onData);
-      child.stdout?.resume();
-      const port = match[1] ?? match[2];
-      resolvePromise({
-        url: `http://127.0.0.1:${port}`,
-        child,
-        stop: () =>
-          new Promise((done) => {
-            child.once('exit', () => done());
-            child.kill('SIGTERM');
-          }),
-      });
-    };
-    child.stdout?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code} before listening`)));
-  });
 
 type Signed = { body: string; headers: Record<string, string> };
 

@@ -18,7 +18,6 @@
  * sends them; reports `chat.update` calls per change (coalescing, platform-facts T7) and checks the
  * card ends on the last priority.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
 import { startPagerDutySimulator } from '../test/simulators/pagerduty/index.ts';
@@ -29,7 +28,7 @@ import {
   signedHeaders,
   slashCommandBody,
 } from '../test/support/slackSigning.ts';
-import { emit, note, percentile, tempDir } from './support.ts';
+import { emit, note, percentile, startChild, tempDir } from './support.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const SIGNING_SECRET = 'bench-signing-secret-3c1f9a';
@@ -42,40 +41,6 @@ const quick = process.argv.includes('--quick');
 const CLICKS = quick ? 100 : 500;
 const WARMUP = quick ? 10 : 30;
 const BURST = 60;
-
-type Server = { url: string; child: ChildProcess; stop(): Promise<void> };
-
-/** Spawns a server script and resolves when it logs `Switchboard is listening` with its port. */
-const startChild = (args: string[], env: Record<string, string>): Promise<Server> =>
-  new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, args, {
-      cwd: ROOT,
-      env: { PATH: process.env['PATH'] ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let buffer = '';
-    const onData = (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const m =
-        /"msg":"Switchboard is listening"[^\n]*?"port":(\d+)|"port":(\d+)[^\n]*"msg":"Switchboard is listening"/.exec(
-          buffer,
-        );
-      if (!m) return;
-      child.stdout?.off('data', onData);
-      child.stdout?.resume();
-      resolvePromise({
-        url: `http://127.0.0.1:${m[1] ?? m[2]}`,
-        child,
-        stop: () =>
-          new Promise((done) => {
-            child.once('exit', () => done());
-            child.kill('SIGTERM');
-          }),
-      });
-    };
-    child.stdout?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code} before listening`)));
-  });
 
 const waitUntil = async <T>(check: () => T | undefined, what: string, timeoutMs = 60_000): Promise<T> => {
   const deadline = Date.now() + timeoutMs;

@@ -10,9 +10,10 @@
  * emit({ bench: 'store.append.single', value: candidate, unit: 'appends/s',
  *        baseline: 'raw node:sqlite insert', baselineValue: baseline });
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 export type BenchLine = Readonly<{
   bench: string;
@@ -121,3 +122,37 @@ export const tempDir = (prefix: string): { path: string; cleanup: () => void } =
   const path = mkdtempSync(join(tmpdir(), `${prefix}-`));
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
 };
+
+export type Server = { url: string; child: ChildProcess; stop(): Promise<void> };
+
+/** Spawns a server script and resolves when it logs `Switchboard is listening` with its port. */
+export const startChild = (args: string[], env: Record<string, string>): Promise<Server> =>
+  new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, args, {
+      cwd: resolve(import.meta.dirname, '..'),
+      env: { PATH: process.env['PATH'] ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let buffer = '';
+    const onData = (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const m =
+        /"msg":"Switchboard is listening"[^\n]*?"port":(\d+)|"port":(\d+)[^\n]*"msg":"Switchboard is listening"/.exec(
+          buffer,
+        );
+      if (!m) return;
+      child.stdout?.off('data', onData);
+      child.stdout?.resume();
+      resolvePromise({
+        url: `http://127.0.0.1:${m[1] ?? m[2]}`,
+        child,
+        stop: () =>
+          new Promise((done) => {
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+          }),
+      });
+    };
+    child.stdout?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code} before listening`)));
+  });
