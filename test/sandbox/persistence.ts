@@ -13,7 +13,8 @@ export type SavedWorld = Readonly<{
   version: 1;
   savedAt: string;
   slack: FakeSlackState;
-  pagerduty: Readonly<{ incidents: SimIncident[] }>;
+  /** `rotationStart` keeps the on-call rotations where they were when the world was first made. */
+  pagerduty: Readonly<{ incidents: SimIncident[]; rotationStart?: string }>;
 }>;
 
 export const readWorld = (path: string): SavedWorld | undefined => {
@@ -27,12 +28,17 @@ export const readWorld = (path: string): SavedWorld | undefined => {
 };
 
 /** Writes atomically (temp file, then rename), so a crash mid-write keeps the previous save. */
-export const writeWorld = (path: string, fake: FakeSlack, sim: PagerDutySimulator): void => {
+export const writeWorld = (
+  path: string,
+  fake: FakeSlack,
+  sim: PagerDutySimulator,
+  rotationStart: string,
+): void => {
   const world: SavedWorld = {
     version: 1,
     savedAt: new Date().toISOString(),
     slack: fake.exportState(),
-    pagerduty: { incidents: structuredClone([...sim.state.incidents.values()]) },
+    pagerduty: { incidents: structuredClone([...sim.state.incidents.values()]), rotationStart },
   };
   writeFileSync(`${path}.tmp`, JSON.stringify(world));
   renameSync(`${path}.tmp`, path);

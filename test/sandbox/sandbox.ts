@@ -7,7 +7,7 @@ import { type LogLevel, loadConfig } from '../../src/config.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { openEventStore } from '../../src/eventStore/openEventStore.ts';
 import { createLogger } from '../../src/logger.ts';
-import { type PagerDutySimulator, startPagerDutySimulator } from '../simulators/pagerduty/index.ts';
+import { type PagerDutySimulator, rotationAnchor, startPagerDutySimulator } from '../simulators/pagerduty/index.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { type ConsoleServer, listenConsole } from './consoleServer.ts';
 import { readSlackAppSettings } from './manifest.ts';
@@ -116,9 +116,10 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     cleanups.push(() => fake.close());
     if (saved) fake.importState(saved.slack);
 
+    const rotationStart = saved?.pagerduty.rotationStart ?? rotationAnchor(new Date());
     const sim = await startPagerDutySimulator({
       token: secrets.pagerdutyToken,
-      seed: pagerDutySeed(),
+      seed: pagerDutySeed(rotationStart),
       webUrl: `${listening.url}/vendor`,
       webhooks: { retryDelaysMs: [250, 1_000, 3_000, 10_000] },
     });
@@ -193,7 +194,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     const save = () => {
       if (saveTimer) clearTimeout(saveTimer);
       saveTimer = undefined;
-      writeWorld(worldPath, fake, sim);
+      writeWorld(worldPath, fake, sim, rotationStart);
     };
     const saveSoon = () => {
       saveTimer ??= setTimeout(save, 500);

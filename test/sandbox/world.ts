@@ -1,4 +1,5 @@
 import type { SimulatorSeed } from '../simulators/pagerduty/index.ts';
+import { rotationDescription } from '../simulators/pagerduty/schedules.ts';
 import type { FakeChannel, FakeUser } from '../support/fakeSlack.ts';
 
 /**
@@ -186,12 +187,15 @@ export const SERVICES = {
   web: { id: 'PSVCWEB', name: 'web', description: 'Storefront web app and CDN' },
 } as const;
 
-const ROTATION_START = '2026-01-05T09:00:00Z'; // a Monday
 const WEEK = 7 * 24 * 3600;
 const DAY = 24 * 3600;
 
-/** The incident service's account: users, teams, schedules, escalation policies, services. */
-export const pagerDutySeed = (): SimulatorSeed => ({
+/**
+ * The incident service's account: users, teams, schedules, escalation policies, services. The
+ * rotations start at `rotationStart` (the simulator's {@link rotationAnchor} of the sandbox's
+ * clock when the world is first made), so the first person of each rotation is on call then.
+ */
+export const pagerDutySeed = (rotationStart: string): SimulatorSeed => ({
   teams: [
     { id: 'PTPAY01', name: 'Payments', description: 'Payments API and its clients' },
     { id: 'PTPLT01', name: 'Platform', description: 'Edge, web and build' },
@@ -211,15 +215,15 @@ export const pagerDutySeed = (): SimulatorSeed => ({
       id: 'PSCHPAY',
       name: 'Payments primary',
       timeZone: 'UTC',
-      description: 'Weekly rotation, handoff Monday 09:00 UTC',
+      description: rotationDescription(rotationStart, 'weekly'),
       teamIds: ['PTPAY01'],
       overrides: [],
       layers: [
         {
           id: 'PLAYPAY',
           name: 'Weekly',
-          start: ROTATION_START,
-          rotationVirtualStart: ROTATION_START,
+          start: rotationStart,
+          rotationVirtualStart: rotationStart,
           rotationTurnLengthSeconds: WEEK,
           userIds: [person('ana').pagerdutyId, person('ben').pagerdutyId],
         },
@@ -229,15 +233,15 @@ export const pagerDutySeed = (): SimulatorSeed => ({
       id: 'PSCHDAT',
       name: 'Database on-call',
       timeZone: 'UTC',
-      description: 'Daily rotation, handoff 09:00 UTC',
+      description: rotationDescription(rotationStart, 'daily'),
       teamIds: ['PTDAT01'],
       overrides: [],
       layers: [
         {
           id: 'PLAYDAT',
           name: 'Daily',
-          start: ROTATION_START,
-          rotationVirtualStart: ROTATION_START,
+          start: rotationStart,
+          rotationVirtualStart: rotationStart,
           rotationTurnLengthSeconds: DAY,
           userIds: [person('dana').pagerdutyId, person('ana').pagerdutyId],
         },
@@ -247,15 +251,15 @@ export const pagerDutySeed = (): SimulatorSeed => ({
       id: 'PSCHPLT',
       name: 'Platform primary',
       timeZone: 'UTC',
-      description: 'Weekly rotation, handoff Monday 09:00 UTC',
+      description: rotationDescription(rotationStart, 'weekly'),
       teamIds: ['PTPLT01'],
       overrides: [],
       layers: [
         {
           id: 'PLAYPLT',
           name: 'Weekly',
-          start: ROTATION_START,
-          rotationVirtualStart: ROTATION_START,
+          start: rotationStart,
+          rotationVirtualStart: rotationStart,
           rotationTurnLengthSeconds: WEEK,
           userIds: [person('chen').pagerdutyId, person('eve').pagerdutyId],
         },
@@ -414,7 +418,8 @@ export const SEED_INCIDENTS: readonly SeedIncident[] = [
 ];
 
 export const routingKeyOf = (service: keyof typeof SERVICES): string => {
-  const s = pagerDutySeed().services.find((x) => x.id === SERVICES[service].id);
+  // Services and their keys do not depend on the rotations; any anchor will do.
+  const s = pagerDutySeed(new Date(0).toISOString()).services.find((x) => x.id === SERVICES[service].id);
   if (!s) throw new Error(`no service ${service}`);
   return s.integrationKey;
 };

@@ -3,10 +3,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ManualClock, manualClock } from '../../src/core/clock.ts';
 import { createPagerDutyClient, type PagerDutyClient } from '../../src/upstream/pagerduty.ts';
 import { verifyPagerDutySignature } from '../../src/upstream/pagerdutySignature.ts';
-import { type PagerDutySimulator, startPagerDutySimulator } from './pagerduty/index.ts';
+import { defaultSeed, type PagerDutySimulator, startPagerDutySimulator } from './pagerduty/index.ts';
 import { startRecordingReceiver } from './pagerduty/receiver.ts';
 
 const NOW = '2026-11-22T10:00:00.000Z';
+/** Rotations pinned to a Monday 09:00 UTC so the shifts these tests compute by hand hold on NOW. */
+const ROTATION_START = '2026-01-05T09:00:00Z';
 const ANA = 'ana.silva@example.org';
 const BEN = 'ben.okafor@example.org';
 const ROUTING_KEY = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
@@ -21,6 +23,7 @@ let rx: Awaited<ReturnType<typeof startRecordingReceiver>>;
 const start = async (options: Parameters<typeof startPagerDutySimulator>[0] = {}) => {
   sim = await startPagerDutySimulator({
     clock,
+    seed: defaultSeed({ rotationStart: ROTATION_START }),
     webhooks: { retryDelaysMs: [10, 20, 40], timeoutMs: 300 },
     ...options,
   });

@@ -7,11 +7,13 @@ import {
   type PagerDutyClient,
   paginate,
 } from '../../src/upstream/pagerduty.ts';
-import { type PagerDutySimulator, startPagerDutySimulator } from '../simulators/pagerduty/index.ts';
+import { defaultSeed, type PagerDutySimulator, startPagerDutySimulator } from '../simulators/pagerduty/index.ts';
 import { caught } from '../support/caught.ts';
 
 // Sunday 2026-11-22 10:00 UTC: Ana has the weekly primary (since Mon 11-16 09:00), Eve the daily secondary.
 const NOW = '2026-11-22T10:00:00.000Z';
+/** Rotations pinned to a Monday 09:00 UTC so the shifts these tests compute by hand hold on NOW. */
+const ROTATION_START = '2026-01-05T09:00:00Z';
 const ANA = 'ana.silva@example.org';
 const BEN = 'ben.okafor@example.org';
 const ROUTING_KEY = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
@@ -32,7 +34,11 @@ const client = (overrides: Partial<Parameters<typeof createPagerDutyClient>[0]> 
 
 beforeEach(async () => {
   clock = manualClock(NOW);
-  sim = await startPagerDutySimulator({ clock, readOnlyTokens: ['read-only-key'] });
+  sim = await startPagerDutySimulator({
+    clock,
+    seed: defaultSeed({ rotationStart: ROTATION_START }),
+    readOnlyTokens: ['read-only-key'],
+  });
   dispatcher = new Agent();
   pd = client();
 });

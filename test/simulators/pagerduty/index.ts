@@ -22,6 +22,7 @@ import {
   type WebhookEventType,
 } from './model.ts';
 import { createRestRoutes, type RouteHandler } from './routes.ts';
+import { rotationAnchor } from './schedules.ts';
 import { createViews } from './views.ts';
 import {
   createWebhookDispatcher,
@@ -191,7 +192,9 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
 
   // The model reports changes; views need the model; webhooks need views: wire late.
   let onChange: (c: ModelChange) => void = () => undefined;
-  const model: SimModel = createModel(options.seed ?? defaultSeed(), clock, (c) => onChange(c));
+  const model: SimModel = createModel(
+    options.seed ?? defaultSeed({ rotationStart: rotationAnchor(clock.now()) }),
+    clock, (c) => onChange(c));
   const views = createViews(model, links);
 
   onChange = (change) => {
@@ -822,3 +825,4 @@ const describe = (i: ValidationIssue) => `${i.where}${i.name ? ` ${i.name}` : ''
 export type PagerDutySimulator = Awaited<ReturnType<typeof startPagerDutySimulator>>;
 export type { SimulatorSeed, WebhookEventType } from './model.ts';
 export { defaultSeed } from './model.ts';
+export { rotationAnchor } from './schedules.ts';

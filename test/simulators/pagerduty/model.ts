@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../../src/core/clock.ts';
-import { iso, onCallAt, type SimOverride, type SimSchedule, type SimScheduleLayer } from './schedules.ts';
+import {
+  iso,
+  onCallAt,
+  rotationDescription,
+  type SimOverride, type SimSchedule, type SimScheduleLayer } from './schedules.ts';
 
 /**
  * The simulated account: users, teams, schedules, escalation policies, services, priorities,
@@ -170,12 +174,18 @@ export type SimulatorSeed = {
 };
 
 /**
- * A small realistic account. Payments has a weekly primary rotation (Ana → Ben → Chen, handoff
- * Monday 09:00 UTC), a daily secondary (Dana ↔ Eve) and the manager Frank as level 3; Platform
- * pages Chen directly. Some emails contain others (`juliana.silva@…` contains `ana.silva@…`) so
- * exact email matching is exercised.
+ * A small realistic account. Payments has a weekly primary rotation (Ana → Ben → Chen), a daily
+ * secondary (Dana ↔ Eve) and the manager Frank as level 3; Platform pages Chen directly. Some
+ * emails contain others (`juliana.silva@…` contains `ana.silva@…`) so exact email matching is
+ * exercised.
+ *
+ * Both rotations start at `rotationStart`; the simulator passes {@link rotationAnchor} of its
+ * clock, so Ana has the primary and Dana the secondary when it starts, whatever the date. Tests
+ * that compute shifts by hand on a manual clock pass a fixed anchor instead.
  */
-export const defaultSeed = (): SimulatorSeed => ({
+export const defaultSeed = (options: { readonly rotationStart: string }): SimulatorSeed => {
+  const { rotationStart } = options;
+  return {
   teams: [
     { id: 'PTEAM01', name: 'Payments', description: 'Payments platform' },
     { id: 'PTEAM02', name: 'Platform', description: 'Core platform' },
@@ -251,15 +261,15 @@ export const defaultSeed = (): SimulatorSeed => ({
       id: 'PSCH001',
       name: 'Payments Primary',
       timeZone: 'UTC',
-      description: 'Weekly primary rotation, handoff Monday 09:00 UTC',
+      description: `Primary: ${rotationDescription(rotationStart, 'weekly')}`,
       teamIds: ['PTEAM01'],
       overrides: [],
       layers: [
         {
           id: 'PLAY001',
           name: 'Layer 1',
-          start: '2026-01-05T09:00:00Z',
-          rotationVirtualStart: '2026-01-05T09:00:00Z',
+          start: rotationStart,
+          rotationVirtualStart: rotationStart,
           rotationTurnLengthSeconds: 7 * 24 * 3600,
           userIds: ['PUSR001', 'PUSR002', 'PUSR003'],
         },
@@ -269,15 +279,15 @@ export const defaultSeed = (): SimulatorSeed => ({
       id: 'PSCH002',
       name: 'Payments Secondary',
       timeZone: 'UTC',
-      description: 'Daily secondary rotation, handoff 09:00 UTC',
+      description: `Secondary: ${rotationDescription(rotationStart, 'daily')}`,
       teamIds: ['PTEAM01'],
       overrides: [],
       layers: [
         {
           id: 'PLAY002',
           name: 'Layer 1',
-          start: '2026-01-05T09:00:00Z',
-          rotationVirtualStart: '2026-01-05T09:00:00Z',
+          start: rotationStart,
+          rotationVirtualStart: rotationStart,
           rotationTurnLengthSeconds: 24 * 3600,
           userIds: ['PUSR004', 'PUSR005'],
         },
@@ -367,7 +377,8 @@ export const defaultSeed = (): SimulatorSeed => ({
     { id: 'PPRI004', name: 'P4', description: 'Low' },
     { id: 'PPRI005', name: 'P5', description: 'Informational' },
   ],
-});
+  };
+};
 
 export const MAX_NOTES_PER_INCIDENT = 2000;
 

@@ -112,4 +112,25 @@ export const shiftsOverlapping = (
   return entries.filter((e) => e.start <= Math.max(until, since) && e.end > since);
 };
 
+const HOUR_MS = 3600 * 1000;
+
+/**
+ * Where a demo rotation starts, given the clock the simulator runs on: the top of the hour two
+ * hours before `now`. Rotations anchored here have their first user on call at `now` with the
+ * next handoff at least 22 hours away (daily) or 6 days 22 hours away (weekly), whatever the
+ * day or hour a test or the sandbox starts, so nothing depends on the calendar.
+ */
+export const rotationAnchor = (now: Date): string => iso(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS - 2 * HOUR_MS);
+
+const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
+
+/** "Weekly rotation, handoff Monday 09:00 UTC" for a layer anchored at `anchor`. */
+export const rotationDescription = (anchor: string, turn: 'daily' | 'weekly'): string => {
+  const at = new Date(anchor);
+  const time = `${String(at.getUTCHours()).padStart(2, '0')}:${String(at.getUTCMinutes()).padStart(2, '0')} UTC`;
+  return turn === 'weekly'
+    ? `Weekly rotation, handoff ${WEEKDAYS[at.getUTCDay()]} ${time}`
+    : `Daily rotation, handoff ${time}`;
+};
+
 export const iso = (ms: number) => new Date(ms).toISOString().replace(/\.000Z$/, 'Z');
