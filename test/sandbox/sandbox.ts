@@ -7,7 +7,11 @@ import { type LogLevel, loadConfig } from '../../src/config.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { openEventStore } from '../../src/eventStore/openEventStore.ts';
 import { createLogger } from '../../src/logger.ts';
-import { type PagerDutySimulator, rotationAnchor, startPagerDutySimulator } from '../simulators/pagerduty/index.ts';
+import {
+  type PagerDutySimulator,
+  rotationAnchor,
+  startPagerDutySimulator,
+} from '../simulators/pagerduty/index.ts';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { type ConsoleServer, listenConsole } from './consoleServer.ts';
 import { readSlackAppSettings } from './manifest.ts';

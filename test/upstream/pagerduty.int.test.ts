@@ -7,7 +7,11 @@ import {
   type PagerDutyClient,
   paginate,
 } from '../../src/upstream/pagerduty.ts';
-import { defaultSeed, type PagerDutySimulator, startPagerDutySimulator } from '../simulators/pagerduty/index.ts';
+import {
+  defaultSeed,
+  type PagerDutySimulator,
+  startPagerDutySimulator,
+} from '../simulators/pagerduty/index.ts';
 import { caught } from '../support/caught.ts';
 
 // Sunday 2026-11-22 10:00 UTC: Ana has the weekly primary (since Mon 11-16 09:00), Eve the daily secondary.

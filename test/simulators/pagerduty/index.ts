@@ -194,7 +194,9 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
   let onChange: (c: ModelChange) => void = () => undefined;
   const model: SimModel = createModel(
     options.seed ?? defaultSeed({ rotationStart: rotationAnchor(clock.now()) }),
-    clock, (c) => onChange(c));
+    clock,
+    (c) => onChange(c),
+  );
   const views = createViews(model, links);
 
   onChange = (change) => {

@@ -120,7 +120,8 @@ const HOUR_MS = 3600 * 1000;
  * next handoff at least 22 hours away (daily) or 6 days 22 hours away (weekly), whatever the
  * day or hour a test or the sandbox starts, so nothing depends on the calendar.
  */
-export const rotationAnchor = (now: Date): string => iso(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS - 2 * HOUR_MS);
+export const rotationAnchor = (now: Date): string =>
+  iso(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS - 2 * HOUR_MS);
 
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
 
