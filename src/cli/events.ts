@@ -341,7 +341,7 @@ const chooseStore = (env: CliIo['env'], cwd: string, command: string): StoreChoi
   return {
     missing: [
       `no event store here: neither ${DEFAULT_STORE} (npm start) nor ${SANDBOX_STORE} (npm run sandbox) exists in ${cwd}.`,
-      'Run this from the directory Switchboard or the sandbox ran in, or point EVENT_STORE_URL at a store:',
+      'Run Switchboard (npm start) or the sandbox (npm run sandbox) here first, or point EVENT_STORE_URL at a store:',
       `  EVENT_STORE_URL=sqlite:/path/to/switchboard.db npm run events -- ${command}`,
     ].join('\n'),
   };
