@@ -60,10 +60,10 @@ const env = { ...process.env, PATH: `${dirname(exe)}:${join(modules, '.bin')}:${
 // Stop signals. `npm start` runs `exec node scripts/node24.mjs …` (package.json): without `exec`,
 // npm would pass SIGTERM to a `sh -c` that dies of it and leaves this process and the app running
 // (npm/cli#5776), and npm would exit 143. With it, npm's SIGTERM lands here and is passed on.
-// The child runs in its own process group, so a terminal's Ctrl-C (SIGINT to the whole foreground
-// group: npm, this process, and the child if it shared our group) reaches the child once, from
-// here, instead of two or three times; the first stop signal is passed on and later ones ignored
-// (the app is already stopping, within its own time limit).
+// The child runs in its own process group (and session), so a terminal's Ctrl-C (SIGINT to the
+// whole foreground group: npm, this process, and the child if it shared our group) reaches the
+// child once, from here, instead of two or three times; the first stop signal is passed on and
+// later ones ignored (the app is already stopping, within its own time limit).
 const child = spawn(exe, [script, ...rest], { cwd: process.cwd(), stdio: 'inherit', env, detached: true });
 let forwarded = false;
 const forward = (signal) => {
@@ -72,6 +72,14 @@ const forward = (signal) => {
   child.kill(signal);
 };
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, forward);
+// Job control still works: Ctrl-Z (SIGTSTP to the foreground group) stops the child and then this
+// process, and `fg`/`bg` (SIGCONT to the group) resumes the child. SIGSTOP, because `detached`
+// makes the child a session of its own, where the kernel drops SIGTSTP.
+process.on('SIGTSTP', () => {
+  child.kill('SIGSTOP');
+  process.kill(process.pid, 'SIGSTOP');
+});
+process.on('SIGCONT', () => child.kill('SIGCONT'));
 // Exit with the child's status, so a graceful stop is exit 0 all the way up to npm; a child killed
 // by a signal exits 128 + its number, as a shell reports it (re-raising the signal here would only
 // run the handler above).

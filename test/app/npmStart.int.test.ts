@@ -4,6 +4,7 @@ import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { type MainProcess, ROOT, spawnMain, TEST_BOT_TOKEN, tempDir, testEnv } from '../support/startApp.ts';
+import { waitFor } from '../support/waitFor.ts';
 
 /**
  * The real `npm start`, as an operator runs it: npm → `node scripts/node24.mjs src/main.ts` →
@@ -30,19 +31,25 @@ const userPath = (process.env['PATH'] ?? '')
   .filter((dir) => dir !== '' && !dir.startsWith(join(ROOT, 'node_modules')))
   .join(delimiter);
 
-/** Parent pid of every process, from /proc (Linux). */
+/** State, parent and process group of a process, from /proc (Linux); undefined once it is gone. */
+const statOf = (pid: number): { state: string; ppid: number; pgrp: number } | undefined => {
+  try {
+    // The command name (2nd field) may hold spaces and parentheses: read after the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [state = '', ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state, ppid: Number(ppid), pgrp: Number(pgrp) };
+  } catch {
+    return undefined;
+  }
+};
+
+/** Parent pid of every process. */
 const parents = (): Map<number, number> => {
   const map = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      // The command name (2nd field) may hold spaces and parentheses: read after the last ')'.
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      map.set(Number(entry), ppid);
-    } catch {
-      // exited while we looked
-    }
+    const stat = statOf(Number(entry));
+    if (stat) map.set(Number(entry), stat.ppid);
   }
   return map;
 };
@@ -128,6 +135,31 @@ describe('npm start', () => {
     const db = join(tmp.dir, 'sigterm.db');
     const { npm, port, tree } = await startNpm(db, false);
     try {
+      npm.child.kill('SIGTERM');
+      await expectStoppedOnce(npm, tree, port, db, 'SIGTERM');
+    } finally {
+      killAll(npm, tree);
+    }
+  });
+
+  it('Ctrl-Z and fg (SIGTSTP, then SIGCONT, to the group) stop and resume Switchboard too', async () => {
+    const db = join(tmp.dir, 'sigtstp.db');
+    const { npm, port, tree } = await startNpm(db, true);
+    try {
+      // Switchboard runs in its own process group (the launcher's doing), so it is not in npm's.
+      const app = tree.find((pid) => statOf(pid)?.pgrp === pid);
+      expect(app).toBeDefined();
+      process.kill(-npm.child.pid!, 'SIGTSTP');
+      await waitFor(() => statOf(app!)?.state === 'T', {
+        timeoutMs: 10_000,
+        what: 'Switchboard stopped (T)',
+      });
+      process.kill(-npm.child.pid!, 'SIGCONT');
+      await waitFor(() => statOf(app!)?.state !== 'T', {
+        timeoutMs: 10_000,
+        what: 'Switchboard running again',
+      });
+      expect((await fetch(`${npm.url}/healthz`)).status).toBe(200);
       npm.child.kill('SIGTERM');
       await expectStoppedOnce(npm, tree, port, db, 'SIGTERM');
     } finally {
