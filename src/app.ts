@@ -6,7 +6,7 @@ import { type CommandBus, type CommandRoute, createCommandBus } from './applicat
 import { createInbox, type Inbox } from './application/inbox.ts';
 import { type Config, describeSwitchedOff } from './config.ts';
 import { type Clock, systemClock } from './core/clock.ts';
-import { asError, ChatOpsError, isChatOpsError } from './core/errors.ts';
+import { asError, isChatOpsError } from './core/errors.ts';
 import type { EventStore } from './eventStore/eventStore.ts';
 import { openEventStore } from './eventStore/openEventStore.ts';
 import { createReadiness, opsRoutes, type Readiness, storeProbe } from './http/ops.ts';
@@ -33,6 +33,7 @@ import { createResponseUrlPoster } from './processors/responseUrl.ts';
 import { type RetryPolicy, UPSTREAM_RETRY } from './processors/retryPolicy.ts';
 import { createProcessorRunner, type Processor, type ProcessorRunner } from './processors/runner.ts';
 import { createScheduler } from './processors/scheduler.ts';
+import { slackAuthCheckError } from './slack/authCheck.ts';
 import type { SlackMessage } from './slack/blocks/format.ts';
 import { incidentRejectionText } from './slack/blocks/incidentReplies.ts';
 import { createBoltLogger } from './slack/boltLogger.ts';
@@ -379,12 +380,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
       try {
         await bolt.init();
       } catch (e) {
-        const slackError = (e as { data?: { error?: string } }).data?.error;
-        throw new ChatOpsError(
-          'SB_UPSTREAM_AUTH',
-          `Slack did not accept SLACK_BOT_TOKEN (auth.test: ${slackError ?? asError(e).message})`,
-          { cause: e },
-        );
+        throw slackAuthCheckError(e, config.slack.apiUrl);
       }
       if (config.slack.socketMode) await receiver.start();
       const port = await server.listen(config.port, options.host);

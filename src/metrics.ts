@@ -1,139 +1,142 @@
+import * as prom from 'prom-client';
+
 /**
- * A small Prometheus registry (text exposition format 0.0.4) and Switchboard's metrics.
- * No client library: counters, gauges and histograms with labels are all `/metrics` needs.
+ * Switchboard's Prometheus metrics, on `prom-client` (text exposition format 0.0.4). Each
+ * `createMetrics()` has its own registry (tests run several apps in one process). The classes
+ * below are thin: they keep the small surface the code uses (`inc`, `set`, `observe`,
+ * `startTimer`, `render`), order labels as declared, and refuse undeclared labels, negative
+ * counter steps and a name registered twice.
  *
  * @example
  * const metrics = createMetrics();
  * metrics.upstreamCalls.inc({ service: 'slack', operation: 'chat.update', status: '429' });
  * metrics.processorLag.set({ processor: 'slack-replies' }, 3);
- * res.end(metrics.registry.render());
+ * res.end(await metrics.registry.render());
  */
 
 export type Labels = Readonly<Record<string, string>>;
 
-type MetricType = 'counter' | 'gauge' | 'histogram';
+type Declared = Readonly<{ name: string; labelNames: readonly string[] }>;
 
-interface Metric {
-  readonly name: string;
-  readonly help: string;
-  readonly type: MetricType;
-  render(): string[];
-}
-
-const escapeLabel = (v: string): string =>
-  v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-const renderLabels = (labels: Labels, extra?: Labels): string => {
-  const all = { ...labels, ...extra };
-  const keys = Object.keys(all);
-  if (keys.length === 0) return '';
-  return `{${keys.map((k) => `${k}="${escapeLabel(all[k] ?? '')}"`).join(',')}}`;
+/** The labels in declared order (as rendered); throws on a label that was not declared. */
+const declared = (metric: Declared, labels: Labels): Record<string, string> => {
+  for (const k of Object.keys(labels)) {
+    if (!metric.labelNames.includes(k)) throw new TypeError(`${metric.name}: unknown label ${k}`);
+  }
+  const ordered: Record<string, string> = {};
+  for (const n of metric.labelNames) if (labels[n] !== undefined) ordered[n] = labels[n];
+  return ordered;
 };
-const renderValue = (v: number): string =>
-  Number.isFinite(v) ? String(v) : v > 0 ? '+Inf' : v < 0 ? '-Inf' : 'NaN';
 
-/** Label values keyed by a stable string, keeping the label object for rendering. */
-class Series<V> {
-  readonly entries = new Map<string, { labels: Labels; value: V }>();
-  readonly labelNames: readonly string[];
-  readonly metricName: string;
-  constructor(metricName: string, labelNames: readonly string[]) {
-    this.metricName = metricName;
-    this.labelNames = labelNames;
-  }
-  key(labels: Labels): string {
-    for (const k of Object.keys(labels)) {
-      if (!this.labelNames.includes(k)) throw new TypeError(`${this.metricName}: unknown label ${k}`);
-    }
-    return this.labelNames.map((n) => labels[n] ?? '').join('\u0000');
-  }
-  get(labels: Labels, init: () => V): { labels: Labels; value: V } {
-    const k = this.key(labels);
-    let e = this.entries.get(k);
-    if (!e) {
-      const ordered: Record<string, string> = {};
-      for (const n of this.labelNames) if (labels[n] !== undefined) ordered[n] = labels[n];
-      e = { labels: ordered, value: init() };
-      this.entries.set(k, e);
-    }
-    return e;
-  }
-}
+type Sample = { labels: Partial<Record<string, string | number>>; value: number; metricName?: string };
 
-export class Counter implements Metric {
+/** The sample with exactly these labels (and this series name, for histograms), if any. */
+const sampleOf = (
+  metric: Declared,
+  samples: readonly Sample[],
+  labels: Labels,
+  metricName?: string,
+): Sample | undefined => {
+  const wanted = declared(metric, labels);
+  return samples.find(
+    (s) =>
+      (metricName === undefined || s.metricName === metricName) &&
+      metric.labelNames.every(
+        (n) => (s.labels[n] === undefined ? undefined : String(s.labels[n])) === wanted[n],
+      ),
+  );
+};
+
+export class Counter {
   readonly type = 'counter';
   readonly name: string;
   readonly help: string;
-  readonly series: Series<number>;
-  constructor(name: string, help: string, labelNames: readonly string[] = []) {
+  readonly labelNames: readonly string[];
+  readonly #metric: prom.Counter;
+  constructor(registry: prom.Registry, name: string, help: string, labelNames: readonly string[] = []) {
     this.name = name;
     this.help = help;
-    this.series = new Series(name, labelNames);
+    this.labelNames = labelNames;
+    this.#metric = new prom.Counter({ name, help, labelNames: [...labelNames], registers: [registry] });
   }
   inc(labels: Labels = {}, by = 1): void {
     if (by < 0) throw new RangeError(`${this.name}: counters only go up`);
-    this.series.get(labels, () => 0).value += by;
+    this.#metric.inc(declared(this, labels), by);
   }
-  value(labels: Labels = {}): number {
-    return this.series.entries.get(this.series.key(labels))?.value ?? 0;
-  }
-  render(): string[] {
-    return [...this.series.entries.values()].map(
-      (e) => `${this.name}${renderLabels(e.labels)} ${renderValue(e.value)}`,
-    );
+  /** The current value for these labels (0 if never counted). */
+  async value(labels: Labels = {}): Promise<number> {
+    return sampleOf(this, (await this.#metric.get()).values, labels)?.value ?? 0;
   }
 }
 
-export class Gauge implements Metric {
+export class Gauge {
   readonly type = 'gauge';
   readonly name: string;
   readonly help: string;
-  readonly series: Series<number>;
-  /** Optional: computes values at scrape time (memory, uptime). */
-  collect: (() => void) | undefined;
-  constructor(name: string, help: string, labelNames: readonly string[] = []) {
+  readonly labelNames: readonly string[];
+  readonly #metric: prom.Gauge;
+  /** `collect` computes values at scrape time (memory, uptime). */
+  constructor(
+    registry: prom.Registry,
+    name: string,
+    help: string,
+    labelNames: readonly string[] = [],
+    collect?: (gauge: Gauge) => void,
+  ) {
     this.name = name;
     this.help = help;
-    this.series = new Series(name, labelNames);
+    this.labelNames = labelNames;
+    this.#metric = new prom.Gauge({
+      name,
+      help,
+      labelNames: [...labelNames],
+      registers: [registry],
+      ...(collect ? { collect: () => collect(this) } : {}),
+    });
   }
   set(labels: Labels, value: number): void {
-    this.series.get(labels, () => 0).value = value;
+    this.#metric.set(declared(this, labels), value);
   }
   inc(labels: Labels = {}, by = 1): void {
-    this.series.get(labels, () => 0).value += by;
+    this.#metric.inc(declared(this, labels), by);
   }
   dec(labels: Labels = {}, by = 1): void {
-    this.inc(labels, -by);
+    this.#metric.dec(declared(this, labels), by);
   }
-  value(labels: Labels = {}): number | undefined {
-    return this.series.entries.get(this.series.key(labels))?.value;
-  }
-  render(): string[] {
-    this.collect?.();
-    return [...this.series.entries.values()].map(
-      (e) => `${this.name}${renderLabels(e.labels)} ${renderValue(e.value)}`,
-    );
+  /** The current value for these labels, undefined if never set. */
+  async value(labels: Labels = {}): Promise<number | undefined> {
+    return sampleOf(this, (await this.#metric.get()).values, labels)?.value;
   }
 }
 
-type HistogramState = { counts: number[]; sum: number; count: number };
-
-export class Histogram implements Metric {
+export class Histogram {
   readonly type = 'histogram';
   readonly name: string;
   readonly help: string;
+  readonly labelNames: readonly string[];
   readonly buckets: readonly number[];
-  readonly series: Series<HistogramState>;
-  constructor(name: string, help: string, labelNames: readonly string[], buckets: readonly number[]) {
+  readonly #metric: prom.Histogram;
+  constructor(
+    registry: prom.Registry,
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    buckets: readonly number[],
+  ) {
     this.name = name;
     this.help = help;
+    this.labelNames = labelNames;
     this.buckets = [...buckets].sort((a, b) => a - b);
-    this.series = new Series(name, labelNames);
+    this.#metric = new prom.Histogram({
+      name,
+      help,
+      labelNames: [...labelNames],
+      buckets: [...this.buckets],
+      registers: [registry],
+    });
   }
   observe(labels: Labels, value: number): void {
-    const s = this.series.get(labels, () => ({ counts: this.buckets.map(() => 0), sum: 0, count: 0 })).value;
-    for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]!) s.counts[i]!++;
-    s.sum += value;
-    s.count++;
+    this.#metric.observe(declared(this, labels), value);
   }
   /** Starts a timer; call the result to observe the elapsed seconds. */
   startTimer(labels: Labels = {}): (more?: Labels) => number {
@@ -144,38 +147,31 @@ export class Histogram implements Metric {
       return seconds;
     };
   }
-  count(labels: Labels = {}): number {
-    return this.series.entries.get(this.series.key(labels))?.value.count ?? 0;
-  }
-  render(): string[] {
-    const lines: string[] = [];
-    for (const { labels, value } of this.series.entries.values()) {
-      this.buckets.forEach((b, i) => {
-        lines.push(`${this.name}_bucket${renderLabels(labels, { le: String(b) })} ${value.counts[i]}`);
-      });
-      lines.push(`${this.name}_bucket${renderLabels(labels, { le: '+Inf' })} ${value.count}`);
-      lines.push(`${this.name}_sum${renderLabels(labels)} ${renderValue(value.sum)}`);
-      lines.push(`${this.name}_count${renderLabels(labels)} ${value.count}`);
-    }
-    return lines;
+  /** How many observations these labels have. */
+  async count(labels: Labels = {}): Promise<number> {
+    return sampleOf(this, (await this.#metric.get()).values, labels, `${this.name}_count`)?.value ?? 0;
   }
 }
 
 export class MetricsRegistry {
-  readonly metrics = new Map<string, Metric>();
+  /** prom-client's registry underneath, for anything the methods here do not cover. */
+  readonly prometheus = new prom.Registry();
 
-  private add<M extends Metric>(metric: M): M {
-    if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(metric.name))
-      throw new TypeError(`bad metric name ${metric.name}`);
-    if (this.metrics.has(metric.name)) throw new TypeError(`metric ${metric.name} registered twice`);
-    this.metrics.set(metric.name, metric);
-    return metric;
+  private claim(name: string): void {
+    if (this.prometheus.getSingleMetric(name)) throw new TypeError(`metric ${name} registered twice`);
   }
   counter(name: string, help: string, labelNames: readonly string[] = []): Counter {
-    return this.add(new Counter(name, help, labelNames));
+    this.claim(name);
+    return new Counter(this.prometheus, name, help, labelNames);
   }
-  gauge(name: string, help: string, labelNames: readonly string[] = []): Gauge {
-    return this.add(new Gauge(name, help, labelNames));
+  gauge(
+    name: string,
+    help: string,
+    labelNames: readonly string[] = [],
+    collect?: (gauge: Gauge) => void,
+  ): Gauge {
+    this.claim(name);
+    return new Gauge(this.prometheus, name, help, labelNames, collect);
   }
   histogram(
     name: string,
@@ -183,21 +179,19 @@ export class MetricsRegistry {
     labelNames: readonly string[],
     buckets: readonly number[],
   ): Histogram {
-    return this.add(new Histogram(name, help, labelNames, buckets));
+    this.claim(name);
+    return new Histogram(this.prometheus, name, help, labelNames, buckets);
   }
-  /** Prometheus text exposition format. */
-  render(): string {
-    const out: string[] = [];
-    for (const m of this.metrics.values()) {
-      out.push(`# HELP ${m.name} ${m.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`);
-      out.push(`# TYPE ${m.name} ${m.type}`);
-      out.push(...m.render());
-    }
-    return `${out.join('\n')}\n`;
+  /**
+   * Prometheus text exposition format, one metric family after another (prom-client separates
+   * them with a blank line; the format does not need one, and `/metrics` has never had one).
+   */
+  async render(): Promise<string> {
+    return (await this.prometheus.metrics()).replace(/\n\n+/g, '\n');
   }
 }
 
-export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+export const PROMETHEUS_CONTENT_TYPE: string = prom.Registry.PROMETHEUS_CONTENT_TYPE;
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 3, 5, 10];
 
@@ -265,15 +259,18 @@ export const createMetrics = (): Metrics => {
       'reason',
     ]),
   };
-  const started = Date.now() / 1000;
-  const startTime = registry.gauge(
-    'process_start_time_seconds',
-    'Start time of the process since the Unix epoch',
+  // The process, under the names and help texts Switchboard has always exposed. prom-client's
+  // collectDefaultMetrics is left out: it starts process-wide monitors (event-loop delay, GC
+  // observer) for each registry that nothing can stop, and its process_* series would clash
+  // with these.
+  registry
+    .gauge('process_start_time_seconds', 'Start time of the process since the Unix epoch')
+    .set({}, performance.timeOrigin / 1000);
+  registry.gauge('process_resident_memory_bytes', 'Resident memory size in bytes', [], (g) =>
+    g.set({}, process.memoryUsage.rss()),
   );
-  startTime.set({}, started);
-  const rss = registry.gauge('process_resident_memory_bytes', 'Resident memory size in bytes');
-  rss.collect = () => rss.set({}, process.memoryUsage.rss());
-  const heap = registry.gauge('nodejs_heap_used_bytes', 'V8 heap in use, in bytes');
-  heap.collect = () => heap.set({}, process.memoryUsage().heapUsed);
+  registry.gauge('nodejs_heap_used_bytes', 'V8 heap in use, in bytes', [], (g) =>
+    g.set({}, process.memoryUsage().heapUsed),
+  );
   return metrics;
 };

@@ -7,7 +7,9 @@ import type { EventStore, RecordedEvent, StreamInfo } from '../eventStore/eventS
 import { openEventStore } from '../eventStore/openEventStore.ts';
 
 /**
- * The store CLI: `npm run events -- <command> [options]`, on the store named by EVENT_STORE_URL.
+ * The store CLI: `npm run events -- <command> [options]`, on the store named by EVENT_STORE_URL;
+ * without it, on `./data/switchboard.db` (where `npm start` keeps its store), or, when only the
+ * sandbox has run here, on the sandbox's `./data/sandbox.db` (saying so on stderr).
  *
  *   streams [--prefix P] [--limit N]            streams with their event counts and last write
  *   read <stream> [--from REV] [--limit N] [--backwards]
@@ -29,7 +31,8 @@ const USAGE = `usage: npm run events -- <command> [options]
   replay <processor> [--force]                     reset a processor's checkpoint (stop Switchboard first)
 
   --json   JSON lines instead of tables
-Store: EVENT_STORE_URL (default sqlite:./data/switchboard.db)`;
+Store: EVENT_STORE_URL (default sqlite:./data/switchboard.db; if only the sandbox
+has run here, its sqlite:./data/sandbox.db)`;
 
 export type CliIo = Readonly<{
   env: Env;
@@ -41,6 +44,8 @@ export type CliIo = Readonly<{
   signal?: AbortSignal;
   /** Use this store instead of opening EVENT_STORE_URL (it is not closed). */
   store?: EventStore;
+  /** Directory that relative store paths are read from (default: the process's). */
+  cwd?: string;
 }>;
 
 type Args = { positional: string[]; flags: Map<string, string | true> };
@@ -302,6 +307,46 @@ const replay = async (
 
 const COMMANDS = { streams, read, tail, replay } as const;
 
+// ---------- which store ----------
+
+/** Where `npm start` keeps its store when EVENT_STORE_URL is unset (config.ts's default). */
+const DEFAULT_STORE = './data/switchboard.db';
+/** Where `npm run sandbox` keeps its store (its default `--data ./data`). */
+const SANDBOX_STORE = './data/sandbox.db';
+
+type StoreChoice = { url: string; note?: string } | { missing: string };
+
+/**
+ * The store to open: EVENT_STORE_URL when set; otherwise Switchboard's default file, or the
+ * sandbox's when only that one exists. SQLite files must exist (opening would create an empty one).
+ */
+const chooseStore = (env: CliIo['env'], cwd: string, command: string): StoreChoice => {
+  const set = (env['EVENT_STORE_URL']?.trim() ?? '') !== '';
+  const { eventStoreUrl } = loadStoreConfig(env);
+  if (!eventStoreUrl.startsWith('sqlite:')) return { url: eventStoreUrl };
+  const path = eventStoreUrl.slice('sqlite:'.length);
+  if (path === '' || path === ':memory:') return { url: eventStoreUrl };
+  if (existsSync(resolve(cwd, path))) return { url: `sqlite:${resolve(cwd, path)}` };
+  if (set) {
+    return {
+      missing: `no event store at ${path} (EVENT_STORE_URL=${eventStoreUrl}): has Switchboard run from this directory?`,
+    };
+  }
+  if (existsSync(resolve(cwd, SANDBOX_STORE))) {
+    return {
+      url: `sqlite:${resolve(cwd, SANDBOX_STORE)}`,
+      note: `EVENT_STORE_URL is not set and ${DEFAULT_STORE} does not exist: reading the sandbox's store, ${SANDBOX_STORE}`,
+    };
+  }
+  return {
+    missing: [
+      `no event store here: neither ${DEFAULT_STORE} (npm start) nor ${SANDBOX_STORE} (npm run sandbox) exists in ${cwd}.`,
+      'Run Switchboard (npm start) or the sandbox (npm run sandbox) here first, or point EVENT_STORE_URL at a store:',
+      `  EVENT_STORE_URL=sqlite:/path/to/switchboard.db npm run events -- ${command}`,
+    ].join('\n'),
+  };
+};
+
 /** Runs the CLI; resolves with the exit code. */
 export const runEventsCli = async (argv: readonly string[], io: CliIo): Promise<number> => {
   let args: Args;
@@ -325,15 +370,13 @@ export const runEventsCli = async (argv: readonly string[], io: CliIo): Promise<
   let store = io.store;
   try {
     if (!store) {
-      const { eventStoreUrl } = loadStoreConfig(io.env);
-      const path = eventStoreUrl.startsWith('sqlite:') ? eventStoreUrl.slice('sqlite:'.length) : undefined;
-      if (path !== undefined && path !== ':memory:' && !existsSync(resolve(path))) {
-        io.stderr(
-          `no event store at ${path} (EVENT_STORE_URL=${eventStoreUrl}): has Switchboard run from this directory?`,
-        );
+      const choice = chooseStore(io.env, io.cwd ?? process.cwd(), name);
+      if ('missing' in choice) {
+        io.stderr(choice.missing);
         return 1;
       }
-      store = await openEventStore(eventStoreUrl);
+      if (choice.note) io.stderr(c.dim(choice.note));
+      store = await openEventStore(choice.url);
     }
     await command(store, args, io, args.flags.has('--json'), c);
     return 0;

@@ -112,7 +112,7 @@ export const opsRoutes = (
     handler: async (_req, res) => {
       // A failed refresh (store closed) leaves the last values; the scrape still answers.
       await deps.beforeMetrics?.().catch(() => undefined);
-      const text = deps.metrics.registry.render();
+      const text = await deps.metrics.registry.render();
       res.writeHead(200, {
         'content-type': PROMETHEUS_CONTENT_TYPE,
         'content-length': Buffer.byteLength(text),

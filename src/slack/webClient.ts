@@ -41,7 +41,8 @@ export type SlackClientOptions = Readonly<{
   timeoutMs?: number;
 }>;
 
-const AUTH_ERRORS = new Set([
+/** Slack `ok: false` errors that mean the token is refused (or lacks a permission). */
+export const AUTH_ERRORS: ReadonlySet<string> = new Set([
   'invalid_auth',
   'not_authed',
   'token_revoked',

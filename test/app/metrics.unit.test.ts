@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createMetrics, MetricsRegistry } from '../../src/metrics.ts';
 
 describe('metrics registry', () => {
-  it('renders counters, gauges and histograms in Prometheus text format', () => {
+  it('renders counters, gauges and histograms in Prometheus text format', async () => {
     const registry = new MetricsRegistry();
     const c = registry.counter('x_requests_total', 'Requests', ['route', 'status']);
     c.inc({ route: '/slack/events', status: '200' });
@@ -13,7 +13,7 @@ describe('metrics registry', () => {
     h.observe({}, 0.005);
     h.observe({}, 0.05);
     h.observe({}, 1);
-    expect(registry.render()).toBe(
+    expect(await registry.render()).toBe(
       [
         '# HELP x_requests_total Requests',
         '# TYPE x_requests_total counter',
@@ -41,10 +41,10 @@ describe('metrics registry', () => {
     expect(() => registry.counter('y_total', 'again')).toThrow(/twice/);
   });
 
-  it('exposes the standard Switchboard metrics', () => {
+  it('exposes the standard Switchboard metrics', async () => {
     const metrics = createMetrics();
     metrics.processorLag.set({ processor: 'slack-replies' }, 3);
-    const text = metrics.registry.render();
+    const text = await metrics.registry.render();
     for (const name of [
       'switchboard_http_requests_total',
       'switchboard_slack_ack_duration_seconds',

@@ -40,7 +40,7 @@ describe('Slack Web API client', () => {
     expect(r.ok).toBe(true);
     expect(fake.messages('C0INCIDENTS').at(-1)?.text).toBe('hello');
     expect(
-      metrics.upstreamCalls.value({ service: 'slack', operation: 'chat.postMessage', status: '200' }),
+      await metrics.upstreamCalls.value({ service: 'slack', operation: 'chat.postMessage', status: '200' }),
     ).toBe(1);
   });
 
@@ -51,7 +51,7 @@ describe('Slack Web API client', () => {
     await slack.chat.update({ channel: 'C0INCIDENTS', ts: posted.ts as string, text: 'v2' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
     expect(fake.callsOf('chat.update').map((c) => c.status)).toEqual([429, 200]);
-    expect(metrics.retries.value({ service: 'slack', reason: 'rate_limited' })).toBe(1);
+    expect(await metrics.retries.value({ service: 'slack', reason: 'rate_limited' })).toBe(1);
   });
 
   it('fails fast with SB_UPSTREAM_RATE_LIMITED and retryAfterMs when Retry-After is long', async () => {
@@ -70,7 +70,7 @@ describe('Slack Web API client', () => {
     const e = await caught(slack.users.info({ user: 'U0ALICE' }));
     expect(e.code).toBe('SB_UPSTREAM_UNAVAILABLE');
     expect(fake.callsOf('users.info')).toHaveLength(3);
-    expect(metrics.retries.value({ service: 'slack', reason: 'server_error' })).toBe(2);
+    expect(await metrics.retries.value({ service: 'slack', reason: 'server_error' })).toBe(2);
   });
 
   it("maps Slack's own errors without retrying, keeping Slack's code", async () => {

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runEventsCli } from '../../src/cli/events.ts';
@@ -157,5 +158,78 @@ describe('npm run events', () => {
     });
     expect(r.status).toBe(0);
     expect(r.stdout.trim().split('\n')).toHaveLength(2);
+  });
+});
+
+describe('npm run events without EVENT_STORE_URL', () => {
+  /** A directory holding the named stores under ./data, each with one stream named after it. */
+  const workdir = async (...stores: string[]): Promise<string> => {
+    const dir = join(tmp.dir, `cwd-${stores.join('-') || 'empty'}`);
+    mkdirSync(join(dir, 'data'), { recursive: true });
+    for (const name of stores) {
+      const s = await openEventStore(`sqlite:${join(dir, 'data', name)}`);
+      await s.appendToStream(`from-${name.replace('.db', '')}`, [
+        { id: '00000000-0000-4000-8000-0000000000a1', type: 'Marked', data: {} },
+      ]);
+      await s.close();
+    }
+    return dir;
+  };
+  const runIn = async (cwd: string, argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runEventsCli(argv, {
+      env: {},
+      cwd,
+      stdout: (t) => out.push(t),
+      stderr: (t) => err.push(t),
+      tty: false,
+    });
+    return { code, out: out.join('\n'), err };
+  };
+
+  it("reads the sandbox's store when only the sandbox has run here, and says so in one line", async () => {
+    const cwd = await workdir('sandbox.db');
+    const { code, out, err } = await runIn(cwd, ['streams']);
+    expect(code).toBe(0);
+    expect(out).toMatch(/from-sandbox\s+1\s+1/);
+    expect(err).toEqual([
+      "EVENT_STORE_URL is not set and ./data/switchboard.db does not exist: reading the sandbox's store, ./data/sandbox.db",
+    ]);
+    expect(existsSync(join(cwd, 'data/switchboard.db'))).toBe(false);
+  });
+
+  it("prefers Switchboard's own store when both exist, without a note", async () => {
+    const cwd = await workdir('switchboard.db', 'sandbox.db');
+    const { code, out, err } = await runIn(cwd, ['streams']);
+    expect(code).toBe(0);
+    expect(out).toContain('from-switchboard');
+    expect(out).not.toContain('from-sandbox');
+    expect(err).toEqual([]);
+  });
+
+  it('with neither, names both places and how to point at a store, and creates nothing', async () => {
+    const cwd = await workdir();
+    const { code, out, err } = await runIn(cwd, ['streams']);
+    expect(code).toBe(1);
+    expect(out).toBe('');
+    const message = err.join('\n');
+    expect(message).toContain('./data/switchboard.db (npm start)');
+    expect(message).toContain('./data/sandbox.db (npm run sandbox)');
+    expect(message).toContain('EVENT_STORE_URL=sqlite:/path/to/switchboard.db npm run events -- streams');
+    expect(existsSync(join(cwd, 'data/switchboard.db'))).toBe(false);
+    expect(existsSync(join(cwd, 'data/sandbox.db'))).toBe(false);
+  });
+
+  it('as a script, looks in the directory it runs from', async () => {
+    const cwd = await workdir('sandbox.db');
+    const r = spawnSync(NODE24, [join(ROOT, 'src/cli/events.ts'), 'streams', '--json'], {
+      cwd,
+      env: { PATH: process.env['PATH'] ?? '' },
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ streamId: 'from-sandbox', events: 1 });
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringContaining("reading the sandbox's store")]);
   });
 });

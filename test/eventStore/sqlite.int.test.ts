@@ -9,6 +9,7 @@ import { ChatOpsError, ConcurrencyError, ValidationError } from '../../src/core/
 import type { AppendResult, EventStore, NewEvent } from '../../src/eventStore/eventStore.ts';
 import { latestSchemaVersion, migrations } from '../../src/eventStore/sqlite/schema.ts';
 import {
+  CHAIN_BUDGET_MS,
   createSqliteEventStore,
   type SqliteEventStore,
   type SqliteEventStoreOptions,
@@ -342,8 +343,16 @@ describe('SQLite event store: group commit', () => {
     expect(store.stats().commits).toBe(before.commits);
   });
 
+  /** A chain clock that moves `step` ms each time the store reads it, whatever the real time. */
+  const steppingClock = (step: number) => {
+    let t = 0;
+    return () => (t += step);
+  };
+
   it('an append made right after an acknowledgement is written without waiting for the next event-loop turn', async () => {
-    const store = open();
+    // Within the chain budget, which a chain clock that does not move never spends: the order below
+    // is the store's doing, however long this machine takes to commit.
+    const store = open({ chainClock: () => 0 });
     const order: string[] = [];
 
     await store.appendToStream('order-1', [newEvent('First')]).then(() => {
@@ -358,8 +367,26 @@ describe('SQLite event store: group commit', () => {
     expect((await store.readStream('order-1')).map((e) => e.type)).toEqual(['First', 'Second']);
   });
 
+  it('once the chain budget is spent, an append made right after an acknowledgement waits for the next turn', async () => {
+    // The first commit alone took longer than the budget (as on a loaded machine).
+    const store = open({ chainClock: steppingClock(CHAIN_BUDGET_MS + 1) });
+    const order: string[] = [];
+
+    await store.appendToStream('order-1', [newEvent('First')]).then(() => {
+      setImmediate(() => order.push('next event-loop turn'));
+      return store
+        .appendToStream('order-1', [newEvent('Second')])
+        .then(() => order.push('second acknowledged'));
+    });
+
+    expect(order).toEqual(['next event-loop turn', 'second acknowledged']);
+    expect((await store.readStream('order-1')).map((e) => e.type)).toEqual(['First', 'Second']);
+  });
+
   it('a writer that never pauses still lets the event loop run: chained commits are time-bounded', async () => {
-    const store = open();
+    // Each commit "takes" 1 ms on the chain clock, so a chain spends its budget after a few
+    // commits whatever this machine's speed.
+    const store = open({ chainClock: steppingClock(1) });
     let turns = 0;
     let appending = true;
     const ticker = () => {
@@ -375,9 +402,11 @@ describe('SQLite event store: group commit', () => {
     }
     appending = false;
 
-    // 300 durable commits take well over 2 ms each budget, so the loop had many turns.
+    // 300 commits at 1 ms each are far over the 2 ms budget, so the loop had many turns: a chain
+    // ends once its clock has moved past the budget, after CHAIN_BUDGET_MS + 1 commits at most.
     expect(expected).toBe(299);
     expect(turns).toBeGreaterThanOrEqual(5);
+    expect(turns).toBeGreaterThanOrEqual(300 / (CHAIN_BUDGET_MS + 1));
   });
 
   it('checkpoint writes join the batch of the appends beside them', async () => {

@@ -133,13 +133,21 @@ export type MainProcess = Readonly<{
 /**
  * Spawns `src/main.ts` with Node 24 as a child process, like `npm start`, and resolves once it
  * logs that it is listening. Rejects (with its output) if it exits first or takes over `timeoutMs`.
+ * `command` runs something else that ends in main.ts (the real `npm start`); `detached` makes the
+ * child a process-group leader, for signalling the group as a terminal does.
  */
-export const spawnMain = (env: Record<string, string>, timeoutMs = 15_000): Promise<MainProcess> =>
+export const spawnMain = (
+  env: Record<string, string>,
+  timeoutMs = 15_000,
+  launch: Readonly<{ command?: readonly [string, ...string[]]; detached?: boolean }> = {},
+): Promise<MainProcess> =>
   new Promise((resolvePromise, reject) => {
-    const child = spawn(NODE24, [join(ROOT, 'src/main.ts')], {
+    const [exe, ...args] = launch.command ?? [NODE24, join(ROOT, 'src/main.ts')];
+    const child = spawn(exe, args, {
       cwd: ROOT,
       env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: launch.detached ?? false,
     });
     let out = '';
     const parsed: Record<string, unknown>[] = [];

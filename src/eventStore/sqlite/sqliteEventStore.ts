@@ -42,6 +42,12 @@ export type SqliteEventStoreOptions = Readonly<{
   /** Store clock for `recordedAt`. */
   now?: () => number;
   /**
+   * Monotonic milliseconds that bound a chain of commits within one event-loop turn (see
+   * `flush`); default `performance.now`. Tests pass a clock they control, so what they prove about
+   * chaining does not depend on how fast the machine commits.
+   */
+  chainClock?: () => number;
+  /**
    * WAL checkpoints (files only). SQLite's own auto-checkpoint runs inside the COMMIT that crosses
    * 1000 WAL pages, so the caller whose append it is (an HTTP ack) waits for the copy and the
    * database file's fsync. Instead the store runs a PASSIVE checkpoint itself, on the event-loop
@@ -159,7 +165,7 @@ const SQLITE_CONSTRAINT = 19;
 /** Microtask turns a just-answered caller gets to append again and join the next commit at once. */
 const CHAIN_TURNS = 4;
 /** Longest run of such chained commits before the event loop gets its turn (ms). */
-const CHAIN_BUDGET_MS = 2;
+export const CHAIN_BUDGET_MS = 2;
 
 const sqliteCode = (e: unknown): number | undefined => {
   const errcode = (e as { errcode?: unknown } | undefined)?.errcode;
@@ -263,6 +269,7 @@ const codePoints = (s: string): number => {
  */
 export const createSqliteEventStore = (options: SqliteEventStoreOptions): SqliteEventStore => {
   const now = options.now ?? Date.now;
+  const chainClock = options.chainClock ?? (() => performance.now());
   const pollIntervalMs = options.pollIntervalMs ?? 250;
   const pageSize = options.pageSize ?? 1000;
   const memory = options.path === ':memory:';
@@ -564,14 +571,14 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
    * than CHAIN_BUDGET_MS (plus one commit).
    */
   const flush = (): void => {
-    const started = performance.now();
+    const started = chainClock();
     flushOnce();
     const tick = (turns: number): void => {
       if (turns > 0) {
         queueMicrotask(() => tick(turns - 1));
         return;
       }
-      if (queue.length === 0 || performance.now() - started > CHAIN_BUDGET_MS) return;
+      if (queue.length === 0 || chainClock() - started > CHAIN_BUDGET_MS) return;
       flushOnce();
       queueMicrotask(() => tick(CHAIN_TURNS));
     };
