@@ -20,14 +20,14 @@
  */
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
-import { startPagerDutySimulator } from '../test/simulators/pagerduty/index.ts';
-import { type FakeChange, startFakeSlack } from '../test/support/fakeSlack.ts';
+import { startPagerDutySimulator } from '../sandbox/simulators/pagerduty/index.ts';
+import { type FakeChange, startFakeSlack } from '../sandbox/simulators/slack/fakeSlack.ts';
 import {
   blockActionPayload,
   interactionBody,
   signedHeaders,
   slashCommandBody,
-} from '../test/support/slackSigning.ts';
+} from '../sandbox/simulators/slack/signing.ts';
 import { emit, note, percentile, startChild, tempDir } from './support.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');

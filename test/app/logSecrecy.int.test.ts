@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.ts';
-import { createSlackWebClient } from '../../src/slack/webClient.ts';
-import { startFakeSlack } from '../support/fakeSlack.ts';
-import { createLogSink } from '../support/logSink.ts';
+import { startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import {
   eventCallbackBody,
   interactionBody,
   nowSeconds,
   slashCommandBody,
   viewSubmissionPayload,
-} from '../support/slackSigning.ts';
+} from '../../sandbox/simulators/slack/signing.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createSlackWebClient } from '../../src/slack/webClient.ts';
+import { createLogSink } from '../support/logSink.ts';
 import { startTestApp, TEST_BOT_TOKEN, TEST_SIGNING_SECRET } from '../support/startApp.ts';
 
 /**

@@ -1,12 +1,13 @@
 import { join } from 'node:path';
-import { createSwitchboard, type Switchboard } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
-import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
-import { openEventStore } from '../../src/eventStore/openEventStore.ts';
-import { createLogger } from '../../src/logger.ts';
-import { type PagerDutySimulator, startPagerDutySimulator } from '../simulators/pagerduty/index.ts';
-import { type FakeMessage, type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
-import { createLogSink, type LogSink } from '../support/logSink.ts';
+import {
+  type PagerDutySimulator,
+  startPagerDutySimulator,
+} from '../../sandbox/simulators/pagerduty/index.ts';
+import {
+  type FakeMessage,
+  type FakeSlack,
+  startFakeSlack,
+} from '../../sandbox/simulators/slack/fakeSlack.ts';
 import {
   blockActionPayload,
   interactionBody,
@@ -14,7 +15,13 @@ import {
   nowSeconds,
   slashCommandBody,
   viewSubmissionPayload,
-} from '../support/slackSigning.ts';
+} from '../../sandbox/simulators/slack/signing.ts';
+import { createSwitchboard, type Switchboard } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
+import { openEventStore } from '../../src/eventStore/openEventStore.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createLogSink, type LogSink } from '../support/logSink.ts';
 import { postSigned, type SignedPostOptions, TEST_BOT_TOKEN, tempDir, testEnv } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 

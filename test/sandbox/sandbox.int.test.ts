@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../sandbox/sandbox.ts';
+import { ADMIN, INCIDENTS_CHANNEL, routingKeyOf, SERVICES } from '../../sandbox/world.ts';
 import { SLACK_INBOX_STREAM } from '../../src/application/inbox.ts';
 import { NODE24, ROOT, tempDir } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
-import { type Sandbox, startSandbox } from './sandbox.ts';
-import { ADMIN, INCIDENTS_CHANNEL, routingKeyOf, SERVICES } from './world.ts';
 
 const dirs: Array<() => void> = [];
 const running: Sandbox[] = [];
@@ -157,7 +157,7 @@ describe('the sandbox', () => {
     dirs.push(tmp.cleanup);
     const child = spawn(
       NODE24,
-      [join(ROOT, 'test/sandbox/main.ts'), '--port', '0', '--data', tmp.dir, '--reset'],
+      [join(ROOT, 'sandbox/main.ts'), '--port', '0', '--data', tmp.dir, '--reset'],
       {
         cwd: ROOT,
         env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' },

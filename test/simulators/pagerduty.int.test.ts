@@ -1,10 +1,14 @@
 import { Agent, request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  defaultSeed,
+  type PagerDutySimulator,
+  startPagerDutySimulator,
+} from '../../sandbox/simulators/pagerduty/index.ts';
 import { type ManualClock, manualClock } from '../../src/core/clock.ts';
 import { createPagerDutyClient, type PagerDutyClient } from '../../src/upstream/pagerduty.ts';
 import { verifyPagerDutySignature } from '../../src/upstream/pagerdutySignature.ts';
-import { defaultSeed, type PagerDutySimulator, startPagerDutySimulator } from './pagerduty/index.ts';
-import { startRecordingReceiver } from './pagerduty/receiver.ts';
+import { startRecordingReceiver } from '../support/recordingReceiver.ts';
 
 const NOW = '2026-11-22T10:00:00.000Z';
 /** Rotations pinned to a Monday 09:00 UTC so the shifts these tests compute by hand hold on NOW. */

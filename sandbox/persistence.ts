@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import type { PagerDutySimulator } from '../simulators/pagerduty/index.ts';
-import type { SimIncident } from '../simulators/pagerduty/model.ts';
-import type { FakeSlack, FakeSlackState } from '../support/fakeSlack.ts';
+import type { PagerDutySimulator } from './simulators/pagerduty/index.ts';
+import type { SimIncident } from './simulators/pagerduty/model.ts';
+import type { FakeSlack, FakeSlackState } from './simulators/slack/fakeSlack.ts';
 
 /**
  * Keeps the sandbox's world across restarts: the event store is a SQLite file already, and this

@@ -2,20 +2,20 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync, rmSync, type WriteStream } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
-import { createSwitchboard, type Switchboard } from '../../src/app.ts';
-import { type LogLevel, loadConfig } from '../../src/config.ts';
-import type { EventStore } from '../../src/eventStore/eventStore.ts';
-import { openEventStore } from '../../src/eventStore/openEventStore.ts';
-import { createLogger } from '../../src/logger.ts';
+import { createSwitchboard, type Switchboard } from '../src/app.ts';
+import { type LogLevel, loadConfig } from '../src/config.ts';
+import type { EventStore } from '../src/eventStore/eventStore.ts';
+import { openEventStore } from '../src/eventStore/openEventStore.ts';
+import { createLogger } from '../src/logger.ts';
+import { type ConsoleServer, listenConsole } from './console/server.ts';
+import { readSlackAppSettings } from './manifest.ts';
+import { readWorld, restoreIncidents, writeWorld } from './persistence.ts';
 import {
   type PagerDutySimulator,
   rotationAnchor,
   startPagerDutySimulator,
-} from '../simulators/pagerduty/index.ts';
-import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
-import { type ConsoleServer, listenConsole } from './consoleServer.ts';
-import { readSlackAppSettings } from './manifest.ts';
-import { readWorld, restoreIncidents, writeWorld } from './persistence.ts';
+} from './simulators/pagerduty/index.ts';
+import { type FakeSlack, startFakeSlack } from './simulators/slack/fakeSlack.ts';
 import { createSlackSurface, type SlackSurface } from './slackSurface.ts';
 import {
   ADMIN,

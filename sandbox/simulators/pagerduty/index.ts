@@ -47,7 +47,7 @@ import {
  * await sim.stop();
  */
 
-const DEFAULT_SPECS = new URL('../../../../shared/specs/pagerduty/', import.meta.url);
+const DEFAULT_SPECS = new URL('./specs/', import.meta.url);
 
 /**
  * Corrections to the vendor document, each with its source. The REST file types
