@@ -31,7 +31,9 @@ describe('vendored vendor documents', () => {
       expect(files.length).toBeGreaterThan(0);
       expect([...listed.keys()].sort()).toEqual([...files].sort());
       for (const f of files) {
-        const actual = createHash('sha256').update(readFileSync(join(dir, f))).digest('hex');
+        const actual = createHash('sha256')
+          .update(readFileSync(join(dir, f)))
+          .digest('hex');
         expect({ file: f, sha256: actual }).toEqual({ file: f, sha256: listed.get(f) });
       }
     });
