@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Clock, systemClock } from '../../../src/core/clock.ts';
@@ -8,6 +9,7 @@ import {
   type OpenApiValidator,
   type ValidationIssue,
 } from '../openapi.ts';
+import type { ContractViolation, Simulator } from '../simulator.ts';
 import {
   type Agent,
   type ChangeSource,
@@ -17,6 +19,7 @@ import {
   SimApiError,
   type SimIncident,
   type SimModel,
+  type SimState,
   type SimUser,
   type SimulatorSeed,
   type WebhookEventType,
@@ -123,6 +126,11 @@ export type RecordedRequest = {
 export type PagerDutySimulatorOptions = {
   /** The account API key the REST API accepts (default `sim-pagerduty-token`). */
   readonly token?: string;
+  /**
+   * The secret of the bot's webhook subscription: `env()` hands it to the bot as
+   * PAGERDUTY_WEBHOOK_SECRET and `connect(botUrl)` subscribes the bot with it. Default: random.
+   */
+  readonly webhookSecret?: string;
   /** Keys limited to GET: writes answer 403 (code 2010). */
   readonly readOnlyTokens?: readonly string[];
   readonly seed?: SimulatorSeed;
@@ -164,6 +172,7 @@ const clientOf = (source: ChangeSource): Json | null =>
 
 export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions = {}) => {
   const token = options.token ?? 'sim-pagerduty-token';
+  const webhookSecret = options.webhookSecret ?? randomBytes(24).toString('hex');
   const readOnly = new Set(options.readOnlyTokens ?? []);
   const clock = options.clock ?? systemClock;
   let requestsPerMinute = options.requestsPerMinute;
@@ -734,7 +743,42 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
   const describeViolation = (v: Violation) =>
     `${v.kind} ${v.server} ${v.method} ${v.path}${v.operationId ? ` (${v.operationId})` : ''}: ${v.issues.map(describe).join('; ')}`;
 
-  return {
+  const simulator = {
+    name: 'pagerduty' as const,
+    /** What the bot needs to use this account: both base URLs, the API key, the webhook secret. */
+    env: () => ({
+      PAGERDUTY_API_URL: url,
+      PAGERDUTY_EVENTS_URL: eventsUrl,
+      PAGERDUTY_TOKEN: token,
+      PAGERDUTY_WEBHOOK_SECRET: webhookSecret,
+    }),
+    /** Subscribes the bot's webhook route (`<botUrl>/webhooks/pagerduty`) with `webhookSecret`. */
+    connect(botUrl: string) {
+      webhooks.subscribe({
+        url: `${botUrl}/webhooks/pagerduty`,
+        secret: webhookSecret,
+        description: 'Switchboard',
+      });
+    },
+    /**
+     * The whole account (users, schedules, services, incidents…) and its id counters, as JSON.
+     * Webhook subscriptions are not part of it: whoever listens subscribes again after a restart.
+     */
+    exportState: (): SimState => model.exportState(),
+    /** Restores an exported account; call it before any traffic, and before anyone subscribes. */
+    importState(state: SimState) {
+      model.importState(state);
+      versions.clear();
+      committed();
+    },
+    /** Requests that break the vendor's published API description, and other contract breaches. */
+    contractViolations: (): readonly ContractViolation[] =>
+      violations.map((v) => ({ simulator: 'pagerduty', summary: describeViolation(v) })),
+  };
+
+  const handle = {
+    ...simulator,
+    webhookSecret,
     /** REST base URL (`PAGERDUTY_API_URL`). */
     url,
     /** Events API base URL (`PAGERDUTY_EVENTS_URL`); paths `/v2/enqueue`, `/v2/change/enqueue`. */
@@ -820,11 +864,12 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
       await Promise.all([close(restServer), close(eventsServer)]);
     },
   };
+  return handle satisfies Simulator<SimState>;
 };
 
 const describe = (i: ValidationIssue) => `${i.where}${i.name ? ` ${i.name}` : ''}: ${i.message}`;
 
 export type PagerDutySimulator = Awaited<ReturnType<typeof startPagerDutySimulator>>;
-export type { SimulatorSeed, WebhookEventType } from './model.ts';
+export type { SimState as PagerDutyState, SimulatorSeed, WebhookEventType } from './model.ts';
 export { defaultSeed } from './model.ts';
 export { rotationAnchor } from './schedules.ts';

@@ -405,6 +405,21 @@ export type ChangeEventRecord = {
   readonly body: unknown;
 };
 
+/**
+ * Everything the account holds, as plain JSON: what `exportState` returns and `importState` takes,
+ * so a simulator can be stopped and started again with the same account (the sandbox keeps its
+ * world this way). The counters come along, so new incidents, notes and log entries never reuse a
+ * number or id the restored ones have. Schedules keep their layers, so a restored account's
+ * rotations stay anchored where they were when it was made.
+ */
+export type SimState = {
+  readonly version: 1;
+  readonly account: SimulatorSeed;
+  readonly incidents: readonly SimIncident[];
+  readonly changeEvents: readonly ChangeEventRecord[];
+  readonly counters: { readonly incident: number; readonly id: number; readonly override: number };
+};
+
 export const createModel = (seed: SimulatorSeed, clock: Clock, onChange: (change: ModelChange) => void) => {
   const clone = <T>(x: T): T => structuredClone(x);
   const users = new Map(seed.users.map((u) => [u.id, clone(u)]));
@@ -970,6 +985,43 @@ export const createModel = (seed: SimulatorSeed, clock: Clock, onChange: (change
     return user;
   };
 
+  const exportState = (): SimState =>
+    clone({
+      version: 1,
+      account: {
+        users: [...users.values()],
+        teams: [...teams.values()],
+        schedules: [...schedules.values()],
+        escalationPolicies: [...policies.values()],
+        services: [...services.values()],
+        priorities: [...priorities.values()],
+      },
+      incidents: [...incidents.values()],
+      changeEvents,
+      counters: { incident: incidentSeq, id: idSeq, override: overrideSeq },
+    });
+
+  /** Replaces the whole account with a saved one (emits nothing: call it before any traffic). */
+  const importState = (state: SimState) => {
+    if (state.version !== 1)
+      throw new Error(`simulator: cannot import state version ${String(state.version)}`);
+    const fill = <T extends { readonly id: string }>(map: Map<string, T>, list: readonly T[]) => {
+      map.clear();
+      for (const x of list) map.set(x.id, clone(x));
+    };
+    fill(users, state.account.users);
+    fill(teams, state.account.teams);
+    fill(schedules, state.account.schedules);
+    fill(policies, state.account.escalationPolicies);
+    fill(services, state.account.services);
+    fill(priorities, state.account.priorities);
+    fill(incidents, state.incidents);
+    changeEvents.splice(0, changeEvents.length, ...clone(state.changeEvents));
+    incidentSeq = Math.max(incidentSeq, state.counters.incident);
+    idSeq = Math.max(idSeq, state.counters.id);
+    overrideSeq = Math.max(overrideSeq, state.counters.override);
+  };
+
   const addScheduleLayer = (scheduleId: string, layer: Omit<SimScheduleLayer, 'id'>) => {
     const schedule = schedules.get(scheduleId);
     if (!schedule) throw notFound();
@@ -1011,6 +1063,8 @@ export const createModel = (seed: SimulatorSeed, clock: Clock, onChange: (change
     updateService,
     addUser,
     addScheduleLayer,
+    exportState,
+    importState,
   };
 };
 
