@@ -37,8 +37,9 @@ import {
 /**
  * A loopback PagerDuty: REST API v2 and Events API v2 on two real `node:http` servers (port 0),
  * an in-memory account (see `model.ts`), signed V3 webhooks for every change, spec validation of
- * every request against `../shared/specs/pagerduty/*.json`, auth, rate limits, injected faults and
- * optional read lag. Test infrastructure only: the bot never imports it.
+ * every request against the vendor's OpenAPI files vendored in `./specs/`, auth, rate limits,
+ * injected faults and optional read lag. For the sandbox and the tests: the bot never imports it.
+ * It is a {@link Simulator} (../simulator.ts): `env()`, `connect(botUrl)`, `exportState()`…
  *
  * @example
  * const sim = await startPagerDutySimulator();
@@ -144,7 +145,7 @@ export type PagerDutySimulatorOptions = {
   readonly validateResponses?: boolean;
   /** Base of `html_url` links. */
   readonly webUrl?: string;
-  /** Folder holding `rest-openapiv3.json` and `events-v2-openapiv3.json`. Default `../shared/specs/pagerduty/`. */
+  /** Folder holding `rest-openapiv3.json` and `events-v2-openapiv3.json`. Default: the vendored `./specs/`. */
   readonly specsDir?: URL;
 };
 
