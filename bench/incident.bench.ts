@@ -15,8 +15,9 @@
  * on the same number of sequential signed requests in the same run.
  *
  * Also a burst: 60 priority changes of one incident made in the web app as fast as the simulator
- * sends them; reports `chat.update` calls per change (coalescing, platform-facts T7) and checks the
- * card ends on the last priority.
+ * sends them; reports `chat.update` calls per change (coalescing: `chat.update` is a Tier 3 method,
+ * about 50 calls a minute, https://api.slack.com/methods/chat.update) and checks the card ends on
+ * the last priority.
  */
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';

@@ -282,7 +282,7 @@ describe('when the store cannot take the write', () => {
       );
       expect(ev.status).toBe(503);
       expect((await fetch(`${broken.url}/readyz`)).status).toBe(503);
-      // Secrets never reach the logs, even on these error paths (platform-facts T15).
+      // Secrets never reach the logs, even on these error paths (no token, no signing secret).
       const logs = broken.logs.text();
       expect(logs).toContain('could not record a Slack input');
       for (const secret of [

@@ -55,14 +55,15 @@ const DEFAULT_SPECS = new URL('./specs/', import.meta.url);
 
 /**
  * Corrections to the vendor document, each with its source. The REST file types
- * `IncidentBody.details` as an object, but the Incident Creation API docs (PD-ICA) and the API
- * itself take a string.
+ * `IncidentBody.details` as an object, but the Incident Creation API docs
+ * (https://github.com/PagerDuty/developer-docs/blob/94224391aa3eac8fa73ea6a6af542dee0613d3e8/docs/REST-API/15-Incident-Creation-API.md) and the API itself take a string.
  */
 export const PAGERDUTY_SPEC_PATCHES: readonly OpenApiPatch[] = [
   {
     pointer: '/components/schemas/IncidentBody/properties/details',
     value: { oneOf: [{ type: 'string' }, { type: 'object' }] },
-    reason: 'PD-ICA (upstreams.md §2.2): body.details must be a string; the OpenAPI file says object',
+    reason:
+      'the Incident Creation API docs (docs/REST-API/15-Incident-Creation-API.md) say body.details is a string; the OpenAPI file says object',
   },
   {
     pointer: '/components/schemas/Oncall/properties/user',

@@ -14,7 +14,9 @@ import {
  * incidents (with alerts, notes, log entries), and the rules that move incidents. Every change
  * is reported through `onChange`, which the simulator turns into V3 webhooks.
  *
- * Rules follow the vendor's documented behaviour (upstreams.md §2, the OpenAPI descriptions):
+ * Rules follow the vendor's documented behaviour (its developer docs,
+ * https://github.com/PagerDuty/developer-docs/tree/94224391aa3eac8fa73ea6a6af542dee0613d3e8/docs,
+ * and the descriptions in the OpenAPI files in ./specs/):
  * acknowledging or triggering a resolved incident reopens it; resolving a resolved one is refused;
  * an open incident with the same `incident_key` on the service refuses a second create; reassigning
  * puts the incident back to triggered; Events API ack/resolve for an unknown `dedup_key` is dropped.
@@ -586,7 +588,8 @@ export const createModel = (seed: SimulatorSeed, clock: Clock, onChange: (change
       input.source === 'events' ? 'Triggered through the API' : 'Triggered',
     );
     emit('incident.triggered', inc, input.agent, input.source);
-    // Assigning to yourself starts the incident acknowledged (upstreams.md §2.2).
+    // Assigning to yourself starts the incident acknowledged (Incident Creation API docs,
+    // docs/REST-API/15-Incident-Creation-API.md).
     const self = input.agent.kind === 'user' ? input.agent.userId : undefined;
     if (self && inc.assignedVia === 'direct_assignment' && inc.assignments.some((a) => a.userId === self)) {
       acknowledge(inc, input.agent, input.source);
@@ -848,7 +851,8 @@ export const createModel = (seed: SimulatorSeed, clock: Clock, onChange: (change
     if (!body.dedup_key)
       throw new SimApiError(400, 'Event object is invalid', undefined, ["'dedup_key' is missing or blank"]);
     const found = openAlert(body.dedup_key);
-    // Acknowledge/resolve for no open alert is dropped, still answered 202 (PD-EVD).
+    // Acknowledge/resolve for no open alert is dropped, still answered 202 (Events API v2 docs,
+    // https://github.com/PagerDuty/developer-docs/tree/94224391aa3eac8fa73ea6a6af542dee0613d3e8/docs/events-API-v2).
     if (!found) return { dedupKey: body.dedup_key, outcome: 'dropped' };
     if (body.event_action === 'acknowledge') {
       if (found.inc.status === 'triggered') acknowledge(found.inc, agent, 'events');
