@@ -207,7 +207,7 @@ describe('the sandbox', () => {
     expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ version: 2 });
   });
 
-  it('`npm run sandbox` prints one line with the console URL, serves the console, and stops on SIGTERM', async () => {
+  it('`npm run sandbox` prints the console URL and how to browse its store, serves the console, and stops on SIGTERM', async () => {
     const tmp = tempDir('sandbox-main-');
     dirs.push(tmp.cleanup);
     const child = spawn(
@@ -236,9 +236,25 @@ describe('the sandbox', () => {
       const page = await fetch(url);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('<title>Switchboard sandbox</title>');
+      // The second line is a command that works as printed, while the sandbox runs.
+      const command = await waitFor(() => /^Browse its event store: (.+)$/m.exec(out)?.[1], {
+        what: `the store command (stdout: ${out})`,
+      });
+      expect(command).toBe(`EVENT_STORE_URL=sqlite:${join(tmp.dir, 'sandbox.db')} npm run events -- streams`);
+      const browse = spawn('sh', ['-c', command], {
+        cwd: ROOT,
+        env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let listed = '';
+      browse.stdout.on('data', (c: Buffer) => {
+        listed += c.toString();
+      });
+      expect(await new Promise((r) => browse.on('exit', (code) => r(code)))).toBe(0);
+      expect(listed).toContain(SLACK_INBOX_STREAM);
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      expect(out.trim().split('\n')).toHaveLength(1);
+      expect(out.trim().split('\n')).toHaveLength(2);
       expect(out).toMatch(/^Switchboard sandbox: http:\/\/127\.0\.0\.1:\d+\/ /);
       expect(err).toBe('');
     } finally {
