@@ -20,6 +20,8 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json manifest.yml ./
+# The product only: sandbox/, test/ and bench/ stay out (and out of the build context, see
+# .dockerignore); nothing in machines/, src/ or handlers/ imports them (a test enforces it).
 COPY machines ./machines
 COPY src ./src
 COPY handlers ./handlers

@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Test kinds live in the file suffix (style.md §6): *.unit.test.ts are pure, *.int.test.ts use
+// Test kinds live in the file suffix: *.unit.test.ts are pure, *.int.test.ts use
 // real SQLite files, loopback HTTP and child processes, *.e2e.test.ts need an external KurrentDB,
 // *.browser.test.ts drive Debian's Chromium.
 export default defineConfig({

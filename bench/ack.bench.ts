@@ -27,11 +27,11 @@ import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { App } from '@slack/bolt';
 import { Pool } from 'undici';
+import { startFakeSlack } from '../sandbox/simulators/slack/fakeSlack.ts';
+import { signedHeaders, slashCommandBody } from '../sandbox/simulators/slack/signing.ts';
 import { SLACK_INBOX_STREAM } from '../src/application/inbox.ts';
 import { openEventStore } from '../src/eventStore/openEventStore.ts';
 import { migrate } from '../src/eventStore/sqlite/schema.ts';
-import { startFakeSlack } from '../test/support/fakeSlack.ts';
-import { signedHeaders, slashCommandBody } from '../test/support/slackSigning.ts';
 import { emit, median, note, percentile, type Server, startChild, tempDir } from './support.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');

@@ -15,19 +15,20 @@
  * on the same number of sequential signed requests in the same run.
  *
  * Also a burst: 60 priority changes of one incident made in the web app as fast as the simulator
- * sends them; reports `chat.update` calls per change (coalescing, platform-facts T7) and checks the
- * card ends on the last priority.
+ * sends them; reports `chat.update` calls per change (coalescing: `chat.update` is a Tier 3 method,
+ * about 50 calls a minute, https://api.slack.com/methods/chat.update) and checks the card ends on
+ * the last priority.
  */
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
-import { startPagerDutySimulator } from '../test/simulators/pagerduty/index.ts';
-import { type FakeChange, startFakeSlack } from '../test/support/fakeSlack.ts';
+import { startPagerDutySimulator } from '../sandbox/simulators/pagerduty/index.ts';
+import { type FakeChange, startFakeSlack } from '../sandbox/simulators/slack/fakeSlack.ts';
 import {
   blockActionPayload,
   interactionBody,
   signedHeaders,
   slashCommandBody,
-} from '../test/support/slackSigning.ts';
+} from '../sandbox/simulators/slack/signing.ts';
 import { emit, note, percentile, startChild, tempDir } from './support.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');

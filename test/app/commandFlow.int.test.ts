@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { slackInputOf } from '../../handlers/middleware/recordSlackInput.ts';
+import { slashCommandBody } from '../../sandbox/simulators/slack/signing.ts';
 import { commandMetadata } from '../../src/application/inbox.ts';
-import { slashCommandBody } from '../support/slackSigning.ts';
 import { startTestApp, type TestApp } from '../support/startApp.ts';
 
 /**

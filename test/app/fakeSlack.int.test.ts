@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeChange, type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
+import { type FakeChange, type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 
 let fake: FakeSlack;
 let now = 1_800_000_000_000;

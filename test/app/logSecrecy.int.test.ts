@@ -1,21 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.ts';
-import { createSlackWebClient } from '../../src/slack/webClient.ts';
-import { startFakeSlack } from '../support/fakeSlack.ts';
-import { createLogSink } from '../support/logSink.ts';
+import { startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import {
   eventCallbackBody,
   interactionBody,
   nowSeconds,
   slashCommandBody,
   viewSubmissionPayload,
-} from '../support/slackSigning.ts';
+} from '../../sandbox/simulators/slack/signing.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createSlackWebClient } from '../../src/slack/webClient.ts';
+import { createLogSink } from '../support/logSink.ts';
 import { startTestApp, TEST_BOT_TOKEN, TEST_SIGNING_SECRET } from '../support/startApp.ts';
 
 /**
- * platform-facts T15: drive the error paths with every log level on, then look for secrets in
- * everything that was logged. None may appear: not the bot token, not the signing secret, not a
- * response_url, not a phone number or a one-time code, not Slack's verification token.
+ * Secret hygiene: drive the error paths (refused requests, failing Slack calls with their headers,
+ * a closed store) with every log level on, then look for secrets in everything that was logged.
+ * None may appear: not the bot token, not the signing secret, not a response_url, not a phone
+ * number or a one-time code, not Slack's verification token.
  */
 describe('logs carry no secrets', () => {
   it('through refused requests, failed Slack calls, a closed store and a stop', async () => {

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
+import { nowSeconds, slashCommandBody } from '../../sandbox/simulators/slack/signing.ts';
 import { SLACK_INBOX_STREAM, type SlackInputReceivedData } from '../../src/application/inbox.ts';
 import { openEventStore } from '../../src/eventStore/openEventStore.ts';
-import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
-import { nowSeconds, slashCommandBody } from '../support/slackSigning.ts';
 import {
   NODE24,
   postSigned,

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
+import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { type MainProcess, ROOT, spawnMain, TEST_BOT_TOKEN, tempDir, testEnv } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 

@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { createSwitchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { ChatOpsError } from '../../src/core/errors.ts';
 import { caught } from '../support/caught.ts';
-import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { createLogSink } from '../support/logSink.ts';
 import { NODE24, ROOT, TEST_BOT_TOKEN, tempDir, testEnv } from '../support/startApp.ts';
 

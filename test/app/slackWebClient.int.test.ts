@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createMetrics, type Metrics } from '../../src/metrics.ts';
 import { createSlackWebClient, type SwitchboardWebClient } from '../../src/slack/webClient.ts';
 import { caught } from '../support/caught.ts';
-import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { createLogSink } from '../support/logSink.ts';
 
 const TOKEN = 'xoxb-9-9-webclienttest';

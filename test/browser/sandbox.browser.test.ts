@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../sandbox/sandbox.ts';
-import { PEOPLE } from '../sandbox/world.ts';
+import { type Sandbox, startSandbox } from '../../sandbox/sandbox.ts';
+import { PEOPLE } from '../../sandbox/world.ts';
 import { tempDir } from '../support/startApp.ts';
 import { type Chromium, launchChromium } from './chromium.ts';
 

@@ -20,8 +20,9 @@ import { collect, ids, newEvent, newEvents, unique, waitUntil } from './helpers.
  * What this proves: the adapter's own plumbing (what it sends through `@kurrent/kurrentdb-client`
  * and its Rust bridge, how it pages, dedupes, orders onCaughtUp, stops, resubscribes after the
  * server drops) works end to end. What it cannot prove: that KurrentDB behaves like this fake.
- * The fake follows the documented rules (platform facts E1–E3: idempotent retries with the same
- * expected revision, best-effort dedup with `any`; `$all` reads inclusive of the start position,
+ * The fake follows the documented rules (idempotent retries with the same expected revision,
+ * best-effort dedup with `any`: https://github.com/EventStore/documentation/blob/master/docs/clients/dotnet/21.2/appending/optimistic-concurrency-and-idempotence.md;
+ * `$all` reads inclusive of the start position,
  * subscriptions exclusive; one position per event) and the real run stays
  * `kurrentdb.contract.int.test.ts` with KURRENTDB_URL set.
  */

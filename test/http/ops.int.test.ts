@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { slashCommandBody } from '../../sandbox/simulators/slack/signing.ts';
 import { processorLagProbe } from '../../src/http/ops.ts';
-import { slashCommandBody } from '../support/slackSigning.ts';
 import { startTestApp, type TestApp } from '../support/startApp.ts';
 
 let t: TestApp;

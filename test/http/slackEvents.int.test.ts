@@ -1,13 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { slackInputOf } from '../../handlers/middleware/recordSlackInput.ts';
 import {
-  commandMetadata,
-  SLACK_INBOX_STREAM,
-  type SlackInputReceivedData,
-  slackInboxEventId,
-} from '../../src/application/inbox.ts';
-import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
-import {
   blockActionPayload,
   eventCallbackBody,
   interactionBody,
@@ -15,7 +8,14 @@ import {
   nowSeconds,
   slashCommandBody,
   viewSubmissionPayload,
-} from '../support/slackSigning.ts';
+} from '../../sandbox/simulators/slack/signing.ts';
+import {
+  commandMetadata,
+  SLACK_INBOX_STREAM,
+  type SlackInputReceivedData,
+  slackInboxEventId,
+} from '../../src/application/inbox.ts';
+import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
 import { startTestApp, TEST_BOT_TOKEN, TEST_SIGNING_SECRET, type TestApp } from '../support/startApp.ts';
 
 let t: TestApp;
@@ -154,7 +154,7 @@ describe('POST /slack/events: refused before anything is stored', () => {
   });
   it('refuses a body changed by one byte after signing', async () => {
     const body = slashCommandBody({ command: '/echo', text: 'pay 10' });
-    const { signedHeaders } = await import('../support/slackSigning.ts');
+    const { signedHeaders } = await import('../../sandbox/simulators/slack/signing.ts');
     const headers = signedHeaders(TEST_SIGNING_SECRET, body, 'form');
     const res = await fetch(`${t.url}/slack/events`, {
       method: 'POST',
@@ -282,7 +282,7 @@ describe('when the store cannot take the write', () => {
       );
       expect(ev.status).toBe(503);
       expect((await fetch(`${broken.url}/readyz`)).status).toBe(503);
-      // Secrets never reach the logs, even on these error paths (platform-facts T15).
+      // Secrets never reach the logs, even on these error paths (no token, no signing secret).
       const logs = broken.logs.text();
       expect(logs).toContain('could not record a Slack input');
       for (const secret of [

@@ -3,9 +3,10 @@ import { waitFor } from '../support/waitFor.ts';
 import { BEN, cardText, type IncidentHarness, OPS, startIncidentHarness } from './harness.ts';
 
 /**
- * Cards under Slack's limits and across restarts (platform-facts T6, T5): a rate-limited
- * `chat.update` waits for Retry-After and then shows the latest state; a replay of every incident
- * event after a restart updates cards but never posts one twice. The Web API client waits out no
+ * Cards under Slack's limits and across restarts: a rate-limited `chat.update` (HTTP 429 with
+ * `Retry-After`, https://api.slack.com/docs/rate-limits) is not called again before Retry-After and
+ * then shows the latest state; a replay of every incident event after a restart (as after a crash
+ * between an append and its side effect) updates cards but never posts one twice. The Web API client waits out no
  * Retry-After itself here (`slackMaxInlineWaitMs: 0`), so the cards processor does.
  */
 let h: IncidentHarness;

@@ -1,12 +1,14 @@
 import { join } from 'node:path';
-import { createSwitchboard, type Switchboard } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
-import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
-import { openEventStore } from '../../src/eventStore/openEventStore.ts';
-import { createLogger } from '../../src/logger.ts';
-import { type PagerDutySimulator, startPagerDutySimulator } from '../simulators/pagerduty/index.ts';
-import { type FakeMessage, type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
-import { createLogSink, type LogSink } from '../support/logSink.ts';
+import {
+  type PagerDutySimulator,
+  startPagerDutySimulator,
+} from '../../sandbox/simulators/pagerduty/index.ts';
+import { connectAll, type Simulator, simulatorEnv } from '../../sandbox/simulators/simulator.ts';
+import {
+  type FakeMessage,
+  type FakeSlack,
+  startFakeSlack,
+} from '../../sandbox/simulators/slack/fakeSlack.ts';
 import {
   blockActionPayload,
   interactionBody,
@@ -14,8 +16,21 @@ import {
   nowSeconds,
   slashCommandBody,
   viewSubmissionPayload,
-} from '../support/slackSigning.ts';
-import { postSigned, type SignedPostOptions, TEST_BOT_TOKEN, tempDir, testEnv } from '../support/startApp.ts';
+} from '../../sandbox/simulators/slack/signing.ts';
+import { createSwitchboard, type Switchboard } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
+import { openEventStore } from '../../src/eventStore/openEventStore.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createLogSink, type LogSink } from '../support/logSink.ts';
+import {
+  postSigned,
+  type SignedPostOptions,
+  TEST_BOT_TOKEN,
+  TEST_SIGNING_SECRET,
+  tempDir,
+  testEnv,
+} from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 
 /**
@@ -112,10 +127,12 @@ export const startIncidentHarness = async (
   }> = {},
 ): Promise<IncidentHarness> => {
   const sim = await startPagerDutySimulator({
+    webhookSecret: WEBHOOK_SECRET,
     webhooks: { retryDelaysMs: [20, 50, 100, 200], timeoutMs: 3_000 },
   });
   const fake = await startFakeSlack({
     botToken: TEST_BOT_TOKEN,
+    signingSecret: TEST_SIGNING_SECRET,
     users: [
       { id: ANA.slack, name: 'ana', real_name: 'Ana Silva', email: ANA.email },
       { id: BEN.slack, name: 'ben', real_name: 'Ben Okafor', email: BEN.email },
@@ -129,14 +146,8 @@ export const startIncidentHarness = async (
   });
   const tmp = tempDir('switchboard-incident-');
   const dbPath = join(tmp.dir, 'switchboard.db');
-  const env = (port: number) =>
-    testEnv(fake, dbPath, {
-      PORT: String(port),
-      PAGERDUTY_API_URL: sim.url,
-      PAGERDUTY_EVENTS_URL: sim.eventsUrl,
-      PAGERDUTY_TOKEN: sim.token,
-      PAGERDUTY_WEBHOOK_SECRET: WEBHOOK_SECRET,
-    });
+  const simulators: readonly Simulator[] = [fake, sim];
+  const env = (port: number) => testEnv(fake, dbPath, { ...simulatorEnv(simulators), PORT: String(port) });
   const logs = createLogSink();
   const boot = async (port: number) => {
     const config = loadConfig(env(port));
@@ -158,7 +169,7 @@ export const startIncidentHarness = async (
   const first = await boot(0);
   let sb = first.app;
   const { url, port } = first;
-  sim.subscribe({ url: `${url}/webhooks/pagerduty`, secret: WEBHOOK_SECRET });
+  await connectAll(simulators, url);
 
   const post = (body: string, kind: 'form' | 'json', o?: SignedPostOptions) =>
     postSigned(`${url}/slack/events`, body, kind, o);

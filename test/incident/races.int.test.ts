@@ -13,8 +13,11 @@ import {
 } from './harness.ts';
 
 /**
- * anchors.md §2 items 2-3: races between people (and automation), double clicks, stale cards and
- * redeliveries each end in one upstream write and one legal outcome; whoever lost is told why.
+ * Races between people (and automation), double clicks, stale cards and redeliveries each end in
+ * one upstream write and one legal outcome; whoever lost is told why. These are what users of
+ * other ChatOps bots report most: an Acknowledge racing an automatic resolve
+ * (https://github.com/grafana-cold-storage/oncall/issues/3161), and buttons or retried deliveries acting twice
+ * (https://github.com/slackapi/bolt-js/issues/822, https://github.com/getsentry/sentry/issues/69252).
  */
 let h: IncidentHarness;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { INCIDENT_FIELD } from '../../handlers/incident/ids.ts';
-import { eventCallbackBody, slashCommandBody } from '../support/slackSigning.ts';
+import { eventCallbackBody, slashCommandBody } from '../../sandbox/simulators/slack/signing.ts';
 import { startTestApp } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 import {

@@ -1,4 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type PagerDutySimulator,
+  startPagerDutySimulator,
+} from '../../sandbox/simulators/pagerduty/index.ts';
+import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { manualClock } from '../../src/core/clock.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { openEventStore } from '../../src/eventStore/openEventStore.ts';
@@ -11,8 +16,6 @@ import { createLogger } from '../../src/logger.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { createSlackWebClient } from '../../src/slack/webClient.ts';
 import { createPagerDutyClient } from '../../src/upstream/pagerduty.ts';
-import { type PagerDutySimulator, startPagerDutySimulator } from '../simulators/pagerduty/index.ts';
-import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
 import { createLogSink } from '../support/logSink.ts';
 
 /**

@@ -8,7 +8,7 @@ import {
   upstreamIncidentFromWebhook,
 } from '../../src/incidents/pagerdutyMapping.ts';
 
-const SAMPLES = new URL('../../../shared/specs/samples/pagerduty-webhooks/', import.meta.url);
+const SAMPLES = new URL('../../sandbox/simulators/pagerduty/samples/', import.meta.url);
 const sample = (name: string): unknown => JSON.parse(readFileSync(new URL(name, SAMPLES), 'utf8'));
 
 describe('PagerDuty webhook payloads as decider input (vendor samples)', () => {

@@ -2,15 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { incidentDecider } from '../../machines/incident/decider.ts';
 import type { IncidentEvent } from '../../machines/incident/events.ts';
 import { incidentStreamIdForRequest } from '../../machines/incident/streams.ts';
-import { incidentHelp } from '../../src/slack/blocks/help.ts';
-import { incidentCard } from '../../src/slack/blocks/incidentCard.ts';
-import { INCIDENT_ACTION, INCIDENT_FIELD } from '../../src/slack/blocks/incidentIds.ts';
-import {
-  readTriggerIncidentSubmission,
-  triggerIncidentModal,
-} from '../../src/slack/blocks/incidentModals.ts';
-import { toIncidentView } from '../../src/slack/blocks/incidentView.ts';
-import { ACKED, OPEN, TRIGGER_ID } from '../machines/incident/fixtures.ts';
 import {
   actionOf,
   blockIdOf,
@@ -21,7 +12,16 @@ import {
   renderView,
   stateValue,
   viewStateValues,
-} from './public/blockKit.js';
+} from '../../sandbox/console/public/blockKit.js';
+import { incidentHelp } from '../../src/slack/blocks/help.ts';
+import { incidentCard } from '../../src/slack/blocks/incidentCard.ts';
+import { INCIDENT_ACTION, INCIDENT_FIELD } from '../../src/slack/blocks/incidentIds.ts';
+import {
+  readTriggerIncidentSubmission,
+  triggerIncidentModal,
+} from '../../src/slack/blocks/incidentModals.ts';
+import { toIncidentView } from '../../src/slack/blocks/incidentView.ts';
+import { ACKED, OPEN, TRIGGER_ID } from '../machines/incident/fixtures.ts';
 
 const ctx = {
   users: { UANA01: { name: 'ana' }, UBOB02: { name: 'bob' }, U0BOT: { name: 'switchboard', isBot: true } },

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../sandbox/sandbox.ts';
+import { GENERAL_CHANNEL, INCIDENTS_CHANNEL, PEOPLE } from '../../sandbox/world.ts';
 import { SLACK_INBOX_STREAM } from '../../src/application/inbox.ts';
 import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
 import { tempDir } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
-import { type Sandbox, startSandbox } from './sandbox.ts';
-import { GENERAL_CHANNEL, INCIDENTS_CHANNEL, PEOPLE } from './world.ts';
 
 // The console server turns what a person does into the requests Slack would send the bot. The
 // bot's receiver refuses anything not signed with its signing secret, so a recorded input proves
@@ -93,7 +93,7 @@ describe('slash commands', () => {
 
   it("a bot that does not answer within 3 s, or refuses the signature, shows Slack's failure notice", async () => {
     const realUrl = sandbox.botUrl;
-    const { createSlackSurface } = await import('./slackSurface.ts');
+    const { createSlackSurface } = await import('../../sandbox/slackSurface.ts');
     const forged = createSlackSurface({
       fake: sandbox.fake,
       botUrl: () => realUrl,

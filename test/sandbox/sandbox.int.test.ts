@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../sandbox/sandbox.ts';
+import { ADMIN, INCIDENTS_CHANNEL, routingKeyOf, SERVICES } from '../../sandbox/world.ts';
 import { SLACK_INBOX_STREAM } from '../../src/application/inbox.ts';
 import { NODE24, ROOT, tempDir } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
-import { type Sandbox, startSandbox } from './sandbox.ts';
-import { ADMIN, INCIDENTS_CHANNEL, routingKeyOf, SERVICES } from './world.ts';
 
 const dirs: Array<() => void> = [];
 const running: Sandbox[] = [];
@@ -78,6 +79,8 @@ describe('the sandbox', () => {
       { what: 'cards of the seeded incidents in #incidents' },
     );
     expect(cards[0]).toContain('Triggered');
+    // Nothing the bot sent the simulators broke their vendor's contract.
+    expect(s.contractViolations()).toEqual([]);
   });
 
   it('keeps the world across a restart, and --reset starts over', async () => {
@@ -152,12 +155,64 @@ describe('the sandbox', () => {
     expect((await slashInputs(third)).length).toBe(Object.keys(SERVICES).length);
   });
 
-  it('`npm run sandbox` prints one line with the console URL, serves the console, and stops on SIGTERM', async () => {
+  it('restores a world saved by an earlier sandbox (incidents and its rotation start only)', async () => {
+    const tmp = tempDir('sandbox-v1-');
+    dirs.push(tmp.cleanup);
+    const first = await start(tmp.dir, true);
+    const incidents = [...first.sim.state.incidents.values()];
+    const cards = await waitFor(
+      () => {
+        const messages = first.fake.messages(INCIDENTS_CHANNEL);
+        return incidents.every((i) => messages.some((m) => m.text.includes(i.title))) ? messages : undefined;
+      },
+      { timeoutMs: 10_000, what: 'the seeded cards' },
+    );
+    await first.stop();
+    running.splice(0);
+    // Rewrite the save as sandboxes before the simulator interface wrote it (version 1).
+    const path = join(tmp.dir, 'sandbox-world.json');
+    const saved = JSON.parse(readFileSync(path, 'utf8')) as {
+      savedAt: string;
+      simulators: { slack: unknown };
+    };
+    const rotationStart = '2026-01-05T09:00:00Z';
+    writeFileSync(
+      path,
+      JSON.stringify({
+        version: 1,
+        savedAt: saved.savedAt,
+        slack: saved.simulators.slack,
+        pagerduty: { incidents, rotationStart },
+      }),
+    );
+
+    const second = await start(tmp.dir, false);
+    expect(second.restored).toBe(true);
+    expect(second.fake.messages(INCIDENTS_CHANNEL).map((m) => m.ts)).toEqual(
+      expect.arrayContaining(cards.map((m) => m.ts)),
+    );
+    expect([...second.sim.state.incidents.values()]).toEqual(incidents);
+    // The account is the world's, with its rotations where the saved world had them.
+    for (const schedule of second.sim.state.schedules.values()) {
+      expect(schedule.layers.map((l) => l.rotationVirtualStart)).toEqual([rotationStart]);
+    }
+    const created = second.sim.webApp.trigger({
+      serviceId: SERVICES.web.id,
+      title: 'after the upgrade',
+      byEmail: ADMIN.email,
+    });
+    expect(created.number).toBe(Math.max(...incidents.map((i) => i.number)) + 1);
+    expect(incidents.flatMap((i) => [i.id, ...i.logEntries.map((l) => l.id)])).not.toContain(created.id);
+    second.save();
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ version: 2 });
+  });
+
+  it('`npm run sandbox` prints the console URL and how to browse its store, serves the console, and stops on SIGTERM', async () => {
     const tmp = tempDir('sandbox-main-');
     dirs.push(tmp.cleanup);
     const child = spawn(
       NODE24,
-      [join(ROOT, 'test/sandbox/main.ts'), '--port', '0', '--data', tmp.dir, '--reset'],
+      [join(ROOT, 'sandbox/main.ts'), '--port', '0', '--data', tmp.dir, '--reset'],
       {
         cwd: ROOT,
         env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' },
@@ -181,9 +236,25 @@ describe('the sandbox', () => {
       const page = await fetch(url);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('<title>Switchboard sandbox</title>');
+      // The second line is a command that works as printed, while the sandbox runs.
+      const command = await waitFor(() => /^Browse its event store: (.+)$/m.exec(out)?.[1], {
+        what: `the store command (stdout: ${out})`,
+      });
+      expect(command).toBe(`EVENT_STORE_URL=sqlite:${join(tmp.dir, 'sandbox.db')} npm run events -- streams`);
+      const browse = spawn('sh', ['-c', command], {
+        cwd: ROOT,
+        env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let listed = '';
+      browse.stdout.on('data', (c: Buffer) => {
+        listed += c.toString();
+      });
+      expect(await new Promise((r) => browse.on('exit', (code) => r(code)))).toBe(0);
+      expect(listed).toContain(SLACK_INBOX_STREAM);
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      expect(out.trim().split('\n')).toHaveLength(1);
+      expect(out.trim().split('\n')).toHaveLength(2);
       expect(out).toMatch(/^Switchboard sandbox: http:\/\/127\.0\.0\.1:\d+\/ /);
       expect(err).toBe('');
     } finally {

@@ -1,10 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
-import { slackSignature } from '../support/slackSigning.ts';
-import { readSlackAppSettings } from './manifest.ts';
-import { createSlackSurface, escapeMentions, parseSlashCommand, type SlackSurface } from './slackSurface.ts';
+import { readSlackAppSettings } from '../../sandbox/manifest.ts';
+import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
+import { slackSignature } from '../../sandbox/simulators/slack/signing.ts';
+import {
+  createSlackSurface,
+  escapeMentions,
+  parseSlashCommand,
+  type SlackSurface,
+} from '../../sandbox/slackSurface.ts';
 
 // How the console shows an app's answers, against a loopback stand-in for the app that checks
 // Slack's signature on every request and answers what each test tells it to.

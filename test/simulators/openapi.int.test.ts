@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createOpenApiValidator, loadOpenApiDocument, type OpenApiDocument } from './openapi.ts';
-import { PAGERDUTY_SPEC_PATCHES } from './pagerduty/index.ts';
+import {
+  createOpenApiValidator,
+  loadOpenApiDocument,
+  type OpenApiDocument,
+} from '../../sandbox/simulators/openapi.ts';
+import { PAGERDUTY_SPEC_PATCHES } from '../../sandbox/simulators/pagerduty/index.ts';
 
-const SPECS = new URL('../../../shared/specs/pagerduty/', import.meta.url);
+const SPECS = new URL('../../sandbox/simulators/pagerduty/specs/', import.meta.url);
 const rest = () => loadOpenApiDocument(new URL('rest-openapiv3.json', SPECS));
 const headers = {
   accept: 'application/vnd.pagerduty+json;version=2',

@@ -1,10 +1,14 @@
 import { Agent, request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  defaultSeed,
+  type PagerDutySimulator,
+  startPagerDutySimulator,
+} from '../../sandbox/simulators/pagerduty/index.ts';
 import { type ManualClock, manualClock } from '../../src/core/clock.ts';
 import { createPagerDutyClient, type PagerDutyClient } from '../../src/upstream/pagerduty.ts';
 import { verifyPagerDutySignature } from '../../src/upstream/pagerdutySignature.ts';
-import { defaultSeed, type PagerDutySimulator, startPagerDutySimulator } from './pagerduty/index.ts';
-import { startRecordingReceiver } from './pagerduty/receiver.ts';
+import { startRecordingReceiver } from '../support/recordingReceiver.ts';
 
 const NOW = '2026-11-22T10:00:00.000Z';
 /** Rotations pinned to a Monday 09:00 UTC so the shifts these tests compute by hand hold on NOW. */
@@ -24,7 +28,9 @@ const start = async (options: Parameters<typeof startPagerDutySimulator>[0] = {}
   sim = await startPagerDutySimulator({
     clock,
     seed: defaultSeed({ rotationStart: ROTATION_START }),
-    webhooks: { retryDelaysMs: [10, 20, 40], timeoutMs: 300 },
+    // Generous: no test here depends on how fast the machine answers a loopback POST. The one test
+    // of the timeout itself uses a receiver that never answers, with a short timeout of its own.
+    webhooks: { retryDelaysMs: [10, 20, 40], timeoutMs: 10_000 },
     ...options,
   });
   pd = createPagerDutyClient({ apiUrl: sim.url, eventsUrl: sim.eventsUrl, token: sim.token, dispatcher });
@@ -323,20 +329,39 @@ describe('V3 webhooks', () => {
     expect(verifyPagerDutySignature(rx.received[1]!.rawBody, after, ['new-secret'])).toBe(true);
   });
 
-  it('retries 5xx and timeouts with the same X-Webhook-Id and body, then delivers', async () => {
+  it('retries 5xx with the same X-Webhook-Id and body, then delivers', async () => {
     sim.subscribe({ url: rx.url });
-    rx.respondWith(500, { status: 200, delayMs: 600 }, 503);
+    rx.respondWith(500, 503);
     sim.webApp.trigger({ serviceId: 'PSVC001', title: 'a', byEmail: ANA });
     await sim.webhooks.idle();
     const attempts = sim.webhooks.attempts;
     expect(attempts.map((a) => [a.attempt, a.status, a.outcome])).toEqual([
       [1, 500, 'retrying'],
-      [2, undefined, 'retrying'],
-      [3, 503, 'retrying'],
-      [4, 200, 'delivered'],
+      [2, 503, 'retrying'],
+      [3, 200, 'delivered'],
     ]);
-    // The second attempt got no answer within the sender's timeout (headers timeout or deadline).
-    expect(attempts[1]?.error).toMatch(/UND_ERR_HEADERS_TIMEOUT|TimeoutError/);
+    expect(new Set(attempts.map((a) => a.webhookId)).size).toBe(1);
+    expect(new Set(attempts.map((a) => a.body)).size).toBe(1);
+  });
+
+  it('retries a receiver that does not answer within the timeout with the same X-Webhook-Id and body', async () => {
+    // The receiver takes each request and never answers, so every attempt times out whatever the
+    // machine's speed; the short timeout only keeps the test quick.
+    await sim.stop();
+    await start({ webhooks: { retryDelaysMs: [10, 20, 40], timeoutMs: 100 } });
+    sim.subscribe({ url: rx.url });
+    rx.respondWith('never', 'never', 'never', 'never');
+    sim.webApp.trigger({ serviceId: 'PSVC001', title: 'a', byEmail: ANA });
+    await sim.webhooks.idle();
+    const attempts = sim.webhooks.attempts;
+    expect(attempts.map((a) => [a.attempt, a.status, a.outcome])).toEqual([
+      [1, undefined, 'retrying'],
+      [2, undefined, 'retrying'],
+      [3, undefined, 'retrying'],
+      [4, undefined, 'failed'],
+    ]);
+    // No answer within the sender's timeout (headers timeout or deadline), not a refused connection.
+    for (const a of attempts) expect(a.error).toMatch(/UND_ERR_HEADERS_TIMEOUT|TimeoutError/);
     expect(new Set(attempts.map((a) => a.webhookId)).size).toBe(1);
     expect(new Set(attempts.map((a) => a.body)).size).toBe(1);
   });

@@ -6,7 +6,9 @@ import type { Command, Event } from '../../machines/shared/messages.ts';
 export type ExpectedRejection = Readonly<{ code: string; details?: Readonly<Record<string, unknown>> }>;
 
 /**
- * given(events).when(command).then(events | rejection), over data (style.md rule 10).
+ * given(events).when(command).then(events | rejection), over data: decider tests are tables of
+ * facts in and facts (or a refusal) out, in the manner of emmett's `DeciderSpecification`
+ * (https://github.com/event-driven-io/emmett).
  * `given` folds the history through `evolve`, so every spec also proves the history replays.
  *
  * @example
@@ -24,7 +26,7 @@ export const deciderSpec = <S, C extends Command, E extends Event>(decider: Deci
         const run = (): E[] => decider.decide(command, state);
         return {
           /** Asserts the outcome; returns the state after the new events (or the given state). */
-          // biome-ignore lint/suspicious/noThenProperty: given/when/then is the house style (style.md rule 10); never awaited.
+          // biome-ignore lint/suspicious/noThenProperty: given/when/then is how decider tests read; never awaited.
           then: (expected: readonly E[] | ExpectedRejection): S => {
             if (Array.isArray(expected)) {
               const events = run();

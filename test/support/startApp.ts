@@ -2,13 +2,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
+import { type BodyKind, signedHeaders } from '../../sandbox/simulators/slack/signing.ts';
 import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { type Env, loadConfig } from '../../src/config.ts';
 import type { Clock } from '../../src/core/clock.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
-import { type FakeSlack, startFakeSlack } from './fakeSlack.ts';
 import { createLogSink, type LogSink } from './logSink.ts';
-import { type BodyKind, signedHeaders } from './slackSigning.ts';
 
 /**
  * Starts the whole app the way production does (real HTTP on loopback, SQLite file store, Bolt,

@@ -1,5 +1,10 @@
 import { Agent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  defaultSeed,
+  type PagerDutySimulator,
+  startPagerDutySimulator,
+} from '../../sandbox/simulators/pagerduty/index.ts';
 import { type ManualClock, manualClock } from '../../src/core/clock.ts';
 import {
   createPagerDutyClient,
@@ -7,11 +12,6 @@ import {
   type PagerDutyClient,
   paginate,
 } from '../../src/upstream/pagerduty.ts';
-import {
-  defaultSeed,
-  type PagerDutySimulator,
-  startPagerDutySimulator,
-} from '../simulators/pagerduty/index.ts';
 import { caught } from '../support/caught.ts';
 
 // Sunday 2026-11-22 10:00 UTC: Ana has the weekly primary (since Mon 11-16 09:00), Eve the daily secondary.

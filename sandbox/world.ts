@@ -1,6 +1,6 @@
-import type { SimulatorSeed } from '../simulators/pagerduty/index.ts';
-import { rotationDescription } from '../simulators/pagerduty/schedules.ts';
-import type { FakeChannel, FakeUser } from '../support/fakeSlack.ts';
+import type { SimulatorSeed } from './simulators/pagerduty/index.ts';
+import { rotationDescription } from './simulators/pagerduty/schedules.ts';
+import type { FakeChannel, FakeUser } from './simulators/slack/fakeSlack.ts';
 
 /**
  * The sandbox's demo world, in one place: the people (as Slack users, incident-service users and

@@ -1,11 +1,13 @@
+import { isAbsolute, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONSOLE_PORT, type Sandbox, startSandbox } from './sandbox.ts';
 
 /**
  * `npm run sandbox [-- --reset] [-- --port 3100] [-- --data ./data]`: Switchboard with a simulated
- * Slack workspace and incident service, driven from a console in the browser. Prints one line (the
- * console URL); the bot's logs go to `<data>/sandbox.log`. Ctrl-C stops it; the world is kept for
- * the next start unless `--reset`.
+ * Slack workspace and incident service, driven from a console in the browser. Prints two lines:
+ * the console URL, and the command that browses the sandbox's event store (the store CLI looks at
+ * `./data/switchboard.db` unless told otherwise); the bot's logs go to `<data>/sandbox.log`.
+ * Ctrl-C stops it; the world is kept for the next start unless `--reset`.
  */
 
 const USAGE = `Usage: npm run sandbox -- [--reset] [--port <console port, default ${DEFAULT_CONSOLE_PORT}>] [--data <dir, default ./data>]`;
@@ -51,8 +53,16 @@ try {
   fail(`The sandbox could not start: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
 }
 const running = sandbox as Sandbox;
+
+/** A path as the person typing the next command needs it: relative to here when inside, quoted when needed. */
+const shown = (path: string): string => {
+  const rel = relative(process.cwd(), path);
+  const text = rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? path : `./${rel}`;
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+};
 process.stdout.write(
-  `Switchboard sandbox: ${running.consoleUrl}  (${running.restored ? 'world restored' : 'fresh world'}; logs in ${args.data}/sandbox.log; Ctrl-C stops)\n`,
+  `Switchboard sandbox: ${running.consoleUrl}  (${running.restored ? 'world restored' : 'fresh world'}; logs in ${shown(join(running.dataDir, 'sandbox.log'))}; Ctrl-C stops)\n` +
+    `Browse its event store: EVENT_STORE_URL=sqlite:${shown(running.dbPath)} npm run events -- streams\n`,
 );
 
 let stopping = false;

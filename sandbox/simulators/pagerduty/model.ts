@@ -14,7 +14,9 @@ import {
  * incidents (with alerts, notes, log entries), and the rules that move incidents. Every change
  * is reported through `onChange`, which the simulator turns into V3 webhooks.
  *
- * Rules follow the vendor's documented behaviour (upstreams.md §2, the OpenAPI descriptions):
+ * Rules follow the vendor's documented behaviour (its developer docs,
+ * https://github.com/PagerDuty/developer-docs/tree/94224391aa3eac8fa73ea6a6af542dee0613d3e8/docs,
+ * and the descriptions in the OpenAPI files in ./specs/):
  * acknowledging or triggering a resolved incident reopens it; resolving a resolved one is refused;
  * an open incident with the same `incident_key` on the service refuses a second create; reassigning
  * puts the incident back to triggered; Events API ack/resolve for an unknown `dedup_key` is dropped.
@@ -405,6 +407,21 @@ export type ChangeEventRecord = {
   readonly body: unknown;
 };
 
+/**
+ * Everything the account holds, as plain JSON: what `exportState` returns and `importState` takes,
+ * so a simulator can be stopped and started again with the same account (the sandbox keeps its
+ * world this way). The counters come along, so new incidents, notes and log entries never reuse a
+ * number or id the restored ones have. Schedules keep their layers, so a restored account's
+ * rotations stay anchored where they were when it was made.
+ */
+export type SimState = {
+  readonly version: 1;
+  readonly account: SimulatorSeed;
+  readonly incidents: readonly SimIncident[];
+  readonly changeEvents: readonly ChangeEventRecord[];
+  readonly counters: { readonly incident: number; readonly id: number; readonly override: number };
+};
+
 export const createModel = (seed: SimulatorSeed, clock: Clock, onChange: (change: ModelChange) => void) => {
   const clone = <T>(x: T): T => structuredClone(x);
   const users = new Map(seed.users.map((u) => [u.id, clone(u)]));
@@ -571,7 +588,8 @@ export const createModel = (seed: SimulatorSeed, clock: Clock, onChange: (change
       input.source === 'events' ? 'Triggered through the API' : 'Triggered',
     );
     emit('incident.triggered', inc, input.agent, input.source);
-    // Assigning to yourself starts the incident acknowledged (upstreams.md §2.2).
+    // Assigning to yourself starts the incident acknowledged (Incident Creation API docs,
+    // docs/REST-API/15-Incident-Creation-API.md).
     const self = input.agent.kind === 'user' ? input.agent.userId : undefined;
     if (self && inc.assignedVia === 'direct_assignment' && inc.assignments.some((a) => a.userId === self)) {
       acknowledge(inc, input.agent, input.source);
@@ -833,7 +851,8 @@ export const createModel = (seed: SimulatorSeed, clock: Clock, onChange: (change
     if (!body.dedup_key)
       throw new SimApiError(400, 'Event object is invalid', undefined, ["'dedup_key' is missing or blank"]);
     const found = openAlert(body.dedup_key);
-    // Acknowledge/resolve for no open alert is dropped, still answered 202 (PD-EVD).
+    // Acknowledge/resolve for no open alert is dropped, still answered 202 (Events API v2 docs,
+    // https://github.com/PagerDuty/developer-docs/tree/94224391aa3eac8fa73ea6a6af542dee0613d3e8/docs/events-API-v2).
     if (!found) return { dedupKey: body.dedup_key, outcome: 'dropped' };
     if (body.event_action === 'acknowledge') {
       if (found.inc.status === 'triggered') acknowledge(found.inc, agent, 'events');
@@ -970,6 +989,43 @@ export const createModel = (seed: SimulatorSeed, clock: Clock, onChange: (change
     return user;
   };
 
+  const exportState = (): SimState =>
+    clone({
+      version: 1,
+      account: {
+        users: [...users.values()],
+        teams: [...teams.values()],
+        schedules: [...schedules.values()],
+        escalationPolicies: [...policies.values()],
+        services: [...services.values()],
+        priorities: [...priorities.values()],
+      },
+      incidents: [...incidents.values()],
+      changeEvents,
+      counters: { incident: incidentSeq, id: idSeq, override: overrideSeq },
+    });
+
+  /** Replaces the whole account with a saved one (emits nothing: call it before any traffic). */
+  const importState = (state: SimState) => {
+    if (state.version !== 1)
+      throw new Error(`simulator: cannot import state version ${String(state.version)}`);
+    const fill = <T extends { readonly id: string }>(map: Map<string, T>, list: readonly T[]) => {
+      map.clear();
+      for (const x of list) map.set(x.id, clone(x));
+    };
+    fill(users, state.account.users);
+    fill(teams, state.account.teams);
+    fill(schedules, state.account.schedules);
+    fill(policies, state.account.escalationPolicies);
+    fill(services, state.account.services);
+    fill(priorities, state.account.priorities);
+    fill(incidents, state.incidents);
+    changeEvents.splice(0, changeEvents.length, ...clone(state.changeEvents));
+    incidentSeq = Math.max(incidentSeq, state.counters.incident);
+    idSeq = Math.max(idSeq, state.counters.id);
+    overrideSeq = Math.max(overrideSeq, state.counters.override);
+  };
+
   const addScheduleLayer = (scheduleId: string, layer: Omit<SimScheduleLayer, 'id'>) => {
     const schedule = schedules.get(scheduleId);
     if (!schedule) throw notFound();
@@ -1011,6 +1067,8 @@ export const createModel = (seed: SimulatorSeed, clock: Clock, onChange: (change
     updateService,
     addUser,
     addScheduleLayer,
+    exportState,
+    importState,
   };
 };
 

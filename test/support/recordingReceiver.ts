@@ -3,11 +3,12 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A loopback endpoint that records what it receives (raw bytes included) and answers with
- * scripted statuses: for testing webhook senders without the bot.
+ * scripted statuses: for testing webhook senders without the bot. `'never'` records the request
+ * and never answers it (until `stop()`), so a sender's timeout fires however fast the machine is.
  *
  * @example
  * const rx = await startRecordingReceiver();
- * rx.respondWith(503, 503); // the next two requests get 503, then 200
+ * rx.respondWith(503, 'never'); // the next request gets 503, the one after no answer, then 200
  * sim.subscribe({ url: rx.url, secret: 's' });
  */
 export type ReceivedRequest = {
@@ -16,12 +17,15 @@ export type ReceivedRequest = {
   readonly headers: IncomingHttpHeaders;
   readonly rawBody: Buffer;
   readonly json: unknown;
+  /** The status answered; 0 for a request left unanswered (`'never'`). */
   readonly status: number;
 };
 
+export type ScriptedAnswer = number | 'never';
+
 export const startRecordingReceiver = async () => {
   const received: ReceivedRequest[] = [];
-  const scripted: Array<number | { status: number; delayMs: number }> = [];
+  const scripted: ScriptedAnswer[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -29,35 +33,30 @@ export const startRecordingReceiver = async () => {
     req.on('end', () => {
       const rawBody = Buffer.concat(chunks);
       const next = scripted.shift() ?? 200;
-      const { status, delayMs } = typeof next === 'number' ? { status: next, delayMs: 0 } : next;
+      const status = next === 'never' ? 0 : next;
       let json: unknown;
       try {
         json = JSON.parse(rawBody.toString('utf8'));
       } catch {
         json = undefined;
       }
-      const answer = () => {
-        received.push({
-          method: req.method ?? '',
-          url: req.url ?? '',
-          headers: req.headers,
-          rawBody,
-          json,
-          status,
-        });
-        for (const w of [...waiters]) {
-          if (received.length >= w.count) {
-            waiters.splice(waiters.indexOf(w), 1);
-            w.resolve();
-          }
+      received.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        rawBody,
+        json,
+        status,
+      });
+      for (const w of [...waiters]) {
+        if (received.length >= w.count) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve();
         }
-        if (!res.destroyed) {
-          res.writeHead(status, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ ok: status < 300 }));
-        }
-      };
-      if (delayMs > 0) setTimeout(answer, delayMs);
-      else answer();
+      }
+      if (status === 0 || res.destroyed) return;
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ok: status < 300 }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -65,8 +64,8 @@ export const startRecordingReceiver = async () => {
   return {
     url,
     received,
-    /** Statuses (or delayed statuses) for the next requests, in order; afterwards 200. */
-    respondWith(...statuses: Array<number | { status: number; delayMs: number }>) {
+    /** Statuses for the next requests, in order (`'never'`: no answer at all); afterwards 200. */
+    respondWith(...statuses: ScriptedAnswer[]) {
       scripted.push(...statuses);
     },
     /** Resolves once `count` requests in total have been received. */

@@ -42,7 +42,10 @@ const list = (q: Readonly<Record<string, unknown>>, key: string): string[] | und
 
 const invalid = (...errors: string[]) => new SimApiError(400, 'Invalid Input Provided', 2001, errors);
 
-/** Classic offset pagination (PD-PAG): limit ≤ 100 (capped), limit + offset ≤ 10,000. */
+/**
+ * Classic offset pagination: limit ≤ 100 (capped), limit + offset ≤ 10,000
+ * (https://github.com/PagerDuty/developer-docs/blob/94224391aa3eac8fa73ea6a6af542dee0613d3e8/docs/REST-API/09-Pagination.md).
+ */
 export const paginate = <T>(items: readonly T[], q: Readonly<Record<string, unknown>>, key: string): Json => {
   const limit = Math.min(typeof q.limit === 'number' ? q.limit : 25, 100);
   const offset = typeof q.offset === 'number' ? q.offset : 0;
@@ -465,7 +468,8 @@ export const createRestRoutes = (deps: RouteDeps): Record<string, RouteHandler> 
 
     listUsers: ({ query }) => {
       // The vendor documents `query` as a name filter; in practice it is a substring match that
-      // also hits emails (upstreams.md §2.2, PD-ISS). Clients must filter for exact emails.
+      // also hits emails (https://github.com/martindstone/pagerduty-cli/issues/10). Clients must
+      // filter for exact emails.
       const q = query.query === undefined ? undefined : String(query.query).toLowerCase();
       const teamIds = list(query, 'team_ids[]');
       const items = [...model.users.values()]

@@ -2,15 +2,18 @@ import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import * as ajvFormats from 'ajv-formats';
+import { parse as parseYaml } from 'yaml';
 
 /**
- * A request validator over a vendor's OpenAPI 3.0 document, for simulators (design.md "Simulators":
- * they validate the requests they receive against `specs/`). Schemas are compiled lazily, per
- * operation, on first use, so a 2.7 MB document costs one parse and only the operations a test hits.
+ * A request validator over a vendor's OpenAPI 3.0 document, for simulators: each simulator checks
+ * the requests it receives (and its own answers) against the vendor's published document, vendored
+ * beside it in `sandbox/simulators/<vendor>/specs/`. Documents may be JSON or YAML. Schemas are
+ * compiled lazily, per operation, on first use, so a 2.7 MB document costs one parse and only the
+ * operations a test hits.
  *
  * @example
- * const doc = loadOpenApiDocument('../shared/specs/pagerduty/rest-openapiv3.json');
- * const validator = createOpenApiValidator(doc, { name: 'pd-rest' });
+ * const doc = loadOpenApiDocument(new URL('./specs/rest-openapiv3.json', import.meta.url));
+ * const validator = createOpenApiValidator(doc, { name: 'pd-rest', basePath: serverBasePath(doc) });
  * const result = validator.validateRequest({ method: 'GET', url: '/incidents?limit=5', headers, body });
  * if (result.issues.length > 0) answer400(result.issues);
  */
@@ -42,7 +45,10 @@ export type ValidatedRequest = {
   readonly issues: readonly ValidationIssue[];
   /** Query values coerced to the declared types (arrays for array parameters). */
   readonly query: Readonly<Record<string, unknown>>;
-  /** The parsed JSON body, or undefined when there was none (or it did not parse). */
+  /**
+   * The parsed body: JSON, or a form-encoded body as an object with each field coerced to its
+   * declared type; undefined when there was none (or it did not parse).
+   */
   readonly body: unknown;
 };
 
@@ -89,7 +95,10 @@ export type OpenApiValidator = {
 
 const documentCache = new Map<string, OpenApiDocument>();
 
-/** Reads and parses a document once per process (the PagerDuty REST file is 2.7 MB). */
+/**
+ * Reads and parses a document once per process (the PagerDuty REST file is 2.7 MB): `.yml` and
+ * `.yaml` files with the `yaml` package (the Vonage documents), anything else as JSON.
+ */
 export const loadOpenApiDocument = (file: string | URL): OpenApiDocument => {
   const key = String(file);
   const cached = documentCache.get(key);
@@ -99,16 +108,26 @@ export const loadOpenApiDocument = (file: string | URL): OpenApiDocument => {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     throw new Error(
-      `OpenAPI document not found at ${key}: the vendor specs live in ../shared/specs beside the project (see shared/README.md)`,
+      `OpenAPI document not found at ${key}: each simulator's vendor documents are vendored beside it, in sandbox/simulators/<vendor>/specs/`,
       { cause: err },
     );
   }
-  const doc = JSON.parse(text) as OpenApiDocument;
-  if (typeof doc.openapi !== 'string' || !doc.openapi.startsWith('3.')) {
+  const doc = (/\.ya?ml$/i.test(key) ? parseYaml(text) : JSON.parse(text)) as OpenApiDocument | null;
+  if (typeof doc?.openapi !== 'string' || !doc.openapi.startsWith('3.')) {
     throw new Error(`${key} is not an OpenAPI 3 document`);
   }
   documentCache.set(key, doc);
   return doc;
+};
+
+/**
+ * The path prefix of the document's first server URL (`https://api.nexmo.com/v2/verify` →
+ * `/v2/verify`, `https://{api-region}.nexmo.com/v1` → `/v1`, `https://rest.nexmo.com` → ``): what
+ * to pass as `basePath` when the simulator serves the API at the root of its own origin.
+ */
+export const serverBasePath = (document: OpenApiDocument): string => {
+  const url = document.servers?.[0]?.url ?? '';
+  return url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '').replace(/\/+$/, '');
 };
 
 type JsonObject = Record<string, unknown>;
@@ -228,6 +247,9 @@ const schemaType = (doc: unknown, schema: unknown): string | undefined => {
   }
   return undefined;
 };
+
+const JSON_MEDIA = 'application/json';
+const FORM = 'application/x-www-form-urlencoded';
 
 /** Query and path values arrive as strings; coerce them to the declared primitive type. */
 const coerce = (value: string, type: string | undefined): unknown => {
@@ -354,13 +376,27 @@ export const createOpenApiValidator = (
     }
   };
 
+  /** A form-encoded body as an object, each field coerced to the type its property declares. */
+  const formBody = (raw: string, schema: unknown): JsonObject => {
+    const properties = isObject(schema) && isObject(schema.properties) ? schema.properties : {};
+    const out: JsonObject = {};
+    for (const [k, v] of new URLSearchParams(raw)) out[k] = coerce(v, schemaType(lookup, properties[k]));
+    return out;
+  };
+
   const validateRequest = (request: IncomingRequestLike): ValidatedRequest => {
     const route = match(request.method, request.url);
     const issues: ValidationIssue[] = [];
     const url = new URL(request.url, 'http://sim.invalid');
     let body: unknown;
     const raw = request.body === undefined ? '' : request.body.toString();
-    if (raw.length > 0) {
+    const mediaType = (headerValue(request.headers, 'content-type') ?? '')
+      .split(';')[0]!
+      .trim()
+      .toLowerCase();
+    const form = mediaType === FORM;
+    // A form body is parsed once the operation is known, to coerce its fields to the declared types.
+    if (raw.length > 0 && !form) {
       try {
         body = JSON.parse(raw);
       } catch {
@@ -456,15 +492,24 @@ export const createOpenApiValidator = (
 
     const rb = op.requestBody;
     if (rb) {
+      const media = form ? FORM : JSON_MEDIA;
+      const declared = Object.keys(rb.content ?? {});
       if (raw.length === 0) {
         // Vendor documents often omit `requestBody.required` although the schema needs properties.
-        const schema = deref(lookup, rb.content?.['application/json']?.schema) as JsonObject | undefined;
+        const schema = deref(lookup, rb.content?.[media]?.schema) as JsonObject | undefined;
         const needsProperties = Array.isArray(schema?.required) && schema.required.length > 0;
         if (rb.required || needsProperties) issues.push({ where: 'body', message: 'request body required' });
-      } else if (body !== undefined) {
-        const schema = rb.content?.['application/json']?.schema;
-        if (schema) {
-          const fn = compile(`${op.operationId}:body`, schema);
+      } else if (mediaType !== '' && declared.length > 0 && !declared.includes(media)) {
+        issues.push({
+          where: 'header',
+          name: 'Content-Type',
+          message: `${mediaType} is not a media type of this operation (${declared.join(', ')})`,
+        });
+      } else {
+        const schema = rb.content?.[media]?.schema;
+        if (form) body = formBody(raw, deref(lookup, schema));
+        if (schema && body !== undefined) {
+          const fn = compile(form ? `${op.operationId}:body:form` : `${op.operationId}:body`, schema);
           if (!fn(body))
             for (const message of formatErrors(fn.errors)) issues.push({ where: 'body', message });
         }

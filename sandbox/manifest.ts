@@ -18,7 +18,7 @@ export type SlackAppSettings = Readonly<{
   botEvents: ReadonlySet<string>;
 }>;
 
-export const MANIFEST_PATH = resolve(import.meta.dirname, '../../manifest.yml');
+export const MANIFEST_PATH = resolve(import.meta.dirname, '../manifest.yml');
 
 type Manifest = {
   features?: {

@@ -1,20 +1,26 @@
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ContractViolation, Simulator } from '../simulator.ts';
 
 /**
  * A fake of the Slack Web API: a real loopback HTTP server (never an in-process stub) that keeps
  * workspace state, records every call and can be told to fail. Point the bot at it with
- * `SLACK_API_URL=${fake.apiUrl}`. Test infrastructure only: the bot never imports it.
+ * `fake.env()` (`SLACK_API_URL`, `SLACK_BOT_TOKEN`, `SLACK_SIGNING_SECRET`). For the sandbox and
+ * the tests: the bot never imports it. It is a {@link Simulator} (../simulator.ts).
  *
  * Methods: auth.test, chat.postMessage, chat.update, chat.postEphemeral, chat.delete,
  * views.open, views.update, views.publish, conversations.open, users.info, users.lookupByEmail;
  * plus `response_url` posts to URLs it hands out (`fake.responseUrl(...)`).
  *
- * Platform behaviour it keeps (platform-facts S3, S4, S5, R8): trigger ids expire after 3 s and
- * work once; a response_url takes 5 posts within 30 minutes; views over 250 kB are refused;
- * 429 answers carry `Retry-After` and `{"ok":false,"error":"ratelimited"}`.
+ * Platform behaviour it keeps: trigger ids expire after 3 s and work once
+ * (`expired_trigger_id`, `exchanged_trigger_id`; https://api.slack.com/docs/triggers); a
+ * response_url takes 5 posts within 30 minutes
+ * (https://docs.slack.dev/interactivity/handling-user-interaction); views over 250 kB are refused
+ * (`view_too_large`, in views.open's error list); 429 answers carry `Retry-After` (seconds) and
+ * `{"ok":false,"error":"ratelimited"}` (https://api.slack.com/docs/rate-limits).
  *
  * State is inspectable for the sandbox console (messages per channel with ts, blocks and
  * in-place updates; ephemerals; views; App Home) and every change is emitted on `fake.events`
@@ -27,7 +33,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * const fake = await startFakeSlack({ botToken: 'xoxb-test' });
  * fake.failNext('chat.update', { status: 429, retryAfter: 7 });
  * ...; expect(fake.messages('C0INCIDENTS')[0]?.blocks).toEqual(...);
- * await fake.close();
+ * await fake.stop();
  */
 
 export type FakeUser = {
@@ -139,6 +145,11 @@ export type FakeSlackState = {
 
 export type FakeSlackOptions = Readonly<{
   botToken?: string;
+  /**
+   * The app's signing secret, which Slack signs what it sends the app with; `env()` hands it to
+   * the bot (default: random). Whoever posts to the bot as Slack signs with it.
+   */
+  signingSecret?: string;
   teamId?: string;
   teamName?: string;
   botUserId?: string;
@@ -184,9 +195,27 @@ class SlackApiError extends Error {
   }
 }
 
-export class FakeSlack {
+/**
+ * Errors the real Slack answers to calls that break the Web API's contract (unknown method, no or
+ * a wrong token, malformed arguments, an oversized view): what `contractViolations()` reports.
+ * Refusals a correct app meets in normal use (an expired trigger, a user not found, a rate limit)
+ * are not violations, nor is anything a test injected with `failNext`/`setBehaviour`.
+ */
+const CONTRACT_ERRORS = new Set([
+  'unknown_method',
+  'not_authed',
+  'invalid_auth',
+  'invalid_arguments',
+  'invalid_blocks',
+  'users_list_not_supplied',
+  'view_too_large',
+]);
+
+export class FakeSlack implements Simulator<FakeSlackState> {
+  readonly name = 'slack';
   readonly events = new EventEmitter();
   readonly botToken: string;
+  readonly signingSecret: string;
   readonly teamId: string;
   readonly teamName: string;
   readonly botUserId: string;
@@ -210,6 +239,7 @@ export class FakeSlack {
   private readonly once = new Map<string, Behaviour[]>();
   private readonly always = new Map<string, Behaviour>();
   private readonly handlers: Record<string, Handler>;
+  private readonly injected = new WeakSet<FakeCall>();
   private tsCounter = 0;
   private idCounter = 0;
   private server: Server | undefined;
@@ -217,6 +247,7 @@ export class FakeSlack {
 
   constructor(options: FakeSlackOptions = {}) {
     this.botToken = options.botToken ?? 'xoxb-fake-slack-token';
+    this.signingSecret = options.signingSecret ?? randomBytes(24).toString('hex');
     this.teamId = options.teamId ?? 'T0SWITCH';
     this.teamName = options.teamName ?? 'Switchboard Demo';
     this.botUserId = options.botUserId ?? 'U0SWITCHBOT';
@@ -391,6 +422,32 @@ export class FakeSlack {
     this.server = undefined;
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  // ----- the common simulator interface (../simulator.ts) -----
+
+  /** What the bot needs to use this workspace: Web API base URL, bot token, signing secret. */
+  env(): Readonly<Record<string, string>> {
+    return {
+      SLACK_API_URL: this.apiUrl,
+      SLACK_BOT_TOKEN: this.botToken,
+      SLACK_SIGNING_SECRET: this.signingSecret,
+    };
+  }
+
+  /** Calls the real Slack would refuse as malformed or unauthenticated (see CONTRACT_ERRORS). */
+  contractViolations(): readonly ContractViolation[] {
+    return this.calls
+      .filter((c) => c.error !== undefined && CONTRACT_ERRORS.has(c.error) && !this.injected.has(c))
+      .map((c) => ({
+        simulator: this.name,
+        summary: `${c.method} answered ${c.error}: ${JSON.stringify(c.params).slice(0, 200)}`,
+      }));
+  }
+
+  /** Same as `close()`. */
+  stop(): Promise<void> {
+    return this.close();
   }
 
   // ----- test controls -----
@@ -634,7 +691,7 @@ export class FakeSlack {
     const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     const token = bearer ?? (typeof params['token'] === 'string' ? params['token'] : undefined);
     delete params['token'];
-    const record = (status: number, error: string | undefined): void => {
+    const record = (status: number, error: string | undefined, injected = false): void => {
       const call: FakeCall = {
         method,
         params,
@@ -643,6 +700,7 @@ export class FakeSlack {
         error,
         at: this.now(),
       };
+      if (injected) this.injected.add(call);
       this.calls.push(call);
       this.emit({ kind: 'call', call });
     };
@@ -650,7 +708,7 @@ export class FakeSlack {
     const behaviour = this.once.get(method)?.shift() ?? this.always.get(method);
     if (behaviour && 'delayMs' in behaviour) await sleep(behaviour.delayMs);
     if (behaviour && 'status' in behaviour) {
-      record(behaviour.status, behaviour.status === 429 ? 'ratelimited' : undefined);
+      record(behaviour.status, behaviour.status === 429 ? 'ratelimited' : undefined, true);
       if (behaviour.status === 429) {
         res.writeHead(429, {
           'content-type': 'application/json',
@@ -664,7 +722,7 @@ export class FakeSlack {
       return;
     }
     if (behaviour && 'error' in behaviour) {
-      record(200, behaviour.error);
+      record(200, behaviour.error, true);
       send(res, 200, { ok: false, error: behaviour.error });
       return;
     }

@@ -2,20 +2,29 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync, rmSync, type WriteStream } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
-import { createSwitchboard, type Switchboard } from '../../src/app.ts';
-import { type LogLevel, loadConfig } from '../../src/config.ts';
-import type { EventStore } from '../../src/eventStore/eventStore.ts';
-import { openEventStore } from '../../src/eventStore/openEventStore.ts';
-import { createLogger } from '../../src/logger.ts';
+import { createSwitchboard, type Switchboard } from '../src/app.ts';
+import { type LogLevel, loadConfig } from '../src/config.ts';
+import type { EventStore } from '../src/eventStore/eventStore.ts';
+import { openEventStore } from '../src/eventStore/openEventStore.ts';
+import { createLogger } from '../src/logger.ts';
+import { type ConsoleServer, listenConsole } from './console/server.ts';
+import { readSlackAppSettings } from './manifest.ts';
+import { readWorld, writeWorld } from './persistence.ts';
 import {
   type PagerDutySimulator,
   rotationAnchor,
   startPagerDutySimulator,
-} from '../simulators/pagerduty/index.ts';
-import { type FakeSlack, startFakeSlack } from '../support/fakeSlack.ts';
-import { type ConsoleServer, listenConsole } from './consoleServer.ts';
-import { readSlackAppSettings } from './manifest.ts';
-import { readWorld, restoreIncidents, writeWorld } from './persistence.ts';
+} from './simulators/pagerduty/index.ts';
+import {
+  type ContractViolation,
+  connectAll,
+  contractViolations,
+  importStates,
+  type Simulator,
+  simulatorEnv,
+  stopAll,
+} from './simulators/simulator.ts';
+import { type FakeSlack, startFakeSlack } from './simulators/slack/fakeSlack.ts';
 import { createSlackSurface, type SlackSurface } from './slackSurface.ts';
 import {
   ADMIN,
@@ -31,12 +40,14 @@ import {
 
 /**
  * The whole sandbox in one process, on loopback: the real bot (`createSwitchboard`, embedded
- * SQLite store), the fake Slack Web API, the incident-service simulator, and the console server,
- * wired with secrets generated at start so every request is signed as in production (Slack v0
- * signatures on what the console sends the bot, V3 webhook signatures on what the simulator sends).
+ * SQLite store), the simulators (the fake Slack Web API, the incident service), and the console
+ * server, wired with secrets generated at start so every request is signed as in production (Slack
+ * v0 signatures on what the console sends the bot, V3 webhook signatures on what the simulator
+ * sends). The bot's configuration, saving and restoring, and stopping loop over the simulators
+ * (`simulators/simulator.ts`); only the console and the demo world know each vendor.
  *
- * `npm run sandbox` (test/sandbox/main.ts) calls this; so do the browser tests, on ephemeral ports
- * and a temporary data directory.
+ * `npm run sandbox` (sandbox/main.ts) calls this; so do the sandbox and browser tests, on
+ * ephemeral ports and a temporary data directory.
  *
  * @example
  * const sandbox = await startSandbox({ dataDir: tmp, reset: true, ports: 0 });
@@ -47,7 +58,7 @@ import {
 export type SandboxPorts = Readonly<{ console?: number; bot?: number }>;
 
 export type SandboxOptions = Readonly<{
-  /** Holds sandbox.db (the event store), sandbox-world.json (Slack and incident-service state), sandbox.log. */
+  /** Holds sandbox.db (the event store), sandbox-world.json (the simulators' state), sandbox.log. */
   dataDir: string;
   /** Start over: delete the store and the saved world first. */
   reset?: boolean;
@@ -66,15 +77,21 @@ export type Sandbox = Readonly<{
   consoleUrl: string;
   botUrl: string;
   dataDir: string;
+  /** The event store's file, `<dataDir>/sandbox.db`. */
+  dbPath: string;
   /** True when the world came back from a previous run. */
   restored: boolean;
   sb: Switchboard;
   store: EventStore;
   fake: FakeSlack;
   sim: PagerDutySimulator;
+  /** Every simulator, in start order (`fake`, `sim`). */
+  simulators: readonly Simulator[];
   surface: SlackSurface;
   console: ConsoleServer;
-  /** Saves the Slack and incident-service state now (it is also saved on every change, debounced). */
+  /** What the simulators saw that breaks their vendor's contract. */
+  contractViolations(): ContractViolation[];
+  /** Saves the simulators' state now (it is also saved on every change, debounced). */
   save(): void;
   stop(): Promise<void>;
 }>;
@@ -96,13 +113,6 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       ? { console: 0, bot: 0 }
       : { console: DEFAULT_CONSOLE_PORT, bot: 0, ...options.ports };
 
-  const secrets = {
-    botToken: `xoxb-sandbox-${secret(12)}`,
-    signingSecret: secret(),
-    pagerdutyToken: secret(16),
-    webhookSecret: secret(),
-  };
-
   const cleanups: Array<() => Promise<unknown> | unknown> = [];
   const cleanup = async () => {
     for (const c of cleanups.splice(0).reverse()) await Promise.resolve(c()).catch(() => undefined);
@@ -111,38 +121,35 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     const listening = await listenConsole(ports.console ?? 0);
     cleanups.push(() => listening.close());
 
-    const saved = options.reset ? undefined : readWorld(worldPath);
+    // A fresh world's rotations start now (rotationAnchor of the clock); a saved world keeps its own.
+    const rotationStart = rotationAnchor(new Date());
+    const saved = options.reset ? undefined : readWorld(worldPath, { pagerDutySeed, rotationStart });
+    const simulators: Simulator[] = [];
+    cleanups.push(() => stopAll(simulators));
     const fake = await startFakeSlack({
-      botToken: secrets.botToken,
+      botToken: `xoxb-sandbox-${secret(12)}`,
+      signingSecret: secret(),
       users: slackUsers(),
       channels: [...CHANNELS],
     });
-    cleanups.push(() => fake.close());
-    if (saved) fake.importState(saved.slack);
-
-    const rotationStart = saved?.pagerduty.rotationStart ?? rotationAnchor(new Date());
+    simulators.push(fake);
     const sim = await startPagerDutySimulator({
-      token: secrets.pagerdutyToken,
+      token: secret(16),
+      webhookSecret: secret(),
       seed: pagerDutySeed(rotationStart),
       webUrl: `${listening.url}/vendor`,
       webhooks: { retryDelaysMs: [250, 1_000, 3_000, 10_000] },
     });
-    cleanups.push(() => sim.stop());
-    if (saved) restoreIncidents(sim, saved.pagerduty.incidents);
+    simulators.push(sim);
+    if (saved) importStates(simulators, saved.simulators);
 
     const store = await openEventStore(`sqlite:${dbPath}`);
     cleanups.push(() => (store.isOpen() ? store.close() : undefined));
     const config = loadConfig({
-      SLACK_BOT_TOKEN: secrets.botToken,
-      SLACK_SIGNING_SECRET: secrets.signingSecret,
-      SLACK_API_URL: fake.apiUrl,
+      ...simulatorEnv(simulators),
       PORT: String(ports.bot ?? 0),
       EVENT_STORE_URL: `sqlite:${dbPath}`,
       LOG_LEVEL: options.logLevel ?? 'info',
-      PAGERDUTY_API_URL: sim.url,
-      PAGERDUTY_EVENTS_URL: sim.eventsUrl,
-      PAGERDUTY_TOKEN: secrets.pagerdutyToken,
-      PAGERDUTY_WEBHOOK_SECRET: secrets.webhookSecret,
       CI: 'true',
     });
     let logFile: WriteStream | undefined;
@@ -161,11 +168,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     cleanups.push(() => sb.stop());
     const { url: botUrl } = await sb.start();
 
-    sim.subscribe({
-      url: `${botUrl}/webhooks/pagerduty`,
-      secret: secrets.webhookSecret,
-      description: 'Switchboard',
-    });
+    await connectAll(simulators, botUrl);
     sim.subscribe({ url: `${listening.url}/hooks/pagerduty`, description: 'sandbox console' });
 
     let pagerDutyChanged: () => void = () => undefined;
@@ -173,7 +176,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     const surface = createSlackSurface({
       fake,
       botUrl: () => botUrl,
-      signingSecret: secrets.signingSecret,
+      signingSecret: fake.signingSecret,
       app,
     });
     cleanups.push(() => surface.stop());
@@ -198,7 +201,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     const save = () => {
       if (saveTimer) clearTimeout(saveTimer);
       saveTimer = undefined;
-      writeWorld(worldPath, fake, sim, rotationStart);
+      writeWorld(worldPath, simulators);
     };
     const saveSoon = () => {
       saveTimer ??= setTimeout(save, 500);
@@ -218,13 +221,16 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       consoleUrl: `${consoleServer.url}/`,
       botUrl,
       dataDir,
+      dbPath,
       restored: saved !== undefined,
       sb,
       store,
       fake,
       sim,
+      simulators,
       surface,
       console: consoleServer,
+      contractViolations: () => contractViolations(simulators),
       save,
       stop() {
         stopping ??= cleanup();

@@ -1,12 +1,4 @@
 import { EventEmitter } from 'node:events';
-import type { FakeChange, FakeSlack, FakeView } from '../support/fakeSlack.ts';
-import {
-  eventCallbackBody,
-  interactionBody,
-  signedHeaders,
-  slashCommandBody,
-} from '../support/slackSigning.ts';
-import type { SlackAppSettings } from './manifest.ts';
 import {
   actionOf,
   findElement,
@@ -14,7 +6,15 @@ import {
   type ViewState,
   viewStateValues,
   withBlockIds,
-} from './public/blockKit.js';
+} from './console/public/blockKit.js';
+import type { SlackAppSettings } from './manifest.ts';
+import type { FakeChange, FakeSlack, FakeView } from './simulators/slack/fakeSlack.ts';
+import {
+  eventCallbackBody,
+  interactionBody,
+  signedHeaders,
+  slashCommandBody,
+} from './simulators/slack/signing.ts';
 
 /**
  * What Slack's own client and servers do when a person uses the app, for the sandbox console:

@@ -4,9 +4,17 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 import type { EventStore, Subscription } from '../../src/eventStore/eventStore.ts';
+import type { SlackAppSettings } from '../manifest.ts';
 import type { PagerDutySimulator } from '../simulators/pagerduty/index.ts';
-import type { FakeChange, FakeEphemeral, FakeMessage, FakeSlack, FakeView } from '../support/fakeSlack.ts';
-import type { SlackAppSettings } from './manifest.ts';
+import type {
+  FakeChange,
+  FakeEphemeral,
+  FakeMessage,
+  FakeSlack,
+  FakeView,
+} from '../simulators/slack/fakeSlack.ts';
+import { type RawValues, type SlackSurface, type Surface, SurfaceError } from '../slackSurface.ts';
+import type { Person } from '../world.ts';
 import {
   listStreamRows,
   pagerDutyPanel,
@@ -15,8 +23,6 @@ import {
   type StoreEventRow,
   storeEventRow,
 } from './panels.ts';
-import { type RawValues, type SlackSurface, type Surface, SurfaceError } from './slackSurface.ts';
-import type { Person } from './world.ts';
 
 /**
  * The sandbox console's HTTP server (its own port): the page and its static files, a JSON API the

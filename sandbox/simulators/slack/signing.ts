@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 
 /**
- * Signs requests exactly as Slack does (platform-facts S12): `v0=` + hex HMAC-SHA256 of
- * `v0:<timestamp>:<raw body>` with the signing secret, sent as `X-Slack-Signature` together with
- * `X-Slack-Request-Timestamp` (Unix seconds).
+ * Signs requests exactly as Slack does (https://api.slack.com/authentication/verifying-requests-from-slack):
+ * `v0=` + hex HMAC-SHA256 of `v0:<timestamp>:<raw body>` with the signing secret, sent as
+ * `X-Slack-Signature` together with `X-Slack-Request-Timestamp` (Unix seconds).
  *
  * @example
  * const body = slashCommandBody({ command: '/incident', text: 'list' });

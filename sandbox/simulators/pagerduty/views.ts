@@ -163,7 +163,7 @@ export const createViews = (model: SimModel, links: Links) => {
     html_url: html(`/incidents/${inc.id}`),
   });
 
-  /** V3 webhook `data` for incident events (upstreams.md §2.5, samples/data-incident.json). */
+  /** V3 webhook `data` for incident events, shaped as the vendor's sample `../samples/data-incident.json`. */
   const webhookIncident = (inc: SimIncident): Json => ({
     id: inc.id,
     type: 'incident',

@@ -3,7 +3,8 @@ import { request, Agent as UndiciAgent } from 'undici';
 import type { WebhookEventType } from './model.ts';
 
 /**
- * V3 webhook delivery as the vendor documents it (upstreams.md §2.5): one event per POST, signed
+ * V3 webhook delivery as the vendor documents it (https://github.com/PagerDuty/developer-docs/blob/94224391aa3eac8fa73ea6a6af542dee0613d3e8/docs/webhooks/01-Overview.md,
+ * 02-Behavior.md, 04-Signatures.md beside it): one event per POST, signed
  * `X-PagerDuty-Signature: v1=<hex HMAC-SHA256 of the raw body>` (one `v1=` per active secret while
  * rotating), `X-Webhook-Id` stable across retries, `X-Webhook-Subscription`, User-Agent
  * `PagerDuty-Webhook/V3.0`. Retries on 5xx, 429, timeouts and connection errors with backoff;

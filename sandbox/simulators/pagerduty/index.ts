@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Clock, systemClock } from '../../../src/core/clock.ts';
@@ -8,6 +9,7 @@ import {
   type OpenApiValidator,
   type ValidationIssue,
 } from '../openapi.ts';
+import type { ContractViolation, Simulator } from '../simulator.ts';
 import {
   type Agent,
   type ChangeSource,
@@ -17,6 +19,7 @@ import {
   SimApiError,
   type SimIncident,
   type SimModel,
+  type SimState,
   type SimUser,
   type SimulatorSeed,
   type WebhookEventType,
@@ -34,8 +37,9 @@ import {
 /**
  * A loopback PagerDuty: REST API v2 and Events API v2 on two real `node:http` servers (port 0),
  * an in-memory account (see `model.ts`), signed V3 webhooks for every change, spec validation of
- * every request against `../shared/specs/pagerduty/*.json`, auth, rate limits, injected faults and
- * optional read lag. Test infrastructure only: the bot never imports it.
+ * every request against the vendor's OpenAPI files vendored in `./specs/`, auth, rate limits,
+ * injected faults and optional read lag. For the sandbox and the tests: the bot never imports it.
+ * It is a {@link Simulator} (../simulator.ts): `env()`, `connect(botUrl)`, `exportState()`…
  *
  * @example
  * const sim = await startPagerDutySimulator();
@@ -47,18 +51,19 @@ import {
  * await sim.stop();
  */
 
-const DEFAULT_SPECS = new URL('../../../../shared/specs/pagerduty/', import.meta.url);
+const DEFAULT_SPECS = new URL('./specs/', import.meta.url);
 
 /**
  * Corrections to the vendor document, each with its source. The REST file types
- * `IncidentBody.details` as an object, but the Incident Creation API docs (PD-ICA) and the API
- * itself take a string.
+ * `IncidentBody.details` as an object, but the Incident Creation API docs
+ * (https://github.com/PagerDuty/developer-docs/blob/94224391aa3eac8fa73ea6a6af542dee0613d3e8/docs/REST-API/15-Incident-Creation-API.md) and the API itself take a string.
  */
 export const PAGERDUTY_SPEC_PATCHES: readonly OpenApiPatch[] = [
   {
     pointer: '/components/schemas/IncidentBody/properties/details',
     value: { oneOf: [{ type: 'string' }, { type: 'object' }] },
-    reason: 'PD-ICA (upstreams.md §2.2): body.details must be a string; the OpenAPI file says object',
+    reason:
+      'the Incident Creation API docs (docs/REST-API/15-Incident-Creation-API.md) say body.details is a string; the OpenAPI file says object',
   },
   {
     pointer: '/components/schemas/Oncall/properties/user',
@@ -123,6 +128,11 @@ export type RecordedRequest = {
 export type PagerDutySimulatorOptions = {
   /** The account API key the REST API accepts (default `sim-pagerduty-token`). */
   readonly token?: string;
+  /**
+   * The secret of the bot's webhook subscription: `env()` hands it to the bot as
+   * PAGERDUTY_WEBHOOK_SECRET and `connect(botUrl)` subscribes the bot with it. Default: random.
+   */
+  readonly webhookSecret?: string;
   /** Keys limited to GET: writes answer 403 (code 2010). */
   readonly readOnlyTokens?: readonly string[];
   readonly seed?: SimulatorSeed;
@@ -136,7 +146,7 @@ export type PagerDutySimulatorOptions = {
   readonly validateResponses?: boolean;
   /** Base of `html_url` links. */
   readonly webUrl?: string;
-  /** Folder holding `rest-openapiv3.json` and `events-v2-openapiv3.json`. Default `../shared/specs/pagerduty/`. */
+  /** Folder holding `rest-openapiv3.json` and `events-v2-openapiv3.json`. Default: the vendored `./specs/`. */
   readonly specsDir?: URL;
 };
 
@@ -164,6 +174,7 @@ const clientOf = (source: ChangeSource): Json | null =>
 
 export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions = {}) => {
   const token = options.token ?? 'sim-pagerduty-token';
+  const webhookSecret = options.webhookSecret ?? randomBytes(24).toString('hex');
   const readOnly = new Set(options.readOnlyTokens ?? []);
   const clock = options.clock ?? systemClock;
   let requestsPerMinute = options.requestsPerMinute;
@@ -734,7 +745,42 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
   const describeViolation = (v: Violation) =>
     `${v.kind} ${v.server} ${v.method} ${v.path}${v.operationId ? ` (${v.operationId})` : ''}: ${v.issues.map(describe).join('; ')}`;
 
-  return {
+  const simulator = {
+    name: 'pagerduty' as const,
+    /** What the bot needs to use this account: both base URLs, the API key, the webhook secret. */
+    env: () => ({
+      PAGERDUTY_API_URL: url,
+      PAGERDUTY_EVENTS_URL: eventsUrl,
+      PAGERDUTY_TOKEN: token,
+      PAGERDUTY_WEBHOOK_SECRET: webhookSecret,
+    }),
+    /** Subscribes the bot's webhook route (`<botUrl>/webhooks/pagerduty`) with `webhookSecret`. */
+    connect(botUrl: string) {
+      webhooks.subscribe({
+        url: `${botUrl}/webhooks/pagerduty`,
+        secret: webhookSecret,
+        description: 'Switchboard',
+      });
+    },
+    /**
+     * The whole account (users, schedules, services, incidents…) and its id counters, as JSON.
+     * Webhook subscriptions are not part of it: whoever listens subscribes again after a restart.
+     */
+    exportState: (): SimState => model.exportState(),
+    /** Restores an exported account; call it before any traffic, and before anyone subscribes. */
+    importState(state: SimState) {
+      model.importState(state);
+      versions.clear();
+      committed();
+    },
+    /** Requests that break the vendor's published API description, and other contract breaches. */
+    contractViolations: (): readonly ContractViolation[] =>
+      violations.map((v) => ({ simulator: 'pagerduty', summary: describeViolation(v) })),
+  };
+
+  const handle = {
+    ...simulator,
+    webhookSecret,
     /** REST base URL (`PAGERDUTY_API_URL`). */
     url,
     /** Events API base URL (`PAGERDUTY_EVENTS_URL`); paths `/v2/enqueue`, `/v2/change/enqueue`. */
@@ -820,11 +866,12 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
       await Promise.all([close(restServer), close(eventsServer)]);
     },
   };
+  return handle satisfies Simulator<SimState>;
 };
 
 const describe = (i: ValidationIssue) => `${i.where}${i.name ? ` ${i.name}` : ''}: ${i.message}`;
 
 export type PagerDutySimulator = Awaited<ReturnType<typeof startPagerDutySimulator>>;
-export type { SimulatorSeed, WebhookEventType } from './model.ts';
+export type { SimState as PagerDutyState, SimulatorSeed, WebhookEventType } from './model.ts';
 export { defaultSeed } from './model.ts';
 export { rotationAnchor } from './schedules.ts';
