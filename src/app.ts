@@ -13,6 +13,7 @@ import { createReadiness, opsRoutes, type Readiness, storeProbe } from './http/o
 import { createHttpServer, type HttpServer, type Route } from './http/server.ts';
 import { SwitchboardBoltApp } from './http/slackApp.ts';
 import { SlackHttpReceiver } from './http/slackReceiver.ts';
+import { incidentRejectionText } from './incidents/blocks/incidentReplies.ts';
 import { createIncidentCardsReactor } from './incidents/cards.reactor.ts';
 import { createIncidentEnricher } from './incidents/enrich.ts';
 import { createIncidentHomeReactor } from './incidents/home.reactor.ts';
@@ -34,7 +35,6 @@ import { type RetryPolicy, UPSTREAM_RETRY } from './processors/retryPolicy.ts';
 import { createProcessorRunner, type Processor, type ProcessorRunner } from './processors/runner.ts';
 import { createScheduler } from './processors/scheduler.ts';
 import type { SlackMessage } from './slack/blocks/format.ts';
-import { incidentRejectionText } from './slack/blocks/incidentReplies.ts';
 import { createBoltLogger } from './slack/boltLogger.ts';
 import { createSlackWebClient, type SwitchboardWebClient, slackClientOptions } from './slack/webClient.ts';
 import { createPagerDutyClient, type PagerDutyClient, paginate } from './upstream/pagerduty.ts';

@@ -1,7 +1,7 @@
 import type { AllMiddlewareArgs, App, BlockAction, SlackActionMiddlewareArgs } from '@slack/bolt';
 import { isIncidentStreamId } from '../../machines/incident/streams.ts';
 import { ValidationError } from '../../src/core/errors.ts';
-import { addIncidentNoteModal } from '../../src/slack/blocks/incidentModals.ts';
+import { addIncidentNoteModal } from '../../src/incidents/blocks/incidentModals.ts';
 import type { IncidentListenerDeps } from '../commands/incident.ts';
 import { INCIDENT_ACTION, streamIdFromActionsBlockId } from '../incident/ids.ts';
 import { withChannel } from '../incident/modals.ts';

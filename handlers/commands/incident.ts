@@ -2,13 +2,13 @@ import type { App } from '@slack/bolt';
 import type { SlackInput } from '../../src/application/inbox.ts';
 import { asError, NotFoundError, ValidationError } from '../../src/core/errors.ts';
 import type { Command } from '../../src/core/messages.ts';
-import type { IncidentHandlerDeps } from '../../src/incidents/queries.ts';
-import { INCIDENT_USAGE, incidentHelp } from '../../src/slack/blocks/help.ts';
 import {
   addIncidentNoteModal,
   reassignIncidentModal,
   triggerIncidentModal,
-} from '../../src/slack/blocks/incidentModals.ts';
+} from '../../src/incidents/blocks/incidentModals.ts';
+import type { IncidentHandlerDeps } from '../../src/incidents/queries.ts';
+import { INCIDENT_USAGE, incidentHelp } from '../../src/slack/blocks/help.ts';
 import { withChannel } from '../incident/modals.ts';
 import { type IncidentRequest, parseIncidentText, UNSUBSCRIBE_USAGE } from '../incident/parse.ts';
 import { answerQuery, ephemeral, slackCommand } from '../incident/reply.ts';

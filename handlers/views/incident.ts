@@ -7,7 +7,7 @@ import {
   readTriggerIncidentSubmission,
   type Submission,
   type ViewValues,
-} from '../../src/slack/blocks/incidentModals.ts';
+} from '../../src/incidents/blocks/incidentModals.ts';
 import type { IncidentListenerDeps } from '../commands/incident.ts';
 import { INCIDENT_VIEW } from '../incident/ids.ts';
 import { channelOf } from '../incident/modals.ts';

@@ -9,8 +9,8 @@ import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts
 import { backoffDelayMs, retryAfterMsOf, shouldRetry } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
-import { incidentCard } from '../slack/blocks/incidentCard.ts';
-import { type IncidentView, toIncidentView } from '../slack/blocks/incidentView.ts';
+import { incidentCard } from './blocks/incidentCard.ts';
+import { type IncidentView, toIncidentView } from './blocks/incidentView.ts';
 import { foldIncidentHistory, readIncidentState } from './incidentState.ts';
 import type { SlackUserOf } from './pagerdutyMapping.ts';
 

@@ -1,9 +1,9 @@
 import { isChatOpsError } from '../core/errors.ts';
 import type { Processor } from '../processors/runner.ts';
 import { type KnownBlock, mrkdwn, plain, type SlackMessage } from '../slack/blocks/format.ts';
-import { incidentList } from '../slack/blocks/incidentList.ts';
-import type { IncidentView } from '../slack/blocks/incidentView.ts';
-import { toIncidentView } from '../slack/blocks/incidentView.ts';
+import { incidentList } from './blocks/incidentList.ts';
+import type { IncidentView } from './blocks/incidentView.ts';
+import { toIncidentView } from './blocks/incidentView.ts';
 import { withSlackUsers } from './cards.reactor.ts';
 import type { IdentityResolver } from './identity.ts';
 import { readIncidentState } from './incidentState.ts';

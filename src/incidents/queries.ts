@@ -12,12 +12,12 @@ import {
   type SlackMessage,
   truncate,
 } from '../slack/blocks/format.ts';
-import { incidentCard } from '../slack/blocks/incidentCard.ts';
-import { incidentList } from '../slack/blocks/incidentList.ts';
-import type { ServiceOption } from '../slack/blocks/incidentModals.ts';
-import { incidentTimeline, toTimelineEntries } from '../slack/blocks/incidentTimeline.ts';
-import { type IncidentView, toIncidentView } from '../slack/blocks/incidentView.ts';
 import type { PagerDutyClient, PagerDutyOnCall } from '../upstream/pagerduty.ts';
+import { incidentCard } from './blocks/incidentCard.ts';
+import { incidentList } from './blocks/incidentList.ts';
+import type { ServiceOption } from './blocks/incidentModals.ts';
+import { incidentTimeline, toTimelineEntries } from './blocks/incidentTimeline.ts';
+import { type IncidentView, toIncidentView } from './blocks/incidentView.ts';
 import { withSlackUsers } from './cards.reactor.ts';
 import type { IdentityResolver } from './identity.ts';
 import { readIncidentState } from './incidentState.ts';

@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { incidentDecider } from '../../machines/incident/decider.ts';
 import type { IncidentEvent } from '../../machines/incident/events.ts';
 import { incidentStreamIdForRequest } from '../../machines/incident/streams.ts';
-import { incidentHelp } from '../../src/slack/blocks/help.ts';
-import { incidentCard } from '../../src/slack/blocks/incidentCard.ts';
-import { INCIDENT_ACTION, INCIDENT_FIELD } from '../../src/slack/blocks/incidentIds.ts';
+import { incidentCard } from '../../src/incidents/blocks/incidentCard.ts';
+import { INCIDENT_ACTION, INCIDENT_FIELD } from '../../src/incidents/blocks/incidentIds.ts';
 import {
   readTriggerIncidentSubmission,
   triggerIncidentModal,
-} from '../../src/slack/blocks/incidentModals.ts';
-import { toIncidentView } from '../../src/slack/blocks/incidentView.ts';
+} from '../../src/incidents/blocks/incidentModals.ts';
+import { toIncidentView } from '../../src/incidents/blocks/incidentView.ts';
+import { incidentHelp } from '../../src/slack/blocks/help.ts';
 import { ACKED, OPEN, TRIGGER_ID } from '../machines/incident/fixtures.ts';
 import {
   actionOf,
