@@ -4,13 +4,10 @@ import type { Config } from '../src/config.ts';
 import type { Clock } from '../src/core/clock.ts';
 import type { IncidentHandlerDeps } from '../src/incidents/queries.ts';
 import type { Logger } from '../src/logger.ts';
-import { registerIncidentActions } from './actions/incident.ts';
-import { registerIncidentCommand } from './commands/incident.ts';
-import { registerOnCallCommand } from './commands/oncall.ts';
 import { registerAppHome } from './events/appHome.ts';
+import { register as registerIncidentListeners } from './incident/index.ts';
+import { pagerDutyWebhookVerifier } from './incident/webhooks.ts';
 import { recordSlackInputs } from './middleware/recordSlackInput.ts';
-import { registerIncidentViews } from './views/incident.ts';
-import { pagerDutyWebhookVerifier } from './webhooks/pagerduty.ts';
 import type { WebhookVerifier } from './webhooks/routes.ts';
 
 /**
@@ -51,10 +48,7 @@ export const registerSlackHandlers = (app: App, deps: HandlerDeps): void => {
   const incidents = deps.config.lifecycles.incidents ? deps.incidents : undefined;
   if (incidents) {
     const incidentDeps = { ...deps, incidents };
-    registerIncidentCommand(app, incidentDeps);
-    registerOnCallCommand(app, incidentDeps);
-    registerIncidentActions(app, incidentDeps);
-    registerIncidentViews(app, incidentDeps);
+    registerIncidentListeners(app, incidentDeps);
     registerAppHome(app, deps);
   }
 };

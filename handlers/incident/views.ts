@@ -8,11 +8,11 @@ import {
   type Submission,
   type ViewValues,
 } from '../../src/incidents/blocks/incidentModals.ts';
-import type { IncidentListenerDeps } from '../commands/incident.ts';
-import { INCIDENT_VIEW } from '../incident/ids.ts';
-import { channelOf } from '../incident/modals.ts';
-import { slackCommand } from '../incident/reply.ts';
 import { slackInputOf } from '../middleware/recordSlackInput.ts';
+import type { IncidentListenerDeps } from './commands.ts';
+import { INCIDENT_VIEW } from './ids.ts';
+import { channelOf } from './modals.ts';
+import { slackCommand } from './reply.ts';
 
 /**
  * Submissions of the incident modals: trigger, add note, reassign. A form with problems is

@@ -12,7 +12,7 @@ import {
 } from '../../src/incidents/pagerdutyMapping.ts';
 import type { Logger } from '../../src/logger.ts';
 import { verifyPagerDutySignature } from '../../src/upstream/pagerdutySignature.ts';
-import type { WebhookVerifier } from './routes.ts';
+import type { WebhookVerifier } from '../webhooks/routes.ts';
 
 /**
  * `POST /webhooks/pagerduty`: V3 webhooks of the incident service (design.md "HTTP surface").

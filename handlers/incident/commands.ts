@@ -9,12 +9,12 @@ import {
 } from '../../src/incidents/blocks/incidentModals.ts';
 import type { IncidentHandlerDeps } from '../../src/incidents/queries.ts';
 import { INCIDENT_USAGE, incidentHelp } from '../../src/slack/blocks/help.ts';
-import { withChannel } from '../incident/modals.ts';
-import { type IncidentRequest, parseIncidentText, UNSUBSCRIBE_USAGE } from '../incident/parse.ts';
-import { answerQuery, ephemeral, slackCommand } from '../incident/reply.ts';
 import type { HandlerDeps } from '../index.ts';
 import { slackInputOf } from '../middleware/recordSlackInput.ts';
 import { replies } from '../replies.ts';
+import { withChannel } from './modals.ts';
+import { type IncidentRequest, parseIncidentText, parseOnCallText, UNSUBSCRIBE_USAGE } from './parse.ts';
+import { answerQuery, ephemeral, slackCommand } from './reply.ts';
 
 export type IncidentListenerDeps = HandlerDeps & Readonly<{ incidents: IncidentHandlerDeps }>;
 
@@ -246,5 +246,31 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
         return;
       }
     }
+  });
+};
+
+/**
+ * `/oncall [service, schedule or @user]`: who is on call now and next, from the incident service
+ * (answered within Slack's 3 s, or shortly after through the response_url when it is slow).
+ */
+export const registerOnCallCommand = (app: App, deps: IncidentListenerDeps): void => {
+  const { inbox, logger, clock } = deps;
+  const { queries } = deps.incidents;
+  app.command('/oncall', async ({ command, ack, respond, context }) => {
+    const input = slackInputOf(context);
+    const request = parseOnCallText(command.text);
+    if ('error' in request) {
+      await inbox.accept({ input, rejection: new ValidationError(request.error) });
+      await ack(replies.invalid(request.error, request.usage));
+      return;
+    }
+    await inbox.accept({ input });
+    if (request.kind === 'help') {
+      await ack(ephemeral(incidentHelp()));
+      return;
+    }
+    await answerQuery({ ack, respond, logger, what: 'who is on call' }, () =>
+      queries.onCall({ target: request, now: clock.now() }),
+    );
   });
 };

@@ -2,11 +2,11 @@ import type { AllMiddlewareArgs, App, BlockAction, SlackActionMiddlewareArgs } f
 import { isIncidentStreamId } from '../../machines/incident/streams.ts';
 import { ValidationError } from '../../src/core/errors.ts';
 import { addIncidentNoteModal } from '../../src/incidents/blocks/incidentModals.ts';
-import type { IncidentListenerDeps } from '../commands/incident.ts';
-import { INCIDENT_ACTION, streamIdFromActionsBlockId } from '../incident/ids.ts';
-import { withChannel } from '../incident/modals.ts';
-import { ephemeral, slackCommand } from '../incident/reply.ts';
 import { slackInputOf } from '../middleware/recordSlackInput.ts';
+import type { IncidentListenerDeps } from './commands.ts';
+import { INCIDENT_ACTION, streamIdFromActionsBlockId } from './ids.ts';
+import { withChannel } from './modals.ts';
+import { ephemeral, slackCommand } from './reply.ts';
 
 type ActionArgs = SlackActionMiddlewareArgs<BlockAction> & Pick<AllMiddlewareArgs, 'context'>;
 
