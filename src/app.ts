@@ -6,7 +6,7 @@ import { type CommandBus, type CommandRoute, createCommandBus } from './applicat
 import { createInbox, type Inbox } from './application/inbox.ts';
 import { type Config, describeSwitchedOff } from './config.ts';
 import { type Clock, systemClock } from './core/clock.ts';
-import { asError, ChatOpsError, isChatOpsError } from './core/errors.ts';
+import { asError, ChatOpsError } from './core/errors.ts';
 import type { EventStore } from './eventStore/eventStore.ts';
 import { openEventStore } from './eventStore/openEventStore.ts';
 import { createReadiness, opsRoutes, type Readiness, storeProbe } from './http/ops.ts';
@@ -17,7 +17,6 @@ import { incidentRejectionText } from './incidents/blocks/incidentReplies.ts';
 import { createIncidentCardsReactor } from './incidents/cards.reactor.ts';
 import { createIncidentEnricher } from './incidents/enrich.ts';
 import { createIncidentHomeReactor } from './incidents/home.reactor.ts';
-import { createIdentityResolver } from './incidents/identity.ts';
 import { createIncidentNoticesReactor } from './incidents/notices.reactor.ts';
 import { createIncidentQueries, type IncidentHandlerDeps } from './incidents/queries.ts';
 import { createIncidentReadModels, type IncidentReadModels } from './incidents/readModels.projection.ts';
@@ -26,6 +25,9 @@ import { createServiceDirectory } from './incidents/services.ts';
 import { createIncidentUpstreamReactor } from './incidents/upstreamCalls.reactor.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
+import { createPeopleDirectory } from './people/directory.ts';
+import { createIdentityResolver } from './people/identity.ts';
+import { slackUserLookups } from './people/slackUsers.ts';
 import { commandReplyRoutes } from './processors/commandReplies.decider.ts';
 import { createCommandRepliesReactor, defaultRejectionText } from './processors/commandReplies.reactor.ts';
 import { type CommandRejectedData, createInboxDispatchReactor } from './processors/inboxDispatch.reactor.ts';
@@ -128,6 +130,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
   const store = options.store ?? (await openEventStore(config.eventStoreUrl));
   readiness.add(storeProbe(store));
   const inbox = createInbox({ store, metrics });
+  const people = createPeopleDirectory({ store, now: () => clock.now() });
 
   const clientOptions = { slack: config.slack, logger, metrics };
   const slack = createSlackWebClient({
@@ -193,27 +196,13 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
       },
     });
     const identity = createIdentityResolver({
-      store,
+      directory: people,
+      system: 'incidents',
+      systemName: 'the incident service',
       now: () => clock.now(),
       findUpstreamUser: (email) => pagerduty.findUserByEmail(email),
       upstreamUser: (id) => pagerduty.getUser(id),
-      slackUserByEmail: async (email) => {
-        try {
-          return (await slack.users.lookupByEmail({ email })).user?.id ?? null;
-        } catch (e) {
-          if (isChatOpsError(e) && e.details.slackError === 'users_not_found') return null;
-          throw e;
-        }
-      },
-      slackUser: async (user) => {
-        const r = await slack.users.info({ user });
-        return {
-          email: r.user?.profile?.email ?? null,
-          name: r.user?.real_name ?? r.user?.profile?.real_name ?? null,
-          deleted: r.user?.deleted === true,
-          isBot: r.user?.is_bot === true,
-        };
-      },
+      ...slackUserLookups(slack),
     });
     const post = async (channel: string, m: SlackMessage) => {
       const r = await slack.chat.postMessage({ channel, text: m.text, blocks: m.blocks });

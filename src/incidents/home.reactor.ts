@@ -1,11 +1,11 @@
 import { isChatOpsError } from '../core/errors.ts';
+import type { IdentityResolver } from '../people/identity.ts';
 import type { Processor } from '../processors/runner.ts';
 import { type KnownBlock, mrkdwn, plain, type SlackMessage } from '../slack/blocks/format.ts';
 import { incidentList } from './blocks/incidentList.ts';
 import type { IncidentView } from './blocks/incidentView.ts';
 import { toIncidentView } from './blocks/incidentView.ts';
 import { withSlackUsers } from './cards.reactor.ts';
-import type { IdentityResolver } from './identity.ts';
 import { readIncidentState } from './incidentState.ts';
 import type { IncidentReadModels } from './readModels.projection.ts';
 

@@ -1,5 +1,6 @@
 import { isChatOpsError } from '../core/errors.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
+import type { IdentityResolver } from '../people/identity.ts';
 import {
   escapeMrkdwn,
   formatTime,
@@ -19,7 +20,6 @@ import type { ServiceOption } from './blocks/incidentModals.ts';
 import { incidentTimeline, toTimelineEntries } from './blocks/incidentTimeline.ts';
 import { type IncidentView, toIncidentView } from './blocks/incidentView.ts';
 import { withSlackUsers } from './cards.reactor.ts';
-import type { IdentityResolver } from './identity.ts';
 import { readIncidentState } from './incidentState.ts';
 import type { IncidentReadModels } from './readModels.projection.ts';
 import type { ServiceDirectory } from './services.ts';
