@@ -2,7 +2,7 @@ import type { AllMiddlewareArgs, App, BlockAction, SlackActionMiddlewareArgs } f
 import { isIncidentStreamId } from '../../machines/incident/streams.ts';
 import { ValidationError } from '../../src/core/errors.ts';
 import { addIncidentNoteModal } from '../../src/incidents/blocks/incidentModals.ts';
-import { slackInputOf } from '../middleware/recordSlackInput.ts';
+import { slackInputOf } from '../middleware/slackInput.ts';
 import type { IncidentListenerDeps } from './commands.ts';
 import { INCIDENT_ACTION, streamIdFromActionsBlockId } from './ids.ts';
 import { withChannel } from './modals.ts';

@@ -10,7 +10,7 @@ import {
 import type { IncidentHandlerDeps } from '../../src/incidents/queries.ts';
 import { INCIDENT_USAGE, incidentHelp } from '../../src/slack/blocks/help.ts';
 import type { HandlerDeps } from '../index.ts';
-import { slackInputOf } from '../middleware/recordSlackInput.ts';
+import { slackInputOf } from '../middleware/slackInput.ts';
 import { replies } from '../replies.ts';
 import { withChannel } from './modals.ts';
 import { type IncidentRequest, parseIncidentText, parseOnCallText, UNSUBSCRIBE_USAGE } from './parse.ts';

@@ -8,7 +8,7 @@ import {
   type Submission,
   type ViewValues,
 } from '../../src/incidents/blocks/incidentModals.ts';
-import { slackInputOf } from '../middleware/recordSlackInput.ts';
+import { slackInputOf } from '../middleware/slackInput.ts';
 import type { IncidentListenerDeps } from './commands.ts';
 import { INCIDENT_VIEW } from './ids.ts';
 import { channelOf } from './modals.ts';
