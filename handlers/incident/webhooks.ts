@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RecordIncidentWebhook } from '../../machines/incident/commands.ts';
 import { ValidationError } from '../../src/core/errors.ts';
-import type { Command, JsonObject } from '../../src/core/messages.ts';
 import {
   actorFromWebhookAgent,
   incidentWebhookTypeOf,
@@ -116,9 +115,9 @@ export const pagerDutyWebhookVerifier = (deps: PagerDutyWebhookDeps): WebhookVer
         );
         return { deliveryId, commands: [] };
       }
-      const command: Command = {
+      const command: RecordIncidentWebhook = {
         type: 'RecordIncidentWebhook',
-        data: data as unknown as JsonObject,
+        data,
         metadata: context.metadata(deliveryId, 0, {
           actor: data.agent?.upstreamUserId ? `pagerduty:${data.agent.upstreamUserId}` : 'pagerduty:webhook',
         }),
