@@ -31,7 +31,7 @@ const PENDING_TEXT: Readonly<Record<string, (label: string) => string>> = {
 };
 
 /**
- * `/incident …` (design.md "Slack surface"). Every input is recorded before the ack; moves become
+ * `/incident …` (see `/incident help`). Every input is recorded before the ack; moves become
  * commands that the inbox dispatcher hands to the incident decider after filling in who the user
  * is in the incident service; queries are answered from read models within the 3 s.
  */

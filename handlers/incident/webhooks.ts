@@ -14,7 +14,8 @@ import { verifyPagerDutySignature } from '../../src/upstream/pagerdutySignature.
 import type { WebhookVerifier } from '../webhooks/routes.ts';
 
 /**
- * `POST /webhooks/pagerduty`: V3 webhooks of the incident service (design.md "HTTP surface").
+ * `POST /webhooks/pagerduty`: V3 webhooks of the incident service
+ * (https://developer.pagerduty.com/docs/webhooks-overview).
  *
  * - `X-PagerDuty-Signature` (`v1=<hex HMAC-SHA256 of the raw body>`, several during a rotation) is
  *   checked against every configured secret (`PAGERDUTY_WEBHOOK_SECRET`, comma-separated while

@@ -4,7 +4,7 @@ import { newId } from '../../src/core/ids.ts';
 import type { JsonObject } from '../../src/core/messages.ts';
 
 /**
- * Builds the SlackInput record of one Slack request body (design decision: one record per input,
+ * Builds the SlackInput record of one Slack request body (one record per input,
  * appended before ack). Pure: time and retry headers come in as arguments.
  *
  * `sensitiveActionIds`: inputs whose values must not be stored in clear (a one-time code typed

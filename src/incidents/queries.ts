@@ -25,7 +25,7 @@ import type { IncidentReadModels } from './readModels.projection.ts';
 import type { ServiceDirectory } from './services.ts';
 
 /**
- * What the incident handlers may ask (style.md rule 4: handlers never touch the store or an
+ * What the incident handlers may ask (handlers translate; they never touch the store or an
  * upstream; they get these functions). Every answer is a Slack message ready to send.
  *
  * @example
