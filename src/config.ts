@@ -125,8 +125,6 @@ const VARS = {
   },
 } as const satisfies Record<string, ConfigVariableSpec>;
 
-export type ConfigVariable = keyof typeof VARS;
-
 class Reader implements ConfigVariableReader {
   readonly problems: ConfigProblem[] = [];
   readonly secrets: string[] = [];
