@@ -36,8 +36,9 @@ import type { LifecyclePorts, PortDirectory } from './ports.ts';
  *
  * Everything a module builds lives in its own folders: `machines/<lifecycle>/` (rules),
  * `handlers/<lifecycle>/` (Slack and webhook edge), `src/<lifecycle>/` (this module, its client
- * wiring, reactors, read models, Block Kit). `src/<lifecycle>/module.ts` is, with `src/app.ts`,
- * the only place in `src/` that imports `handlers/`: it is the lifecycle's composition root.
+ * wiring, reactors, read models, Block Kit). `src/<lifecycle>/module.ts` is the lifecycle's
+ * composition root: with `src/app.ts`, the only code in `src/` that imports from `handlers/`
+ * (src/lifecycles/ imports the edge's types, to describe what a module plugs in).
  *
  * @example
  * export const timeOff = defineLifecycle({
