@@ -1,24 +1,27 @@
-import type { LifecycleSwitches } from '../src/config.ts';
-
 /**
  * Texts of the ephemeral answers the edge gives when no lifecycle handles an input, when a
  * lifecycle is switched off, when an input does not parse, and when it could not be recorded.
  * Lifecycles use these too, so users see one voice.
  */
 
-/** Which lifecycle owns each slash command (manifest.yml declares them). */
-export const COMMAND_LIFECYCLE: Readonly<Record<string, keyof LifecycleSwitches>> = {
-  '/incident': 'incidents',
-  '/oncall': 'incidents',
-  '/verify': 'verification',
-  '/timeoff': 'timeOff',
-  '/whosout': 'timeOff',
-};
+/**
+ * Who owns a slash command, as the edge needs to know when nothing handled it. The composition
+ * root builds the map from every lifecycle's declared `slashCommands` (src/lifecycles/compose.ts).
+ */
+export type CommandOwner = Readonly<{
+  /** The lifecycle's name (`incidents`). */
+  lifecycle: string;
+  /** What users read (`Incidents`). */
+  title: string;
+  titleIsPlural: boolean;
+  /** Its credentials are configured. */
+  on: boolean;
+}>;
 
-const LIFECYCLE_NAMES: Readonly<Record<keyof LifecycleSwitches, string>> = {
-  incidents: 'Incidents',
-  verification: 'Phone verification',
-  timeOff: 'Time off',
+/** "`/a help`, `/b help` or `/c help`". */
+const helpList = (commands: readonly string[]): string => {
+  const items = commands.map((c) => `\`${c} help\``);
+  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
 };
 
 export type EphemeralReply = Readonly<{ response_type: 'ephemeral'; text: string }>;
@@ -27,15 +30,15 @@ const ephemeral = (text: string): EphemeralReply => ({ response_type: 'ephemeral
 
 export const replies = {
   /** The command belongs to a lifecycle whose upstream is not configured. */
-  lifecycleOff: (command: string, lifecycle: keyof LifecycleSwitches): EphemeralReply =>
+  lifecycleOff: (command: string, owner: Pick<CommandOwner, 'title' | 'titleIsPlural'>): EphemeralReply =>
     ephemeral(
-      `${LIFECYCLE_NAMES[lifecycle]} ${lifecycle === 'timeOff' ? 'is' : 'are'} switched off in this Switchboard, so \`${command}\` can't do anything yet. ` +
+      `${owner.title} ${owner.titleIsPlural ? 'are' : 'is'} switched off in this Switchboard, so \`${command}\` can't do anything yet. ` +
         'An admin can switch it on by configuring its upstream service (see the README, "Configuration").',
     ),
-  /** Nothing handles this command (yet). */
-  unknownCommand: (command: string): EphemeralReply =>
+  /** Nothing handles this command (yet); `helpCommands` are the lifecycles' main commands. */
+  unknownCommand: (command: string, helpCommands: readonly string[] = []): EphemeralReply =>
     ephemeral(
-      `Switchboard doesn't know \`${command}\` yet. Try \`/incident help\`, \`/verify help\` or \`/timeoff help\`.`,
+      `Switchboard doesn't know \`${command}\` yet.${helpCommands.length ? ` Try ${helpList(helpCommands)}.` : ''}`,
     ),
   /** The input did not parse; `usage` says what would. */
   invalid: (message: string, usage?: string): EphemeralReply =>

@@ -1,48 +1,55 @@
 import { type App, type Receiver, SocketModeReceiver } from '@slack/bolt';
-import { type HandlerDeps, registerSlackHandlers, webhookVerifiers } from '../handlers/index.ts';
+import { type HandlerDeps, registerSlackHandlers } from '../handlers/index.ts';
 import { webhookRoutes } from '../handlers/webhooks/routes.ts';
-import { INCIDENT_USER_COMMANDS } from '../machines/incident/commands.ts';
-import { type CommandBus, type CommandRoute, createCommandBus } from './application/dispatch.ts';
+import { type CommandBus, createCommandBus } from './application/dispatch.ts';
 import { createInbox, type Inbox } from './application/inbox.ts';
 import { type Config, describeSwitchedOff } from './config.ts';
 import { type Clock, systemClock } from './core/clock.ts';
-import { asError, isChatOpsError } from './core/errors.ts';
+import { asError, ChatOpsError } from './core/errors.ts';
 import type { EventStore } from './eventStore/eventStore.ts';
 import { openEventStore } from './eventStore/openEventStore.ts';
 import { createReadiness, opsRoutes, type Readiness, storeProbe } from './http/ops.ts';
 import { createHttpServer, type HttpServer, type Route } from './http/server.ts';
 import { SwitchboardBoltApp } from './http/slackApp.ts';
 import { SlackHttpReceiver } from './http/slackReceiver.ts';
-import { createIncidentCardsReactor } from './incidents/cards.reactor.ts';
-import { createIncidentEnricher } from './incidents/enrich.ts';
-import { createIncidentHomeReactor } from './incidents/home.reactor.ts';
-import { createIdentityResolver } from './incidents/identity.ts';
-import { createIncidentNoticesReactor } from './incidents/notices.reactor.ts';
-import { createIncidentQueries, type IncidentHandlerDeps } from './incidents/queries.ts';
-import { createIncidentReadModels, type IncidentReadModels } from './incidents/readModels.projection.ts';
-import { incidentRoutes } from './incidents/routes.ts';
-import { createServiceDirectory } from './incidents/services.ts';
-import { createIncidentUpstreamReactor } from './incidents/upstreamCalls.reactor.ts';
+import {
+  claimCommandRoutes,
+  enrichByOwner,
+  type RunningLifecycle,
+  rejectionTextByOwner,
+  slashCommandOwners,
+} from './lifecycles/compose.ts';
+import { createAppHomeReactor } from './lifecycles/home.reactor.ts';
+import {
+  ALL_LIFECYCLES,
+  LIFECYCLES,
+  type LifecycleApi,
+  type LifecycleName,
+  type LifecycleOptions,
+} from './lifecycles/index.ts';
+import type { LifecycleDeclaration, LifecycleDeps, LifecycleModule } from './lifecycles/lifecycle.ts';
+import { createPortDirectory, type PortDirectory, type PortOffer } from './lifecycles/ports.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
+import { createPeopleDirectory, type PeopleDirectory } from './people/directory.ts';
 import { commandReplyRoutes } from './processors/commandReplies.decider.ts';
 import { createCommandRepliesReactor, defaultRejectionText } from './processors/commandReplies.reactor.ts';
-import { type CommandRejectedData, createInboxDispatchReactor } from './processors/inboxDispatch.reactor.ts';
-import type { SlackReplies, SlackReplyMessage } from './processors/ports.ts';
+import { createInboxDispatchReactor } from './processors/inboxDispatch.reactor.ts';
+import type { SlackReplies } from './processors/ports.ts';
 import { createResponseUrlPoster } from './processors/responseUrl.ts';
-import { type RetryPolicy, UPSTREAM_RETRY } from './processors/retryPolicy.ts';
-import { createProcessorRunner, type Processor, type ProcessorRunner } from './processors/runner.ts';
+import { createProcessorRunner, type ProcessorRunner } from './processors/runner.ts';
 import { createScheduler } from './processors/scheduler.ts';
 import { slackAuthCheckError } from './slack/authCheck.ts';
-import type { SlackMessage } from './slack/blocks/format.ts';
-import { incidentRejectionText } from './slack/blocks/incidentReplies.ts';
 import { createBoltLogger } from './slack/boltLogger.ts';
 import { createSlackWebClient, type SwitchboardWebClient, slackClientOptions } from './slack/webClient.ts';
-import { createPagerDutyClient, type PagerDutyClient, paginate } from './upstream/pagerduty.ts';
 
 /**
- * THE composition root (style.md rule 7): the only place that builds things and wires them.
- * Everything else receives its dependencies as arguments.
+ * THE composition root: the only place that builds the shared machinery and wires it. Everything
+ * else receives its dependencies as arguments. It names no lifecycle and no vendor: it loops over
+ * the lifecycle modules (src/lifecycles/index.ts) that are switched on, creates each, and plugs in
+ * what it returns (command routes, processors, Slack listeners, webhook routes, App Home section,
+ * refusal texts, enrich step, ports). A slash command, command type or port claimed twice stops
+ * the start with an SB_CONFIG error naming both claimants.
  *
  * Start order: store → services (processors, scheduler) → Bolt (auth.test against Slack) → HTTP.
  * Stop order (SIGTERM): HTTP stops taking requests and finishes those in flight → Socket Mode
@@ -77,8 +84,10 @@ export type SwitchboardOptions = Readonly<{
   maxProcessorLag?: number;
   /** How often the scheduler looks for due timers (ms). Default 1000; tests shorten it. */
   schedulerPollMs?: number;
-  /** Durable retries of incident-service calls (default UPSTREAM_RETRY: 5 attempts from 2 s). */
-  incidentRetry?: Partial<RetryPolicy>;
+  /** Each lifecycle's own knobs, by name: `{ incidents: { retry: { baseMs: 30 } } }`. */
+  lifecycleOptions?: LifecycleOptions;
+  /** The lifecycle modules to run (default: the list in src/lifecycles/index.ts); tests pass others. */
+  lifecycles?: readonly LifecycleModule[];
   /**
    * Longest Slack `Retry-After` the Web API client waits out inside one call (default 10 s); longer
    * ones fail the call with SB_UPSTREAM_RATE_LIMITED for the processor to wait or retry durably.
@@ -101,8 +110,12 @@ export type Switchboard = Readonly<{
   bus: CommandBus;
   /** The processors (inbox dispatch, command replies, scheduler, lifecycle reactors). */
   processors: ProcessorRunner;
-  /** The incident lifecycle's client and read models; undefined when incidents are switched off. */
-  incidents: Readonly<{ pagerduty: PagerDutyClient; readModels: IncidentReadModels }> | undefined;
+  /** Who people are in every system, shared by the lifecycles. */
+  people: PeopleDirectory;
+  /** A running lifecycle's `api` (`sb.lifecycle('incidents')?.readModels`); undefined when it is off. */
+  lifecycle<N extends LifecycleName>(name: N): LifecycleApi<N> | undefined;
+  /** What the switched-on lifecycles offer each other (on-call lookups, …). */
+  ports: PortDirectory;
   http: HttpServer;
   /** Adds a service; started by start() (or at once if already started), stopped by stop(). */
   addService(service: Service): Promise<void>;
@@ -112,23 +125,24 @@ export type Switchboard = Readonly<{
   stop(): Promise<void>;
 }>;
 
-/** A refused incident move says who got there first ("Already acknowledged by <@U1> at 02:04 UTC."). */
-const formatRejection = (r: CommandRejectedData): SlackReplyMessage =>
-  r.code === 'SB_ILLEGAL_STATE' &&
-  INCIDENT_USER_COMMANDS.has(r.commandType) &&
-  typeof r.details.reason === 'string'
-    ? { text: `:warning: ${incidentRejectionText(r.details, r.actor)}` }
-    : defaultRejectionText(r);
-
 export const createSwitchboard = async (options: SwitchboardOptions): Promise<Switchboard> => {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
   const metrics = createMetrics();
   const readiness = createReadiness();
 
+  // Every declared lifecycle (run here or planned) owns its slash commands, on or off.
+  const modules = options.lifecycles ?? LIFECYCLES;
+  const declared: readonly LifecycleDeclaration[] = [
+    ...modules,
+    ...ALL_LIFECYCLES.filter((l) => !modules.some((m) => m.name === l.name)),
+  ];
+  const commandOwners = slashCommandOwners(declared, config.lifecycles);
+
   const store = options.store ?? (await openEventStore(config.eventStoreUrl));
   readiness.add(storeProbe(store));
   const inbox = createInbox({ store, metrics });
+  const people = createPeopleDirectory({ store, now: () => clock.now() });
 
   const clientOptions = { slack: config.slack, logger, metrics };
   const slack = createSlackWebClient({
@@ -165,115 +179,44 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     throw error;
   });
 
-  // Lifecycles add their command routes here when switched on.
-  const lifecycleRoutes: Record<string, CommandRoute> = {};
-  const lifecycleProcessors: Processor[] = [];
-  let enrich: Parameters<typeof createInboxDispatchReactor>[0]['enrich'];
-  let incidentHandlers: IncidentHandlerDeps | undefined;
-  let incidents: Switchboard['incidents'];
+  // The switched-on lifecycles, created in list order. Ports and the bus exist once all of them are.
+  let offers: PortOffer[] | undefined;
+  const ports = createPortDirectory(() => offers);
   // The bus is built below from every route; reactors dispatch through it once it exists.
   const dispatch = (command: Parameters<CommandBus['dispatch']>[0]) => bus.dispatch(command);
-
-  if (config.lifecycles.incidents && config.pagerduty) {
-    const pd = config.pagerduty;
-    const pagerduty = createPagerDutyClient({
-      apiUrl: pd.apiUrl,
-      eventsUrl: pd.eventsUrl,
-      token: pd.token,
-      clock,
-    });
-    const readModels = createIncidentReadModels({ store });
-    const services = createServiceDirectory({
-      now: () => clock.now().getTime(),
-      listServices: async () => {
-        const out: { id: string; name: string; escalationPolicyId: string | null }[] = [];
-        for await (const s of paginate((p) => pagerduty.listServices(p), { maxItems: 1_000 })) {
-          out.push({ id: s.id, name: s.name, escalationPolicyId: s.escalation_policy.id });
-        }
-        return out;
-      },
-    });
-    const identity = createIdentityResolver({
-      store,
-      now: () => clock.now(),
-      findUpstreamUser: (email) => pagerduty.findUserByEmail(email),
-      upstreamUser: (id) => pagerduty.getUser(id),
-      slackUserByEmail: async (email) => {
-        try {
-          return (await slack.users.lookupByEmail({ email })).user?.id ?? null;
-        } catch (e) {
-          if (isChatOpsError(e) && e.details.slackError === 'users_not_found') return null;
-          throw e;
-        }
-      },
-      slackUser: async (user) => {
-        const r = await slack.users.info({ user });
-        return {
-          email: r.user?.profile?.email ?? null,
-          name: r.user?.real_name ?? r.user?.profile?.real_name ?? null,
-          deleted: r.user?.deleted === true,
-          isBot: r.user?.is_bot === true,
-        };
-      },
-    });
-    const post = async (channel: string, m: SlackMessage) => {
-      const r = await slack.chat.postMessage({ channel, text: m.text, blocks: m.blocks });
-      return { channel: r.channel ?? channel, ts: String(r.ts) };
-    };
-    Object.assign(lifecycleRoutes, incidentRoutes({ streamForUpstreamId: readModels.streamForUpstreamId }));
-    lifecycleProcessors.push(
-      readModels.processor,
-      createIncidentUpstreamReactor({
-        pagerduty,
-        dispatch,
-        slackUserOf: readModels.slackUserOf,
-        retry: { ...UPSTREAM_RETRY, ...options.incidentRetry },
-      }),
-      createIncidentCardsReactor({
-        dispatch,
-        slackUserOf: readModels.slackUserOf,
-        // Mentions for people named by the incident service: at most 2 s per render, then the card
-        // goes out with names (and mentions them on a later change).
-        findSlackUsers: async (ids) => {
-          const lookups = Promise.all(ids.slice(0, 10).map((id) => identity.slackUserFor(id)));
-          const found = await Promise.race([
-            lookups,
-            new Promise<null>((r) => setTimeout(() => r(null), 2_000).unref()),
-          ]);
-          if (found?.some((id) => id !== null)) await readModels.catchUp();
-        },
-        channelsFor: async (serviceId) => {
-          await readModels.catchUp();
-          return readModels.channelsForService(serviceId);
-        },
-        slack: {
-          postMessage: post,
-          updateMessage: async (channel, ts, m) => {
-            await slack.chat.update({ channel, ts, text: m.text, blocks: m.blocks });
-          },
-        },
-      }),
-      createIncidentNoticesReactor({ slack: { postMessage: post } }),
-      createIncidentHomeReactor({
-        readModels,
-        identity,
-        slack: {
-          publishHome: async (userId, view) => {
-            await slack.views.publish({ user_id: userId, view });
-          },
-        },
-      }),
+  const lifecycleDeps: LifecycleDeps = { store, clock, logger, slack, people, dispatch, ports };
+  const lifecycleOptions = (options.lifecycleOptions ?? {}) as Readonly<Record<string, unknown>>;
+  const createLifecycles = () => {
+    const running: RunningLifecycle[] = modules
+      .filter((m) => config.lifecycles[m.name] === true)
+      .map((module) => ({
+        module,
+        instance: module.create(
+          config.slices[module.name],
+          { ...lifecycleDeps, logger: logger.child({ lifecycle: module.name }) },
+          lifecycleOptions[module.name],
+        ),
+      }));
+    offers = running.map((r) => ({ lifecycle: r.module.name, provides: r.instance.provides ?? {} }));
+    ports.check();
+    const claimed = claimCommandRoutes(
+      { name: 'Switchboard (command replies)', routes: commandReplyRoutes },
+      running,
     );
-    enrich = createIncidentEnricher({ identity, services, readModels });
-    incidentHandlers = {
-      queries: createIncidentQueries({ store, readModels, services, identity, pagerduty }),
-      openView: async (triggerId, view) => {
-        await slack.views.open({ trigger_id: triggerId, view });
-      },
-    };
-    incidents = { pagerduty, readModels };
+    return { running, ...claimed };
+  };
+  let lifecycles: ReturnType<typeof createLifecycles>;
+  try {
+    lifecycles = createLifecycles();
+  } catch (e) {
+    // A module claimed what another one has: nothing started, so only the store needs closing.
+    if (!options.store) await store.close();
+    throw e;
   }
-  const bus = createCommandBus(store, { ...commandReplyRoutes, ...lifecycleRoutes });
+  const { running, routes: commandRoutes, ownerOf } = lifecycles;
+  const bus = createCommandBus(store, commandRoutes);
+  const instances = running.map((r) => r.instance);
+  const homeSections = instances.flatMap((i) => (i.home ? [i.home] : []));
 
   const slackReplies: SlackReplies = {
     // response_urls come from request bodies: only Slack's host (and the fake Slack when
@@ -293,16 +236,32 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
       });
     },
   };
+  const enrich = enrichByOwner(ownerOf);
   const processors = createProcessorRunner({
     store,
     clock,
     logger: logger.child({ component: 'processors' }),
     processors: [
       createInboxDispatchReactor({ dispatch: bus.dispatch, ...(enrich ? { enrich } : {}) }),
-      createCommandRepliesReactor({ replies: slackReplies, formatRejection }),
+      createCommandRepliesReactor({
+        replies: slackReplies,
+        formatRejection: rejectionTextByOwner(ownerOf, defaultRejectionText),
+      }),
       createScheduler({ dispatch: bus.dispatch, pollIntervalMs: options.schedulerPollMs ?? 1_000 }),
-      // Lifecycle reactors (cards, upstream calls, read models, notices).
-      ...lifecycleProcessors,
+      ...(homeSections.length
+        ? [
+            createAppHomeReactor({
+              sections: homeSections,
+              slack: {
+                publishHome: async (userId, view) => {
+                  await slack.views.publish({ user_id: userId, view });
+                },
+              },
+            }),
+          ]
+        : []),
+      // Lifecycle reactors (cards, upstream calls, read models, notices, …).
+      ...instances.flatMap((i) => i.processors ?? []),
     ],
   });
   const maxLag = options.maxProcessorLag ?? 1_000;
@@ -324,26 +283,26 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     },
   });
 
-  const handlerDeps: HandlerDeps = {
-    inbox,
-    clock,
-    logger,
-    config,
-    ...(incidentHandlers ? { incidents: incidentHandlers } : {}),
-  };
-  registerSlackHandlers(bolt, handlerDeps);
+  const handlerDeps: HandlerDeps = { inbox, clock, logger };
+  registerSlackHandlers(bolt, handlerDeps, {
+    commandOwners,
+    helpCommands: declared.flatMap((l) => l.slashCommands.slice(0, 1)),
+    sensitiveActionIds: new Set(instances.flatMap((i) => i.sensitiveActionIds ?? [])),
+    appHome: homeSections.length > 0,
+  });
+  for (const i of instances) i.listeners?.(bolt, handlerDeps);
 
   const routes: Route[] = [
     ...(httpReceiver ? [httpReceiver.route()] : []),
     ...webhookRoutes(
-      webhookVerifiers(handlerDeps, incidents ? { slackUserOf: incidents.readModels.slackUserOf } : {}),
+      instances.flatMap((i) => i.webhooks ?? []),
       { inbox, clock, logger },
     ),
     ...opsRoutes({ readiness, metrics, beforeMetrics: async () => void (await refreshProcessorMetrics()) }),
   ];
   const server = createHttpServer({ routes, logger: logger.child({ component: 'http' }), metrics });
 
-  for (const line of describeSwitchedOff(config)) logger.info({ lifecycle: 'off' }, line);
+  for (const line of describeSwitchedOff(config, declared)) logger.info({ lifecycle: 'off' }, line);
 
   // The processor runner is the first service: started before Slack traffic, stopped after it.
   const services: Service[] = [{ name: 'processors', start: processors.start, stop: processors.stop }];
@@ -367,7 +326,10 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     slack,
     bus,
     processors,
-    incidents,
+    people,
+    lifecycle: <N extends LifecycleName>(name: N) =>
+      running.find((r) => r.module.name === name)?.instance.api as LifecycleApi<N> | undefined,
+    ports,
     http: server,
     async addService(service) {
       services.push(service);

@@ -1,17 +1,29 @@
 import { z } from 'zod';
 import { ChatOpsError } from './core/errors.ts';
+import {
+  type ConfigVariableReader,
+  type ConfigVariableSpec,
+  nonEmptyVariable,
+  prefixedVariable,
+  urlVariable,
+} from './lifecycles/config.ts';
+import { ALL_LIFECYCLES } from './lifecycles/index.ts';
+import type { LifecycleDeclaration } from './lifecycles/lifecycle.ts';
 
 /**
- * Configuration from the environment (design.md "Configuration"), validated with zod at start.
- * This is the only module that reads `process.env` (style.md rule 7): callers pass the env in.
+ * Configuration from the environment, validated with zod at start: the shared variables (port,
+ * store, logging, Slack) here, and each lifecycle's slice as the lifecycle declares it
+ * (`config` in its module, see src/lifecycles/config.ts). This is the only module that reads
+ * `process.env` (through `processEnv()`): everything else gets its configuration passed in.
  *
  * A missing or malformed value names itself and says what it is for; secret values never appear
- * in a message. A lifecycle whose upstream credentials are all absent is switched off (not an
- * error); one with only some of them set is a mistake and is reported.
+ * in a message. A lifecycle whose credentials are all absent is switched off (not an error); one
+ * with only some of them set is a mistake and is reported.
  *
  * @example
  * const config = loadConfig(process.env); // throws ConfigError listing every problem
  * if (!config.lifecycles.incidents) logger.info('incidents off: PAGERDUTY_TOKEN not set');
+ * const pd = lifecycleConfig(config, incidents); // the incidents slice, typed, or undefined when off
  */
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -19,7 +31,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/** The process environment: the one place Switchboard touches `process.env` (style.md rule 7). */
+/** The process environment: the one place Switchboard touches `process.env`. */
 export const processEnv = (): Env => process.env;
 
 export type ConfigProblem = Readonly<{ variable: string; problem: string; purpose: string }>;
@@ -49,42 +61,17 @@ export type SlackConfig = Readonly<{
   apiUrl: string | undefined;
 }>;
 
-export type PagerDutyConfig = Readonly<{
-  apiUrl: string;
-  eventsUrl: string;
-  token: string;
-  webhookSecret: string;
-}>;
-
-export type VonageConfig = Readonly<{
-  apiUrl: string;
-  restUrl: string;
-  apiKey: string;
-  apiSecret: string;
-  applicationId: string;
-  privateKey: string;
-  signatureSecret: string;
-  fromNumber: string;
-}>;
-
-export type HibobConfig = Readonly<{
-  apiUrl: string;
-  serviceUserId: string;
-  serviceUserToken: string;
-  webhookSecret: string;
-}>;
-
-export type LifecycleSwitches = Readonly<{ incidents: boolean; verification: boolean; timeOff: boolean }>;
+/** Which lifecycles are on, by name: every declared lifecycle, built or planned. */
+export type LifecycleSwitches = Readonly<Record<string, boolean>>;
 
 export type Config = Readonly<{
   port: number;
   eventStoreUrl: string;
   logLevel: LogLevel;
   slack: SlackConfig;
-  pagerduty: PagerDutyConfig | undefined;
-  vonage: VonageConfig | undefined;
-  hibob: HibobConfig | undefined;
   lifecycles: LifecycleSwitches;
+  /** Each switched-on lifecycle's parsed slice, by name; read it typed with `lifecycleConfig`. */
+  slices: Readonly<Record<string, unknown>>;
   /** Every secret value configured, so the logger can scrub them wherever they turn up. */
   secrets: readonly string[];
   /** True under CI (`CI` set and not "false"): logs stay JSON even on a terminal. */
@@ -93,20 +80,6 @@ export type Config = Readonly<{
 
 /** The part of the configuration the store CLI needs (no Slack credentials). */
 export type StoreConfig = Readonly<{ eventStoreUrl: string; logLevel: LogLevel; ci: boolean }>;
-
-type VarSpec = Readonly<{
-  purpose: string;
-  secret?: boolean;
-  /** Validates a present, non-empty value; returns a problem text or undefined. */
-  schema: z.ZodType<string>;
-}>;
-
-const url = z
-  .string()
-  .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL');
-const prefixed = (prefix: string, what: string) =>
-  z.string().refine((v) => v.startsWith(prefix), `must be ${what} (starts with "${prefix}")`);
-const nonEmpty = z.string().min(1);
 
 const VARS = {
   PORT: {
@@ -134,116 +107,46 @@ const VARS = {
   SLACK_BOT_TOKEN: {
     purpose: "the Slack app's bot token (OAuth & Permissions page)",
     secret: true,
-    schema: prefixed('xoxb-', 'a bot token'),
+    schema: prefixedVariable('xoxb-', 'a bot token'),
   },
   SLACK_SIGNING_SECRET: {
     purpose: 'verifies that requests come from Slack (Basic Information page); not needed in Socket Mode',
     secret: true,
-    schema: nonEmpty,
+    schema: nonEmptyVariable,
   },
   SLACK_APP_TOKEN: {
     purpose: 'app-level token with connections:write; when set, Switchboard uses Socket Mode',
     secret: true,
-    schema: prefixed('xapp-', 'an app-level token'),
+    schema: prefixedVariable('xapp-', 'an app-level token'),
   },
   SLACK_API_URL: {
     purpose: 'Slack Web API base URL; tests and the sandbox point it at a fake',
-    schema: url,
+    schema: urlVariable,
   },
-  PAGERDUTY_API_URL: { purpose: 'incident service REST API; default https://api.pagerduty.com', schema: url },
-  PAGERDUTY_EVENTS_URL: {
-    purpose: 'incident service Events API; default https://events.pagerduty.com',
-    schema: url,
-  },
-  PAGERDUTY_TOKEN: {
-    purpose: 'incident service REST API token (incidents lifecycle)',
-    secret: true,
-    schema: nonEmpty,
-  },
-  PAGERDUTY_WEBHOOK_SECRET: {
-    purpose: 'verifies X-PagerDuty-Signature on /webhooks/pagerduty (incidents lifecycle)',
-    secret: true,
-    schema: nonEmpty,
-  },
-  VONAGE_API_URL: {
-    purpose: 'communications API (Verify, Messages, Voice); default https://api.nexmo.com',
-    schema: url,
-  },
-  VONAGE_REST_URL: { purpose: 'communications legacy REST API; default https://rest.nexmo.com', schema: url },
-  VONAGE_API_KEY: {
-    purpose: 'communications API key (verification lifecycle)',
-    secret: true,
-    schema: nonEmpty,
-  },
-  VONAGE_API_SECRET: {
-    purpose: 'communications API secret (verification lifecycle)',
-    secret: true,
-    schema: nonEmpty,
-  },
-  VONAGE_APPLICATION_ID: {
-    purpose: 'communications application id, for JWTs (verification lifecycle)',
-    schema: nonEmpty,
-  },
-  VONAGE_PRIVATE_KEY: {
-    purpose: 'PEM private key of the communications application, signs JWTs (verification lifecycle)',
-    secret: true,
-    schema: z
-      .string()
-      .refine((v) => /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(v), 'must be a PEM private key'),
-  },
-  VONAGE_SIGNATURE_SECRET: {
-    purpose: 'verifies signed webhooks on /webhooks/vonage/* (verification lifecycle)',
-    secret: true,
-    schema: nonEmpty,
-  },
-  VONAGE_FROM_NUMBER: {
-    purpose: 'sender number for SMS and voice pages, E.164 without + (verification lifecycle)',
-    schema: z.string().regex(/^\+?[1-9]\d{5,14}$/, 'must be a phone number in E.164 form'),
-  },
-  HIBOB_API_URL: { purpose: 'HR API; default https://api.hibob.com/v1', schema: url },
-  HIBOB_SERVICE_USER_ID: { purpose: 'HR service user id (time-off lifecycle)', schema: nonEmpty },
-  HIBOB_SERVICE_USER_TOKEN: {
-    purpose: 'HR service user token (time-off lifecycle)',
-    secret: true,
-    schema: nonEmpty,
-  },
-  HIBOB_WEBHOOK_SECRET: {
-    purpose: 'verifies Bob-Signature on /webhooks/hibob (time-off lifecycle)',
-    secret: true,
-    schema: nonEmpty,
-  },
-} as const satisfies Record<string, VarSpec>;
+} as const satisfies Record<string, ConfigVariableSpec>;
 
-export type ConfigVariable = keyof typeof VARS;
-
-/** The credentials that switch a lifecycle on: all set → on; none set → off; some → a problem. */
-export const LIFECYCLE_VARIABLES = {
-  incidents: ['PAGERDUTY_TOKEN', 'PAGERDUTY_WEBHOOK_SECRET'],
-  verification: [
-    'VONAGE_API_KEY',
-    'VONAGE_API_SECRET',
-    'VONAGE_APPLICATION_ID',
-    'VONAGE_PRIVATE_KEY',
-    'VONAGE_SIGNATURE_SECRET',
-    'VONAGE_FROM_NUMBER',
-  ],
-  timeOff: ['HIBOB_SERVICE_USER_ID', 'HIBOB_SERVICE_USER_TOKEN', 'HIBOB_WEBHOOK_SECRET'],
-} as const satisfies Record<keyof LifecycleSwitches, readonly ConfigVariable[]>;
-
-class Reader {
+class Reader implements ConfigVariableReader {
   readonly problems: ConfigProblem[] = [];
   readonly secrets: string[] = [];
   readonly env: Env;
-  constructor(env: Env) {
+  readonly specs: Readonly<Record<string, ConfigVariableSpec>>;
+  constructor(env: Env, specs: Readonly<Record<string, ConfigVariableSpec>>) {
     this.env = env;
+    this.specs = specs;
+  }
+
+  private spec(name: string): ConfigVariableSpec {
+    const spec = this.specs[name];
+    if (!spec) throw new TypeError(`configuration variable ${name} is not declared`);
+    return spec;
   }
 
   /** The trimmed value, or undefined when unset/empty. Malformed values are recorded as problems. */
-  optional(name: ConfigVariable): string | undefined {
-    const spec: VarSpec = VARS[name];
+  optional(name: string): string | undefined {
+    const spec = this.spec(name);
     const raw = this.env[name]?.trim();
     if (raw === undefined || raw === '') return undefined;
-    const value = name === 'VONAGE_PRIVATE_KEY' ? raw.replace(/\\n/g, '\n') : raw;
+    const value = spec.normalize ? spec.normalize(raw) : raw;
     if (spec.secret) this.secrets.push(value);
     const parsed = spec.schema.safeParse(value);
     if (!parsed.success) {
@@ -256,16 +159,16 @@ class Reader {
     return value;
   }
 
-  required(name: ConfigVariable, why = 'is not set'): string {
+  required(name: string, why = 'is not set'): string {
     const value = this.optional(name);
     if (value === undefined && !this.problems.some((p) => p.variable === name)) {
-      this.problems.push({ variable: name, problem: why, purpose: VARS[name].purpose });
+      this.problems.push({ variable: name, problem: why, purpose: this.spec(name).purpose });
     }
     return value ?? '';
   }
 
-  /** all-or-nothing group: returns undefined when none is set; records the missing ones otherwise. */
-  group(names: readonly ConfigVariable[], lifecycle: string): boolean {
+  /** all-or-nothing group: false when none is set; records the missing ones when only some are. */
+  group(names: readonly string[], what: string): boolean {
     const set = names.filter((n) => (this.env[n]?.trim() ?? '') !== '');
     if (set.length === 0) return false;
     if (set.length < names.length) {
@@ -273,7 +176,7 @@ class Reader {
         if (!set.includes(n)) {
           this.required(
             n,
-            `is not set, but ${set.join(', ')} ${set.length === 1 ? 'is' : 'are'} (set all of the ${lifecycle} variables, or none to switch it off)`,
+            `is not set, but ${set.join(', ')} ${set.length === 1 ? 'is' : 'are'} (set all of the ${what} variables, or none to switch it off)`,
           );
         }
       }
@@ -283,7 +186,12 @@ class Reader {
 }
 
 const withSlash = (u: string): string => (u.endsWith('/') ? u : `${u}/`);
-const withoutSlash = (u: string): string => u.replace(/\/+$/, '');
+
+/** `PAGERDUTY_*`: the prefix its credentials share, for messages. */
+const prefixOf = (names: readonly string[]): string => {
+  const prefixes = [...new Set(names.map((n) => n.split('_')[0] ?? n))];
+  return prefixes.map((p) => `${p}_*`).join(', ');
+};
 
 const readStorePart = (r: Reader): StoreConfig => ({
   eventStoreUrl: r.optional('EVENT_STORE_URL') ?? 'sqlite:./data/switchboard.db',
@@ -292,11 +200,17 @@ const readStorePart = (r: Reader): StoreConfig => ({
 });
 
 /**
- * Parses the whole configuration.
+ * Parses the whole configuration: the shared variables, then every lifecycle's slice (by default
+ * every lifecycle Switchboard declares, built or planned).
  * @throws ConfigError naming every missing or malformed variable (never a secret's value).
  */
-export const loadConfig = (env: Env): Config => {
-  const r = new Reader(env);
+export const loadConfig = (
+  env: Env,
+  lifecycles: readonly LifecycleDeclaration[] = ALL_LIFECYCLES,
+): Config => {
+  const specs: Record<string, ConfigVariableSpec> = { ...VARS };
+  for (const l of lifecycles) Object.assign(specs, l.config.variables);
+  const r = new Reader(env, specs);
   const port = Number(r.optional('PORT') ?? '3000');
   const { eventStoreUrl, logLevel, ci } = readStorePart(r);
 
@@ -307,45 +221,23 @@ export const loadConfig = (env: Env): Config => {
   const signingSecret = socketMode ? r.optional('SLACK_SIGNING_SECRET') : r.required('SLACK_SIGNING_SECRET');
   const apiUrl = r.optional('SLACK_API_URL');
 
-  const incidents = r.group(LIFECYCLE_VARIABLES.incidents, 'incidents (PAGERDUTY_*)');
-  const verification = r.group(LIFECYCLE_VARIABLES.verification, 'verification (VONAGE_*)');
-  const timeOff = r.group(LIFECYCLE_VARIABLES.timeOff, 'time-off (HIBOB_*)');
-
-  const pagerduty: PagerDutyConfig | undefined = incidents
-    ? {
-        apiUrl: withoutSlash(r.optional('PAGERDUTY_API_URL') ?? 'https://api.pagerduty.com'),
-        eventsUrl: withoutSlash(r.optional('PAGERDUTY_EVENTS_URL') ?? 'https://events.pagerduty.com'),
-        token: r.required('PAGERDUTY_TOKEN'),
-        webhookSecret: r.required('PAGERDUTY_WEBHOOK_SECRET'),
-      }
-    : undefined;
-  const vonage: VonageConfig | undefined = verification
-    ? {
-        apiUrl: withoutSlash(r.optional('VONAGE_API_URL') ?? 'https://api.nexmo.com'),
-        restUrl: withoutSlash(r.optional('VONAGE_REST_URL') ?? 'https://rest.nexmo.com'),
-        apiKey: r.required('VONAGE_API_KEY'),
-        apiSecret: r.required('VONAGE_API_SECRET'),
-        applicationId: r.required('VONAGE_APPLICATION_ID'),
-        privateKey: r.required('VONAGE_PRIVATE_KEY'),
-        signatureSecret: r.required('VONAGE_SIGNATURE_SECRET'),
-        fromNumber: r.required('VONAGE_FROM_NUMBER').replace(/^\+/, ''),
-      }
-    : undefined;
-  const hibob: HibobConfig | undefined = timeOff
-    ? {
-        apiUrl: withoutSlash(r.optional('HIBOB_API_URL') ?? 'https://api.hibob.com/v1'),
-        serviceUserId: r.required('HIBOB_SERVICE_USER_ID'),
-        serviceUserToken: r.required('HIBOB_SERVICE_USER_TOKEN'),
-        webhookSecret: r.required('HIBOB_WEBHOOK_SECRET'),
-      }
-    : undefined;
-  // URLs of switched-off lifecycles are still checked, so a typo shows up before it matters.
-  const offUrls: ConfigVariable[] = [
-    ...(incidents ? [] : (['PAGERDUTY_API_URL', 'PAGERDUTY_EVENTS_URL'] as const)),
-    ...(verification ? [] : (['VONAGE_API_URL', 'VONAGE_REST_URL'] as const)),
-    ...(timeOff ? [] : (['HIBOB_API_URL'] as const)),
-  ];
-  for (const name of offUrls) r.optional(name);
+  // All or none of each lifecycle's credentials; then the slices of those switched on; then the
+  // other variables of those switched off (URLs), so a typo shows up before it matters.
+  const switches: Record<string, boolean> = {};
+  for (const l of lifecycles) {
+    switches[l.name] = r.group(
+      l.config.credentials,
+      `${l.title.toLowerCase()} (${prefixOf(l.config.credentials)})`,
+    );
+  }
+  const slices: Record<string, unknown> = {};
+  for (const l of lifecycles) if (switches[l.name]) slices[l.name] = l.config.read(r);
+  for (const l of lifecycles) {
+    if (switches[l.name]) continue;
+    for (const name of Object.keys(l.config.variables)) {
+      if (!l.config.credentials.includes(name)) r.optional(name);
+    }
+  }
 
   if (r.problems.length > 0) throw new ConfigError(dedupe(r.problems));
   return {
@@ -359,34 +251,38 @@ export const loadConfig = (env: Env): Config => {
       socketMode,
       apiUrl: apiUrl === undefined ? undefined : withSlash(apiUrl),
     },
-    pagerduty,
-    vonage,
-    hibob,
-    lifecycles: { incidents, verification, timeOff },
+    lifecycles: switches,
+    slices,
     secrets: [...new Set(r.secrets)],
     ci,
   };
 };
 
+/** A switched-on lifecycle's configuration slice, typed; undefined when it is off. */
+export const lifecycleConfig = <C>(
+  config: Config,
+  lifecycle: LifecycleDeclaration<string, C>,
+): C | undefined => config.slices[lifecycle.name] as C | undefined;
+
 /** Only what the store CLI needs: EVENT_STORE_URL and LOG_LEVEL. */
 export const loadStoreConfig = (env: Env): StoreConfig => {
-  const r = new Reader(env);
+  const r = new Reader(env, VARS);
   const part = readStorePart(r);
   if (r.problems.length > 0) throw new ConfigError(dedupe(r.problems));
   return part;
 };
 
 /** One line per switched-off lifecycle, saying which variables would switch it on. */
-export const describeSwitchedOff = (config: Config): string[] => {
-  const names: Record<keyof LifecycleSwitches, string> = {
-    incidents: 'incidents (/incident, /oncall)',
-    verification: 'phone verification (/verify)',
-    timeOff: 'time off (/timeoff, /whosout)',
-  };
-  return (Object.keys(names) as (keyof LifecycleSwitches)[])
-    .filter((k) => !config.lifecycles[k])
-    .map((k) => `${names[k]} is switched off: set ${LIFECYCLE_VARIABLES[k].join(', ')} to switch it on`);
-};
+export const describeSwitchedOff = (
+  config: Config,
+  lifecycles: readonly LifecycleDeclaration[] = ALL_LIFECYCLES,
+): string[] =>
+  lifecycles
+    .filter((l) => !config.lifecycles[l.name])
+    .map(
+      (l) =>
+        `${l.title.toLowerCase()} (${l.slashCommands.join(', ')}) is switched off: set ${l.config.credentials.join(', ')} to switch it on`,
+    );
 
 const dedupe = (problems: readonly ConfigProblem[]): ConfigProblem[] => {
   const byVariable = new Map<string, ConfigProblem>();

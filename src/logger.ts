@@ -3,11 +3,12 @@ import pretty from 'pino-pretty';
 import type { LogLevel } from './config.ts';
 
 /**
- * The one root logger (style.md rule 9). Everything else gets a child:
+ * The one root logger. Everything else gets a child:
  * `logger.child({ commandId, streamId })`, `logger.child({ processorId })`, never bindings built
  * from untrusted input. Errors go under `err`.
  *
- * Two layers keep secrets out (platform-facts T15, X7):
+ * Two layers keep secrets out of every log line, whatever error path wrote it (credentials are
+ * never logged: https://cheatsheetseries.owasp.org/cheatsheets/Logging_Cheat_Sheet.html):
  * 1. pino `redact` censors known keys (tokens, signing secrets, authorization headers,
  *    `response_url`, one-time codes, phone numbers) at any of the first three levels.
  * 2. Every serialised line is scrubbed of the configured secret values and of things shaped like

@@ -8,4 +8,4 @@ export {
   type IncidentViewId,
   incidentActionsBlockId,
   streamIdFromActionsBlockId,
-} from '../../src/slack/blocks/incidentIds.ts';
+} from '../../src/incidents/blocks/incidentIds.ts';

@@ -1,6 +1,12 @@
+import { INCIDENT_USER_COMMANDS } from '../../machines/incident/commands.ts';
 import { commandMetadata, type SlackInput } from '../../src/application/inbox.ts';
 import { asError } from '../../src/core/errors.ts';
-import type { Command, CommandMetadata, JsonObject } from '../../src/core/messages.ts';
+import type { CommandMetadata } from '../../src/core/messages.ts';
+import type {
+  IncidentSlackCommand,
+  IncidentSlackCommandOf,
+  IncidentSlackCommandType,
+} from '../../src/incidents/slackCommands.ts';
 import type { Logger } from '../../src/logger.ts';
 import type { SlackMessage } from '../../src/slack/blocks/format.ts';
 
@@ -14,17 +20,36 @@ export type Ephemeral = Readonly<{
 export const ephemeral = (m: SlackMessage | string): Ephemeral =>
   typeof m === 'string' ? { response_type: 'ephemeral', text: m } : { response_type: 'ephemeral', ...m };
 
-/** A command recorded from a Slack input: deterministic id from the input, Slack context on metadata. */
+/** What a listener says about an incident command: its type and data, less `by` and `asUser`. */
+export type IncidentCommandRequest = {
+  [T in IncidentSlackCommandType]: Readonly<{
+    type: T;
+    data: Omit<IncidentSlackCommandOf<T>['data'], 'by' | 'asUser'>;
+  }>;
+}[IncidentSlackCommandType];
+
+/**
+ * The typed command recorded from a Slack input: deterministic id from the input, Slack context on
+ * metadata, `by` = the acting Slack user, and `asUser: null` on user commands (the enricher fills it
+ * from the people directory; see src/incidents/slackCommands.ts).
+ *
+ * @example
+ * slackCommand(input, { type: 'AcknowledgeIncident', data: { streamId } });
+ */
 export const slackCommand = (
   input: SlackInput,
-  type: string,
-  data: Record<string, unknown>,
+  request: IncidentCommandRequest,
   overrides: Partial<CommandMetadata> = {},
-): Command => ({
-  type,
-  data: JSON.parse(JSON.stringify(data)) as JsonObject,
-  metadata: commandMetadata(input, 0, overrides),
-});
+): IncidentSlackCommand => {
+  const metadata = commandMetadata(input, 0, overrides);
+  const pending = INCIDENT_USER_COMMANDS.has(request.type) ? { asUser: null } : {};
+  // The spread keeps `request.data`'s fields; only `by` and `asUser` are added.
+  return {
+    type: request.type,
+    data: { ...request.data, by: metadata.actor, ...pending },
+    metadata,
+  } as IncidentSlackCommand;
+};
 
 type AckFn = (body?: Ephemeral) => Promise<void>;
 type RespondFn = (body: Ephemeral) => Promise<unknown>;

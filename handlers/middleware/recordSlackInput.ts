@@ -1,28 +1,22 @@
-import type { AllMiddlewareArgs, AnyMiddlewareArgs, Middleware } from '@slack/bolt';
-import type { Inbox, SlackInput } from '../../src/application/inbox.ts';
-import type { LifecycleSwitches } from '../../src/config.ts';
+import type { AnyMiddlewareArgs, Middleware } from '@slack/bolt';
+import type { Inbox } from '../../src/application/inbox.ts';
 import type { Clock } from '../../src/core/clock.ts';
 import { asError, hasCode } from '../../src/core/errors.ts';
 import { ACK_STATE_KEY, type AckState } from '../../src/http/slackApp.ts';
 import type { Logger } from '../../src/logger.ts';
-import { COMMAND_LIFECYCLE, replies } from '../replies.ts';
-import { buildSlackInput } from './slackInput.ts';
+import { type CommandOwner, replies } from '../replies.ts';
+import { buildSlackInput, SLACK_INPUT_KEY } from './slackInput.ts';
 
-/** Where listeners find the input this middleware built: `context.slackInput`. */
-export const SLACK_INPUT_KEY = 'slackInput';
-
-/** Reads the SlackInput the recording middleware put on Bolt's context. */
-export const slackInputOf = (context: AllMiddlewareArgs['context']): SlackInput => {
-  const input = context[SLACK_INPUT_KEY] as SlackInput | undefined;
-  if (!input) throw new Error('no SlackInput on context: is recordSlackInputs() registered first?');
-  return input;
-};
+export { SLACK_INPUT_KEY, slackInputOf } from './slackInput.ts';
 
 export type RecordSlackInputsDeps = Readonly<{
   inbox: Inbox;
   clock: Clock;
   logger: Logger;
-  lifecycles: LifecycleSwitches;
+  /** Slash command → the lifecycle that owns it (built or planned) and whether it is on. */
+  commandOwners: ReadonlyMap<string, CommandOwner>;
+  /** Each lifecycle's main command (`/incident`), suggested to someone who typed an unknown one. */
+  helpCommands?: readonly string[];
   /** action_ids whose values are secrets (one-time codes): stored as `[Redacted]`. */
   sensitiveActionIds?: ReadonlySet<string>;
 }>;
@@ -42,7 +36,7 @@ const ackOf = (args: AnyMiddlewareArgs): AckFn | undefined =>
  *    "nothing happened, try again" and rethrows, so events get a 5xx and Slack redelivers.
  */
 export const recordSlackInputs = (deps: RecordSlackInputsDeps): Middleware<AnyMiddlewareArgs> => {
-  const { inbox, clock, logger, lifecycles } = deps;
+  const { inbox, clock, logger, commandOwners } = deps;
   return async (args) => {
     const { body, context, next } = args;
     const input = buildSlackInput(body as Record<string, unknown>, {
@@ -72,10 +66,10 @@ export const recordSlackInputs = (deps: RecordSlackInputsDeps): Middleware<AnyMi
         }
         return;
       }
-      const lifecycle = input.inputKind === 'slash_command' ? COMMAND_LIFECYCLE[input.name] : undefined;
-      const off = lifecycle !== undefined && !lifecycles[lifecycle];
+      const owner = input.inputKind === 'slash_command' ? commandOwners.get(input.name) : undefined;
+      const off = owner !== undefined && !owner.on;
       const rejection = off
-        ? { code: 'SB_UNHANDLED' as const, message: `${lifecycle} lifecycle is switched off` }
+        ? { code: 'SB_UNHANDLED' as const, message: `${owner.lifecycle} lifecycle is switched off` }
         : { code: 'SB_UNHANDLED' as const, message: `no listener handles ${input.inputKind} ${input.name}` };
       const receipt = await inbox.accept({ input, rejection });
       if (!receipt.deduplicated) {
@@ -84,9 +78,9 @@ export const recordSlackInputs = (deps: RecordSlackInputsDeps): Middleware<AnyMi
       if (!needsAck()) return;
       if (input.inputKind === 'slash_command') {
         await ack?.(
-          lifecycle !== undefined && off
-            ? replies.lifecycleOff(input.name, lifecycle)
-            : replies.unknownCommand(input.name),
+          owner !== undefined && off
+            ? replies.lifecycleOff(input.name, owner)
+            : replies.unknownCommand(input.name, deps.helpCommands),
         );
       } else if (input.inputKind === 'options') {
         await ack?.({ options: [] });

@@ -1,9 +1,10 @@
+import type { AllMiddlewareArgs } from '@slack/bolt';
 import { type SlackInput, slackInboxEventId, slackInputKind } from '../../src/application/inbox.ts';
 import { newId } from '../../src/core/ids.ts';
 import type { JsonObject } from '../../src/core/messages.ts';
 
 /**
- * Builds the SlackInput record of one Slack request body (design decision: one record per input,
+ * Builds the SlackInput record of one Slack request body (one record per input,
  * appended before ack). Pure: time and retry headers come in as arguments.
  *
  * `sensitiveActionIds`: inputs whose values must not be stored in clear (a one-time code typed
@@ -16,6 +17,16 @@ export type SlackInputMeta = Readonly<{
   retryReason?: string | undefined;
   sensitiveActionIds?: ReadonlySet<string>;
 }>;
+
+/** Where listeners find the input the recording middleware built: `context.slackInput`. */
+export const SLACK_INPUT_KEY = 'slackInput';
+
+/** Reads the SlackInput the recording middleware (recordSlackInput.ts) put on Bolt's context. */
+export const slackInputOf = (context: AllMiddlewareArgs['context']): SlackInput => {
+  const input = context[SLACK_INPUT_KEY] as SlackInput | undefined;
+  if (!input) throw new Error('no SlackInput on context: is recordSlackInputs() registered first?');
+  return input;
+};
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj | undefined =>

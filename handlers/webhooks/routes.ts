@@ -13,7 +13,7 @@ import { type Route, sendJson } from '../../src/http/server.ts';
 import type { Logger } from '../../src/logger.ts';
 
 /**
- * Route plumbing for vendor webhooks on the main port (design.md "HTTP surface"). Each lifecycle
+ * Route plumbing for vendor webhooks on the main port. Each lifecycle
  * brings a WebhookVerifier for its vendor; this module turns it into a route with the answer
  * rules every vendor gets:
  *

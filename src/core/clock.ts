@@ -1,5 +1,6 @@
 /**
- * Time is read at the edge and carried on commands (design.md "Time is data"). Everything that
+ * Time is data: it is read at the edge and carried on commands (`metadata.now`), and timers are
+ * recorded events, so deciders stay pure and replays decide the same. Everything that
  * needs the current time takes a Clock, so tests pass a fixed or manual one.
  */
 export type Clock = { now(): Date };

@@ -1,5 +1,5 @@
 /**
- * Coded errors (style.md rule 8). Callers branch on `code`, never on message text.
+ * Coded errors. Callers branch on `code`, never on message text.
  * Adapters translate vendor errors (KurrentDB, undici, Slack) into these at the boundary.
  *
  * @example

@@ -16,7 +16,7 @@ const formatUuid = (bytes: Buffer): string => {
 
 /**
  * RFC 9562 UUIDv5 (SHA-1, name-based): the same name always gives the same id, so a redelivered
- * Slack request or webhook maps to the same event id and the store dedupes it (style.md rule 6).
+ * Slack request or webhook maps to the same event id and the store dedupes it.
  *
  * @example uuidv5('slack:command:' + triggerId) // stable across Slack retries
  */

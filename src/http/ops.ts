@@ -4,7 +4,7 @@ import { type Metrics, PROMETHEUS_CONTENT_TYPE } from '../metrics.ts';
 import { type Route, sendJson } from './server.ts';
 
 /**
- * Health, readiness and metrics (design.md "HTTP surface"):
+ * Health, readiness and metrics, on the main port:
  * - `GET /healthz`: the process is alive and serving (liveness; no dependencies checked).
  * - `GET /readyz`: every readiness probe passes (the store is open, processors are within lag):
  *   200 or 503, with each probe's result as JSON.

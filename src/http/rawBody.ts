@@ -12,7 +12,7 @@ export class BodyTooLargeError extends Error {
 
 /**
  * Reads the raw request body, exactly as sent (signatures are computed over these bytes, never a
- * re-serialisation: platform-facts S12). Refuses early on a declared Content-Length over the limit
+ * re-serialisation: https://api.slack.com/authentication/verifying-requests-from-slack). Refuses early on a declared Content-Length over the limit
  * and stops reading once the limit is passed.
  */
 export const readRawBody = (req: IncomingMessage, limit: number): Promise<Buffer> =>

@@ -5,7 +5,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 
 /**
- * The one HTTP server on PORT (design.md "HTTP surface"): Slack's `/slack/events`, the vendor
+ * The one HTTP server on PORT: Slack's `/slack/events`, the vendor
  * webhooks, and the ops endpoints, all as routes on a plain `node:http` server. No framework:
  * routes are exact paths, and each route reads its own raw body (signatures need the bytes).
  *

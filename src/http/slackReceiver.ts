@@ -12,10 +12,11 @@ import { type Route, sendJson } from './server.ts';
 
 /**
  * Bolt receiver for signed HTTP requests at `POST /slack/events`, mounted on our own server.
- * Transport only (bolt-js AGENTS.md rule 7): read the raw body, refuse what is not from Slack,
- * build the ReceiverEvent, write the ack.
+ * Transport only (what an input means is for middleware and listeners): read the raw body, refuse
+ * what is not from Slack, build the ReceiverEvent, write the ack.
  *
- * Refused with 401 before Bolt sees anything (nothing is stored, platform-facts T8):
+ * Refused with 401 before Bolt sees anything, so nothing of a forged or replayed request is parsed
+ * or stored:
  * - missing or malformed `X-Slack-Request-Timestamp` / `X-Slack-Signature`;
  * - a timestamp more than 5 minutes in the FUTURE (checked here: Bolt only refuses old ones);
  * - a timestamp more than 5 minutes old, or a wrong signature (HMAC-SHA256 over

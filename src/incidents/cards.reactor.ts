@@ -9,8 +9,8 @@ import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts
 import { backoffDelayMs, retryAfterMsOf, shouldRetry } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
-import { incidentCard } from '../slack/blocks/incidentCard.ts';
-import { type IncidentView, toIncidentView } from '../slack/blocks/incidentView.ts';
+import { incidentCard } from './blocks/incidentCard.ts';
+import { type IncidentView, toIncidentView } from './blocks/incidentView.ts';
 import { foldIncidentHistory, readIncidentState } from './incidentState.ts';
 import type { SlackUserOf } from './pagerdutyMapping.ts';
 
@@ -22,7 +22,9 @@ import type { SlackUserOf } from './pagerdutyMapping.ts';
  * channels that should have one and do not (the channel a trigger came from, and channels
  * subscribed to the incident's service), recording `RecordIncidentCardPosted` / `…Updated`.
  *
- * Coalescing (platform-facts §8.4, T6, T7): `chat.update` is Tier 3 (about 50 a minute), so when
+ * Coalescing: `chat.update` is Tier 3, about 50 calls a minute per workspace
+ * (https://api.slack.com/methods/chat.update), so a storm of changes must not become a storm of
+ * updates. When
  * several events of one incident are waiting, only the newest is rendered (last writer wins): an
  * event that is not the newest renderable one in its stream is skipped, because the newer one will
  * be delivered and render everything. A rate-limited call waits for Slack's `Retry-After` (the

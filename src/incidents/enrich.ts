@@ -1,21 +1,35 @@
-import { INCIDENT_USER_COMMANDS } from '../../machines/incident/commands.ts';
+import type {
+  AcknowledgeIncident,
+  AddIncidentNote,
+  EscalateIncident,
+  ReassignIncident,
+  RecordIncidentWebhook,
+  ResolveIncident,
+  TriggerIncident,
+} from '../../machines/incident/commands.ts';
 import type { Assignee, ServiceRef, UpstreamUser } from '../../machines/incident/events.ts';
+import type { IncidentRoutingCommand } from '../../machines/incidentRouting/commands.ts';
 import { ChatOpsError, isChatOpsError, ValidationError } from '../core/errors.ts';
-import type { Command, JsonObject } from '../core/messages.ts';
+import { type Command, exhaustive } from '../core/messages.ts';
+import type { Enrich } from '../lifecycles/lifecycle.ts';
+import type { IdentityResolver } from '../people/identity.ts';
 import { shouldRetry } from '../processors/retryPolicy.ts';
 import type { ProcessorContext } from '../processors/runner.ts';
-import type { IdentityResolver } from './identity.ts';
 import type { IncidentReadModels } from './readModels.projection.ts';
 import type { ServiceDirectory } from './services.ts';
 import { toServiceRef } from './services.ts';
+import type { IncidentSlackCommand, IncidentSlackCommandType } from './slackCommands.ts';
 
 /**
  * The inbox dispatcher's enrichment step for incident commands: fills in what the Slack edge could
  * not know within 3 s, right before the command reaches the decider.
  *
+ * The edge records typed commands (slackCommands.ts) with these fields pending; this step turns each
+ * into the machine's command:
  * - The acting user: `by` is the command's actor (the Slack user who clicked or typed) and
- *   `asUser` their incident-service user, mapped by email (identity.ts). Whatever the edge
- *   recorded there is overwritten: `From` never comes from a payload (platform-facts T11).
+ *   `asUser` their incident-service user, mapped by email through the people directory
+ *   (src/people/identity.ts). Whatever the edge recorded there is overwritten: `From` never comes
+ *   from a payload, so nobody can act as someone else by editing a button value or form.
  * - Reassignment targets picked in Slack → their incident-service users.
  * - Services named in `/incident trigger` and `/incident subscribe` → `{ id, name }`.
  * - Note webhooks (no incident key in the payload) → the stream, from the incident index after
@@ -37,8 +51,6 @@ export type IncidentEnricherDeps = Readonly<{
   giveUpAfter?: number;
 }>;
 
-type Data = Record<string, unknown>;
-
 const str = (v: unknown): string | undefined =>
   typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
 
@@ -53,9 +65,36 @@ export const unquoteTitle = (title: string): string => {
   return inner !== '' ? inner : t;
 };
 
-export const createIncidentEnricher = (
-  deps: IncidentEnricherDeps,
-): ((command: Command, ctx: ProcessorContext) => Promise<Command>) => {
+/** An incident command about an existing incident, as the routes take it (see routes.ts). */
+type OnIncident<C extends Command> = Command<C['type'], C['data'] & Readonly<{ streamId: string }>>;
+
+/** What the enricher hands the incident and routing deciders. */
+export type EnrichedIncidentCommand =
+  | TriggerIncident
+  | OnIncident<AcknowledgeIncident>
+  | OnIncident<ResolveIncident>
+  | OnIncident<EscalateIncident>
+  | OnIncident<ReassignIncident>
+  | OnIncident<AddIncidentNote>
+  | IncidentRoutingCommand
+  | RecordIncidentWebhook;
+
+const SLACK_COMMAND_TYPES: ReadonlySet<string> = new Set<IncidentSlackCommandType>([
+  'TriggerIncident',
+  'AcknowledgeIncident',
+  'ResolveIncident',
+  'EscalateIncident',
+  'ReassignIncident',
+  'AddIncidentNote',
+  'SubscribeChannelToIncidents',
+  'UnsubscribeChannelFromIncidents',
+]);
+
+/** A recorded command the Slack edge built (its type says so; its data is what the edge recorded). */
+const isSlackCommand = (command: Command): command is IncidentSlackCommand & Command =>
+  SLACK_COMMAND_TYPES.has(command.type);
+
+export const createIncidentEnricher = (deps: IncidentEnricherDeps): Enrich => {
   const giveUpAfter = deps.giveUpAfter ?? 4;
 
   const unavailable = (error: unknown, what: string): ChatOpsError => {
@@ -81,16 +120,22 @@ export const createIncidentEnricher = (
     }
   };
 
+  type ServiceNamed = Readonly<{
+    service?: Readonly<{ id: string; name: string | null }> | null;
+    serviceQuery?: string | null;
+    serviceAndTitle?: string | null;
+  }>;
+
   const service = async (
     ctx: ProcessorContext,
-    d: Data,
+    d: ServiceNamed,
   ): Promise<{ service: ServiceRef; title?: string }> => {
     const combined = str(d.serviceAndTitle);
     if (combined !== undefined) {
       const { service: s, rest } = await lookup(ctx, 'service', () => deps.services.split(combined));
       return { service: toServiceRef(s), title: rest };
     }
-    const given = d.service as { id?: unknown; name?: unknown } | null | undefined;
+    const given = d.service;
     const query = str(d.serviceQuery) ?? str(given?.id);
     if (query === undefined) {
       throw new ValidationError('Which service? Name one, e.g. `/incident subscribe Payments API`.', {
@@ -107,65 +152,81 @@ export const createIncidentEnricher = (
   const asUser = (ctx: ProcessorContext, slackUserId: string): Promise<UpstreamUser> =>
     lookup(ctx, 'identity', () => deps.identity.resolve(slackUserId));
 
-  return async (command, ctx) => {
-    const d = { ...(command.data as Data) };
-    const actor = command.metadata.actor;
-
-    if (INCIDENT_USER_COMMANDS.has(command.type)) {
-      d.by = actor;
-      d.asUser = await asUser(ctx, actor);
-      if (command.type === 'TriggerIncident') {
-        const resolved = await service(ctx, d);
-        d.service = resolved.service;
-        if (resolved.title !== undefined) d.title = resolved.title;
-        if (typeof d.title === 'string') d.title = unquoteTitle(d.title);
-        if (!str(d.title)) {
+  const enrichSlackCommand = async (
+    command: IncidentSlackCommand,
+    ctx: ProcessorContext,
+  ): Promise<EnrichedIncidentCommand> => {
+    // Who acts is the command's actor (the Slack user who clicked or typed), never the payload.
+    const by = command.metadata.actor;
+    const { metadata } = command;
+    switch (command.type) {
+      case 'TriggerIncident': {
+        const user = await asUser(ctx, by);
+        const { serviceQuery: _q, serviceAndTitle: _st, ...rest } = command.data;
+        const resolved = await service(ctx, command.data);
+        const title = unquoteTitle(resolved.title ?? command.data.title ?? '');
+        if (!str(title)) {
           throw new ValidationError('Say what is broken: `/incident trigger <service> <title>`.', {
             details: { reason: 'no_title' },
           });
         }
-        delete d.serviceAndTitle;
-        delete d.serviceQuery;
+        return {
+          type: command.type,
+          data: { ...rest, by, asUser: user, service: resolved.service, title },
+          metadata,
+        };
       }
-      if (command.type === 'ReassignIncident') {
-        const picked = Array.isArray(d.assignees) ? (d.assignees as { slackUserId?: unknown }[]) : [];
+      // One case each, so each keeps its own data type.
+      case 'AcknowledgeIncident':
+        return { ...command, data: { ...command.data, by, asUser: await asUser(ctx, by) } };
+      case 'ResolveIncident':
+        return { ...command, data: { ...command.data, by, asUser: await asUser(ctx, by) } };
+      case 'EscalateIncident':
+        return { ...command, data: { ...command.data, by, asUser: await asUser(ctx, by) } };
+      case 'AddIncidentNote':
+        return { ...command, data: { ...command.data, by, asUser: await asUser(ctx, by) } };
+      case 'ReassignIncident': {
+        const user = await asUser(ctx, by);
         const assignees: Assignee[] = [];
-        for (const a of picked) {
+        for (const a of Array.isArray(command.data.assignees) ? command.data.assignees : []) {
           const slackUserId = str(a.slackUserId);
           if (!slackUserId) continue;
-          const user = await lookup(ctx, 'identity', () =>
+          const target = await lookup(ctx, 'identity', () =>
             deps.identity.resolve(slackUserId, { kind: 'target', slackUserId }),
           );
-          assignees.push({ id: user.id, name: user.name, slackUserId });
+          assignees.push({ id: target.id, name: target.name, slackUserId });
         }
         if (assignees.length === 0) {
           throw new ValidationError('Who should take it? Pick someone: `/incident reassign <id> @user`.', {
             details: { reason: 'no_assignee' },
           });
         }
-        d.assignees = assignees;
+        return { type: command.type, data: { ...command.data, by, asUser: user, assignees }, metadata };
       }
-    } else if (
-      command.type === 'SubscribeChannelToIncidents' ||
-      command.type === 'UnsubscribeChannelFromIncidents'
-    ) {
-      d.by = actor;
-      d.service = (await service(ctx, d)).service;
-      delete d.serviceQuery;
-    } else if (
-      command.type === 'RecordIncidentWebhook' &&
-      d.incident === null &&
-      str(d.streamId) === undefined
-    ) {
+      case 'SubscribeChannelToIncidents':
+      case 'UnsubscribeChannelFromIncidents': {
+        const { serviceQuery: _q, ...rest } = command.data;
+        const resolved = (await service(ctx, command.data)).service;
+        return { type: command.type, data: { ...rest, by, service: resolved }, metadata };
+      }
+      default:
+        return exhaustive(command, 'incident Slack command');
+    }
+  };
+
+  return async (command, ctx) => {
+    if (isSlackCommand(command)) return enrichSlackCommand(command, ctx);
+    // Note webhooks (no incident in the payload) → the stream, from the incident index after
+    // catching it up (read-your-writes).
+    const d = command.data as Readonly<{ incident?: unknown; streamId?: unknown; incidentId?: unknown }>;
+    if (command.type === 'RecordIncidentWebhook' && d.incident === null && str(d.streamId) === undefined) {
       const incidentId = str(d.incidentId);
       if (incidentId) {
         await deps.readModels.catchUp();
         const streamId = deps.readModels.streamForUpstreamId(incidentId);
-        if (streamId) d.streamId = streamId;
+        if (streamId) return { ...command, data: { ...command.data, streamId } };
       }
-    } else {
-      return command;
     }
-    return { ...command, data: d as JsonObject };
+    return command;
   };
 };

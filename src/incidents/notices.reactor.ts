@@ -7,8 +7,8 @@ import { abortableSleep } from '../processors/abortableSleep.ts';
 import { retryAfterMsOf } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { escapeMrkdwn, mention, type SlackMessage, truncate } from '../slack/blocks/format.ts';
-import { incidentLabel } from '../slack/blocks/incidentCard.ts';
-import { toIncidentView } from '../slack/blocks/incidentView.ts';
+import { incidentLabel } from './blocks/incidentCard.ts';
+import { toIncidentView } from './blocks/incidentView.ts';
 import { readIncidentState } from './incidentState.ts';
 
 /**

@@ -45,7 +45,7 @@ export const upstreamIncidentFromRest = (
   htmlUrl: pd.html_url ?? null,
   createdAt: pd.created_at,
   incidentKey: pd.incident_key ?? null,
-  // The REST incident object has no escalation level (upstreams.md §2.2).
+  // The REST incident object (GET/PUT /incidents/{id}) carries no escalation level; only updates take one.
   escalationLevel: null,
   resolveReason: resolveReasonText((pd as { resolve_reason?: unknown }).resolve_reason),
 });

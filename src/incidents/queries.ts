@@ -1,5 +1,6 @@
 import { isChatOpsError } from '../core/errors.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
+import type { IdentityResolver } from '../people/identity.ts';
 import {
   escapeMrkdwn,
   formatTime,
@@ -12,20 +13,19 @@ import {
   type SlackMessage,
   truncate,
 } from '../slack/blocks/format.ts';
-import { incidentCard } from '../slack/blocks/incidentCard.ts';
-import { incidentList } from '../slack/blocks/incidentList.ts';
-import type { ServiceOption } from '../slack/blocks/incidentModals.ts';
-import { incidentTimeline, toTimelineEntries } from '../slack/blocks/incidentTimeline.ts';
-import { type IncidentView, toIncidentView } from '../slack/blocks/incidentView.ts';
 import type { PagerDutyClient, PagerDutyOnCall } from '../upstream/pagerduty.ts';
+import { incidentCard } from './blocks/incidentCard.ts';
+import { incidentList } from './blocks/incidentList.ts';
+import type { ServiceOption } from './blocks/incidentModals.ts';
+import { incidentTimeline, toTimelineEntries } from './blocks/incidentTimeline.ts';
+import { type IncidentView, toIncidentView } from './blocks/incidentView.ts';
 import { withSlackUsers } from './cards.reactor.ts';
-import type { IdentityResolver } from './identity.ts';
 import { readIncidentState } from './incidentState.ts';
 import type { IncidentReadModels } from './readModels.projection.ts';
 import type { ServiceDirectory } from './services.ts';
 
 /**
- * What the incident handlers may ask (style.md rule 4: handlers never touch the store or an
+ * What the incident handlers may ask (handlers translate; they never touch the store or an
  * upstream; they get these functions). Every answer is a Slack message ready to send.
  *
  * @example

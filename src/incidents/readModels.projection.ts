@@ -1,7 +1,7 @@
 import { INCIDENT_ROUTING_STREAM_PREFIX } from '../../machines/incidentRouting/streams.ts';
 import type { EventFilter, EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
+import { PERSON_EVENT_TYPES, PERSON_STREAM_PREFIX, upcastPersonEvent } from '../people/events.ts';
 import type { Processor } from '../processors/runner.ts';
-import { IDENTITY_STREAM_PREFIX, SLACK_USER_MAPPED, type SlackUserMappedData } from './identity.ts';
 
 /**
  * The incident lifecycle's read models, in memory:
@@ -10,8 +10,9 @@ import { IDENTITY_STREAM_PREFIX, SLACK_USER_MAPPED, type SlackUserMappedData } f
  * - incidents by phase (triggering, open, resolved, not created) with their service, for
  *   `/incident list` and for routing cards to subscribed channels;
  * - channel subscriptions per service (`incidentRouting-<service>`);
- * - identities: Slack user ↔ incident-service user (`identity-<slackUserId>`), so cards mention
- *   people the incident service names.
+ * - people: Slack user ↔ incident-service user (the people directory's `identity-<slackUserId>`
+ *   links for `system: 'incidents'`, old `SlackUserMapped` events upcast), so cards mention people
+ *   the incident service names.
  *
  * In memory and rebuilt from the store on every start (processor `incident-read-models`, no
  * checkpoint): at one team's scale that is a few thousand small events read in milliseconds, and
@@ -51,11 +52,11 @@ const TYPES = [
   'IncidentUpstreamCallFailed',
   'IncidentChannelSubscribed',
   'IncidentChannelUnsubscribed',
-  SLACK_USER_MAPPED,
+  ...PERSON_EVENT_TYPES,
 ];
 
 export const INCIDENT_READ_MODEL_FILTER: EventFilter = {
-  streamPrefixes: ['incident-', INCIDENT_ROUTING_STREAM_PREFIX, IDENTITY_STREAM_PREFIX],
+  streamPrefixes: ['incident-', INCIDENT_ROUTING_STREAM_PREFIX, PERSON_STREAM_PREFIX],
   eventTypes: TYPES,
 };
 
@@ -74,7 +75,6 @@ export type IncidentReadModels = Readonly<{
   subscriptionsOfChannel(channel: string): Subscription[];
   /** The Slack user we know for an incident-service user id, or null. */
   slackUserOf(upstreamUserId: string): string | null;
-  identityOf(slackUserId: string): SlackUserMappedData | undefined;
 }>;
 
 export const createIncidentReadModels = (deps: Readonly<{ store: EventStore }>): IncidentReadModels => {
@@ -84,7 +84,8 @@ export const createIncidentReadModels = (deps: Readonly<{ store: EventStore }>):
   const byNumber = new Map<number, string>();
   const incidents = new Map<string, IncidentRow>();
   const subscriptions = new Map<string, Map<string, Subscription>>();
-  const identities = new Map<string, SlackUserMappedData>();
+  /** Slack user → their incident-service user id, and back. */
+  const upstreamBySlack = new Map<string, string>();
   const slackByUpstream = new Map<string, string>();
 
   const setRow = (streamId: string, position: bigint, patch: Partial<IncidentRow>): void => {
@@ -105,15 +106,19 @@ export const createIncidentReadModels = (deps: Readonly<{ store: EventStore }>):
     applied = e.position;
     const d = e.data as Record<string, unknown>;
     const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-    if (e.streamId.startsWith(IDENTITY_STREAM_PREFIX)) {
-      if (e.type !== SLACK_USER_MAPPED) return;
-      const m = e.data as unknown as SlackUserMappedData;
-      const previous = identities.get(m.slackUserId);
-      if (previous && slackByUpstream.get(previous.pagerDutyUserId) === m.slackUserId) {
-        slackByUpstream.delete(previous.pagerDutyUserId);
+    if (e.streamId.startsWith(PERSON_STREAM_PREFIX)) {
+      const fact = upcastPersonEvent(e);
+      if (fact?.data.system !== 'incidents') return;
+      const { slackUserId, externalId } = fact.data;
+      const previous = upstreamBySlack.get(slackUserId);
+      if (previous !== undefined && slackByUpstream.get(previous) === slackUserId) {
+        slackByUpstream.delete(previous);
       }
-      identities.set(m.slackUserId, m);
-      slackByUpstream.set(m.pagerDutyUserId, m.slackUserId);
+      upstreamBySlack.delete(slackUserId);
+      if (fact.type === 'PersonLinked') {
+        upstreamBySlack.set(slackUserId, externalId);
+        slackByUpstream.set(externalId, slackUserId);
+      }
       return;
     }
     if (e.streamId.startsWith(INCIDENT_ROUTING_STREAM_PREFIX)) {
@@ -210,6 +215,5 @@ export const createIncidentReadModels = (deps: Readonly<{ store: EventStore }>):
     subscriptionsOfChannel: (channel) =>
       [...subscriptions.values()].flatMap((m) => [...m.values()].filter((s) => s.channel === channel)),
     slackUserOf: (upstreamUserId) => slackByUpstream.get(upstreamUserId) ?? null,
-    identityOf: (slackUserId) => identities.get(slackUserId),
   };
 };

@@ -18,7 +18,8 @@ import type { Command } from '../core/messages.ts';
  *
  * Commands about an existing incident carry the stream id in `data.streamId` (a button's value, a
  * resolved `/incident ack 42`, a reactor's own record). It is checked to be an incident stream, so
- * a tampered button value cannot reach any other stream (platform-facts T11). A trigger's stream
+ * a tampered button value cannot reach any other stream (nor act as anyone: who acts comes from
+ * the command's actor, see enrich.ts). A trigger's stream
  * is derived from its own command id (`incidentStreamIdForRequest`); a webhook's from its payload
  * (`incidentStreamIdForUpstream`), or from the incident index for note webhooks, which carry only
  * an incident reference (the enrichment step fills `data.streamId` for those).

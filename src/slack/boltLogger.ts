@@ -2,7 +2,7 @@ import type { Logger as SlackLogger, LogLevel as SlackLogLevel } from '@slack/lo
 import type { Logger } from '../logger.ts';
 
 /**
- * Bolt and @slack/web-api log through this adapter into our pino logger (style.md rule 9), so
+ * Bolt and @slack/web-api log through this adapter into our pino logger, so
  * their lines are JSON, bound to `component`, and pass through the same redaction.
  * Their `(...msg)` arguments are joined into one message; an Error among them goes under `err`.
  *

@@ -14,14 +14,15 @@ type WebClientOptions = webApi.WebClientOptions;
 
 /**
  * The Slack Web API client, configured from config (SLACK_API_URL points it at a fake) with a
- * bounded retry policy instead of the SDK's default of 10 retries over ~30 minutes
- * (platform-facts R10, §8.6):
+ * bounded retry policy instead of the SDK's default of about 10 retries over about 30 minutes,
+ * which can hold a worker for half an hour
+ * (https://docs.slack.dev/tools/node-slack-sdk/reference/web-api/variables/retryPolicies):
  * - 5xx and network failures: at most `retries` quick retries inside one call (capped backoff);
  * - 429: waits `Retry-After` and retries once when that is at most `maxInlineWaitMs`; otherwise
  *   fails at once with SB_UPSTREAM_RATE_LIMITED carrying `details.retryAfterMs`, so the caller (a
  *   processor) records the failure and schedules a durable retry instead of holding a worker;
  * - Slack's own `ok: false` errors are not retried.
- * Errors come out as ChatOpsError (style.md rule 8) with `details.slackError` (e.g.
+ * Errors come out as ChatOpsError (src/core/errors.ts) with `details.slackError` (e.g.
  * `expired_trigger_id`) and the SDK error as `cause`. Each call counts in
  * `switchboard_upstream_calls_total{service="slack"}`; each retry in `switchboard_upstream_retries_total`.
  *

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, describeSwitchedOff, loadConfig, loadStoreConfig } from '../../src/config.ts';
+import {
+  ConfigError,
+  describeSwitchedOff,
+  lifecycleConfig,
+  loadConfig,
+  loadStoreConfig,
+} from '../../src/config.ts';
+import { incidents } from '../../src/incidents/module.ts';
+import { verification } from '../../src/lifecycles/planned.ts';
 
 const slack = {
   SLACK_BOT_TOKEN: 'xoxb-1-secret-bot-token',
@@ -24,7 +32,7 @@ describe('loadConfig', () => {
     expect(config.logLevel).toBe('info');
     expect(config.slack).toMatchObject({ socketMode: false, apiUrl: undefined, appToken: undefined });
     expect(config.lifecycles).toEqual({ incidents: false, verification: false, timeOff: false });
-    expect(config.pagerduty).toBeUndefined();
+    expect(lifecycleConfig(config, incidents)).toBeUndefined();
     expect(describeSwitchedOff(config)).toHaveLength(3);
     expect(describeSwitchedOff(config)[0]).toContain('PAGERDUTY_TOKEN');
   });
@@ -71,7 +79,7 @@ describe('loadConfig', () => {
       PAGERDUTY_WEBHOOK_SECRET: 'pd-whsec-123',
     });
     expect(config.lifecycles.incidents).toBe(true);
-    expect(config.pagerduty).toEqual({
+    expect(lifecycleConfig(config, incidents)).toEqual({
       apiUrl: 'https://api.pagerduty.com',
       eventsUrl: 'https://events.pagerduty.com',
       token: 'pd-token-123456',
@@ -99,9 +107,11 @@ describe('loadConfig', () => {
       VONAGE_FROM_NUMBER: '+15550001111',
       VONAGE_API_URL: 'http://127.0.0.1:4000/',
     });
-    expect(config.vonage?.privateKey).toBe('-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----');
-    expect(config.vonage?.fromNumber).toBe('15550001111');
-    expect(config.vonage?.apiUrl).toBe('http://127.0.0.1:4000');
+    expect(lifecycleConfig(config, verification)?.privateKey).toBe(
+      '-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----',
+    );
+    expect(lifecycleConfig(config, verification)?.fromNumber).toBe('15550001111');
+    expect(lifecycleConfig(config, verification)?.apiUrl).toBe('http://127.0.0.1:4000');
     expect(config.lifecycles.verification).toBe(true);
   });
 

@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { COMMAND_LIFECYCLE } from '../../handlers/replies.ts';
 import { SLACK_EVENTS_PATH } from '../../src/http/slackReceiver.ts';
+import { ALL_LIFECYCLES, LIFECYCLES } from '../../src/lifecycles/index.ts';
+import { PLANNED_LIFECYCLES } from '../../src/lifecycles/planned.ts';
 
 type Manifest = {
   features: {
@@ -23,8 +24,21 @@ const manifest = parse(readFileSync(join(import.meta.dirname, '../../manifest.ym
 describe('manifest.yml', () => {
   it('declares exactly the slash commands the handlers know', () => {
     expect(manifest.features.slash_commands.map((c) => c.command).sort()).toEqual(
-      Object.keys(COMMAND_LIFECYCLE).sort(),
+      ALL_LIFECYCLES.flatMap((l) => l.slashCommands).sort(),
     );
+  });
+
+  it('declares every lifecycle module’s commands, each owned by exactly one module (built or planned)', () => {
+    const declared = new Set(manifest.features.slash_commands.map((c) => c.command));
+    for (const module of [...LIFECYCLES, ...PLANNED_LIFECYCLES]) {
+      for (const command of module.slashCommands) {
+        expect(declared.has(command), `${module.name} owns ${command}; manifest.yml lacks it`).toBe(true);
+      }
+    }
+    for (const command of declared) {
+      const owners = ALL_LIFECYCLES.filter((l) => l.slashCommands.includes(command)).map((l) => l.name);
+      expect(owners, `owners of ${command}`).toHaveLength(1);
+    }
   });
 
   it('sends commands, interactivity and events to the one Slack endpoint', () => {

@@ -158,7 +158,7 @@ export const startIncidentHarness = async (
       host: '127.0.0.1',
       httpGraceMs: 1_000,
       schedulerPollMs: options.schedulerPollMs ?? 20,
-      incidentRetry: { baseMs: options.incidentRetryBaseMs ?? 30, maxMs: 2_000 },
+      lifecycleOptions: { incidents: { retry: { baseMs: options.incidentRetryBaseMs ?? 30, maxMs: 2_000 } } },
       ...(options.slackMaxInlineWaitMs === undefined
         ? {}
         : { slackMaxInlineWaitMs: options.slackMaxInlineWaitMs }),
@@ -257,8 +257,8 @@ export const startIncidentHarness = async (
     async streamOfNumber(number) {
       return waitFor(
         async () => {
-          await sb.incidents!.readModels.catchUp();
-          return sb.incidents!.readModels.streamForNumber(number);
+          await sb.lifecycle('incidents')!.readModels.catchUp();
+          return sb.lifecycle('incidents')!.readModels.streamForNumber(number);
         },
         { what: `the stream of incident #${number}` },
       );

@@ -13,14 +13,14 @@ import {
   stateValue,
   viewStateValues,
 } from '../../sandbox/console/public/blockKit.js';
-import { incidentHelp } from '../../src/slack/blocks/help.ts';
-import { incidentCard } from '../../src/slack/blocks/incidentCard.ts';
-import { INCIDENT_ACTION, INCIDENT_FIELD } from '../../src/slack/blocks/incidentIds.ts';
+import { incidentCard } from '../../src/incidents/blocks/incidentCard.ts';
+import { INCIDENT_ACTION, INCIDENT_FIELD } from '../../src/incidents/blocks/incidentIds.ts';
 import {
   readTriggerIncidentSubmission,
   triggerIncidentModal,
-} from '../../src/slack/blocks/incidentModals.ts';
-import { toIncidentView } from '../../src/slack/blocks/incidentView.ts';
+} from '../../src/incidents/blocks/incidentModals.ts';
+import { toIncidentView } from '../../src/incidents/blocks/incidentView.ts';
+import { incidentHelp } from '../../src/slack/blocks/help.ts';
 import { ACKED, OPEN, TRIGGER_ID } from '../machines/incident/fixtures.ts';
 
 const ctx = {

@@ -57,7 +57,8 @@ describe('the sandbox', () => {
       },
       { what: 'webhook deliveries to the bot' },
     );
-    const secret = s.sb.config.pagerduty?.webhookSecret ?? '';
+    const secret =
+      (s.sb.config.slices['incidents'] as { webhookSecret: string } | undefined)?.webhookSecret ?? '';
     expect(secret).not.toBe('');
     for (const a of toBot) {
       const expected = `v1=${createHmac('sha256', secret).update(a.body).digest('hex')}`;

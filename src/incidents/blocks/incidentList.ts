@@ -9,7 +9,7 @@ import {
   SLACK_LIMITS,
   type SlackMessage,
   truncate,
-} from './format.ts';
+} from '../../slack/blocks/format.ts';
 import { incidentLabel, incidentStatusText } from './incidentCard.ts';
 import { INCIDENT_ACTION } from './incidentIds.ts';
 import type { IncidentView } from './incidentView.ts';

@@ -7,21 +7,19 @@ import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/f
 import { manualClock } from '../../src/core/clock.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { openEventStore } from '../../src/eventStore/openEventStore.ts';
-import {
-  createIdentityResolver,
-  type IdentityResolver,
-  identityStreamId,
-} from '../../src/incidents/identity.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createMetrics } from '../../src/metrics.ts';
+import { createPeopleDirectory } from '../../src/people/directory.ts';
+import { personStreamId as identityStreamId } from '../../src/people/events.ts';
+import { createIdentityResolver, type IdentityResolver } from '../../src/people/identity.ts';
 import { createSlackWebClient } from '../../src/slack/webClient.ts';
 import { createPagerDutyClient } from '../../src/upstream/pagerduty.ts';
 import { createLogSink } from '../support/logSink.ts';
 
 /**
  * Slack user ↔ incident-service user by email, against the fake Slack Web API and the PagerDuty
- * simulator: cached as events, refreshed after 24 h, a stale answer kept while Slack is down, and
- * the other direction for mentions.
+ * simulator: recorded in the people directory, refreshed after 24 h, a stale answer kept while
+ * Slack is down, and the other direction for mentions.
  */
 const TOKEN = 'xoxb-identity-test';
 let sim: PagerDutySimulator;
@@ -57,7 +55,9 @@ beforeAll(async () => {
   });
   const pd = createPagerDutyClient({ apiUrl: sim.url, eventsUrl: sim.eventsUrl, token: sim.token });
   identity = createIdentityResolver({
-    store,
+    directory: createPeopleDirectory({ store, now: () => clock.now() }),
+    system: 'incidents',
+    systemName: 'the incident service',
     now: () => clock.now(),
     findUpstreamUser: (email) => pd.findUserByEmail(email),
     upstreamUser: (id) => pd.getUser(id),
@@ -99,7 +99,7 @@ describe('identity', () => {
     expect(await identity.resolve('U0ANA')).toMatchObject({ id: 'PUSR001' });
     expect(infoCalls()).toBe(calls);
     const recorded = await store.readStream(identityStreamId('U0ANA'));
-    expect(recorded.map((e) => e.type)).toEqual(['SlackUserMapped']);
+    expect(recorded.map((e) => e.type)).toEqual(['PersonLinked']);
   });
 
   it('looks again after 24 h, and keeps the old answer while Slack is down', async () => {
@@ -142,6 +142,6 @@ describe('identity', () => {
       email: 'frank.moreau@example.org',
     });
     expect(await identity.slackUserFor('PUSR006')).toBe('U0FRANK');
-    expect(await identity.cached('U0FRANK')).toMatchObject({ pagerDutyUserId: 'PUSR006' });
+    expect(await identity.cached('U0FRANK')).toMatchObject({ system: 'incidents', externalId: 'PUSR006' });
   });
 });

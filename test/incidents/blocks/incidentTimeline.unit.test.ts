@@ -5,9 +5,9 @@ import {
   type TimelineEntry,
   type TimelineRecord,
   toTimelineEntries,
-} from '../../../src/slack/blocks/incidentTimeline.ts';
+} from '../../../src/incidents/blocks/incidentTimeline.ts';
 import { ev, OPEN, t } from '../../machines/incident/fixtures.ts';
-import { expectWithinSlackLimits, visibleText } from './blockKit.ts';
+import { expectWithinSlackLimits, visibleText } from '../../slack/blocks/blockKit.ts';
 
 const NOW = new Date('2026-11-22T03:00:00.000Z');
 

@@ -1,5 +1,5 @@
 /**
- * Slack ids of the incident surface (style.md §6: `<lifecycle>.<verb>`), shared by the block
+ * Slack ids of the incident surface (`<lifecycle>.<verb>`, e.g. `incident.acknowledge`), shared by the block
  * builders here and the listeners in handlers/ (which re-export them from handlers/incident/ids.ts,
  * because src/ must not import handlers/). manifest.yml needs none of them: action and callback ids
  * are not declared there.

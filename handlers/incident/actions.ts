@@ -1,12 +1,13 @@
 import type { AllMiddlewareArgs, App, BlockAction, SlackActionMiddlewareArgs } from '@slack/bolt';
 import { isIncidentStreamId } from '../../machines/incident/streams.ts';
 import { ValidationError } from '../../src/core/errors.ts';
-import { addIncidentNoteModal } from '../../src/slack/blocks/incidentModals.ts';
-import type { IncidentListenerDeps } from '../commands/incident.ts';
-import { INCIDENT_ACTION, streamIdFromActionsBlockId } from '../incident/ids.ts';
-import { withChannel } from '../incident/modals.ts';
-import { ephemeral, slackCommand } from '../incident/reply.ts';
-import { slackInputOf } from '../middleware/recordSlackInput.ts';
+import { addIncidentNoteModal } from '../../src/incidents/blocks/incidentModals.ts';
+import { slackAssignee } from '../../src/incidents/slackCommands.ts';
+import { slackInputOf } from '../middleware/slackInput.ts';
+import type { IncidentListenerDeps } from './commands.ts';
+import { INCIDENT_ACTION, streamIdFromActionsBlockId } from './ids.ts';
+import { withChannel } from './modals.ts';
+import { ephemeral, type IncidentCommandRequest, slackCommand } from './reply.ts';
 
 type ActionArgs = SlackActionMiddlewareArgs<BlockAction> & Pick<AllMiddlewareArgs, 'context'>;
 
@@ -33,44 +34,44 @@ export const registerIncidentActions = (app: App, deps: IncidentListenerDeps): v
     return id && isIncidentStreamId(id) ? id : null;
   };
 
-  /** Records the click as a command (or as refused, when the button names no incident) and acks. */
+  /**
+   * Records the click as the command `toCommand` builds for the incident the button names (or as
+   * refused, when it names none or the click is incomplete) and acks.
+   */
   const move =
-    (type: string, extra: (args: ActionArgs) => Record<string, unknown> | null) =>
+    (toCommand: (streamId: string, args: ActionArgs) => IncidentCommandRequest | null) =>
     async (args: ActionArgs) => {
       const input = slackInputOf(args.context);
       const streamId = streamOf(args);
-      const data = extra(args);
-      if (!streamId || !data) {
+      const request = streamId ? toCommand(streamId, args) : null;
+      if (!request) {
         await inbox.accept({ input, rejection: new ValidationError('action names no incident') });
         await args.ack();
         await args.respond(ephemeral(NOT_AN_INCIDENT)).catch(() => undefined);
         return;
       }
-      await inbox.accept({
-        input,
-        commands: [slackCommand(input, type, { streamId, by: input.actor, asUser: null, ...data })],
-      });
+      await inbox.accept({ input, commands: [slackCommand(input, request)] });
       await args.ack();
     };
 
   app.action(
     INCIDENT_ACTION.acknowledge,
-    move('AcknowledgeIncident', () => ({})),
+    move((streamId) => ({ type: 'AcknowledgeIncident', data: { streamId } })),
   );
   app.action(
     INCIDENT_ACTION.resolve,
-    move('ResolveIncident', () => ({ resolution: null })),
+    move((streamId) => ({ type: 'ResolveIncident', data: { streamId, resolution: null } })),
   );
   app.action(
     INCIDENT_ACTION.escalate,
-    move('EscalateIncident', () => ({ level: null })),
+    move((streamId) => ({ type: 'EscalateIncident', data: { streamId, level: null } })),
   );
   app.action(
     INCIDENT_ACTION.reassign,
-    move('ReassignIncident', (args) => {
+    move((streamId, args) => {
       const picked = (args.action as { selected_user?: unknown }).selected_user;
       return typeof picked === 'string' && picked !== ''
-        ? { assignees: [{ id: `slack:${picked}`, name: null, slackUserId: picked }] }
+        ? { type: 'ReassignIncident', data: { streamId, assignees: [slackAssignee(picked)] } }
         : null;
     }),
   );

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { incidentDecider } from '../../../machines/incident/decider.ts';
 import { incidentStreamId } from '../../../machines/incident/streams.ts';
-import { INCIDENT_ACTION } from '../../../src/slack/blocks/incidentIds.ts';
-import { incidentList, MAX_LIST_ROWS } from '../../../src/slack/blocks/incidentList.ts';
-import { type IncidentView, toIncidentView } from '../../../src/slack/blocks/incidentView.ts';
+import { INCIDENT_ACTION } from '../../../src/incidents/blocks/incidentIds.ts';
+import { incidentList, MAX_LIST_ROWS } from '../../../src/incidents/blocks/incidentList.ts';
+import { type IncidentView, toIncidentView } from '../../../src/incidents/blocks/incidentView.ts';
 import { ACKED, OPEN } from '../../machines/incident/fixtures.ts';
-import { expectWithinSlackLimits, interactiveElements, visibleText } from './blockKit.ts';
+import { expectWithinSlackLimits, interactiveElements, visibleText } from '../../slack/blocks/blockKit.ts';
 
 const view = (events: typeof OPEN, streamId: string): IncidentView =>
   toIncidentView(streamId, events.reduce(incidentDecider.evolve, incidentDecider.initialState()));

@@ -7,12 +7,13 @@ import {
   readTriggerIncidentSubmission,
   type Submission,
   type ViewValues,
-} from '../../src/slack/blocks/incidentModals.ts';
-import type { IncidentListenerDeps } from '../commands/incident.ts';
-import { INCIDENT_VIEW } from '../incident/ids.ts';
-import { channelOf } from '../incident/modals.ts';
-import { slackCommand } from '../incident/reply.ts';
-import { slackInputOf } from '../middleware/recordSlackInput.ts';
+} from '../../src/incidents/blocks/incidentModals.ts';
+import { slackAssignee } from '../../src/incidents/slackCommands.ts';
+import { slackInputOf } from '../middleware/slackInput.ts';
+import type { IncidentListenerDeps } from './commands.ts';
+import { INCIDENT_VIEW } from './ids.ts';
+import { channelOf } from './modals.ts';
+import { type IncidentCommandRequest, slackCommand } from './reply.ts';
 
 /**
  * Submissions of the incident modals: trigger, add note, reassign. A form with problems is
@@ -25,7 +26,7 @@ export const registerIncidentViews = (app: App, deps: IncidentListenerDeps): voi
   const handle = <T>(
     callbackId: string,
     read: (values: ViewValues, privateMetadata: string) => Submission<T>,
-    toCommand: (value: T) => { type: string; data: Record<string, unknown> } | null,
+    toCommand: (value: T) => IncidentCommandRequest | null,
   ) =>
     app.view(callbackId, async ({ ack, view, context }) => {
       const input = slackInputOf(context);
@@ -47,14 +48,7 @@ export const registerIncidentViews = (app: App, deps: IncidentListenerDeps): voi
       const channel = channelOf(view.private_metadata);
       await inbox.accept({
         input,
-        commands: [
-          slackCommand(
-            input,
-            command.type,
-            { by: input.actor, asUser: null, ...command.data },
-            channel ? { channelId: channel } : {},
-          ),
-        ],
+        commands: [slackCommand(input, command, channel ? { channelId: channel } : {})],
       });
       await ack();
     });
@@ -80,10 +74,7 @@ export const registerIncidentViews = (app: App, deps: IncidentListenerDeps): voi
     isIncidentStreamId(v.streamId)
       ? {
           type: 'ReassignIncident',
-          data: {
-            streamId: v.streamId,
-            assignees: v.slackUserIds.map((u) => ({ id: `slack:${u}`, name: null, slackUserId: u })),
-          },
+          data: { streamId: v.streamId, assignees: v.slackUserIds.map(slackAssignee) },
         }
       : null,
   );

@@ -1,20 +1,20 @@
 import type { App } from '@slack/bolt';
 import type { SlackInput } from '../../src/application/inbox.ts';
 import { asError, NotFoundError, ValidationError } from '../../src/core/errors.ts';
-import type { Command } from '../../src/core/messages.ts';
-import type { IncidentHandlerDeps } from '../../src/incidents/queries.ts';
-import { INCIDENT_USAGE, incidentHelp } from '../../src/slack/blocks/help.ts';
 import {
   addIncidentNoteModal,
   reassignIncidentModal,
   triggerIncidentModal,
-} from '../../src/slack/blocks/incidentModals.ts';
-import { withChannel } from '../incident/modals.ts';
-import { type IncidentRequest, parseIncidentText, UNSUBSCRIBE_USAGE } from '../incident/parse.ts';
-import { answerQuery, ephemeral, slackCommand } from '../incident/reply.ts';
+} from '../../src/incidents/blocks/incidentModals.ts';
+import type { IncidentHandlerDeps } from '../../src/incidents/queries.ts';
+import { type IncidentSlackCommand, slackAssignee } from '../../src/incidents/slackCommands.ts';
+import { INCIDENT_USAGE, incidentHelp } from '../../src/slack/blocks/help.ts';
 import type { HandlerDeps } from '../index.ts';
-import { slackInputOf } from '../middleware/recordSlackInput.ts';
+import { slackInputOf } from '../middleware/slackInput.ts';
 import { replies } from '../replies.ts';
+import { withChannel } from './modals.ts';
+import { type IncidentRequest, parseIncidentText, parseOnCallText, UNSUBSCRIBE_USAGE } from './parse.ts';
+import { answerQuery, ephemeral, type IncidentCommandRequest, slackCommand } from './reply.ts';
 
 export type IncidentListenerDeps = HandlerDeps & Readonly<{ incidents: IncidentHandlerDeps }>;
 
@@ -31,7 +31,7 @@ const PENDING_TEXT: Readonly<Record<string, (label: string) => string>> = {
 };
 
 /**
- * `/incident …` (design.md "Slack surface"). Every input is recorded before the ack; moves become
+ * `/incident …` (see `/incident help`). Every input is recorded before the ack; moves become
  * commands that the inbox dispatcher hands to the incident decider after filling in who the user
  * is in the incident service; queries are answered from read models within the 3 s.
  */
@@ -48,7 +48,7 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
       await inbox.accept({ input, rejection: error });
       await ack(ephemeral(text));
     };
-    const record = async (commands: Command[], text: string) => {
+    const record = async (commands: IncidentSlackCommand[], text: string) => {
       await inbox.accept({ input, commands });
       await ack(ephemeral(text));
     };
@@ -101,16 +101,17 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
         }
         await record(
           [
-            slackCommand(input, 'TriggerIncident', {
-              by: input.actor,
-              asUser: null,
-              service: null,
-              serviceQuery: r.serviceQuery,
-              serviceAndTitle: r.serviceAndTitle,
-              title: r.title,
-              urgency: 'high',
-              details: null,
-              channel,
+            slackCommand(input, {
+              type: 'TriggerIncident',
+              data: {
+                service: null,
+                serviceQuery: r.serviceQuery,
+                serviceAndTitle: r.serviceAndTitle,
+                title: r.title,
+                urgency: 'high',
+                details: null,
+                channel,
+              },
             }),
           ],
           ':hourglass_flowing_sand: Creating the incident… its card appears in this channel as soon as the incident service has it.',
@@ -147,23 +148,14 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
       case 'escalate': {
         const found = await find(r.ref, r.sub);
         if (!found) return;
-        const data =
+        const { streamId } = found;
+        const request: IncidentCommandRequest =
           r.sub === 'escalate'
-            ? { type: 'EscalateIncident', extra: { level: r.level } }
+            ? { type: 'EscalateIncident', data: { streamId, level: r.level } }
             : r.sub === 'resolve'
-              ? { type: 'ResolveIncident', extra: { resolution: r.resolution } }
-              : { type: 'AcknowledgeIncident', extra: {} };
-        await record(
-          [
-            slackCommand(input, data.type, {
-              streamId: found.streamId,
-              by: input.actor,
-              asUser: null,
-              ...data.extra,
-            }),
-          ],
-          PENDING_TEXT[r.sub]!(found.label),
-        );
+              ? { type: 'ResolveIncident', data: { streamId, resolution: r.resolution } }
+              : { type: 'AcknowledgeIncident', data: { streamId } };
+        await record([slackCommand(input, request)], PENDING_TEXT[r.sub]!(found.label));
         return;
       }
 
@@ -182,11 +174,9 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
         }
         await record(
           [
-            slackCommand(input, 'AddIncidentNote', {
-              streamId: found.streamId,
-              by: input.actor,
-              asUser: null,
-              content: r.content,
+            slackCommand(input, {
+              type: 'AddIncidentNote',
+              data: { streamId: found.streamId, content: r.content },
             }),
           ],
           PENDING_TEXT.note!(found.label),
@@ -209,11 +199,9 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
         }
         await record(
           [
-            slackCommand(input, 'ReassignIncident', {
-              streamId: found.streamId,
-              by: input.actor,
-              asUser: null,
-              assignees: r.users.map((u) => ({ id: `slack:${u}`, name: null, slackUserId: u })),
+            slackCommand(input, {
+              type: 'ReassignIncident',
+              data: { streamId: found.streamId, assignees: r.users.map(slackAssignee) },
             }),
           ],
           PENDING_TEXT.reassign!(found.label),
@@ -238,7 +226,7 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
         const type =
           r.sub === 'subscribe' ? 'SubscribeChannelToIncidents' : 'UnsubscribeChannelFromIncidents';
         await record(
-          [slackCommand(input, type, { serviceQuery: r.service, channel, by: input.actor })],
+          [slackCommand(input, { type, data: { serviceQuery: r.service, channel } })],
           r.sub === 'subscribe'
             ? `:hourglass_flowing_sand: Subscribing this channel to incidents of “${r.service}”…`
             : `:hourglass_flowing_sand: Unsubscribing this channel from incidents of “${r.service}”…`,
@@ -246,5 +234,31 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
         return;
       }
     }
+  });
+};
+
+/**
+ * `/oncall [service, schedule or @user]`: who is on call now and next, from the incident service
+ * (answered within Slack's 3 s, or shortly after through the response_url when it is slow).
+ */
+export const registerOnCallCommand = (app: App, deps: IncidentListenerDeps): void => {
+  const { inbox, logger, clock } = deps;
+  const { queries } = deps.incidents;
+  app.command('/oncall', async ({ command, ack, respond, context }) => {
+    const input = slackInputOf(context);
+    const request = parseOnCallText(command.text);
+    if ('error' in request) {
+      await inbox.accept({ input, rejection: new ValidationError(request.error) });
+      await ack(replies.invalid(request.error, request.usage));
+      return;
+    }
+    await inbox.accept({ input });
+    if (request.kind === 'help') {
+      await ack(ephemeral(incidentHelp()));
+      return;
+    }
+    await answerQuery({ ack, respond, logger, what: 'who is on call' }, () =>
+      queries.onCall({ target: request, now: clock.now() }),
+    );
   });
 };

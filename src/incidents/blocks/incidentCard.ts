@@ -11,7 +11,7 @@ import {
   SLACK_LIMITS,
   type SlackMessage,
   truncate,
-} from './format.ts';
+} from '../../slack/blocks/format.ts';
 import { INCIDENT_ACTION, incidentActionsBlockId } from './incidentIds.ts';
 import type { FailureView, IncidentMark, IncidentView, PendingView } from './incidentView.ts';
 

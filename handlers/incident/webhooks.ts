@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RecordIncidentWebhook } from '../../machines/incident/commands.ts';
 import { ValidationError } from '../../src/core/errors.ts';
-import type { Command, JsonObject } from '../../src/core/messages.ts';
 import {
   actorFromWebhookAgent,
   incidentWebhookTypeOf,
@@ -12,10 +11,11 @@ import {
 } from '../../src/incidents/pagerdutyMapping.ts';
 import type { Logger } from '../../src/logger.ts';
 import { verifyPagerDutySignature } from '../../src/upstream/pagerdutySignature.ts';
-import type { WebhookVerifier } from './routes.ts';
+import type { WebhookVerifier } from '../webhooks/routes.ts';
 
 /**
- * `POST /webhooks/pagerduty`: V3 webhooks of the incident service (design.md "HTTP surface").
+ * `POST /webhooks/pagerduty`: V3 webhooks of the incident service
+ * (https://developer.pagerduty.com/docs/webhooks-overview).
  *
  * - `X-PagerDuty-Signature` (`v1=<hex HMAC-SHA256 of the raw body>`, several during a rotation) is
  *   checked against every configured secret (`PAGERDUTY_WEBHOOK_SECRET`, comma-separated while
@@ -116,9 +116,9 @@ export const pagerDutyWebhookVerifier = (deps: PagerDutyWebhookDeps): WebhookVer
         );
         return { deliveryId, commands: [] };
       }
-      const command: Command = {
+      const command: RecordIncidentWebhook = {
         type: 'RecordIncidentWebhook',
-        data: data as unknown as JsonObject,
+        data,
         metadata: context.metadata(deliveryId, 0, {
           actor: data.agent?.upstreamUserId ? `pagerduty:${data.agent.upstreamUserId}` : 'pagerduty:webhook',
         }),

@@ -1,31 +1,23 @@
 import { isChatOpsError } from '../core/errors.ts';
-import type { Processor } from '../processors/runner.ts';
+import type { HomeSection } from '../lifecycles/lifecycle.ts';
+import type { IdentityResolver } from '../people/identity.ts';
 import { type KnownBlock, mrkdwn, plain, type SlackMessage } from '../slack/blocks/format.ts';
-import { incidentList } from '../slack/blocks/incidentList.ts';
-import type { IncidentView } from '../slack/blocks/incidentView.ts';
-import { toIncidentView } from '../slack/blocks/incidentView.ts';
+import { incidentList } from './blocks/incidentList.ts';
+import { type IncidentView, toIncidentView } from './blocks/incidentView.ts';
 import { withSlackUsers } from './cards.reactor.ts';
-import type { IdentityResolver } from './identity.ts';
 import { readIncidentState } from './incidentState.ts';
 import type { IncidentReadModels } from './readModels.projection.ts';
 
 /**
- * `incident-home`: the App Home tab (design.md "Slack surface"). When someone opens it
- * (`app_home_opened`, recorded in the inbox like every input), it publishes their open incidents
- * (assigned to them in the incident service, or triggered by them) and the team's, newest first,
- * or says plainly why Switchboard cannot act for them yet (no incident-service user).
- *
- * Only the incident lifecycle contributes so far; the other lifecycles' sections (pending
- * approvals, verification status, time off) belong in the same view when they land.
+ * The incident lifecycle's section of the App Home tab: the user's open incidents (assigned to
+ * them in the incident service, or triggered by them) and the team's, newest first, or plainly
+ * why Switchboard cannot act for them yet (no incident-service user). The tab itself is composed
+ * and published by the `app-home` processor (src/lifecycles/home.reactor.ts).
  *
  * @example
- * const home = createIncidentHomeReactor({ slack: { publishHome }, readModels, identity });
+ * const home = createIncidentHomeSection({ readModels, identity });
+ * const blocks = await home.render('U0ANA', ctx);
  */
-export type HomeSlackPort = Readonly<{
-  publishHome(userId: string, view: Readonly<{ type: 'home'; blocks: KnownBlock[] }>): Promise<void>;
-}>;
-
-export const INCIDENT_HOME_PROCESSOR = 'incident-home';
 const MAX_ROWS = 20;
 
 /** List rows without their Show buttons (a Home tab has no response_url to answer a click with). */
@@ -37,23 +29,10 @@ const rows = (message: SlackMessage): KnownBlock[] =>
       return rest as KnownBlock;
     });
 
-export const createIncidentHomeReactor = (
-  options: Readonly<{ slack: HomeSlackPort; readModels: IncidentReadModels; identity: IdentityResolver }>,
-): Processor => ({
-  id: INCIDENT_HOME_PROCESSOR,
-  filter: { streamPrefixes: ['inbox-slack'], eventTypes: ['SlackInputReceived'] },
-  async handle(event, ctx) {
-    const input = (
-      event.data as { input?: { inputKind?: string; name?: string; actor?: string; payload?: unknown } }
-    ).input;
-    const tab = ((input?.payload as { event?: { tab?: unknown } } | undefined)?.event?.tab ??
-      'home') as string;
-    if (input?.inputKind !== 'event' || input.name !== 'app_home_opened' || tab !== 'home' || !input.actor)
-      return;
-    const user = input.actor;
-    // Opened long ago (a replay after a restart): the next opening publishes a fresh one.
-    if (ctx.now().getTime() - event.recordedAt.getTime() > 10 * 60_000) return;
-
+export const createIncidentHomeSection = (
+  options: Readonly<{ readModels: IncidentReadModels; identity: IdentityResolver }>,
+): HomeSection => ({
+  async render(user, ctx) {
     let upstreamUserId: string | null = null;
     let problem: string | null = null;
     try {
@@ -97,6 +76,6 @@ export const createIncidentHomeReactor = (
         ),
       ],
     });
-    await options.slack.publishHome(user, { type: 'home', blocks });
+    return blocks;
   },
 });

@@ -1,5 +1,5 @@
 import type { IncidentRejectionDetails } from '../../../machines/incident/decider.ts';
-import { actorText, formatTime, mention } from './format.ts';
+import { actorText, formatTime, mention } from '../../slack/blocks/format.ts';
 
 const ACTION_NAME: Readonly<Record<string, string>> = {
   trigger_in_flight: 'creating the incident',

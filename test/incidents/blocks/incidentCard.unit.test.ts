@@ -2,17 +2,22 @@ import { describe, expect, it } from 'vitest';
 import { incidentDecider } from '../../../machines/incident/decider.ts';
 import type { IncidentEvent } from '../../../machines/incident/events.ts';
 import { incidentStreamIdForRequest } from '../../../machines/incident/streams.ts';
-import { incidentCard } from '../../../src/slack/blocks/incidentCard.ts';
+import { incidentCard } from '../../../src/incidents/blocks/incidentCard.ts';
 import {
   INCIDENT_ACTION,
   incidentActionsBlockId,
   streamIdFromActionsBlockId,
-} from '../../../src/slack/blocks/incidentIds.ts';
-import { incidentRejectionText } from '../../../src/slack/blocks/incidentReplies.ts';
-import { toIncidentView } from '../../../src/slack/blocks/incidentView.ts';
+} from '../../../src/incidents/blocks/incidentIds.ts';
+import { incidentRejectionText } from '../../../src/incidents/blocks/incidentReplies.ts';
+import { toIncidentView } from '../../../src/incidents/blocks/incidentView.ts';
 import { ACKED, ANA_ACTOR, ev, OPEN, RESOLVED, TRIGGER_ID, t } from '../../machines/incident/fixtures.ts';
 import { factsOf, pathsToEveryState } from '../../machines/incident/paths.ts';
-import { actionIds, expectWithinSlackLimits, interactiveElements, visibleText } from './blockKit.ts';
+import {
+  actionIds,
+  expectWithinSlackLimits,
+  interactiveElements,
+  visibleText,
+} from '../../slack/blocks/blockKit.ts';
 
 const STREAM = incidentStreamIdForRequest(TRIGGER_ID);
 const card = (events: readonly IncidentEvent[]) => {

@@ -10,7 +10,7 @@ import {
   SLACK_LIMITS,
   type SlackMessage,
   truncate,
-} from './format.ts';
+} from '../../slack/blocks/format.ts';
 
 /** The part of a stored message the timeline reads (a RecordedEvent of the store satisfies it). */
 export type TimelineRecord = Readonly<{

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { INCIDENT_ACTION, INCIDENT_FIELD, INCIDENT_VIEW } from '../../../handlers/incident/ids.ts';
-import { INCIDENT_USAGE, incidentHelp } from '../../../src/slack/blocks/help.ts';
-import * as ids from '../../../src/slack/blocks/incidentIds.ts';
+import * as ids from '../../../src/incidents/blocks/incidentIds.ts';
 import {
   addIncidentNoteModal,
   readAddIncidentNoteSubmission,
@@ -10,8 +9,9 @@ import {
   reassignIncidentModal,
   triggerIncidentModal,
   type ViewValues,
-} from '../../../src/slack/blocks/incidentModals.ts';
-import { visibleText } from './blockKit.ts';
+} from '../../../src/incidents/blocks/incidentModals.ts';
+import { INCIDENT_USAGE, incidentHelp } from '../../../src/slack/blocks/help.ts';
+import { visibleText } from '../../slack/blocks/blockKit.ts';
 
 const input = (modal: { blocks: readonly unknown[] }, blockId: string) =>
   modal.blocks.find((b) => (b as { block_id?: string }).block_id === blockId) as

@@ -1,0 +1,40 @@
+import { type LifecycleConfig, nonEmptyVariable, urlVariable, withoutSlash } from '../lifecycles/config.ts';
+
+/** The incident lifecycle's configuration: the incident service (PagerDuty-shaped). */
+export type IncidentsConfig = Readonly<{
+  apiUrl: string;
+  eventsUrl: string;
+  token: string;
+  /** One secret, or several separated by commas while rotating. */
+  webhookSecret: string;
+}>;
+
+export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
+  variables: {
+    PAGERDUTY_API_URL: {
+      purpose: 'incident service REST API; default https://api.pagerduty.com',
+      schema: urlVariable,
+    },
+    PAGERDUTY_EVENTS_URL: {
+      purpose: 'incident service Events API; default https://events.pagerduty.com',
+      schema: urlVariable,
+    },
+    PAGERDUTY_TOKEN: {
+      purpose: 'incident service REST API token (incidents lifecycle)',
+      secret: true,
+      schema: nonEmptyVariable,
+    },
+    PAGERDUTY_WEBHOOK_SECRET: {
+      purpose: 'verifies X-PagerDuty-Signature on /webhooks/pagerduty (incidents lifecycle)',
+      secret: true,
+      schema: nonEmptyVariable,
+    },
+  },
+  credentials: ['PAGERDUTY_TOKEN', 'PAGERDUTY_WEBHOOK_SECRET'],
+  read: (v) => ({
+    apiUrl: withoutSlash(v.optional('PAGERDUTY_API_URL') ?? 'https://api.pagerduty.com'),
+    eventsUrl: withoutSlash(v.optional('PAGERDUTY_EVENTS_URL') ?? 'https://events.pagerduty.com'),
+    token: v.required('PAGERDUTY_TOKEN'),
+    webhookSecret: v.required('PAGERDUTY_WEBHOOK_SECRET'),
+  }),
+};

@@ -1,0 +1,164 @@
+import { register as registerIncidentListeners } from '../../handlers/incident/index.ts';
+import { pagerDutyWebhookVerifier } from '../../handlers/incident/webhooks.ts';
+import { INCIDENT_USER_COMMANDS } from '../../machines/incident/commands.ts';
+import { defineLifecycle, type LifecycleDeps, type LifecycleInstance } from '../lifecycles/lifecycle.ts';
+import { createIdentityResolver } from '../people/identity.ts';
+import { slackUserLookups } from '../people/slackUsers.ts';
+import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
+import type { SlackMessage } from '../slack/blocks/format.ts';
+import { createPagerDutyClient, type PagerDutyClient, paginate } from '../upstream/pagerduty.ts';
+import { incidentRejectionText } from './blocks/incidentReplies.ts';
+import { createIncidentCardsReactor } from './cards.reactor.ts';
+import { type IncidentsConfig, incidentsConfig } from './config.ts';
+import { createIncidentEnricher } from './enrich.ts';
+import { createIncidentHomeSection } from './home.ts';
+import { createIncidentNoticesReactor } from './notices.reactor.ts';
+import { createOnCallLookups, createScheduleOverridesPort } from './onCall.ts';
+import { createIncidentQueries } from './queries.ts';
+import { createIncidentReadModels, type IncidentReadModels } from './readModels.projection.ts';
+import { incidentRoutes } from './routes.ts';
+import { createServiceDirectory } from './services.ts';
+import { createIncidentUpstreamReactor } from './upstreamCalls.reactor.ts';
+
+/**
+ * The incident lifecycle (PagerDuty-shaped incident service): `/incident`, `/oncall`, the cards
+ * and their buttons, `POST /webhooks/pagerduty`, its App Home section, and the on-call lookups and
+ * schedule overrides it offers the other lifecycles. On when PAGERDUTY_TOKEN and
+ * PAGERDUTY_WEBHOOK_SECRET are set.
+ *
+ * Where things are: rules in `machines/incident/` and `machines/incidentRouting/`; the Slack and
+ * webhook edge in `handlers/incident/`; the client wiring, reactors, read models and Block Kit
+ * here in `src/incidents/`.
+ *
+ * @example
+ * const sb = await createSwitchboard({ config, logger, lifecycleOptions: { incidents: { retry: { baseMs: 30 } } } });
+ * await sb.lifecycle('incidents')?.readModels.catchUp();
+ */
+
+/** What tests and the sandbox reach through `sb.lifecycle('incidents')`. */
+export type IncidentsApi = Readonly<{ pagerduty: PagerDutyClient; readModels: IncidentReadModels }>;
+
+export type IncidentsOptions = Readonly<{
+  /** Durable retries of incident-service calls (default UPSTREAM_RETRY: 5 attempts from 2 s). */
+  retry?: Partial<RetryPolicy>;
+}>;
+
+/** Cards name people the incident service knows; looking up their Slack users waits at most this long. */
+const MENTION_LOOKUP_MS = 2_000;
+
+const createIncidents = (
+  config: IncidentsConfig,
+  deps: LifecycleDeps,
+  options: IncidentsOptions | undefined,
+): LifecycleInstance<IncidentsApi> => {
+  const { store, clock, slack, dispatch } = deps;
+  const pagerduty = createPagerDutyClient({
+    apiUrl: config.apiUrl,
+    eventsUrl: config.eventsUrl,
+    token: config.token,
+    clock,
+  });
+  const readModels = createIncidentReadModels({ store });
+  const services = createServiceDirectory({
+    now: () => clock.now().getTime(),
+    listServices: async () => {
+      const out: { id: string; name: string; escalationPolicyId: string | null }[] = [];
+      for await (const s of paginate((p) => pagerduty.listServices(p), { maxItems: 1_000 })) {
+        out.push({ id: s.id, name: s.name, escalationPolicyId: s.escalation_policy.id });
+      }
+      return out;
+    },
+  });
+  const identity = createIdentityResolver({
+    directory: deps.people,
+    system: 'incidents',
+    systemName: 'the incident service',
+    now: () => clock.now(),
+    findUpstreamUser: (email) => pagerduty.findUserByEmail(email),
+    upstreamUser: (id) => pagerduty.getUser(id),
+    ...slackUserLookups(slack),
+  });
+  const post = async (channel: string, m: SlackMessage) => {
+    const r = await slack.chat.postMessage({ channel, text: m.text, blocks: m.blocks });
+    return { channel: r.channel ?? channel, ts: String(r.ts) };
+  };
+
+  return {
+    routes: incidentRoutes({ streamForUpstreamId: readModels.streamForUpstreamId }),
+    processors: [
+      readModels.processor,
+      createIncidentUpstreamReactor({
+        pagerduty,
+        dispatch,
+        slackUserOf: readModels.slackUserOf,
+        retry: { ...UPSTREAM_RETRY, ...options?.retry },
+      }),
+      createIncidentCardsReactor({
+        dispatch,
+        slackUserOf: readModels.slackUserOf,
+        // Mentions for people named by the incident service: at most 2 s per render, then the card
+        // goes out with names (and mentions them on a later change).
+        findSlackUsers: async (ids) => {
+          const lookups = Promise.all(ids.slice(0, 10).map((id) => identity.slackUserFor(id)));
+          const found = await Promise.race([
+            lookups,
+            new Promise<null>((r) => setTimeout(() => r(null), MENTION_LOOKUP_MS).unref()),
+          ]);
+          if (found?.some((id) => id !== null)) await readModels.catchUp();
+        },
+        channelsFor: async (serviceId) => {
+          await readModels.catchUp();
+          return readModels.channelsForService(serviceId);
+        },
+        slack: {
+          postMessage: post,
+          updateMessage: async (channel, ts, m) => {
+            await slack.chat.update({ channel, ts, text: m.text, blocks: m.blocks });
+          },
+        },
+      }),
+      createIncidentNoticesReactor({ slack: { postMessage: post } }),
+    ],
+    listeners: (app, handlerDeps) =>
+      registerIncidentListeners(app, {
+        ...handlerDeps,
+        incidents: {
+          queries: createIncidentQueries({ store, readModels, services, identity, pagerduty }),
+          openView: async (triggerId, view) => {
+            await slack.views.open({ trigger_id: triggerId, view });
+          },
+        },
+      }),
+    webhooks: [
+      pagerDutyWebhookVerifier({
+        secrets: config.webhookSecret,
+        logger: deps.logger,
+        slackUserOf: readModels.slackUserOf,
+      }),
+    ],
+    home: createIncidentHomeSection({ readModels, identity }),
+    enrich: createIncidentEnricher({ identity, services, readModels }),
+    // A refused move says who got there first ("Already acknowledged by <@U1> at 02:04 UTC.").
+    rejectionText: (r) =>
+      r.code === 'SB_ILLEGAL_STATE' &&
+      INCIDENT_USER_COMMANDS.has(r.commandType) &&
+      typeof r.details.reason === 'string'
+        ? { text: `:warning: ${incidentRejectionText(r.details, r.actor)}` }
+        : undefined,
+    provides: {
+      onCall: createOnCallLookups({ pagerduty, identity, now: () => clock.now() }),
+      scheduleOverrides: createScheduleOverridesPort({ pagerduty, identity }),
+    },
+    api: { pagerduty, readModels },
+  };
+};
+
+export const incidents = defineLifecycle({
+  name: 'incidents',
+  title: 'Incidents',
+  titleIsPlural: true,
+  slashCommands: ['/incident', '/oncall'],
+  config: incidentsConfig,
+  create: (config: IncidentsConfig, deps: LifecycleDeps, options: IncidentsOptions | undefined) =>
+    createIncidents(config, deps, options),
+});

@@ -1,0 +1,103 @@
+import type { CommandOwner } from '../../handlers/replies.ts';
+import type { CommandRoute } from '../application/dispatch.ts';
+import { ChatOpsError } from '../core/errors.ts';
+import type { CommandRejectedData } from '../processors/inboxDispatch.reactor.ts';
+import type { SlackReplyMessage } from '../processors/ports.ts';
+import type { Enrich, LifecycleDeclaration, LifecycleInstance, LifecycleModule } from './lifecycle.ts';
+
+/**
+ * How the composition root joins the switched-on lifecycles into one app: who owns each slash
+ * command and each command type (each exactly once, or Switchboard refuses to start), and the
+ * enrich step and refusal texts routed to the lifecycle that owns the command.
+ *
+ * @example
+ * const { routes, ownerOf } = claimCommandRoutes({ shared: commandReplyRoutes }, running);
+ * const bus = createCommandBus(store, routes);
+ */
+
+/** A switched-on module and what its `create` returned. */
+export type RunningLifecycle = Readonly<{ module: LifecycleModule; instance: LifecycleInstance }>;
+
+const refuse = (message: string, details: Record<string, unknown>): ChatOpsError =>
+  new ChatOpsError('SB_CONFIG', message, { details });
+
+/**
+ * Slash command → the lifecycle that owns it (built or planned) and whether that lifecycle is on.
+ * A command two lifecycles claim is refused.
+ */
+export const slashCommandOwners = (
+  declared: readonly LifecycleDeclaration[],
+  switches: Readonly<Record<string, boolean>>,
+): ReadonlyMap<string, CommandOwner> => {
+  const owners = new Map<string, CommandOwner>();
+  for (const l of declared) {
+    for (const command of l.slashCommands) {
+      const previous = owners.get(command);
+      if (previous) {
+        throw refuse(
+          `slash command ${command} is claimed by two lifecycles: ${previous.lifecycle} and ${l.name}`,
+          {
+            command,
+            lifecycles: [previous.lifecycle, l.name],
+          },
+        );
+      }
+      owners.set(command, {
+        lifecycle: l.name,
+        title: l.title,
+        titleIsPlural: l.titleIsPlural === true,
+        on: switches[l.name] === true,
+      });
+    }
+  }
+  return owners;
+};
+
+/**
+ * The bus's routes: the shared ones (Switchboard's own, e.g. command replies) and every running
+ * lifecycle's. A command type claimed twice is refused, naming both claimants.
+ */
+export const claimCommandRoutes = (
+  shared: Readonly<{ name: string; routes: Readonly<Record<string, CommandRoute>> }>,
+  running: readonly RunningLifecycle[],
+): Readonly<{
+  routes: Readonly<Record<string, CommandRoute>>;
+  ownerOf: ReadonlyMap<string, RunningLifecycle>;
+}> => {
+  const routes: Record<string, CommandRoute> = { ...shared.routes };
+  const claimant = new Map<string, string>(Object.keys(shared.routes).map((type) => [type, shared.name]));
+  const ownerOf = new Map<string, RunningLifecycle>();
+  for (const r of running) {
+    for (const [type, route] of Object.entries(r.instance.routes ?? {})) {
+      const previous = claimant.get(type);
+      if (previous !== undefined) {
+        throw refuse(`command type ${type} is claimed by two lifecycles: ${previous} and ${r.module.name}`, {
+          commandType: type,
+          lifecycles: [previous, r.module.name],
+        });
+      }
+      claimant.set(type, r.module.name);
+      ownerOf.set(type, r);
+      routes[type] = route;
+    }
+  }
+  return { routes, ownerOf };
+};
+
+/** The inbox dispatcher's enrich step: each command goes to its owner's `enrich`, if it has one. */
+export const enrichByOwner = (ownerOf: ReadonlyMap<string, RunningLifecycle>): Enrich | undefined => {
+  if (![...ownerOf.values()].some((r) => r.instance.enrich)) return undefined;
+  return async (command, ctx) => {
+    const enrich = ownerOf.get(command.type)?.instance.enrich;
+    return enrich ? enrich(command, ctx) : command;
+  };
+};
+
+/** A refusal's text: the owning lifecycle's wording when it has one, else `fallback`. */
+export const rejectionTextByOwner =
+  (
+    ownerOf: ReadonlyMap<string, RunningLifecycle>,
+    fallback: (rejection: CommandRejectedData) => SlackReplyMessage,
+  ) =>
+  (rejection: CommandRejectedData): SlackReplyMessage =>
+    ownerOf.get(rejection.commandType)?.instance.rejectionText?.(rejection) ?? fallback(rejection);

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+
+/**
+ * The configuration slice a lifecycle declares: its environment variables and how to read them.
+ * `src/config.ts` composes every lifecycle's slice with the shared variables and applies the same
+ * rules to each:
+ *
+ * - all of its `credentials` set → the lifecycle is on and `read` builds its slice;
+ * - none set → it is off (one log line says which variables would switch it on);
+ * - some set → a start-up error naming the missing ones;
+ * - its other variables (URLs and the like) are checked even when it is off, so a typo shows up
+ *   before it matters.
+ *
+ * A malformed value names itself and what it is for; a secret's value is never echoed, and every
+ * secret configured goes to the logger's scrubber.
+ *
+ * @example
+ * export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
+ *   variables: { PAGERDUTY_TOKEN: { purpose: '…', secret: true, schema: nonEmpty }, … },
+ *   credentials: ['PAGERDUTY_TOKEN', 'PAGERDUTY_WEBHOOK_SECRET'],
+ *   read: (v) => ({ token: v.required('PAGERDUTY_TOKEN'), apiUrl: v.optional('PAGERDUTY_API_URL') ?? '…' }),
+ * };
+ */
+
+export type ConfigVariableSpec = Readonly<{
+  /** What it is for, shown with any problem (and in the README's table). */
+  purpose: string;
+  /** Never echoed in a problem; scrubbed from logs. */
+  secret?: boolean;
+  /** Validates a present, non-empty value (after `normalize`). */
+  schema: z.ZodType<string>;
+  /** Applied to the trimmed raw value before validation (e.g. `\n` escapes in a one-line PEM key). */
+  normalize?: (raw: string) => string;
+}>;
+
+/** Reads this slice's variables, validated against their specs; problems are collected, not thrown. */
+export type ConfigVariableReader = Readonly<{
+  /** The value, or undefined when unset or empty (a malformed value is recorded as a problem). */
+  optional(name: string): string | undefined;
+  /** The value; a missing one is recorded as a problem (and '' returned, never used). */
+  required(name: string): string;
+}>;
+
+export type LifecycleConfig<C> = Readonly<{
+  /** Every variable the lifecycle reads, credentials included. */
+  variables: Readonly<Record<string, ConfigVariableSpec>>;
+  /** The variables that switch it on: all set → on, none → off, some → a start-up error. */
+  credentials: readonly string[];
+  /** Builds the slice of a switched-on lifecycle. */
+  read(vars: ConfigVariableReader): C;
+}>;
+
+export const urlVariable = z
+  .string()
+  .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL');
+export const prefixedVariable = (prefix: string, what: string): z.ZodType<string> =>
+  z.string().refine((v) => v.startsWith(prefix), `must be ${what} (starts with "${prefix}")`);
+export const nonEmptyVariable = z.string().min(1);
+
+/** A base URL without trailing slashes, as the upstream clients join paths onto it. */
+export const withoutSlash = (u: string): string => u.replace(/\/+$/, '');

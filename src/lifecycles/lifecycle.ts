@@ -1,0 +1,140 @@
+import type { App } from '@slack/bolt';
+import type { HandlerDeps } from '../../handlers/index.ts';
+import type { WebhookVerifier } from '../../handlers/webhooks/routes.ts';
+import type { CommandRoute } from '../application/dispatch.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Command } from '../core/messages.ts';
+import type { EventStore } from '../eventStore/eventStore.ts';
+import type { Logger } from '../logger.ts';
+import type { PeopleDirectory } from '../people/directory.ts';
+import type { Dispatch } from '../processors/dispatchCommand.ts';
+import type { CommandRejectedData } from '../processors/inboxDispatch.reactor.ts';
+import type { SlackReplyMessage } from '../processors/ports.ts';
+import type { Processor, ProcessorContext } from '../processors/runner.ts';
+import type { KnownBlock } from '../slack/blocks/format.ts';
+import type { SwitchboardWebClient } from '../slack/webClient.ts';
+import type { LifecycleConfig } from './config.ts';
+import type { LifecyclePorts, PortDirectory } from './ports.ts';
+
+/**
+ * A lifecycle module: everything one lifecycle (incidents, verification, time off) brings to
+ * Switchboard, declared in one object that `src/lifecycles/index.ts` lists. The composition root
+ * (`src/app.ts`) names no lifecycle: it builds the shared machinery (store, Slack, people, bus,
+ * processors, HTTP), then for every module that is switched on calls `create` and plugs in what
+ * the instance returns.
+ *
+ * Declared up front (known before anything is built, also for a switched-off module):
+ * - `name`: the key in `config.lifecycles`, options and logs (`incidents`);
+ * - `title`: what users read ("Incidents are switched off");
+ * - `slashCommands`: the commands it owns; manifest.yml declares them, and a command owned twice
+ *   is a start-up error. Those of a switched-off module answer with one line saying so;
+ * - `config`: its configuration slice (variables, credentials; see config.ts).
+ *
+ * Built by `create(config, deps, options)` when it is on (see LifecycleInstance):
+ * command routes, processors, Slack listeners, webhook routes, App Home section, refusal texts,
+ * the enrich step, the ports it offers the others, and an `api` for tests and the sandbox.
+ *
+ * Everything a module builds lives in its own folders: `machines/<lifecycle>/` (rules),
+ * `handlers/<lifecycle>/` (Slack and webhook edge), `src/<lifecycle>/` (this module, its client
+ * wiring, reactors, read models, Block Kit). `src/<lifecycle>/module.ts` is the lifecycle's
+ * composition root: with `src/app.ts`, the only code in `src/` that imports from `handlers/`
+ * (src/lifecycles/ imports the edge's types, to describe what a module plugs in).
+ *
+ * @example
+ * export const timeOff = defineLifecycle({
+ *   name: 'timeOff',
+ *   title: 'Time off',
+ *   slashCommands: ['/timeoff', '/whosout'],
+ *   config: timeOffConfig,
+ *   create: (config, deps) => ({ routes, processors, listeners, webhooks, home, provides: { absences }, api: {} }),
+ * });
+ */
+
+/** What a switched-on module gets from the root, shared by every lifecycle. */
+export type LifecycleDeps = Readonly<{
+  store: EventStore;
+  clock: Clock;
+  logger: Logger;
+  /** The Slack Web API client (bounded retries, coded errors). */
+  slack: SwitchboardWebClient;
+  /** Who people are in every system (src/people/). */
+  people: PeopleDirectory;
+  /** The command bus. It exists once every module is created: call it from processors, not `create`. */
+  dispatch: Dispatch;
+  /** What the other switched-on lifecycles offer (see ports.ts for the rules). */
+  ports: PortDirectory;
+}>;
+
+/** One module's part of the App Home tab. */
+export type HomeSection = Readonly<{
+  /**
+   * The section's blocks for this user, built when they open the tab. Sections are shown in the
+   * list's order, separated by a divider. Throw to have the whole tab retried (a failed lookup);
+   * explain in blocks what the user should know (not mapped, nothing open).
+   */
+  render(slackUserId: string, ctx: ProcessorContext): Promise<readonly KnownBlock[]>;
+}>;
+
+/** Completes a recorded command with what only the processor can know, right before dispatch. */
+export type Enrich = (command: Command, ctx: ProcessorContext) => Promise<Command>;
+
+export type LifecycleInstance<Api = unknown> = Readonly<{
+  /** Command type → decider and stream. Every type is claimed by one module only. */
+  routes?: Readonly<Record<string, CommandRoute>>;
+  /** Reactors, projections and read models (stable processor ids). */
+  processors?: readonly Processor[];
+  /** Registers its Slack listeners (`handlers/<lifecycle>/index.ts`). */
+  listeners?(app: App, deps: HandlerDeps): void;
+  /** Its vendor webhook routes (`/webhooks/<vendor>…`), each with its signature check. */
+  webhooks?: readonly WebhookVerifier[];
+  /** Its part of the App Home tab. */
+  home?: HomeSection;
+  /** `action_id`s whose values are secrets (a typed one-time code): recorded as `[Redacted]`. */
+  sensitiveActionIds?: readonly string[];
+  /**
+   * Runs in the inbox dispatcher before each of its commands (the types in `routes`) reaches the
+   * decider: fills in what the edge could not know within Slack's 3 s (the acting user in the
+   * vendor's system). A refusal-coded error refuses the command; others are retried.
+   */
+  enrich?: Enrich;
+  /** How a refusal of one of its commands reads; undefined for the default text. */
+  rejectionText?(rejection: CommandRejectedData): SlackReplyMessage | undefined;
+  /** The ports it offers the other lifecycles (see ports.ts). */
+  provides?: Partial<LifecyclePorts>;
+  /** What tests and the sandbox may reach: `sb.lifecycle('incidents')?.readModels`. */
+  api: Api;
+}>;
+
+export type LifecycleDeclaration<Name extends string = string, C = unknown> = Readonly<{
+  name: Name;
+  /** What users read: 'Incidents', 'Phone verification', 'Time off'. */
+  title: string;
+  /** "Incidents are …" rather than "… is …". */
+  titleIsPlural?: boolean;
+  /** The slash commands it owns, help command first (`/incident`). */
+  slashCommands: readonly string[];
+  config: LifecycleConfig<C>;
+}>;
+
+export type LifecycleModule<
+  Name extends string = string,
+  C = unknown,
+  Api = unknown,
+  Options = unknown,
+> = LifecycleDeclaration<Name, C> &
+  Readonly<{
+    /**
+     * Builds the switched-on lifecycle. `options` are the module's own knobs for tests and the
+     * sandbox (`createSwitchboard({ lifecycleOptions: { incidents: { retry } } })`).
+     */
+    create(config: C, deps: LifecycleDeps, options: Options | undefined): LifecycleInstance<Api>;
+  }>;
+
+/** A module, with its types inferred from the object (no type parameters to write). */
+export const defineLifecycle = <const Name extends string, C, Api, Options = never>(
+  module: LifecycleModule<Name, C, Api, Options>,
+): LifecycleModule<Name, C, Api, Options> => module;
+
+export type ApiOf<M> = M extends LifecycleModule<string, unknown, infer Api, unknown> ? Api : never;
+export type OptionsOf<M> = M extends LifecycleModule<string, unknown, unknown, infer O> ? O : never;
+export type ConfigOf<M> = M extends LifecycleDeclaration<string, infer C> ? C : never;
