@@ -5,7 +5,7 @@ import { type CommandBus, createCommandBus } from './application/dispatch.ts';
 import { createInbox, type Inbox } from './application/inbox.ts';
 import { type Config, describeSwitchedOff } from './config.ts';
 import { type Clock, systemClock } from './core/clock.ts';
-import { asError, ChatOpsError } from './core/errors.ts';
+import { asError } from './core/errors.ts';
 import type { EventStore } from './eventStore/eventStore.ts';
 import { openEventStore } from './eventStore/openEventStore.ts';
 import { createReadiness, opsRoutes, type Readiness, storeProbe } from './http/ops.ts';
