@@ -328,7 +328,11 @@ export type PagerDutyClientOptions = {
 
 // ---------------------------------------------------------------- limits
 
-/** Classic pagination limits (upstreams.md §2.1). */
+/**
+ * Classic pagination limits: `limit` at most 100, and `limit + offset` at most 10,000 (beyond that
+ * the API answers 400). PagerDuty's pagination docs:
+ * https://github.com/PagerDuty/developer-docs/blob/94224391aa3eac8fa73ea6a6af542dee0613d3e8/docs/REST-API/09-Pagination.md
+ */
 export const PAGERDUTY_MAX_PAGE_LIMIT = 100;
 export const PAGERDUTY_MAX_OFFSET_PLUS_LIMIT = 10_000;
 /** `PUT /incidents` refuses more than this many with 413. */
