@@ -5,17 +5,20 @@ import type { Event } from './messages.ts';
 export type StoredEvent = Readonly<{ type: string; data: unknown }>;
 
 /**
- * Reads an event stored in an older shape as the current one. It gets the event as stored under
- * its type and returns it in today's shape, possibly under a new type name (a rename). It must
- * return an event that is already current unchanged, because upcasters chain: when the type it
- * returns has an upcaster too, that one runs next.
+ * Reads an event stored in an older shape as the current one: it gets the event as stored under
+ * its type and returns it in today's shape, possibly under a new type name (a rename). Stored
+ * events are never rewritten; they are read through their upcasters on every fold.
+ *
+ * Upcasters are keyed by the type they read. One that keeps the type runs once; one that renames
+ * is followed by the upcaster of the new name, if any. So an upcaster of a type that still exists
+ * must recognise the old shape it upgrades and return a current one unchanged.
  *
  * @example
- * // TicketOpened once carried `name`; today it is `title`.
+ * // TicketOpened was first stored as TicketCreated, with `name` where it now has `title`.
  * const upcasters = {
- *   TicketOpened: (e) => {
- *     const d = e.data as Record<string, unknown>;
- *     return 'name' in d ? { type: e.type, data: { ...d, title: d.name, name: undefined } } : e;
+ *   TicketCreated: ({ data }) => {
+ *     const d = data as { ticketId: string; name: string; by: string };
+ *     return { type: 'TicketOpened', data: { ticketId: d.ticketId, title: d.name, by: d.by } };
  *   },
  * };
  */
