@@ -8,6 +8,7 @@ import { findPendingRequest, type IncidentState } from '../../machines/incident/
 import type { PendingRequest } from '../../machines/incident/machine.ts';
 import { ChatOpsError, isChatOpsError } from '../core/errors.ts';
 import { exhaustive, type JsonObject } from '../core/messages.ts';
+import type { RecordedEvent } from '../eventStore/eventStore.ts';
 import type { Dispatch } from '../processors/dispatchCommand.ts';
 import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
 import type { Processor } from '../processors/runner.ts';
@@ -36,7 +37,7 @@ import { type SlackUserOf, upstreamIncidentFromRest } from './pagerdutyMapping.t
  *
  * What is incident-specific is here: the calls, and what to check before repeating one. A request
  * that was confirmed by a webhook, superseded (a resolve from the web app while our acknowledge
- * waited for a retry) or already failed is never sent. An acknowledgement is checked against the
+ * waited for a retry) or given up is never sent. An acknowledgement is checked against the
  * incident's current upstream status first, because acknowledging a resolved incident reopens it
  * upstream. Triggers carry `incident_key` = `switchboard:<request id>`: on a retry or a redelivery
  * the incident with that key is looked up first, and a repeated create refused as a duplicate is
@@ -85,7 +86,7 @@ type Outcome = { incident: UpstreamIncident | null; noteId: string | null };
 type Args = UpstreamCallArgs<IncidentState, PendingRequest, UpstreamCallTarget>;
 
 /** The request (and attempt) an incident event asks to call for; null for anything else. */
-const targetOf = (event: Parameters<Processor['handle']>[0]): UpstreamCallTarget | null => {
+const targetOf = (event: RecordedEvent): UpstreamCallTarget | null => {
   if (event.kind !== 'event') return null;
   const d = event.data as { requestId?: unknown; attempt?: unknown };
   if (typeof d.requestId !== 'string') return null;
