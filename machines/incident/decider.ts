@@ -1,6 +1,7 @@
 import { type SnapshotFrom, transition } from 'xstate';
 import { DecisionRejected, machineDecider } from '../shared/machineDecider.ts';
 import { exhaustive } from '../shared/messages.ts';
+import { decideFailure, decideRetry } from '../shared/upstreamRequest.ts';
 import type {
   AcknowledgeIncident,
   AddIncidentNote,
@@ -17,15 +18,17 @@ import type {
   TriggerIncident,
   UpstreamIncident,
 } from './commands.ts';
-import { INCIDENT_USER_COMMANDS } from './commands.ts';
-import type { Actor, Assignee, FactSource, IncidentEvent, UpstreamAction } from './events.ts';
+import { INCIDENT_USER_COMMANDS, incidentCommandDataSchemas } from './commands.ts';
 import {
-  failureApplies,
-  incidentMachine,
-  type PendingRequest,
-  pendingRequests,
-  retryApplies,
-} from './machine.ts';
+  type Actor,
+  type Assignee,
+  type FactSource,
+  type IncidentEvent,
+  incidentEventDataSchemas,
+  incidentEventUpcasters,
+  type UpstreamAction,
+} from './events.ts';
+import { incidentMachine, type PendingRequest, pendingRequests } from './machine.ts';
 import { incidentKeyForRequest } from './streams.ts';
 
 export type IncidentState = SnapshotFrom<typeof incidentMachine>;
@@ -407,30 +410,16 @@ const callSucceeded = (
 
 const callFailed = (command: RecordIncidentUpstreamCallFailed, state: IncidentState): IncidentEvent[] => {
   const d = command.data;
-  const r = findPendingRequest(state, d.requestId);
-  const data = {
-    requestId: d.requestId,
-    action: d.action,
-    attempt: d.attempt,
-    maxAttempts: d.maxAttempts,
-    code: d.code,
-    message: d.message,
-    nextAttemptAt: d.nextAttemptAt,
-    final: d.nextAttemptAt === null,
-    at: command.metadata.now,
-  };
-  // Not pending any more (confirmed by a webhook, superseded by a resolve) or a repeated report.
-  if (!failureApplies(r, data)) return [];
-  return [{ type: 'IncidentUpstreamCallFailed', data }];
+  // Null when not pending any more (confirmed by a webhook, superseded by a resolve) or repeated.
+  const data = decideFailure(findPendingRequest(state, d.requestId), d, command.metadata.now);
+  return data ? [{ type: 'IncidentUpstreamCallFailed', data }] : [];
 };
 
 const retry = (command: RetryIncidentUpstreamCall, state: IncidentState): IncidentEvent[] => {
   const d = command.data;
-  const data = { requestId: d.requestId, action: d.action, attempt: d.attempt, at: command.metadata.now };
-  const r = findPendingRequest(state, d.requestId);
   // A retry of something no longer pending is dropped here, so it is never sent.
-  if (!retryApplies(r, data, state.context.lastFailure)) return [];
-  return [{ type: 'IncidentUpstreamCallRetried', data }];
+  const data = decideRetry(findPendingRequest(state, d.requestId), d, command.metadata.now);
+  return data ? [{ type: 'IncidentUpstreamCallRetried', data }] : [];
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -708,6 +697,9 @@ const toEvents = (command: IncidentCommand, state: IncidentState): IncidentEvent
  * The incident decider: `evolve` is `incidentMachine`, `decide` proposes events with the rules
  * above and asks the machine whether each is allowed.
  *
+ * Every stored event is parsed with its schema (events.ts) when folded, and every command's data
+ * with its schema (commands.ts) before it reaches `decide`.
+ *
  * Out-of-order webhooks are decided into an explicit `IncidentWebhookIgnored` fact (recorded for
  * the timeline, no effect), which the machine accepts in every state; so no `ignorable` is needed
  * and replay never meets an event the machine refuses. Exact redeliveries decide to `[]`.
@@ -719,6 +711,8 @@ const toEvents = (command: IncidentCommand, state: IncidentState): IncidentEvent
 export const incidentDecider = machineDecider<typeof incidentMachine, IncidentCommand, IncidentEvent>({
   machine: incidentMachine,
   toEvents,
+  events: { schemas: incidentEventDataSchemas, upcasters: incidentEventUpcasters },
+  commands: incidentCommandDataSchemas,
 });
 
 export type IncidentMove = 'acknowledge' | 'resolve' | 'escalate' | 'reassign' | 'note';

@@ -1,4 +1,12 @@
 import { and, assign, setup, stateIn } from 'xstate';
+import {
+  FIRST_ATTEMPT,
+  failureApplies,
+  retryApplies,
+  type UpstreamRequest,
+  withFailedAttempt,
+  withRetry,
+} from '../shared/upstreamRequest.ts';
 import type {
   Actor,
   Assignee,
@@ -12,27 +20,25 @@ import type {
   Urgency,
 } from './events.ts';
 
-/** A user's request that is in flight upstream (recorded, not yet confirmed or given up). */
-export type PendingRequest = Readonly<{
-  requestId: string;
-  action: UpstreamAction;
-  /** Slack user who asked. */
-  by: string;
-  asUser: UpstreamUser;
-  requestedAt: string;
-  /** Attempt in progress (1-based). */
-  attempt: number;
-  /** Attempts that have failed so far (equals `attempt` while waiting for a retry). */
-  failedAttempts: number;
-  /** escalate: target level. */
-  level: number | null;
-  /** reassign: new assignees. */
-  assignees: readonly Assignee[] | null;
-  /** note: text. */
-  content: string | null;
-  /** resolve: resolution text. */
-  resolution: string | null;
-}>;
+/**
+ * A user's request that is in flight upstream (recorded, not yet confirmed or given up): an
+ * UpstreamRequest (its attempts follow machines/shared/upstreamRequest.ts) with what the call needs.
+ */
+export type PendingRequest = UpstreamRequest<UpstreamAction> &
+  Readonly<{
+    /** Slack user who asked. */
+    by: string;
+    asUser: UpstreamUser;
+    requestedAt: string;
+    /** escalate: target level. */
+    level: number | null;
+    /** reassign: new assignees. */
+    assignees: readonly Assignee[] | null;
+    /** note: text. */
+    content: string | null;
+    /** resolve: resolution text. */
+    resolution: string | null;
+  }>;
 
 export type TriggerInfo = Readonly<{
   request: PendingRequest;
@@ -123,9 +129,6 @@ export const emptyIncident: IncidentContext = {
   cards: [],
 };
 
-type Ev<T extends IncidentEvent['type']> = Extract<IncidentEvent, { type: T }>;
-type Data<T extends IncidentEvent['type']> = Ev<T>['data'];
-
 const pending = (
   data: { requestId: string; by: string; asUser: UpstreamUser; requestedAt: string },
   action: UpstreamAction,
@@ -136,8 +139,7 @@ const pending = (
   by: data.by,
   asUser: data.asUser,
   requestedAt: data.requestedAt,
-  attempt: 1,
-  failedAttempts: 0,
+  ...FIRST_ATTEMPT,
   level: extra.level ?? null,
   assignees: extra.assignees ?? null,
   content: extra.content ?? null,
@@ -152,37 +154,15 @@ export const pendingRequests = (context: IncidentContext, inTriggering: boolean)
   ...context.pendingNotes,
 ];
 
-/** A failure report applies to the attempt in progress, once. */
-export const failureApplies = (
-  request: PendingRequest | null | undefined,
-  data: Data<'IncidentUpstreamCallFailed'>,
-): request is PendingRequest =>
-  !!request &&
-  request.requestId === data.requestId &&
-  request.action === data.action &&
-  data.attempt === request.attempt &&
-  request.failedAttempts < request.attempt;
-
-/** A retry applies to a request whose current attempt failed, not finally. */
-export const retryApplies = (
-  request: PendingRequest | null | undefined,
-  data: Data<'IncidentUpstreamCallRetried'>,
-  lastFailure: UpstreamFailure | null,
-): request is PendingRequest =>
-  !!request &&
-  request.requestId === data.requestId &&
-  request.action === data.action &&
-  request.failedAttempts === request.attempt &&
-  data.attempt === request.attempt + 1 &&
-  !(lastFailure?.requestId === request.requestId && lastFailure.final);
+// The attempt rules are the shared ones: a failure report applies to the attempt in progress, once;
+// a retry applies to a request waiting for one, for the next attempt only.
+export { failureApplies, retryApplies };
 
 const withWebhook = (ids: readonly string[], id: string | null): readonly string[] =>
   id === null || ids.includes(id) ? ids : [...ids, id];
 
 const withRequest = (ids: readonly string[], id: string): readonly string[] =>
   ids.includes(id) ? ids : [...ids, id];
-
-const failed = (r: PendingRequest, attempt: number): PendingRequest => ({ ...r, failedAttempts: attempt });
 
 export const incidentMachine = setup({
   types: { context: {} as IncidentContext, events: {} as IncidentEvent },
@@ -209,11 +189,10 @@ export const incidentMachine = setup({
     retryIsDue: ({ context, event }) =>
       event.type === 'IncidentUpstreamCallRetried' &&
       [context.statusRequest, context.assignmentRequest, ...context.pendingNotes].some((r) =>
-        retryApplies(r, event.data, context.lastFailure),
+        retryApplies(r, event.data),
       ),
     triggerRetryIsDue: ({ context, event }) =>
-      event.type === 'IncidentUpstreamCallRetried' &&
-      retryApplies(context.trigger?.request, event.data, context.lastFailure),
+      event.type === 'IncidentUpstreamCallRetried' && retryApplies(context.trigger?.request, event.data),
     newNote: ({ context, event }) =>
       event.type === 'IncidentNoteAdded' &&
       (event.data.noteId === null || !context.notes.some((n) => n.noteId === event.data.noteId)),
@@ -405,11 +384,13 @@ export const incidentMachine = setup({
     recordFailure: assign(({ context, event }) => {
       if (event.type !== 'IncidentUpstreamCallFailed') return {};
       const d = event.data;
+      // A request given up is dropped; the trigger's is kept (the card shows what was asked), in a
+      // state where no retry applies.
       const keep = (r: PendingRequest | null): PendingRequest | null =>
-        r && failureApplies(r, d) ? (d.final ? null : failed(r, d.attempt)) : r;
+        r && failureApplies(r, d) ? (d.final ? null : withFailedAttempt(r, d)) : r;
       const trigger =
         context.trigger && failureApplies(context.trigger.request, d)
-          ? { ...context.trigger, request: failed(context.trigger.request, d.attempt) }
+          ? { ...context.trigger, request: withFailedAttempt(context.trigger.request, d) }
           : context.trigger;
       return {
         trigger,
@@ -427,10 +408,10 @@ export const incidentMachine = setup({
       const d = event.data;
       // Request ids are unique, so at most one of these matches.
       const bump = (r: PendingRequest | null): PendingRequest | null =>
-        r && retryApplies(r, d, context.lastFailure) ? { ...r, attempt: d.attempt } : r;
+        r && retryApplies(r, d) ? withRetry(r, d) : r;
       const trigger =
-        context.trigger && retryApplies(context.trigger.request, d, context.lastFailure)
-          ? { ...context.trigger, request: { ...context.trigger.request, attempt: d.attempt } }
+        context.trigger && retryApplies(context.trigger.request, d)
+          ? { ...context.trigger, request: withRetry(context.trigger.request, d) }
           : context.trigger;
       return {
         trigger,

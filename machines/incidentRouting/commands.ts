@@ -1,14 +1,27 @@
+import { z } from 'zod';
 import type { Command } from '../shared/messages.ts';
-import type { ServiceRef } from '../shared/serviceRef.ts';
+import { serviceRefSchema } from '../shared/serviceRef.ts';
 
 /** `by` is the Slack user; the service is resolved (id and name) before dispatch. */
+const subscriptionSchema = z.object({
+  service: serviceRefSchema,
+  channel: z.string().min(1),
+  by: z.string().min(1),
+});
+
 export type SubscribeChannelToIncidents = Command<
   'SubscribeChannelToIncidents',
-  Readonly<{ service: ServiceRef; channel: string; by: string }>
+  z.infer<typeof subscriptionSchema>
 >;
 export type UnsubscribeChannelFromIncidents = Command<
   'UnsubscribeChannelFromIncidents',
-  Readonly<{ service: ServiceRef; channel: string; by: string }>
+  z.infer<typeof subscriptionSchema>
 >;
 
 export type IncidentRoutingCommand = SubscribeChannelToIncidents | UnsubscribeChannelFromIncidents;
+
+/** The schema of each routing command's `data`: the command bus checks it before the decider. */
+export const incidentRoutingCommandDataSchemas = {
+  SubscribeChannelToIncidents: subscriptionSchema,
+  UnsubscribeChannelFromIncidents: subscriptionSchema,
+} as const satisfies Readonly<Record<IncidentRoutingCommand['type'], z.ZodType>>;

@@ -1,8 +1,8 @@
 import type { SnapshotFrom } from 'xstate';
 import { DecisionRejected, machineDecider } from '../shared/machineDecider.ts';
 import { exhaustive } from '../shared/messages.ts';
-import type { IncidentRoutingCommand } from './commands.ts';
-import type { IncidentRoutingEvent } from './events.ts';
+import { type IncidentRoutingCommand, incidentRoutingCommandDataSchemas } from './commands.ts';
+import { type IncidentRoutingEvent, incidentRoutingEventDataSchemas } from './events.ts';
 import { incidentRoutingMachine } from './machine.ts';
 
 export type IncidentRoutingState = SnapshotFrom<typeof incidentRoutingMachine>;
@@ -54,4 +54,9 @@ export const incidentRoutingDecider = machineDecider<
   typeof incidentRoutingMachine,
   IncidentRoutingCommand,
   IncidentRoutingEvent
->({ machine: incidentRoutingMachine, toEvents });
+>({
+  machine: incidentRoutingMachine,
+  toEvents,
+  events: { schemas: incidentRoutingEventDataSchemas },
+  commands: incidentRoutingCommandDataSchemas,
+});

@@ -5,16 +5,32 @@ import {
   type SnapshotFrom,
   transition,
 } from 'xstate';
+import type { z } from 'zod';
+import { type EventDeclarations, eventParser, type StoredEvent } from './eventSchemas.ts';
 import type { Command, Event } from './messages.ts';
 
+/** The zod schema of each command type's `data`. */
+export type CommandDataSchemas<C extends Command> = {
+  readonly [T in C['type']]: z.ZodType<Extract<C, { type: T }>['data']>;
+};
+
 /**
- * decide / evolve / initialState (emmett's Decider), pure and total (style.md rule 2).
- * `decide` always returns an array (`[]` for a no-op) or throws a DecisionRejected.
+ * decide / evolve / initialState, as in emmett's Decider: pure and total, with time, ids and the
+ * actor carried on the command (`metadata`), never read inside. `decide` always returns an array
+ * (`[]` for a no-op) or throws a DecisionRejected.
+ *
+ * `parseEvent` and `commandSchemas` are how a lifecycle says what its messages look like: whoever
+ * folds a stream passes every stored event through `parseEvent` (upcast, then zod) before
+ * `evolve`, and the command bus checks a command's data against `commandSchemas` before `decide`.
  */
 export type Decider<State, C extends Command, E extends Event> = Readonly<{
   decide: (command: C, state: State) => E[];
   evolve: (state: State, event: E) => State;
   initialState: () => State;
+  /** A stored event in today's typed shape; throws MalformedEvent (SB_STORE_CORRUPT). */
+  parseEvent?: (stored: StoredEvent) => E;
+  /** Schemas of the commands' `data`, by command type. */
+  commandSchemas?: Readonly<Partial<Record<string, z.ZodType>>>;
 }>;
 
 /**
@@ -34,7 +50,9 @@ export class DecisionRejected extends Error {
 
 /**
  * Replay met an event the machine does not accept in its state: the stored history and the
- * machine disagree, which means a breaking machine change (style.md §5). Loud by design.
+ * machine disagree, which means a breaking machine change (a state or guard was removed or
+ * tightened while events that relied on it are stored). Loud by design: change the machine so the
+ * stored history still folds, or upcast the old events.
  */
 export class ReplayMismatch extends Error {
   readonly code = 'SB_STORE_CORRUPT';
@@ -57,6 +75,10 @@ export type MachineDeciderOptions<M extends AnyStateMachine, C extends Command, 
    * throws ReplayMismatch.
    */
   ignorable?: (event: E, state: SnapshotFrom<M>) => boolean;
+  /** The stored events' schemas (and upcasters for old shapes): every fold parses through them. */
+  events: EventDeclarations<E>;
+  /** The commands' data schemas; the command bus refuses a command that does not match them. */
+  commands?: CommandDataSchemas<C>;
 }>;
 
 /**
@@ -65,14 +87,20 @@ export type MachineDeciderOptions<M extends AnyStateMachine, C extends Command, 
  * the machine, event by event, whether they are allowed (`snapshot.can`).
  *
  * @example
- * export const incidentDecider = machineDecider({ machine: incidentMachine, toEvents });
- * const state = history.reduce(incidentDecider.evolve, incidentDecider.initialState());
+ * export const incidentDecider = machineDecider({
+ *   machine: incidentMachine,
+ *   toEvents,
+ *   events: { schemas: incidentEventDataSchemas },
+ *   commands: incidentCommandDataSchemas,
+ * });
+ * const state = stored.map(incidentDecider.parseEvent).reduce(incidentDecider.evolve, incidentDecider.initialState());
  * const events = incidentDecider.decide(command, state); // or throws DecisionRejected
  */
 export const machineDecider = <M extends AnyStateMachine, C extends Command, E extends Event>(
   options: MachineDeciderOptions<M, C, E>,
 ): Decider<SnapshotFrom<M>, C, E> => {
   const { machine, toEvents, ignorable } = options;
+  const parseEvent = eventParser<E>(machine.id, options.events);
   // xstate's SnapshotFrom<M> for a generic M is opaque to tsc; every machine snapshot is an
   // AnyMachineSnapshot, so view it as one inside and hand the precise type back out.
   const snap = (state: SnapshotFrom<M>): AnyMachineSnapshot => state as unknown as AnyMachineSnapshot;
@@ -103,7 +131,13 @@ export const machineDecider = <M extends AnyStateMachine, C extends Command, E e
     }
     return proposed;
   };
-  return { decide, evolve, initialState };
+  return {
+    decide,
+    evolve,
+    initialState,
+    parseEvent,
+    ...(options.commands ? { commandSchemas: options.commands as Readonly<Record<string, z.ZodType>> } : {}),
+  };
 };
 
 /** `{ open: 'acknowledged' }` → `open.acknowledged`, for messages. */

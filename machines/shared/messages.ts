@@ -1,6 +1,7 @@
 /**
- * Commands and events are readonly data (style.md rule 1): `type` is the discriminant, the payload
- * sits under `data`. Events are facts, commands are requests. Neither is a class.
+ * Commands and events are readonly data: `type` is the discriminant, the payload sits under
+ * `data`. Events are facts (`IncidentAcknowledged`), commands are requests (`AcknowledgeIncident`).
+ * Neither is a class, so they serialise to the store and back as they are.
  */
 export type JsonPrimitive = string | number | boolean | null;
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };

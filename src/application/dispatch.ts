@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import { issuesOf } from '../../machines/shared/eventSchemas.ts';
 import type { Decider } from '../../machines/shared/machineDecider.ts';
 import { ValidationError } from '../core/errors.ts';
 import type { Command, Event } from '../core/messages.ts';
@@ -9,6 +11,11 @@ export type CommandRoute<C extends Command = Command> = Readonly<{
   // biome-ignore lint/suspicious/noExplicitAny: a registry holds deciders of many state types
   decider: Decider<any, C, Event>;
   streamId: (command: C) => string;
+  /**
+   * The zod schema of the command's `data`. Defaults to the decider's own declaration
+   * (`decider.commandSchemas[type]`); a route without either passes the data unchecked.
+   */
+  schema?: z.ZodType;
   options?: HandleCommandOptions;
 }>;
 
@@ -20,8 +27,26 @@ export type CommandBus = Readonly<{
 }>;
 
 /**
+ * Checks a command's data against its route's schema. A command that does not match is refused
+ * with SB_VALIDATION naming the first field that is wrong (all of them in `details.issues`) and
+ * never reaches the decider. On success the command goes on as it came: the schema checks what the
+ * decider reads, and routing fields beside it (`data.streamId`) stay for the route.
+ */
+export const checkCommand = (command: Command, schema: z.ZodType | undefined): void => {
+  if (!schema) return;
+  const parsed = schema.safeParse(command.data);
+  if (parsed.success) return;
+  const issues = issuesOf(parsed.error, 'data');
+  const first = issues[0] ?? { path: 'data', message: 'is malformed' };
+  throw new ValidationError(`${command.type} is malformed: ${first.path}: ${first.message}`, {
+    details: { reason: 'invalid_command', command: command.type, field: first.path, issues },
+  });
+};
+
+/**
  * The command-type → (decider, stream) registry. Lifecycles contribute their routes at the
- * composition root; the inbox processor dispatches recorded commands through it.
+ * composition root; the inbox processor, the scheduler and the reactors dispatch through it. Every
+ * command's data is checked against its schema first (checkCommand).
  *
  * @example
  * const bus = createCommandBus(store, { ...incidentRoutes, ...timeOffRoutes });
@@ -32,8 +57,9 @@ export const createCommandBus = (
   routes: Readonly<Record<string, CommandRoute>>,
 ): CommandBus => ({
   async dispatch(command) {
-    const route = routes[command.type];
+    const route = Object.hasOwn(routes, command.type) ? routes[command.type] : undefined;
     if (!route) throw new ValidationError(`no lifecycle handles command ${command.type}`);
+    checkCommand(command, route.schema ?? route.decider.commandSchemas?.[command.type]);
     const streamId = route.streamId(command);
     const result = await handleCommand(store, route.decider, streamId, command, route.options);
     return { ...result, streamId };

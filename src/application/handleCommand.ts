@@ -3,6 +3,7 @@ import { ConcurrencyError, hasCode, IllegalStateError } from '../core/errors.ts'
 import { uuidv5 } from '../core/ids.ts';
 import type { Command, Event, JsonObject } from '../core/messages.ts';
 import type { EventStore, ExpectedRevision, NewEvent, RecordedEvent } from '../eventStore/eventStore.ts';
+import { foldHistory } from './fold.ts';
 
 export type HandleCommandOptions = Readonly<{
   /** Re-read and re-decide this many times after a concurrency conflict (emmett's policy: 3). */
@@ -36,7 +37,8 @@ const metadataOf = (command: Command): JsonObject => {
 };
 
 /**
- * Read the stream, fold it through `evolve`, `decide`, append with the expected revision; on a
+ * Read the stream, fold it (each stored event upcast and parsed with the lifecycle's schemas, then
+ * `evolve`d: see foldHistory), `decide`, append with the expected revision; on a
  * concurrency conflict re-read and re-decide (bounded). The command itself is stored beside its
  * events (kind 'command') in the same atomic append, so the stream is its own audit trail.
  *
@@ -44,7 +46,8 @@ const metadataOf = (command: Command): JsonObject => {
  * command whose id is already in the stream returns the original outcome without deciding again
  * (so a processor that redelivers after a crash does not get a false "already acknowledged").
  *
- * Refusals throw IllegalStateError (code SB_ILLEGAL_STATE) with the decider's details.
+ * Refusals throw IllegalStateError (code SB_ILLEGAL_STATE) with the decider's details. A stored
+ * event that does not parse throws SB_STORE_CORRUPT naming the stream, position and type.
  *
  * @example
  * const { events } = await handleCommand(store, incidentDecider, incidentStreamId(id), command);
@@ -63,10 +66,7 @@ export const handleCommand = async <State, C extends Command, E extends Event>(
     const revision: number | undefined =
       history.length > 0 ? history[history.length - 1]!.revision : undefined;
     const events = history.filter((m) => m.kind === 'event');
-    const state = events.reduce(
-      (s, e) => decider.evolve(s, { type: e.type, data: e.data } as unknown as E),
-      decider.initialState(),
-    );
+    const state = foldHistory(decider, events);
 
     const recorded = history.find((m) => m.id === commandMessageId);
     if (recorded?.type === 'CommandRefused') {

@@ -7,14 +7,14 @@ import type { Metrics } from '../metrics.ts';
 
 /**
  * The inbox: every Slack input and webhook delivery is recorded with ONE append before it is
- * acknowledged (design.md "The shape", rule 1). The record carries the raw input (who, when,
+ * acknowledged, so nothing acknowledged is lost in a crash. The record carries the raw input (who, when,
  * source ids, payload) and the commands the edge parsed from it (or why it could not parse).
  * A processor dispatches those commands to the deciders later; handlers never touch deciders
  * or the store themselves.
  *
  * Idempotency: the inbox event id is `uuidv5('slack:' + deliveryId)` or
  * `uuidv5(source + ':' + deliveryId)`, so a Slack retry or a webhook redelivery appends nothing
- * and `accept` reports `deduplicated: true` (style.md rule 6).
+ * and `accept` reports `deduplicated: true`.
  *
  * Streams: `inbox-slack`, `inbox-<source>` (e.g. `inbox-pagerduty`). Messages are
  * `kind: 'command'` (inputs, not facts), types `SlackInputReceived` and `WebhookReceived`.

@@ -1,21 +1,17 @@
 import { type IncidentState, incidentDecider } from '../../machines/incident/decider.ts';
-import type { IncidentEvent } from '../../machines/incident/events.ts';
+import { foldHistory } from '../application/fold.ts';
 import type { EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
 
 /**
- * Folds an incident stream's messages (events only; recorded commands are skipped) into the
- * decider's state.
+ * Folds an incident stream's messages into the decider's state: events only (recorded commands are
+ * skipped), each upcast and parsed with the incident event schemas first. A stored event that does
+ * not parse throws SB_STORE_CORRUPT naming the stream, position and type.
  *
  * @example
  * const state = foldIncidentHistory(await store.readStream(streamId));
  */
 export const foldIncidentHistory = (history: readonly RecordedEvent[]): IncidentState =>
-  history
-    .filter((m) => m.kind === 'event')
-    .reduce(
-      (s, e) => incidentDecider.evolve(s, { type: e.type, data: e.data } as unknown as IncidentEvent),
-      incidentDecider.initialState(),
-    );
+  foldHistory(incidentDecider, history);
 
 /**
  * Reads an incident stream and folds it (events only) into the decider's state.

@@ -1,26 +1,23 @@
 import type {
   RecordIncidentUpstreamCallFailed,
   RecordIncidentUpstreamCallSucceeded,
+  RetryIncidentUpstreamCall,
   UpstreamIncident,
 } from '../../machines/incident/commands.ts';
 import { findPendingRequest, type IncidentState } from '../../machines/incident/decider.ts';
-import type { UpstreamAction } from '../../machines/incident/events.ts';
 import type { PendingRequest } from '../../machines/incident/machine.ts';
-import { ChatOpsError, hasCode, isChatOpsError } from '../core/errors.ts';
-import { uuidv5 } from '../core/ids.ts';
-import { type Command, exhaustive, type JsonObject } from '../core/messages.ts';
+import { ChatOpsError, isChatOpsError } from '../core/errors.ts';
+import { exhaustive, type JsonObject } from '../core/messages.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
-import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
+import type { Dispatch } from '../processors/dispatchCommand.ts';
+import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
+import type { Processor } from '../processors/runner.ts';
 import {
-  errorCodeOf,
-  errorMessageOf,
-  nextAttemptAt,
-  type RetryPolicy,
-  shouldRetry,
-  UPSTREAM_RETRY,
-} from '../processors/retryPolicy.ts';
-import type { Processor, ProcessorContext } from '../processors/runner.ts';
-import { scheduleTimer } from '../processors/scheduler.ts';
+  createUpstreamCallProcessor,
+  type UpstreamCallArgs,
+  type UpstreamCallSpec,
+  type UpstreamCallTarget,
+} from '../processors/upstreamCall.ts';
 import type { PagerDutyClient } from '../upstream/pagerduty.ts';
 import { readIncidentState } from './incidentState.ts';
 import { type SlackUserOf, upstreamIncidentFromRest } from './pagerdutyMapping.ts';
@@ -28,22 +25,24 @@ import { type SlackUserOf, upstreamIncidentFromRest } from './pagerdutyMapping.t
 /**
  * `incident-upstream`: every user request recorded on an incident (`Incident*Requested`) and every
  * retry the scheduler starts (`IncidentUpstreamCallRetried`) becomes one call to the incident
- * service, made as the requesting user (`From` = their mapped email), and its outcome is recorded
- * through the decider: `RecordIncidentUpstreamCallSucceeded` or `RecordIncidentUpstreamCallFailed
- * { attempt, nextAttemptAt }`. A retryable failure (network, 5xx, 429 with the vendor's
- * `ratelimit-reset` honoured) schedules `RetryIncidentUpstreamCall` with the durable scheduler;
- * after `maxAttempts` (5) the failure is final, the card says so and the requester is told
+ * service, made as the requesting user (`From` = their mapped email). The shared mechanism for
+ * durable upstream calls (src/processors/upstreamCall.ts, rules in machines/shared/upstreamRequest.ts)
+ * does the bookkeeping: right before each call it folds the stream and checks the request is still
+ * pending at this attempt, records the outcome through the decider
+ * (`RecordIncidentUpstreamCallSucceeded` or `RecordIncidentUpstreamCallFailed { attempt,
+ * nextAttemptAt }`), schedules `RetryIncidentUpstreamCall` with the durable scheduler after a
+ * retryable failure (network, 5xx, 429 with the vendor's `ratelimit-reset` honoured), and after
+ * `maxAttempts` (5) records the failure as final: the card says so and the requester is told
  * (incident-notices).
  *
- * Idempotent under redelivery and safe against late calls: right before each call it folds the
- * stream and checks `findPendingRequest(state, requestId)?.attempt === attempt` (machines/incident
- * decider contract). A request that was confirmed by a webhook, superseded (a resolve from the
- * web app while our acknowledge waited for a retry) or already failed is never sent; an
- * acknowledgement is also checked against the incident's current upstream status first, because
- * acknowledging a resolved incident reopens it upstream. Triggers carry `incident_key` =
- * `switchboard:<request id>`: a repeated create is refused upstream as a duplicate and the
- * existing incident is looked up instead; a retried note is not added twice when the first
- * attempt landed.
+ * What is incident-specific is here: the calls, and what to check before repeating one. A request
+ * that was confirmed by a webhook, superseded (a resolve from the web app while our acknowledge
+ * waited for a retry) or given up is never sent. An acknowledgement is checked against the
+ * incident's current upstream status first, because acknowledging a resolved incident reopens it
+ * upstream. Triggers carry `incident_key` = `switchboard:<request id>`: on a retry or a redelivery
+ * the incident with that key is looked up first, and a repeated create refused as a duplicate is
+ * looked up too; a note whose earlier attempt landed (same author, same text, after the request)
+ * is not added twice.
  *
  * @example
  * const upstream = createIncidentUpstreamReactor({ pagerduty, dispatch: bus.dispatch, slackUserOf });
@@ -84,63 +83,23 @@ export const incidentRetryTimerId = (requestId: string, attempt: number): string
   `incident-retry-${requestId}-${attempt}`;
 
 type Outcome = { incident: UpstreamIncident | null; noteId: string | null };
+type Args = UpstreamCallArgs<IncidentState, PendingRequest, UpstreamCallTarget>;
+
+/** The request (and attempt) an incident event asks to call for; null for anything else. */
+const targetOf = (event: RecordedEvent): UpstreamCallTarget | null => {
+  if (event.kind !== 'event') return null;
+  const d = event.data as { requestId?: unknown; attempt?: unknown };
+  if (typeof d.requestId !== 'string') return null;
+  const attempt =
+    event.type === 'IncidentUpstreamCallRetried' && typeof d.attempt === 'number' ? d.attempt : 1;
+  return { streamId: event.streamId, requestId: d.requestId, attempt };
+};
 
 export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions): Processor => {
   const pd = options.pagerduty;
-  const policy = options.retry ?? UPSTREAM_RETRY;
   const slackUserOf = options.slackUserOf ?? (() => null);
   const fromRest = (i: Parameters<typeof upstreamIncidentFromRest>[0]) =>
     upstreamIncidentFromRest(i, slackUserOf);
-
-  const record = async (
-    ctx: ProcessorContext,
-    cause: RecordedEvent,
-    command: Pick<RecordIncidentUpstreamCallSucceeded | RecordIncidentUpstreamCallFailed, 'type' | 'data'>,
-    key: string,
-  ): Promise<void> => {
-    const full: Command = {
-      type: command.type,
-      data: { ...(command.data as unknown as JsonObject), streamId: cause.streamId },
-      metadata: {
-        now: ctx.now().toISOString(),
-        commandId: uuidv5(`${INCIDENT_UPSTREAM_PROCESSOR}:${key}`),
-        actor: ACTOR,
-        causationId: cause.id,
-      },
-    };
-    const outcome = await dispatchCommand(options.dispatch, full);
-    if (outcome.outcome === 'rejected') {
-      ctx.logger.warn(
-        { code: outcome.code, commandType: command.type },
-        `outcome not recorded: ${outcome.message}`,
-      );
-    }
-  };
-
-  const ensureRetryTimer = async (
-    ctx: ProcessorContext,
-    cause: RecordedEvent,
-    r: PendingRequest,
-    state: IncidentState,
-  ): Promise<void> => {
-    const last = state.context.lastFailure;
-    if (!last || last.requestId !== r.requestId || last.final || !last.nextAttemptAt) return;
-    await scheduleTimer(ctx.store, {
-      timerId: incidentRetryTimerId(r.requestId, last.attempt),
-      dueAt: last.nextAttemptAt,
-      now: ctx.now(),
-      command: {
-        type: 'RetryIncidentUpstreamCall',
-        data: {
-          requestId: r.requestId,
-          action: r.action,
-          attempt: last.attempt + 1,
-          streamId: cause.streamId,
-        },
-        metadata: { actor: ACTOR, causationId: cause.id },
-      },
-    });
-  };
 
   const upstreamIdOf = (state: IncidentState): string => {
     const id = state.context.link?.upstreamId;
@@ -155,16 +114,43 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
     return found ? fromRest(found) : null;
   };
 
-  const call = async (r: PendingRequest, state: IncidentState, attempt: number): Promise<Outcome> => {
+  const triggerOf = (state: IncidentState) => {
+    const t = state.context.trigger;
+    if (!t) throw new ChatOpsError('SB_ILLEGAL_STATE', 'no trigger request recorded');
+    return t;
+  };
+
+  /** What the incident service already has of a call whose earlier attempt may have landed. */
+  const check = async ({ request: r, state }: Args): Promise<Outcome | null> => {
+    switch (r.action) {
+      case 'trigger': {
+        const existing = await findByKey(triggerOf(state).incidentKey);
+        return existing ? { incident: existing, noteId: null } : null;
+      }
+      case 'note': {
+        // An earlier attempt may have added it before its answer was lost.
+        const content = r.content ?? '';
+        const notes = await pd.listIncidentNotes(upstreamIdOf(state));
+        const landed = notes.find(
+          (n) =>
+            n.user?.id === r.asUser.id &&
+            n.content.trim() === content.trim() &&
+            Date.parse(n.created_at) >= Date.parse(r.requestedAt) - 1_000,
+        );
+        return landed ? { incident: null, noteId: landed.id } : null;
+      }
+      default:
+        // Status and assignment changes are safe to repeat: the same change again is a no-op
+        // upstream, and a resolve that already landed is recognised from the call's refusal.
+        return null;
+    }
+  };
+
+  const call = async ({ request: r, state }: Args): Promise<Outcome> => {
     const from = r.asUser.email;
     switch (r.action) {
       case 'trigger': {
-        const t = state.context.trigger;
-        if (!t) throw new ChatOpsError('SB_ILLEGAL_STATE', 'no trigger request recorded');
-        if (attempt > 1) {
-          const existing = await findByKey(t.incidentKey);
-          if (existing) return { incident: existing, noteId: null };
-        }
+        const t = triggerOf(state);
         try {
           const created = await pd.createIncident({
             from,
@@ -234,20 +220,7 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
         };
       }
       case 'note': {
-        const id = upstreamIdOf(state);
-        const content = r.content ?? '';
-        if (attempt > 1) {
-          // An earlier attempt may have added it before its answer was lost.
-          const notes = await pd.listIncidentNotes(id);
-          const landed = notes.find(
-            (n) =>
-              n.user?.id === r.asUser.id &&
-              n.content.trim() === content.trim() &&
-              Date.parse(n.created_at) >= Date.parse(r.requestedAt) - 1_000,
-          );
-          if (landed) return { incident: null, noteId: landed.id };
-        }
-        const note = await pd.addIncidentNote(id, { from, content });
+        const note = await pd.addIncidentNote(upstreamIdOf(state), { from, content: r.content ?? '' });
         return { incident: null, noteId: note.id };
       }
       default:
@@ -255,74 +228,50 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
     }
   };
 
-  return {
-    id: INCIDENT_UPSTREAM_PROCESSOR,
-    filter: { streamPrefixes: ['incident-'], eventTypes: [...REQUEST_EVENT_TYPES] },
-    async handle(event, ctx) {
-      if (event.kind !== 'event') return;
-      const d = event.data as { requestId?: unknown; attempt?: unknown };
-      if (typeof d.requestId !== 'string') return;
-      const requestId = d.requestId;
-      const attempt =
-        event.type === 'IncidentUpstreamCallRetried' && typeof d.attempt === 'number' ? d.attempt : 1;
-      const { state } = await readIncidentState(ctx.store, event.streamId);
-      const r = findPendingRequest(state, requestId);
-      const log = ctx.logger.child({ requestId, attempt });
-      if (!r || r.attempt !== attempt) {
-        log.debug(
-          { pendingAttempt: r?.attempt ?? null },
-          'request no longer pending at this attempt: not sent',
-        );
-        return;
-      }
-      if (r.failedAttempts >= attempt) {
-        // This attempt's failure is recorded (a redelivery after a crash): make sure its retry exists.
-        await ensureRetryTimer(ctx, event, r, state);
-        return;
-      }
-      const action: UpstreamAction = r.action;
-      let outcome: Outcome;
-      try {
-        outcome = await call(r, state, attempt);
-      } catch (error) {
-        if (hasCode(error, 'SB_STORE_UNAVAILABLE')) throw error;
-        const retry = shouldRetry(error, { attempt, maxAttempts: policy.maxAttempts });
-        const at = retry ? nextAttemptAt(attempt, ctx.now(), { ...policy, error }).toISOString() : null;
-        await record(
-          ctx,
-          event,
-          {
-            type: 'RecordIncidentUpstreamCallFailed',
-            data: {
-              requestId,
-              action,
-              attempt,
-              maxAttempts: policy.maxAttempts,
-              code: errorCodeOf(error),
-              message: errorMessageOf(error, 300),
-              nextAttemptAt: at,
-            },
-          },
-          `${requestId}:${attempt}:failed`,
-        );
-        log.warn(
-          { err: error, action, nextAttemptAt: at },
-          retry ? 'upstream call failed; retry scheduled' : 'upstream call failed for good',
-        );
-        if (retry)
-          await ensureRetryTimer(ctx, event, r, (await readIncidentState(ctx.store, event.streamId)).state);
-        return;
-      }
-      await record(
-        ctx,
-        event,
-        {
-          type: 'RecordIncidentUpstreamCallSucceeded',
-          data: { requestId, action, via: 'rest', incident: outcome.incident, noteId: outcome.noteId },
-        },
-        `${requestId}:${attempt}:succeeded`,
-      );
-      log.debug({ action }, 'upstream call succeeded');
+  const data = (d: object, target: UpstreamCallTarget): JsonObject =>
+    ({ ...d, streamId: target.streamId }) as unknown as JsonObject;
+
+  const spec: UpstreamCallSpec<IncidentState, PendingRequest, UpstreamCallTarget, Outcome> = {
+    processorId: INCIDENT_UPSTREAM_PROCESSOR,
+    actor: ACTOR,
+    policy: options.retry ?? UPSTREAM_RETRY,
+    readState: async (store, streamId) => (await readIncidentState(store, streamId)).state,
+    pendingRequest: findPendingRequest,
+    check,
+    call,
+    succeeded: ({ request: r, result, target }) => {
+      const d: RecordIncidentUpstreamCallSucceeded['data'] = {
+        requestId: r.requestId,
+        action: r.action,
+        via: 'rest',
+        incident: result.incident,
+        noteId: result.noteId,
+      };
+      return { type: 'RecordIncidentUpstreamCallSucceeded', data: data(d, target) };
     },
+    failed: ({ request: r, failure, target }) => {
+      const d: RecordIncidentUpstreamCallFailed['data'] = {
+        requestId: r.requestId,
+        action: r.action,
+        attempt: failure.attempt,
+        maxAttempts: failure.maxAttempts,
+        code: failure.code,
+        message: failure.message,
+        nextAttemptAt: failure.nextAttemptAt,
+      };
+      return { type: 'RecordIncidentUpstreamCallFailed', data: data(d, target) };
+    },
+    retry: ({ request: r, attempt, target }) => {
+      const d: RetryIncidentUpstreamCall['data'] = { requestId: r.requestId, action: r.action, attempt };
+      return { type: 'RetryIncidentUpstreamCall', data: data(d, target) };
+    },
+    retryTimerId: (r, failedAttempt) => incidentRetryTimerId(r.requestId, failedAttempt),
+    record: (command) => options.dispatch(command),
   };
+
+  return createUpstreamCallProcessor({
+    filter: { streamPrefixes: ['incident-'], eventTypes: [...REQUEST_EVENT_TYPES] },
+    target: targetOf,
+    spec,
+  });
 };

@@ -1,29 +1,30 @@
+import type { UpstreamRequest } from '../../machines/shared/upstreamRequest.ts';
+import { foldHistory } from '../application/fold.ts';
 import { handleCommand } from '../application/handleCommand.ts';
 import { INBOX_STREAM_PREFIX } from '../application/inbox.ts';
-import { asError } from '../core/errors.ts';
-import { uuidv5 } from '../core/ids.ts';
+import type { JsonObject } from '../core/messages.ts';
 import type { EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
 import {
   type CommandReplyCommand,
   type CommandReplyState,
   commandReplyDecider,
+  pendingReply,
   REPLY_STREAM_PREFIX,
   type ReplyRetryRequestedData,
   replyStreamId,
 } from './commandReplies.decider.ts';
 import type { CommandRejectedData } from './inboxDispatch.reactor.ts';
 import type { SlackReplies, SlackReplyMessage } from './ports.ts';
-import {
-  type BackoffOptions,
-  errorCodeOf,
-  errorMessageOf,
-  nextAttemptAt,
-  shouldRetry,
-} from './retryPolicy.ts';
+import { type BackoffOptions, shouldRetry } from './retryPolicy.ts';
 import type { Processor, ProcessorContext } from './runner.ts';
-import { scheduleTimer } from './scheduler.ts';
+import {
+  createUpstreamCallProcessor,
+  type UpstreamCallSpec,
+  type UpstreamCallTarget,
+} from './upstreamCall.ts';
 
 const ACTOR = 'system:command-replies';
+const PROCESSOR_ID = 'command-replies';
 const SLACK_USER = /^[UW][A-Z0-9]{2,}$/;
 
 export type CommandRepliesOptions = Readonly<{
@@ -55,14 +56,19 @@ export const replyRetryTimerId = (commandId: string, attempt: number): string =>
 
 /** The reply's current state, folded from `reply-<commandId>`. */
 export const readReplyState = async (store: EventStore, commandId: string): Promise<CommandReplyState> =>
-  (await store.readStream(replyStreamId(commandId)))
-    .filter((m) => m.kind === 'event')
-    .reduce(
-      (state, e) => commandReplyDecider.evolve(state, { type: e.type, data: e.data } as never),
-      commandReplyDecider.initialState(),
-    );
+  foldHistory(commandReplyDecider, await store.readStream(replyStreamId(commandId)));
 
-type Source = { streamId: string; eventId: string };
+/** A reply to send: attempt `attempt` of the reply to `requestId` (the refused command's id). */
+type ReplyTarget = UpstreamCallTarget &
+  Readonly<{
+    /** The refusal to tell the user about; undefined when its record is gone. */
+    rejection: CommandRejectedData | undefined;
+    /** Where the `CommandRejected` is (the retry command carries it). */
+    source: Readonly<{ streamId: string; eventId: string }>;
+  }>;
+
+/** What an attempt came to: sent by one of the two routes, or nothing to send. */
+type ReplyResult = Readonly<{ via: 'response_url' | 'ephemeral' }> | Readonly<{ skipped: string }>;
 
 /**
  * `command-replies`: tells the user why a command was refused. For each `CommandRejected` in an
@@ -71,15 +77,16 @@ type Source = { streamId: string; eventId: string };
  * in the channel. Every outcome is an event in `reply-<commandId>`: `ReplySent { attempt, via }`,
  * `ReplyFailed { attempt, code, nextAttemptAt, final }` or `ReplySkipped { reason }`.
  *
- * Retries are durable: a retryable failure schedules timer `reply-<commandId>-<attempt>` whose
- * `RetryCommandReply` command (routed by `commandReplyRoutes`) records `ReplyRetryRequested`, which
- * this reactor handles like the original rejection. After `maxAttempts`, or on a failure that no
- * retry can fix (SB_UPSTREAM_AUTH, a rejected request), it records `ReplyFailed { final: true }`.
+ * A reply is a durable upstream call like any other (src/processors/upstreamCall.ts): a retryable
+ * failure schedules timer `reply-<commandId>-<attempt>` whose `RetryCommandReply` command (routed by
+ * `commandReplyRoutes`) records `ReplyRetryRequested`, which this reactor handles like the original
+ * rejection. After `maxAttempts`, or on a failure that no retry can fix (SB_UPSTREAM_AUTH, a
+ * rejected request), it records `ReplyFailed { final: true }`.
  *
  * Idempotent by command id: a reply already recorded as sent is never sent again; a redelivered
  * trigger in the `waiting` state only makes sure its retry timer exists. (A crash after Slack took
  * the message and before `ReplySent` was stored resends it once: Slack's response_url has no
- * idempotency key.)
+ * idempotency key and nothing to look at first.)
  *
  * @example
  * const replies = createCommandRepliesReactor({ replies: slackReplies });
@@ -89,56 +96,8 @@ export const createCommandRepliesReactor = (options: CommandRepliesOptions): Pro
   const maxAttempts = options.maxAttempts ?? 4;
   const backoff: BackoffOptions = options.backoff ?? { baseMs: 2_000, maxMs: 5 * 60_000, jitter: 0.2 };
   const format = options.formatRejection ?? defaultRejectionText;
-
-  const record = async (
-    ctx: ProcessorContext,
-    trigger: RecordedEvent,
-    command: Pick<CommandReplyCommand, 'type' | 'data'>,
-    key: string,
-  ): Promise<void> => {
-    const commandId = String(command.data.commandId);
-    await handleCommand(
-      ctx.store,
-      commandReplyDecider,
-      replyStreamId(commandId),
-      {
-        ...command,
-        metadata: {
-          now: ctx.now().toISOString(),
-          commandId: uuidv5(`${command.type}:${commandId}:${key}`),
-          actor: ACTOR,
-          causationId: trigger.id,
-        },
-      } as CommandReplyCommand,
-      { recordRejections: false },
-    );
-  };
-
-  const ensureRetryTimer = async (
-    ctx: ProcessorContext,
-    trigger: RecordedEvent,
-    commandId: string,
-    state: CommandReplyState,
-    source: Source,
-  ): Promise<void> => {
-    const last = state.context.lastFailure;
-    if (!last?.nextAttemptAt) return;
-    await scheduleTimer(ctx.store, {
-      timerId: replyRetryTimerId(commandId, last.attempt),
-      dueAt: last.nextAttemptAt,
-      now: ctx.now(),
-      command: {
-        type: 'RetryCommandReply',
-        data: {
-          commandId,
-          attempt: last.attempt + 1,
-          sourceStreamId: source.streamId,
-          sourceEventId: source.eventId,
-        },
-        metadata: { actor: ACTOR, causationId: trigger.id },
-      },
-    });
-  };
+  const hasDestination = (r: CommandRejectedData): boolean =>
+    Boolean(r.responseUrl) || (Boolean(r.channelId) && SLACK_USER.test(r.actor));
 
   const send = async (rejection: CommandRejectedData): Promise<{ via: 'response_url' | 'ephemeral' }> => {
     const message = format(rejection);
@@ -157,96 +116,96 @@ export const createCommandRepliesReactor = (options: CommandRepliesOptions): Pro
     return { via: 'ephemeral' };
   };
 
-  return {
-    id: 'command-replies',
+  const json = (d: CommandReplyCommand['data']): JsonObject => d as unknown as JsonObject;
+
+  const spec: UpstreamCallSpec<CommandReplyState, UpstreamRequest<'reply'>, ReplyTarget, ReplyResult> = {
+    processorId: PROCESSOR_ID,
+    actor: ACTOR,
+    policy: { ...backoff, maxAttempts },
+    messageMaxLength: 500,
+    readState: async (store, streamId) => foldHistory(commandReplyDecider, await store.readStream(streamId)),
+    pendingRequest: pendingReply,
+    call: async ({ target, ctx }) => {
+      const { rejection } = target;
+      if (!rejection) return { skipped: 'source_missing' };
+      if (!hasDestination(rejection)) {
+        ctx.logger.info(
+          { commandId: target.requestId, code: rejection.code },
+          'refusal has nowhere to be sent',
+        );
+        return { skipped: 'no_destination' };
+      }
+      return send(rejection);
+    },
+    succeeded: ({ request, result }) =>
+      'skipped' in result
+        ? { type: 'RecordReplySkipped', data: json({ commandId: request.requestId, reason: result.skipped }) }
+        : {
+            type: 'RecordReplySent',
+            data: json({ commandId: request.requestId, attempt: request.attempt, via: result.via }),
+          },
+    failed: ({ request, failure }) => ({
+      type: 'RecordReplyFailed',
+      data: json({
+        commandId: request.requestId,
+        attempt: failure.attempt,
+        code: failure.code,
+        message: failure.message,
+        nextAttemptAt: failure.nextAttemptAt,
+        final: failure.final,
+      }),
+    }),
+    retry: ({ request, attempt, target }) => ({
+      type: 'RetryCommandReply',
+      data: json({
+        commandId: request.requestId,
+        attempt,
+        sourceStreamId: target.source.streamId,
+        sourceEventId: target.source.eventId,
+      }),
+    }),
+    retryTimerId: (request, failedAttempt) => replyRetryTimerId(request.requestId, failedAttempt),
+    record: (command, ctx) =>
+      handleCommand(
+        ctx.store,
+        commandReplyDecider,
+        replyStreamId(command.data.commandId as string),
+        command as CommandReplyCommand,
+        { recordRejections: false },
+      ),
+  };
+
+  const target = async (event: RecordedEvent, ctx: ProcessorContext): Promise<ReplyTarget | null> => {
+    if (event.type === 'CommandRejected' && event.streamId.startsWith(INBOX_STREAM_PREFIX)) {
+      const rejection = event.data as unknown as CommandRejectedData;
+      return {
+        streamId: replyStreamId(rejection.commandId),
+        requestId: rejection.commandId,
+        attempt: 1,
+        rejection,
+        source: { streamId: event.streamId, eventId: event.id },
+      };
+    }
+    if (event.type === 'ReplyRetryRequested' && event.streamId.startsWith(REPLY_STREAM_PREFIX)) {
+      const d = event.data as unknown as ReplyRetryRequestedData;
+      const original = (await ctx.store.readStream(d.sourceStreamId)).find((e) => e.id === d.sourceEventId);
+      return {
+        streamId: event.streamId,
+        requestId: d.commandId,
+        attempt: d.attempt,
+        rejection: original?.data as unknown as CommandRejectedData | undefined,
+        source: { streamId: d.sourceStreamId, eventId: d.sourceEventId },
+      };
+    }
+    return null;
+  };
+
+  return createUpstreamCallProcessor({
     filter: {
       streamPrefixes: [INBOX_STREAM_PREFIX, REPLY_STREAM_PREFIX],
       eventTypes: ['CommandRejected', 'ReplyRetryRequested'],
     },
-    async handle(event, ctx) {
-      let rejection: CommandRejectedData | undefined;
-      let source: Source;
-      if (event.type === 'CommandRejected' && event.streamId.startsWith(INBOX_STREAM_PREFIX)) {
-        rejection = event.data as unknown as CommandRejectedData;
-        source = { streamId: event.streamId, eventId: event.id };
-      } else if (event.type === 'ReplyRetryRequested' && event.streamId.startsWith(REPLY_STREAM_PREFIX)) {
-        const d = event.data as unknown as ReplyRetryRequestedData;
-        source = { streamId: d.sourceStreamId, eventId: d.sourceEventId };
-        const original = (await ctx.store.readStream(d.sourceStreamId)).find((e) => e.id === d.sourceEventId);
-        rejection = original?.data as unknown as CommandRejectedData | undefined;
-        if (!rejection) {
-          const state = await readReplyState(ctx.store, d.commandId);
-          if (state.matches('pending')) {
-            await record(
-              ctx,
-              event,
-              { type: 'RecordReplySkipped', data: { commandId: d.commandId, reason: 'source_missing' } },
-              'skip',
-            );
-          }
-          return;
-        }
-      } else {
-        return;
-      }
-      const { commandId } = rejection;
-      const log = ctx.logger.child({ commandId });
-      const state = await readReplyState(ctx.store, commandId);
-      if (state.matches('waiting')) {
-        await ensureRetryTimer(ctx, event, commandId, state, source);
-        return;
-      }
-      if (!state.matches('pending')) return; // sent, skipped or abandoned: nothing more to do
-
-      const attempt = state.context.failures + 1;
-      const hasDestination =
-        Boolean(rejection.responseUrl) || (Boolean(rejection.channelId) && SLACK_USER.test(rejection.actor));
-      if (!hasDestination) {
-        await record(
-          ctx,
-          event,
-          { type: 'RecordReplySkipped', data: { commandId, reason: 'no_destination' } },
-          'skip',
-        );
-        log.info({ code: rejection.code }, 'refusal has nowhere to be sent');
-        return;
-      }
-      try {
-        const { via } = await send(rejection);
-        await record(
-          ctx,
-          event,
-          { type: 'RecordReplySent', data: { commandId, attempt, via } },
-          String(attempt),
-        );
-        log.info({ attempt, via }, 'reply sent');
-      } catch (error) {
-        const retry = shouldRetry(error, { attempt, maxAttempts });
-        const now = ctx.now();
-        const at = retry ? nextAttemptAt(attempt, now, { ...backoff, error }).toISOString() : null;
-        await record(
-          ctx,
-          event,
-          {
-            type: 'RecordReplyFailed',
-            data: {
-              commandId,
-              attempt,
-              code: errorCodeOf(error),
-              message: errorMessageOf(error, 500),
-              nextAttemptAt: at,
-              final: !retry,
-            },
-          },
-          String(attempt),
-        );
-        if (retry) {
-          log.warn({ err: asError(error), attempt, nextAttemptAt: at }, 'reply failed; retry scheduled');
-          await ensureRetryTimer(ctx, event, commandId, await readReplyState(ctx.store, commandId), source);
-        } else {
-          log.error({ err: asError(error), attempt }, 'reply failed; giving up');
-        }
-      }
-    },
-  };
+    target,
+    spec,
+  });
 };

@@ -1,7 +1,9 @@
 /**
- * Retry decisions for reactors that call upstreams (style.md rule 5): a failed call is recorded as an
- * event with `attempt`, `nextAttemptAt` and `code`, and the scheduler brings it back when due. These
- * pure helpers compute those fields, so every lifecycle retries the same way.
+ * Retry decisions for reactors that call upstreams: a failed call is recorded as an event with
+ * `attempt`, `nextAttemptAt` and `code` (never an in-memory retry loop, which a restart would lose),
+ * and the scheduler brings it back when due. These pure helpers compute those fields, so every
+ * lifecycle retries the same way; src/processors/upstreamCall.ts applies them for every durable
+ * upstream call.
  *
  * @example
  * } catch (err) {

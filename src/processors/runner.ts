@@ -20,6 +20,14 @@ export type ProcessorContext = Readonly<{
   attempt: number;
   /** True when `replayParked` runs a parked event again. */
   replay: boolean;
+  /**
+   * True when this event may have been handled before, all or in part: an in-process retry, a
+   * parked event replayed, or an event recorded before this runner started (after a crash, the
+   * events since the last stored checkpoint come again, and one may have had its effect without
+   * its outcome being recorded). A handler whose effect has no idempotency key looks at what the
+   * other side already has before repeating it when this is true.
+   */
+  redelivery: boolean;
   /** Aborted when the runner stops: pass it to long upstream calls. */
   signal: AbortSignal;
 }>;
@@ -228,6 +236,8 @@ type Slot = {
   lock: Promise<void>;
   parked: Map<string, ParkedEvent>;
   lastError: ProcessorError | undefined;
+  /** The store's head when this start subscribed: events up to it may have been seen by a previous run. */
+  startHead: bigint | undefined;
   handled: number;
   retries: number;
   resubscribes: number;
@@ -292,6 +302,7 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
       lock: Promise.resolve(),
       parked: new Map(),
       lastError: undefined,
+      startHead: undefined,
       handled: 0,
       retries: 0,
       resubscribes: 0,
@@ -401,6 +412,7 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
       },
       attempt,
       replay,
+      redelivery: attempt > 1 || replay || (slot.startHead !== undefined && event.position <= slot.startHead),
       signal,
     };
   };
@@ -600,6 +612,8 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
     slot.unsaved = 0;
     slot.firstUnsavedAt = undefined;
     slot.parked = (await readParked(slot)).parked;
+    // Read before subscribing: anything appended later cannot have been seen by a previous run.
+    slot.startHead = await store.headPosition();
     await slot.processor.onStart?.({
       processorId: slot.processor.id,
       store,

@@ -4,8 +4,8 @@ import type { Clock } from '../core/clock.ts';
 import { ChatOpsError, type ErrorCode, type ErrorDetails } from '../core/errors.ts';
 
 /**
- * Shared undici plumbing for every upstream client (design.md "Upstream clients"): one request
- * function with timeouts, JSON bodies, zod-checked responses, and every failure mapped to a coded
+ * Shared undici plumbing for every upstream client (one undici client per service, typed requests,
+ * zod-checked responses, errors mapped to coded errors): one request function with timeouts, JSON bodies, zod-checked responses, and every failure mapped to a coded
  * error. Clients never see undici errors or raw status codes.
  *
  * Error details always carry `vendor`, `operation`, `method`, `path` (no query string: some vendors

@@ -328,7 +328,11 @@ export type PagerDutyClientOptions = {
 
 // ---------------------------------------------------------------- limits
 
-/** Classic pagination limits (upstreams.md §2.1). */
+/**
+ * Classic pagination limits: `limit` at most 100, and `limit + offset` at most 10,000 (beyond that
+ * the API answers 400). PagerDuty's pagination docs:
+ * https://github.com/PagerDuty/developer-docs/blob/94224391aa3eac8fa73ea6a6af542dee0613d3e8/docs/REST-API/09-Pagination.md
+ */
 export const PAGERDUTY_MAX_PAGE_LIMIT = 100;
 export const PAGERDUTY_MAX_OFFSET_PLUS_LIMIT = 10_000;
 /** `PUT /incidents` refuses more than this many with 413. */
@@ -372,7 +376,11 @@ export const parsePagerDutyError = (json: unknown): VendorErrorInfo | undefined 
 const mentions = (info: VendorErrorInfo | undefined, re: RegExp) =>
   [info?.message, ...(info?.errors ?? [])].some((s) => typeof s === 'string' && re.test(s));
 
-/** PagerDuty error codes (PD-ERR) refined beyond the status-based mapping. */
+/**
+ * PagerDuty's numeric error codes (`error.code` in the body) refined beyond the status-based
+ * mapping. The list is PagerDuty's:
+ * https://github.com/PagerDuty/developer-docs/blob/94224391aa3eac8fa73ea6a6af542dee0613d3e8/docs/REST-API/14-Errors.md
+ */
 export const classifyPagerDutyError: ErrorClassifier = (status, info) => {
   const code = info?.code === undefined ? undefined : Number(info.code);
   if (code === 1008 || code === 2013 || mentions(info, /requester user not found/i)) {

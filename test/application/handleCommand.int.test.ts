@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { assign, setup } from 'xstate';
+import { z } from 'zod';
 import { machineDecider } from '../../machines/shared/machineDecider.ts';
 import { handleCommand } from '../../src/application/handleCommand.ts';
 import { ConcurrencyError, IllegalStateError } from '../../src/core/errors.ts';
@@ -31,6 +32,12 @@ const counter = machineDecider({
   toEvents: (c: CounterCommand): CounterEvent[] => [
     { type: c.type === 'Increment' ? 'CounterIncremented' : 'CounterClosed', data: { by: c.metadata.actor } },
   ],
+  events: {
+    schemas: {
+      CounterIncremented: z.object({ by: z.string() }),
+      CounterClosed: z.object({ by: z.string() }),
+    },
+  },
 });
 const cmd = (type: 'Increment' | 'Close', id: string): CounterCommand => ({
   type,

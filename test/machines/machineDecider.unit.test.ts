@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assign, setup } from 'xstate';
+import { z } from 'zod';
 import { DecisionRejected, machineDecider, ReplayMismatch } from '../../machines/shared/machineDecider.ts';
 import type { Command, Event } from '../../machines/shared/messages.ts';
 
@@ -25,6 +26,9 @@ const door = machineDecider({
   machine: doorMachine,
   toEvents: (c: DoorCommand): DoorEvent[] =>
     c.type === 'OpenDoor' ? [{ type: 'DoorOpened', data: c.data }] : [{ type: 'DoorClosed', data: c.data }],
+  events: {
+    schemas: { DoorOpened: z.object({ by: z.string() }), DoorClosed: z.object({ by: z.string() }) },
+  },
 });
 const meta = { now: '2026-11-22T02:00:00.000Z', commandId: 'c1', actor: 'U1' };
 

@@ -54,7 +54,7 @@ describe('command reply decider', () => {
     const waiting = given([failed(1)]);
     expect(waiting.value).toBe('waiting');
     expect(waiting.context).toMatchObject({
-      failures: 1,
+      failedAttempts: 1,
       lastFailure: { attempt: 1, code: 'SB_UPSTREAM_UNAVAILABLE' },
     });
     expect(commandReplyDecider.decide(retry(2), waiting).map((e) => e.type)).toEqual(['ReplyRetryRequested']);

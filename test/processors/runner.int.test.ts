@@ -390,6 +390,36 @@ describe('processor runner', () => {
     expect(audit).toEqual(['ProcessorEventParked', 'ProcessorEventParked']);
   });
 
+  it('says when an event may have been handled before (ctx.redelivery)', async () => {
+    store = await openFileStore();
+    const [before] = await appendWork(store, 1, { tag: 'before' });
+    const seen: { id: string; attempt: number; redelivery: boolean }[] = [];
+    let failOnce = true;
+    const processor: Processor = {
+      id: 'redeliveries',
+      filter: { streamPrefixes: ['work-'] },
+      async handle(event, ctx) {
+        seen.push({ id: event.id, attempt: ctx.attempt, redelivery: ctx.redelivery });
+        if (event.data.tag === 'flaky' && failOnce) {
+          failOnce = false;
+          throw new Error('try again');
+        }
+      },
+    };
+    const runner = await startRunner(store, [processor]);
+    const [after] = await appendWork(store, 1, { tag: 'after' });
+    const [flaky] = await appendWork(store, 1, { tag: 'flaky' });
+    await runner.waitForIdle();
+    expect(seen).toEqual([
+      // Recorded before this start: a previous run may have handled it (a crash before its checkpoint).
+      { id: before, attempt: 1, redelivery: true },
+      { id: after, attempt: 1, redelivery: false },
+      { id: flaky, attempt: 1, redelivery: false },
+      // An in-process retry: the first try may have had its effect.
+      { id: flaky, attempt: 2, redelivery: true },
+    ]);
+  });
+
   it('rejects processor ids that are not stable kebab-case, and duplicates', () => {
     const make = (ids: string[]) =>
       createProcessorRunner({

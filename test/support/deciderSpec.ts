@@ -6,10 +6,20 @@ import type { Command, Event } from '../../machines/shared/messages.ts';
 export type ExpectedRejection = Readonly<{ code: string; details?: Readonly<Record<string, unknown>> }>;
 
 /**
- * given(events).when(command).then(events | rejection), over data: decider tests are tables of
- * facts in and facts (or a refusal) out, in the manner of emmett's `DeciderSpecification`
- * (https://github.com/event-driven-io/emmett).
- * `given` folds the history through `evolve`, so every spec also proves the history replays.
+ * As the store hands an event back: through JSON, then the decider's upcasters and schemas.
+ * Deciders that declare no schemas get it back as JSON alone.
+ */
+export const asStored = <S, C extends Command, E extends Event>(decider: Decider<S, C, E>, event: E): E => {
+  const json = JSON.parse(JSON.stringify(event)) as { type: string; data: unknown };
+  return decider.parseEvent ? decider.parseEvent(json) : (json as E);
+};
+
+/**
+ * given(events).when(command).then(events | rejection), over data: the decider's contract as a
+ * table of facts in, command, facts out (or the refusal's code and details).
+ * `given` folds the history as a stream would be folded (each event through JSON and the
+ * decider's schemas, then `evolve`), so every spec also proves the history is valid stored data
+ * that replays; `then` also checks that every decided event survives being stored unchanged.
  *
  * @example
  * const spec = deciderSpec(incidentDecider);
@@ -19,7 +29,7 @@ export type ExpectedRejection = Readonly<{ code: string; details?: Readonly<Reco
  */
 export const deciderSpec = <S, C extends Command, E extends Event>(decider: Decider<S, C, E>) => ({
   given: (history: readonly E[]) => {
-    const state = history.reduce(decider.evolve, decider.initialState());
+    const state = history.map((e) => asStored(decider, e)).reduce(decider.evolve, decider.initialState());
     return {
       state,
       when: (command: C) => {
@@ -31,6 +41,10 @@ export const deciderSpec = <S, C extends Command, E extends Event>(decider: Deci
             if (Array.isArray(expected)) {
               const events = run();
               expect(events).toEqual(expected);
+              expect(
+                events.map((e) => asStored(decider, e)),
+                'decided events, as stored',
+              ).toEqual(events);
               return events.reduce(decider.evolve, state);
             }
             const rejection = expected as ExpectedRejection;

@@ -4,7 +4,7 @@ import { nonEmptyVariable, urlVariable } from '../../src/lifecycles/config.ts';
 import { defineLifecycle } from '../../src/lifecycles/lifecycle.ts';
 import type { LifecyclePorts, PortDirectory } from '../../src/lifecycles/ports.ts';
 import { mrkdwn } from '../../src/slack/blocks/format.ts';
-import { type TicketCommand, ticketCommand, ticketRoutes } from './ticketLifecycle.ts';
+import { ticketCommand, ticketRoutes } from './ticketLifecycle.ts';
 
 /**
  * The ticket lifecycle (ticketLifecycle.ts) as a lifecycle module, to test the module interface
@@ -15,7 +15,7 @@ import { type TicketCommand, ticketCommand, ticketRoutes } from './ticketLifecyc
 export type TicketsOptions = Readonly<{ provides?: Partial<LifecyclePorts> }>;
 export type TicketsApi = Readonly<{ ports: PortDirectory; token: string }>;
 
-const VERBS: Readonly<Record<string, TicketCommand['type']>> = {
+const VERBS: Readonly<Record<string, Parameters<typeof ticketCommand>[0]>> = {
   open: 'OpenTicket',
   touch: 'TouchTicket',
   close: 'CloseTicket',

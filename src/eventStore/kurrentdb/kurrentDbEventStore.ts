@@ -112,13 +112,16 @@ class HandlerFailure {
 }
 
 /**
- * The event store on KurrentDB (design.md "The event store"), for when one machine is not enough:
+ * The event store on KurrentDB, for when one machine is not enough:
  * a 3-node cluster behind several bot replicas. Same port and contract suite as the SQLite adapter;
  * what differs, precisely:
  *
- * Appends and idempotency. KurrentDB dedupes a repeated event id only in narrow cases (platform
- * facts E1–E4: a retry with the same expected revision; with `any`, best effort and only in
- * "quick succession"). So `appendToStream` first reads the stream's latest `idempotencyWindow`
+ * Appends and idempotency. KurrentDB dedupes a repeated event id only in narrow cases: an append
+ * repeated with the same expected revision is acknowledged without writing (E1); with an expected
+ * revision lower than the current one the server compares the ids from there on, all present
+ * being a no-op (E2); with `any` there is no guarantee (E3), and the client docs promise dedup only
+ * for appends "in quick succession", a recent-write window of unstated size (E4). See
+ * https://github.com/EventStore/documentation/blob/master/docs/clients/dotnet/21.2/appending/optimistic-concurrency-and-idempotence.md So `appendToStream` first reads the stream's latest `idempotencyWindow`
  * events: if every id of the append is among them, nothing is written and the originals are
  * reported (`deduplicated: true`); if only some are, it is a ConcurrencyError, as in SQLite. Then
  * it appends with the expected revision mapped one to one. If the server acknowledges without
@@ -213,7 +216,7 @@ export const createKurrentDbEventStore = async (options: KurrentDbEventStoreOpti
     if (!open) throw new StoreUnavailableError(`KurrentDB store is closed (cannot ${what})`);
   };
 
-  /** Runs one bounded operation and translates whatever it throws (style rule 8). */
+  /** Runs one bounded operation and translates whatever it throws into our coded errors. */
   const run = async <T>(
     context: ErrorContext,
     work: (signal: AbortSignal) => Promise<T>,

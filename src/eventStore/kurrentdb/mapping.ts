@@ -404,7 +404,7 @@ export const isStreamNotFound = (e: unknown): boolean => vendorType(e) === 'stre
 export const isWrongExpectedVersion = (e: unknown): boolean => vendorType(e) === 'wrong-expected-version';
 
 /**
- * A vendor error → one of ours (style rule 8), at the adapter boundary:
+ * A vendor error → one of our coded errors, at the adapter boundary (callers branch on `code`):
  * - WrongExpectedVersion → ConcurrencyError (SB_CONCURRENCY) with expected and actual rendered;
  * - StreamNotFound → NotFoundError (callers that read turn it into `[]`/`undefined` first);
  * - NotLeader, Unavailable, DeadlineExceeded, Timeout, Cancelled, gRPC UNAVAILABLE /
