@@ -136,6 +136,20 @@ export type MainProcess = Readonly<{
  * `command` runs something else that ends in main.ts (the real `npm start`); `detached` makes the
  * child a process-group leader, for signalling the group as a terminal does.
  */
+/**
+ * The variables that put a process on a shifted clock (libfaketime: `LD_PRELOAD`, `FAKETIME…`),
+ * when this process has them, so a child started with a clean environment keeps the parent's
+ * clock. That is how the suite is run with the clock set to another week:
+ * `FAKETIME_DONT_FAKE_MONOTONIC=1 faketime -f +7d npm test`.
+ */
+export const shiftedClockEnv = (): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(process.env).filter(
+      (e): e is [string, string] =>
+        e[1] !== undefined && (e[0] === 'LD_PRELOAD' || e[0].startsWith('FAKETIME')),
+    ),
+  );
+
 export const spawnMain = (
   env: Record<string, string>,
   timeoutMs = 15_000,
@@ -145,7 +159,7 @@ export const spawnMain = (
     const [exe, ...args] = launch.command ?? [NODE24, join(ROOT, 'src/main.ts')];
     const child = spawn(exe, args, {
       cwd: ROOT,
-      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
+      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...shiftedClockEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: launch.detached ?? false,
     });
