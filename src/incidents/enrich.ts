@@ -15,6 +15,7 @@ import type { Enrich } from '../lifecycles/lifecycle.ts';
 import type { IdentityResolver } from '../people/identity.ts';
 import { shouldRetry } from '../processors/retryPolicy.ts';
 import type { ProcessorContext } from '../processors/runner.ts';
+import { MAX_TITLE } from './blocks/incidentModals.ts';
 import type { IncidentReadModels } from './readModels.projection.ts';
 import type { ServiceDirectory } from './services.ts';
 import { toServiceRef } from './services.ts';
@@ -166,9 +167,18 @@ export const createIncidentEnricher = (deps: IncidentEnricherDeps): Enrich => {
         const resolved = await service(ctx, command.data);
         const title = unquoteTitle(resolved.title ?? command.data.title ?? '');
         if (!str(title)) {
-          throw new ValidationError('Say what is broken: `/incident trigger <service> <title>`.', {
-            details: { reason: 'no_title' },
-          });
+          throw new ValidationError(
+            'Say what is broken: `/incident trigger &lt;service&gt; &lt;title&gt;`.',
+            {
+              details: { reason: 'no_title' },
+            },
+          );
+        }
+        if (title.length > MAX_TITLE) {
+          throw new ValidationError(
+            `That title is ${title.length} characters long; keep it to ${MAX_TITLE} and put the rest in a note.`,
+            { details: { reason: 'title_too_long' } },
+          );
         }
         return {
           type: command.type,

@@ -223,6 +223,7 @@ export const incidentCard = (view: IncidentView): SlackMessage => {
       : view.status === 'acknowledged'
         ? markLine('Acknowledged', view.acknowledged, reference)
         : null;
-  const text = `${view.number === null ? '' : `#${view.number} `}${truncate(view.title, 200)}: ${status.replace(/^:[a-z_]+: /, '')}${who ? ` (${who})` : ''}`;
+  // The notification text is mrkdwn too: a title with `<!channel>` must not notify anyone.
+  const text = `${view.number === null ? '' : `#${view.number} `}${escapeMrkdwn(truncate(view.title, 200))}: ${status.replace(/^:[a-z_]+: /, '')}${who ? ` (${who})` : ''}`;
   return { text, blocks };
 };
