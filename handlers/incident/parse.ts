@@ -103,7 +103,8 @@ export const parseIncidentText = (text: string): IncidentRequest | ParseProblem 
       }
       if (words(rest).length < 2) {
         return {
-          error: 'Give a service and a title, e.g. `/incident trigger Payments API card auth failing`.',
+          // Built from what they typed: a fixed example names a service their account may not have.
+          error: `Give a service and a title: \`/incident trigger ${esc(rest)} &lt;what is broken&gt;\`, or \`/incident trigger\` alone to pick the service in a form.`,
           usage: usage('trigger'),
         };
       }

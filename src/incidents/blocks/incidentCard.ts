@@ -204,6 +204,12 @@ export const incidentCard = (view: IncidentView, options: IncidentCardOptions = 
     if (view.escalationLevel !== null) fields.push(mrkdwn(`*Escalation level*\n${view.escalationLevel}`));
   }
   blocks.push({ type: 'section', fields: fields.slice(0, SLACK_LIMITS.sectionFields) });
+  if (view.details) {
+    blocks.push({
+      type: 'section',
+      text: mrkdwn(`*Details*\n${escapeMrkdwn(truncate(view.details, 1000))}`),
+    });
+  }
 
   const history = [
     view.requested && view.phase !== 'open' && view.phase !== 'resolved'

@@ -249,3 +249,16 @@ describe('failures on the card (issue 9 item 8)', () => {
     },
   );
 });
+
+describe('what the card shows of the trigger (issue 9 item 10)', () => {
+  it('the details typed in the trigger form, escaped', () => {
+    const requested = ev.triggerRequested() as Extract<IncidentEvent, { type: 'IncidentTriggerRequested' }>;
+    const withDetails: IncidentEvent = {
+      ...requested,
+      data: { ...requested.data, details: 'since 02:00 <!channel> & rising' },
+    };
+    const c = card([withDetails, ...OPEN.slice(1)]);
+    expect(c.all).toContain('*Details*\nsince 02:00 &lt;!channel&gt; &amp; rising');
+    expect(card(OPEN).all).not.toContain('*Details*');
+  });
+});
