@@ -1,3 +1,5 @@
+import { escapeMrkdwn } from '../src/slack/blocks/format.ts';
+
 /**
  * Texts of the ephemeral answers the edge gives when no lifecycle handles an input, when a
  * lifecycle is switched off, when an input does not parse, and when it could not be recorded.
@@ -40,9 +42,12 @@ export const replies = {
     ephemeral(
       `Switchboard doesn't know \`${command}\` yet.${helpCommands.length ? ` Try ${helpList(helpCommands)}.` : ''}`,
     ),
-  /** The input did not parse; `usage` says what would. */
+  /**
+   * The input did not parse; `usage` says what would. `message` is mrkdwn with anything the user
+   * typed already escaped (parse.ts); `usage` is escaped here (`<id or number>` is no link).
+   */
   invalid: (message: string, usage?: string): EphemeralReply =>
-    ephemeral(`${message}${usage ? `\nUsage: ${usage}` : ''}`),
+    ephemeral(`${message}${usage ? `\nUsage: ${escapeMrkdwn(usage)}` : ''}`),
   /** The store could not take the input: nothing happened, and the user should try again. */
   notRecorded: (): EphemeralReply =>
     ephemeral(

@@ -6,6 +6,7 @@ import { createInbox, type Inbox } from './application/inbox.ts';
 import { type Config, describeSwitchedOff } from './config.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import { asError } from './core/errors.ts';
+import { knowSecrets } from './core/scrub.ts';
 import type { EventStore } from './eventStore/eventStore.ts';
 import { openEventStore } from './eventStore/openEventStore.ts';
 import { createReadiness, opsRoutes, type Readiness, storeProbe } from './http/ops.ts';
@@ -127,6 +128,7 @@ export type Switchboard = Readonly<{
 
 export const createSwitchboard = async (options: SwitchboardOptions): Promise<Switchboard> => {
   const { config, logger } = options;
+  knowSecrets(config.secrets); // error text is scrubbed of them before it is stored or shown
   const clock = options.clock ?? systemClock;
   const metrics = createMetrics();
   const readiness = createReadiness();

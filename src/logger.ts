@@ -1,6 +1,7 @@
 import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino';
 import pretty from 'pino-pretty';
 import type { LogLevel } from './config.ts';
+import { createScrubber, knowSecrets, REDACTED } from './core/scrub.ts';
 
 /**
  * The one root logger. Everything else gets a child:
@@ -12,8 +13,10 @@ import type { LogLevel } from './config.ts';
  * 1. pino `redact` censors known keys (tokens, signing secrets, authorization headers,
  *    `response_url`, one-time codes, phone numbers) at any of the first three levels.
  * 2. Every serialised line is scrubbed of the configured secret values and of things shaped like
- *    Slack tokens, bearer tokens, JWTs, `hooks.slack.com` URLs and E.164 phone numbers, for when
- *    a secret hides in a message or an error text.
+ *    credentials (src/core/scrub.ts, the one scrubber: Slack tokens, Authorization values, JWTs,
+ *    `hooks.slack.com` URLs, URL userinfo, E.164 phone numbers), for when a secret hides in a
+ *    message or an error text. The secrets given here are also made known to `scrubText`, which
+ *    cleans error text before it is stored or shown.
  *
  * @example
  * const logger = createLogger({ level: 'info', secrets: config.secrets });
@@ -83,42 +86,12 @@ export const REDACT_PATHS: readonly string[] = REDACTED_KEYS.flatMap((key) => [
   join('*.*', key),
 ]);
 
-export const REDACTED = '[Redacted]';
-
-const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** Patterns that look like credentials or personal data wherever they appear in a line. */
-const SHAPES = [
-  /xox[abposre]-[A-Za-z0-9-]{6,}/g, // Slack bot/user/config tokens
-  /xapp-[A-Za-z0-9-]{6,}/g, // Slack app-level tokens
-  /\b[Bb]earer\s+[A-Za-z0-9._~+/=-]{8,}/g, // Authorization: Bearer …
-  /\bToken token=[A-Za-z0-9._~+/=-]{8,}/g, // PagerDuty REST auth header
-  /eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g, // JWTs
-  /https:\/\/hooks\.slack\.com\/[^\s"'\\]+/g, // response_url / webhooks
-  /\+[1-9]\d{6,14}\b/g, // E.164 phone numbers
-];
-
-/**
- * Builds the line scrubber: configured secrets (as they appear inside JSON strings) and the
- * credential shapes above are replaced by `[Redacted]`. Secrets shorter than 6 characters are
- * ignored: replacing them would shred ordinary words.
- */
-export const createScrubber = (secrets: readonly string[] = []): ((line: string) => string) => {
-  const literals = [...new Set(secrets)]
-    .filter((s) => s.length >= 6)
-    .flatMap((s) => [s, JSON.stringify(s).slice(1, -1)])
-    .sort((a, b) => b.length - a.length)
-    .map(escapeRegExp);
-  const patterns = [...(literals.length > 0 ? [new RegExp(literals.join('|'), 'g')] : []), ...SHAPES];
-  return (line) => {
-    let out = line;
-    for (const p of patterns) out = out.replace(p, REDACTED);
-    return out;
-  };
-};
+export { createScrubber, REDACTED };
 
 export const createLogger = (options: LoggerOptions): Logger => {
   const scrub = createScrubber(options.secrets);
+  // The same secrets are scrubbed wherever an error becomes data (src/core/scrub.ts).
+  knowSecrets(options.secrets ?? []);
   const destination =
     options.destination ??
     (options.pretty

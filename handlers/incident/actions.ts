@@ -101,7 +101,7 @@ export const registerIncidentActions = (app: App, deps: IncidentListenerDeps): v
       await a
         .respond(
           ephemeral(
-            ":warning: Slack didn't let Switchboard open the note form in time. Use `/incident note <number> <text>` instead.",
+            ":warning: Slack didn't let Switchboard open the note form in time. Use `/incident note &lt;number&gt; &lt;text&gt;` instead.",
           ),
         )
         .catch(() => undefined);

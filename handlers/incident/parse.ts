@@ -1,10 +1,14 @@
 import { z } from 'zod';
+import { MAX_NOTE, MAX_TITLE } from '../../src/incidents/blocks/incidentModals.ts';
+import { escapeMrkdwn as esc } from '../../src/slack/blocks/format.ts';
 import { INCIDENT_USAGE, ONCALL_USAGE } from '../../src/slack/blocks/help.ts';
 
 /**
  * `/incident` and `/oncall` text → what the user asked for, or what was wrong with it (with the
  * usage of that subcommand). Slack sends mentions escaped (`<@U123|ana>`; manifest
- * `should_escape: true`).
+ * `should_escape: true`). Errors are mrkdwn: whatever the user typed is escaped in them (`&`, `<`,
+ * `>`), so it can neither mention nor link. Titles are bounded to MAX_TITLE (255) characters,
+ * notes and resolutions to MAX_NOTE (3000), the same bounds as the forms.
  *
  * @example
  * parseIncidentText('ack 42'); // { sub: 'ack', ref: '42' }
@@ -49,6 +53,14 @@ const ALIASES: Readonly<Record<string, string>> = {
   '': 'help',
 };
 
+/** Room left for the service's name in `/incident trigger <service> <title>`. */
+const SERVICE_NAME_ROOM = 100;
+
+const tooLong = (what: string, length: number, max: number, usage: string): ParseProblem => ({
+  error: `That ${what} is ${length} characters long; keep it to ${max}${what === 'title' ? ' and put the rest in a note' : ', or split it into several notes'}.`,
+  usage,
+});
+
 const words = (text: string): string[] => text.trim().split(/\s+/).filter(Boolean);
 
 /** The text after the first `n` words, spacing kept. */
@@ -69,7 +81,10 @@ export const parseIncidentText = (text: string): IncidentRequest | ParseProblem 
       return { error: `Which incident? Give its number, e.g. \`/incident ${k} 42\`.`, usage: usage(k) };
     const parsed = refSchema.safeParse(raw);
     if (!parsed.success)
-      return { error: `“${raw}” ${parsed.error.issues[0]?.message ?? 'is not valid'}.`, usage: usage(k) };
+      return {
+        error: `“${esc(raw)}” ${parsed.error.issues[0]?.message ?? 'is not valid'}.`,
+        usage: usage(k),
+      };
     return parsed.data.replace(/^#/, '');
   };
   switch (sub) {
@@ -83,14 +98,19 @@ export const parseIncidentText = (text: string): IncidentRequest | ParseProblem 
         const title = (quoted[2] ?? '').trim();
         if (title === '')
           return { error: 'Say what is broken after the service name.', usage: usage('trigger') };
+        if (title.length > MAX_TITLE) return tooLong('title', title.length, MAX_TITLE, usage('trigger'));
         return { sub: 'trigger', form: false, serviceQuery: quoted[1]!.trim(), serviceAndTitle: null, title };
       }
       if (words(rest).length < 2) {
         return {
-          error: 'Give a service and a title, e.g. `/incident trigger Payments API card auth failing`.',
+          // Built from what they typed: a fixed example names a service their account may not have.
+          error: `Give a service and a title: \`/incident trigger ${esc(rest)} &lt;what is broken&gt;\`, or \`/incident trigger\` alone to pick the service in a form.`,
           usage: usage('trigger'),
         };
       }
+      // The service's name is at most a few words: a longer text is a title over the bound anyway.
+      if (rest.length > MAX_TITLE + SERVICE_NAME_ROOM)
+        return tooLong('title', rest.length, MAX_TITLE, usage('trigger'));
       return { sub: 'trigger', form: false, serviceQuery: null, serviceAndTitle: rest, title: '' };
     }
     case 'list': {
@@ -109,6 +129,8 @@ export const parseIncidentText = (text: string): IncidentRequest | ParseProblem 
       const ref = needRef('resolve');
       if (typeof ref !== 'string') return ref;
       const resolution = after(text, 2);
+      if (resolution.length > MAX_NOTE)
+        return tooLong('resolution', resolution.length, MAX_NOTE, usage('resolve'));
       return { sub: 'resolve', ref, resolution: resolution === '' ? null : resolution };
     }
     case 'escalate': {
@@ -119,13 +141,17 @@ export const parseIncidentText = (text: string): IncidentRequest | ParseProblem 
       if (w[2] === undefined) return { sub: 'escalate', ref, level: null };
       const level = levelSchema.safeParse(w[2]);
       if (!level.success)
-        return { error: `The level must be a number from 1 to 20, not “${w[2]}”.`, usage: usage('escalate') };
+        return {
+          error: `The level must be a number from 1 to 20, not “${esc(w[2])}”.`,
+          usage: usage('escalate'),
+        };
       return { sub: 'escalate', ref, level: level.data };
     }
     case 'note': {
       const ref = needRef('note');
       if (typeof ref !== 'string') return ref;
       const content = after(text, 2);
+      if (content.length > MAX_NOTE) return tooLong('note', content.length, MAX_NOTE, usage('note'));
       return { sub: 'note', ref, content: content === '' ? null : content };
     }
     case 'reassign': {
@@ -136,7 +162,7 @@ export const parseIncidentText = (text: string): IncidentRequest | ParseProblem 
         const m = MENTION.exec(word);
         if (!m) {
           return {
-            error: `“${word}” is not a Slack user: type @ and pick the person from the list.`,
+            error: `“${esc(word)}” is not a Slack user: type @ and pick the person from the list.`,
             usage: usage('reassign'),
           };
         }
@@ -151,7 +177,7 @@ export const parseIncidentText = (text: string): IncidentRequest | ParseProblem 
     }
     default:
       return {
-        error: `\`/incident ${first}\` is not something Switchboard knows.`,
+        error: `\`/incident ${esc(first)}\` is not something Switchboard knows.`,
         usage: Object.values(INCIDENT_USAGE).join('\n'),
       };
   }
@@ -171,7 +197,7 @@ export const parseOnCallText = (text: string): OnCallRequest | ParseProblem => {
   if (m) return { kind: 'user', slackUserId: m[1]! };
   if (t.startsWith('<@') || t.startsWith('@')) {
     return {
-      error: `“${t}” is not a Slack user: type @ and pick the person from the list.`,
+      error: `“${esc(t)}” is not a Slack user: type @ and pick the person from the list.`,
       usage: ONCALL_USAGE,
     };
   }

@@ -66,9 +66,9 @@ export const answerQuery = async (
 ): Promise<void> => {
   const failed = (e: unknown): Ephemeral => {
     args.logger.error({ err: asError(e), query: args.what }, 'incident query failed');
-    const code = (e as { code?: unknown }).code;
+    // The code stays in the log: people read what happened, never `SB_…`.
     return ephemeral(
-      `:warning: Switchboard couldn't get ${args.what} just now${typeof code === 'string' ? ` (${code})` : ''}. Please try again in a minute.`,
+      `:warning: Switchboard couldn't get ${args.what} just now. Please try again in a minute.`,
     );
   };
   const pending = work().then(

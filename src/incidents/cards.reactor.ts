@@ -59,6 +59,8 @@ export type IncidentCardsOptions = Readonly<{
    * yet (people acting in the web app, assignees), so the card mentions them. Bounded by the caller.
    */
   findSlackUsers?(upstreamUserIds: readonly string[]): Promise<void>;
+  /** The last level of a service's escalation policy (Escalate is offered only below it). */
+  lastEscalationLevel?(serviceId: string): Promise<number | null>;
   /** Attempts per render on transient Slack failures (not rate limits) before giving up. Default 5. */
   maxTransientTries?: number;
 }>;
@@ -175,7 +177,9 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     const unknown = unmentioned(raw, slackUserOf);
     if (unknown.length > 0 && options.findSlackUsers) await options.findSlackUsers(unknown);
     const view = withSlackUsers(raw, slackUserOf);
-    const message = incidentCard(view);
+    const lastLevel =
+      view.service && options.lastEscalationLevel ? await options.lastEscalationLevel(view.service.id) : null;
+    const message = incidentCard(view, { lastEscalationLevel: lastLevel });
     const log = ctx.logger.child({ streamId });
 
     const trigger = state.context.trigger;

@@ -15,6 +15,8 @@ import type { Enrich } from '../lifecycles/lifecycle.ts';
 import type { IdentityResolver } from '../people/identity.ts';
 import { shouldRetry } from '../processors/retryPolicy.ts';
 import type { ProcessorContext } from '../processors/runner.ts';
+import { MAX_TITLE } from './blocks/incidentModals.ts';
+import { readIncidentState } from './incidentState.ts';
 import type { IncidentReadModels } from './readModels.projection.ts';
 import type { ServiceDirectory } from './services.ts';
 import { toServiceRef } from './services.ts';
@@ -47,6 +49,8 @@ export type IncidentEnricherDeps = Readonly<{
   identity: IdentityResolver;
   services: ServiceDirectory;
   readModels: IncidentReadModels;
+  /** The last level of a service's escalation policy (null: unknown; see escalationLevels.ts). */
+  lastEscalationLevel?(serviceId: string): Promise<number | null>;
   /** Delivery attempt from which transient lookup failures become refusals (default 4). */
   giveUpAfter?: number;
 }>;
@@ -152,6 +156,32 @@ export const createIncidentEnricher = (deps: IncidentEnricherDeps): Enrich => {
   const asUser = (ctx: ProcessorContext, slackUserId: string): Promise<UpstreamUser> =>
     lookup(ctx, 'identity', () => deps.identity.resolve(slackUserId));
 
+  /**
+   * Escalating past the last level of the policy would page nobody and the incident service
+   * refuses it: say so now, in words, instead of a failure on the shared card.
+   */
+  const refuseEscalationPastLastLevel = async (
+    ctx: ProcessorContext,
+    data: Readonly<{ streamId: string; level?: number | null }>,
+  ): Promise<void> => {
+    if (!deps.lastEscalationLevel) return;
+    const { state } = await readIncidentState(ctx.store, data.streamId);
+    const incident = state.context.incident;
+    if (!incident?.service) return;
+    const last = await deps.lastEscalationLevel(incident.service.id);
+    if (last === null) return;
+    const current = incident.escalationLevel ?? 1;
+    const target = data.level ?? current + 1;
+    if (target <= last) return;
+    const label = state.context.link?.number ? `#${state.context.link.number}` : 'This incident';
+    throw new ValidationError(
+      data.level == null || target === current + 1
+        ? `${label} is already at the last escalation level (${current} of ${last}): there is nobody further to page. Reassign it to someone with \`/incident reassign\` instead.`
+        : `${label}'s escalation policy has ${last} level${last === 1 ? '' : 's'}, so it can't go to level ${target}.`,
+      { details: { reason: 'no_next_level', level: target, lastLevel: last } },
+    );
+  };
+
   const enrichSlackCommand = async (
     command: IncidentSlackCommand,
     ctx: ProcessorContext,
@@ -166,9 +196,18 @@ export const createIncidentEnricher = (deps: IncidentEnricherDeps): Enrich => {
         const resolved = await service(ctx, command.data);
         const title = unquoteTitle(resolved.title ?? command.data.title ?? '');
         if (!str(title)) {
-          throw new ValidationError('Say what is broken: `/incident trigger <service> <title>`.', {
-            details: { reason: 'no_title' },
-          });
+          throw new ValidationError(
+            'Say what is broken: `/incident trigger &lt;service&gt; &lt;title&gt;`.',
+            {
+              details: { reason: 'no_title' },
+            },
+          );
+        }
+        if (title.length > MAX_TITLE) {
+          throw new ValidationError(
+            `That title is ${title.length} characters long; keep it to ${MAX_TITLE} and put the rest in a note.`,
+            { details: { reason: 'title_too_long' } },
+          );
         }
         return {
           type: command.type,
@@ -181,8 +220,10 @@ export const createIncidentEnricher = (deps: IncidentEnricherDeps): Enrich => {
         return { ...command, data: { ...command.data, by, asUser: await asUser(ctx, by) } };
       case 'ResolveIncident':
         return { ...command, data: { ...command.data, by, asUser: await asUser(ctx, by) } };
-      case 'EscalateIncident':
+      case 'EscalateIncident': {
+        await refuseEscalationPastLastLevel(ctx, command.data);
         return { ...command, data: { ...command.data, by, asUser: await asUser(ctx, by) } };
+      }
       case 'AddIncidentNote':
         return { ...command, data: { ...command.data, by, asUser: await asUser(ctx, by) } };
       case 'ReassignIncident': {

@@ -72,7 +72,7 @@ export const createIncidentHomeSection = (
       type: 'context',
       elements: [
         mrkdwn(
-          '`/incident trigger <service> <title>` opens one · `/incident list` · `/oncall` · `/incident help`',
+          '`/incident trigger &lt;service&gt; &lt;title&gt;` opens one · `/incident list` · `/oncall` · `/incident help`',
         ),
       ],
     });

@@ -11,6 +11,7 @@ import { incidentRejectionText } from './blocks/incidentReplies.ts';
 import { createIncidentCardsReactor } from './cards.reactor.ts';
 import { type IncidentsConfig, incidentsConfig } from './config.ts';
 import { createIncidentEnricher } from './enrich.ts';
+import { createEscalationLevels } from './escalationLevels.ts';
 import { createIncidentHomeSection } from './home.ts';
 import { createIncidentNoticesReactor } from './notices.reactor.ts';
 import { createOnCallLookups, createScheduleOverridesPort } from './onCall.ts';
@@ -69,6 +70,11 @@ const createIncidents = (
       return out;
     },
   });
+  const escalationLevels = createEscalationLevels({
+    services,
+    getEscalationPolicy: (id) => pagerduty.getEscalationPolicy(id),
+    now: () => clock.now().getTime(),
+  });
   const identity = createIdentityResolver({
     directory: deps.people,
     system: 'incidents',
@@ -106,6 +112,7 @@ const createIncidents = (
           ]);
           if (found?.some((id) => id !== null)) await readModels.catchUp();
         },
+        lastEscalationLevel: escalationLevels.lastLevel,
         channelsFor: async (serviceId) => {
           await readModels.catchUp();
           return readModels.channelsForService(serviceId);
@@ -137,7 +144,12 @@ const createIncidents = (
       }),
     ],
     home: createIncidentHomeSection({ readModels, identity }),
-    enrich: createIncidentEnricher({ identity, services, readModels }),
+    enrich: createIncidentEnricher({
+      identity,
+      services,
+      readModels,
+      lastEscalationLevel: escalationLevels.lastLevel,
+    }),
     // A refused move says who got there first ("Already acknowledged by <@U1> at 02:04 UTC.").
     rejectionText: (r) =>
       r.code === 'SB_ILLEGAL_STATE' &&

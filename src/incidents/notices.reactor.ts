@@ -7,7 +7,7 @@ import { abortableSleep } from '../processors/abortableSleep.ts';
 import { retryAfterMsOf } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { escapeMrkdwn, mention, type SlackMessage, truncate } from '../slack/blocks/format.ts';
-import { incidentLabel } from './blocks/incidentCard.ts';
+import { incidentLabel, vendorReason } from './blocks/incidentCard.ts';
 import { toIncidentView } from './blocks/incidentView.ts';
 import { readIncidentState } from './incidentState.ts';
 
@@ -57,8 +57,10 @@ export const failureReasonText = (code: string, message: string): string => {
       return "the incident service refused Switchboard's credentials (an admin needs to check PAGERDUTY_TOKEN)";
     case 'SB_UNMAPPED_USER':
       return 'the incident service does not know your user';
-    default:
-      return escapeMrkdwn(truncate(message.replace(/^pagerduty \w+ failed: /, ''), 300));
+    default: {
+      const said = vendorReason(message);
+      return said ? `the incident service refused it (${said})` : 'the incident service refused it';
+    }
   }
 };
 

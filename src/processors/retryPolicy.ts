@@ -1,3 +1,5 @@
+import { scrubText } from '../core/scrub.ts';
+
 /**
  * Retry decisions for reactors that call upstreams: a failed call is recorded as an event with
  * `attempt`, `nextAttemptAt` and `code` (never an in-memory retry loop, which a restart would lose),
@@ -13,7 +15,6 @@
  *   // and, when `at`, scheduleTimer(store, { timerId, dueAt: at, command: RetryPagerNotification … })
  * }
  */
-
 export type BackoffOptions = Readonly<{
   /** Delay after the first failed attempt (ms); doubles per attempt. */
   baseMs: number;
@@ -79,9 +80,13 @@ export const errorCodeOf = (e: unknown): string => {
   return typeof code === 'string' && code.length > 0 ? code : 'UNCODED';
 };
 
-/** The error's message, cut to a size that belongs in an event. */
+/**
+ * The error's message as it may be stored and shown: scrubbed of secrets and credential-shaped
+ * values (src/core/scrub.ts; before cutting, so no half secret escapes), then cut to a size that
+ * belongs in an event. Every failure and parked event takes its text from here.
+ */
 export const errorMessageOf = (e: unknown, max = 2_000): string => {
-  const message = e instanceof Error ? e.message : String(e);
+  const message = scrubText(e instanceof Error ? e.message : String(e));
   return message.length > max ? `${message.slice(0, max)}…` : message;
 };
 

@@ -2,6 +2,7 @@ import { type Dispatcher, request as undiciRequest } from 'undici';
 import type { ZodType } from 'zod';
 import type { Clock } from '../core/clock.ts';
 import { ChatOpsError, type ErrorCode, type ErrorDetails } from '../core/errors.ts';
+import { createScrubber, scrubText } from '../core/scrub.ts';
 
 /**
  * Shared undici plumbing for every upstream client (one undici client per service, typed requests,
@@ -10,7 +11,10 @@ import { ChatOpsError, type ErrorCode, type ErrorDetails } from '../core/errors.
  *
  * Error details always carry `vendor`, `operation`, `method`, `path` (no query string: some vendors
  * put credentials there), `retryable`, and for HTTP failures `status` plus whatever the vendor said
- * (`vendorCode`, `vendorMessage`, `vendorErrors`). Credentials never appear in messages or details.
+ * (`vendorCode`, `vendorMessage`, `vendorErrors`). Credentials never appear in messages or details:
+ * what the vendor said is scrubbed (src/core/scrub.ts) of the client's own credential headers, of
+ * the configured secrets and of anything credential-shaped before it enters the error, because
+ * gateways echo the `Authorization` header they received and these errors are stored and shown.
  *
  * | Failure | code | retryable |
  * |---|---|---|
@@ -180,6 +184,8 @@ export type HttpErrorInput = {
   readonly nowMs?: number;
   readonly defaultRetryAfterMs?: number;
   readonly classify?: ErrorClassifier | undefined;
+  /** Cleans the vendor's text (default: `scrubText`, known secrets and credential shapes). */
+  readonly scrub?: ((text: string) => string) | undefined;
 };
 
 const statusCode = (status: number): ErrorCode => {
@@ -196,7 +202,14 @@ const FIXED: ReadonlySet<ErrorCode> = new Set([...RETRYABLE, 'SB_UPSTREAM_AUTH']
 
 /** Maps a non-2xx answer to a coded error (exported for clients with unusual transports, and tests). */
 export const upstreamHttpError = (input: HttpErrorInput): ChatOpsError => {
-  const { vendor, operation, method, path, status, vendorError } = input;
+  const { vendor, operation, method, path, status } = input;
+  const scrub = input.scrub ?? scrubText;
+  const raw = input.vendorError;
+  const vendorError: VendorErrorInfo | undefined = raw && {
+    code: typeof raw.code === 'string' ? scrub(raw.code) : raw.code,
+    message: raw.message === undefined ? undefined : scrub(raw.message),
+    errors: raw.errors?.map(scrub),
+  };
   const nowMs = input.nowMs ?? Date.now();
   const refined = input.classify?.(status, vendorError);
   let code = statusCode(status);
@@ -288,9 +301,25 @@ const tryJson = (text: string): unknown => {
   }
 };
 
+/** Header names whose values are credentials. */
+const CREDENTIAL_HEADER = /auth|token|key|secret|cookie|signature/i;
+
+/**
+ * A scrubber that also knows the credentials this client sends (whole header values and their
+ * parts: `Token token=<key>` is echoed whole or as the bare key), on top of `scrubText`.
+ */
+const credentialScrubber = (headers: Readonly<Record<string, string>> = {}) => {
+  const values = Object.entries(headers)
+    .filter(([name]) => CREDENTIAL_HEADER.test(name))
+    .flatMap(([, v]) => [v, ...v.split(/[\s=]+/)]);
+  const own = createScrubber(values);
+  return (text: string) => scrubText(own(text));
+};
+
 /** Builds the request function a vendor client wraps. See the module comment for the error table. */
 export const createUpstreamHttp = (options: UpstreamHttpOptions): UpstreamHttp => {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const scrub = credentialScrubber(options.defaultHeaders);
   const now = () => (options.clock ? options.clock.now().getTime() : Date.now());
 
   const request = async <T>(req: UpstreamRequest<T>): Promise<UpstreamResponse<T>> => {
@@ -333,6 +362,7 @@ export const createUpstreamHttp = (options: UpstreamHttpOptions): UpstreamHttp =
           ? {}
           : { defaultRetryAfterMs: options.defaultRetryAfterMs }),
         classify: options.classify,
+        scrub,
       });
     }
     if (text.trim() !== '' && json === undefined) {
@@ -351,10 +381,16 @@ export const createUpstreamHttp = (options: UpstreamHttpOptions): UpstreamHttp =
         .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
       throw new ChatOpsError(
         'SB_UPSTREAM_REJECTED',
-        `${options.vendor} ${req.operation}: unexpected response shape (${issues.join('; ')})`,
+        scrub(`${options.vendor} ${req.operation}: unexpected response shape (${issues.join('; ')})`),
         {
           cause: parsed.error,
-          details: { ...ctx, status, retryable: false, reason: 'unexpected_response', issues },
+          details: {
+            ...ctx,
+            status,
+            retryable: false,
+            reason: 'unexpected_response',
+            issues: issues.map(scrub),
+          },
         },
       );
     }

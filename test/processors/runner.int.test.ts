@@ -177,6 +177,29 @@ describe('processor runner', () => {
     expect(parked?.data).toMatchObject({ eventId: id, attempts: 1, errorCode: 'SB_VALIDATION' });
   });
 
+  it('parks with the error text scrubbed of credentials (Slack tokens, Authorization values, response URLs)', async () => {
+    store = await openEventStore('sqlite::memory:');
+    await appendWork(store, 1);
+    const runner = await startRunner(store, [
+      {
+        id: 'leaky',
+        filter: { streamPrefixes: ['work-'] },
+        async handle() {
+          throw new ValidationError(
+            'bad answer for Authorization: Bearer abcdefgh12345678 with xoxb-1234-5678-secretsecret ' +
+              'to https://hooks.slack.com/commands/T1/123/abcdef',
+          );
+        },
+      },
+    ]);
+    await runner.waitForIdle();
+    const [parked] = await store.readStream(processorStreamId('leaky'));
+    const text = JSON.stringify(parked?.data);
+    expect(text).toContain('bad answer for Authorization: [Redacted]');
+    expect(text).not.toMatch(/abcdefgh12345678|xoxb-|hooks\.slack\.com/);
+    expect(JSON.stringify(await runner.listParked('leaky'))).not.toContain('xoxb-');
+  });
+
   it('does not park the same event twice when it is redelivered', async () => {
     store = await openEventStore('sqlite::memory:');
     await appendWork(store, 1, { poison: true });

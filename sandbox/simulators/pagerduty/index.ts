@@ -92,7 +92,7 @@ export type RouteMatcher =
 
 export type Fault = {
   /** HTTP status to answer, or `reset` to destroy the socket without an answer. */
-  readonly status: 429 | 500 | 502 | 503 | 504 | 'reset';
+  readonly status: 400 | 401 | 403 | 429 | 500 | 502 | 503 | 504 | 'reset';
   /** How many matching requests fail (default 1). */
   readonly times?: number;
   /** `ratelimit-reset` seconds on a 429 (default 1). */
@@ -101,6 +101,11 @@ export type Fault = {
   readonly bare?: boolean;
   /** Apply the request first, then fail the answer: the caller cannot know it landed. */
   readonly afterApply?: boolean;
+  /**
+   * The JSON error body repeats the `Authorization` header the request carried (whole, and the bare
+   * key), as some gateways and proxies do: what the bot must never store or show.
+   */
+  readonly echoAuthorization?: boolean;
 };
 
 export type Delay = { readonly ms: number; readonly times?: number };
@@ -345,6 +350,22 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
     if (fault.status === 'reset') {
       res.socket?.destroy();
       return;
+    }
+    if (fault.echoAuthorization) {
+      const auth = String(res.req?.headers.authorization ?? '');
+      const key = auth.replace(/^Token token=/, '');
+      return void send(
+        res,
+        fault.status,
+        {
+          error: {
+            message: `Request rejected by gateway (Authorization: ${auth})`,
+            code: 2001,
+            errors: [`api key ${key} is not valid for this request`, `authorization=${auth}`],
+          },
+        },
+        extra,
+      );
     }
     if (fault.status === 429) {
       if (fault.bare) return void send(res, 429, undefined);

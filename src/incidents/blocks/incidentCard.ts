@@ -69,6 +69,23 @@ export const pendingText = (p: PendingView, reference: string | null = null): st
   return `:hourglass_flowing_sand: ${doing[p.action]} requested by ${mention(p.by)} at ${formatTime(p.requestedAt, reference)}`;
 };
 
+/**
+ * What the incident service said, for people: the stored failure text without our own prefix
+ * (`pagerduty updateIncident failed: HTTP 400 `). It was scrubbed of credentials before it was
+ * stored (src/core/scrub.ts); here it is escaped and cut.
+ */
+export const vendorReason = (message: string): string =>
+  escapeMrkdwn(
+    truncate(
+      message
+        .replace(/^[\w-]+ \w+ failed: /, '')
+        .replace(/^HTTP \d{3} ?/, '')
+        .trim(),
+      300,
+    ),
+  );
+
+/** Never a raw code (`SB_…`): people read what happened, the log keeps the code. */
 const failureReason = (f: FailureView): string => {
   switch (f.code) {
     case 'SB_UPSTREAM_UNAVAILABLE':
@@ -80,10 +97,10 @@ const failureReason = (f: FailureView): string => {
       return "The incident service refused Switchboard's credentials";
     case 'SB_UNMAPPED_USER':
       return 'The requester has no matching incident-service user';
-    case 'SB_UPSTREAM_REJECTED':
-      return `The incident service refused to ${ACTION_NOUN[f.action]}: ${escapeMrkdwn(truncate(f.message, 300))}`;
-    default:
-      return `Couldn't ${ACTION_NOUN[f.action]} (${escapeMrkdwn(f.code)})`;
+    default: {
+      const said = vendorReason(f.message);
+      return `The incident service refused to ${ACTION_NOUN[f.action]}${said ? `: ${said}` : ''}`;
+    }
   }
 };
 
@@ -107,7 +124,13 @@ const button = (
   extra: Partial<types.Button> = {},
 ): types.Button => ({ type: 'button', text: plain(text), action_id: actionId, value: streamId, ...extra });
 
-const actionsBlock = (view: IncidentView): KnownBlock | null => {
+/** What the card knows besides the incident's own state. */
+export type IncidentCardOptions = Readonly<{
+  /** The last level of the incident's escalation policy (null: unknown, Escalate stays offered). */
+  lastEscalationLevel?: number | null;
+}>;
+
+const actionsBlock = (view: IncidentView, options: IncidentCardOptions): KnownBlock | null => {
   const m = view.moves;
   const label = view.number === null ? 'this incident' : `#${view.number}`;
   const elements: types.ActionsBlockElement[] = [];
@@ -118,8 +141,10 @@ const actionsBlock = (view: IncidentView): KnownBlock | null => {
       button('Resolve', INCIDENT_ACTION.resolve, view.streamId, m.acknowledge ? {} : { style: 'primary' }),
     );
   }
-  if (m.escalate) {
-    const next = (view.escalationLevel ?? 1) + 1;
+  const next = (view.escalationLevel ?? 1) + 1;
+  const last = options.lastEscalationLevel ?? null;
+  // Escalate only while there is a next level to page.
+  if (m.escalate && (last === null || next <= last)) {
     elements.push(
       button('Escalate', INCIDENT_ACTION.escalate, view.streamId, {
         confirm: {
@@ -158,7 +183,7 @@ const actionsBlock = (view: IncidentView): KnownBlock | null => {
  * const { text, blocks } = incidentCard(toIncidentView(streamId, state));
  * await client.chat.update({ channel, ts, text, blocks });
  */
-export const incidentCard = (view: IncidentView): SlackMessage => {
+export const incidentCard = (view: IncidentView, options: IncidentCardOptions = {}): SlackMessage => {
   const reference = view.triggered?.at ?? view.requested?.at ?? null;
   const status = incidentStatusText(view);
   const blocks: KnownBlock[] = [{ type: 'section', text: mrkdwn(`*${incidentLabel(view)}*`) }];
@@ -179,6 +204,12 @@ export const incidentCard = (view: IncidentView): SlackMessage => {
     if (view.escalationLevel !== null) fields.push(mrkdwn(`*Escalation level*\n${view.escalationLevel}`));
   }
   blocks.push({ type: 'section', fields: fields.slice(0, SLACK_LIMITS.sectionFields) });
+  if (view.details) {
+    blocks.push({
+      type: 'section',
+      text: mrkdwn(`*Details*\n${escapeMrkdwn(truncate(view.details, 1000))}`),
+    });
+  }
 
   const history = [
     view.requested && view.phase !== 'open' && view.phase !== 'resolved'
@@ -214,7 +245,7 @@ export const incidentCard = (view: IncidentView): SlackMessage => {
       ],
     });
   }
-  const actions = actionsBlock(view);
+  const actions = actionsBlock(view, options);
   if (actions) blocks.push(actions);
 
   const who =
@@ -223,6 +254,7 @@ export const incidentCard = (view: IncidentView): SlackMessage => {
       : view.status === 'acknowledged'
         ? markLine('Acknowledged', view.acknowledged, reference)
         : null;
-  const text = `${view.number === null ? '' : `#${view.number} `}${truncate(view.title, 200)}: ${status.replace(/^:[a-z_]+: /, '')}${who ? ` (${who})` : ''}`;
+  // The notification text is mrkdwn too: a title with `<!channel>` must not notify anyone.
+  const text = `${view.number === null ? '' : `#${view.number} `}${escapeMrkdwn(truncate(view.title, 200))}: ${status.replace(/^:[a-z_]+: /, '')}${who ? ` (${who})` : ''}`;
   return { text, blocks };
 };

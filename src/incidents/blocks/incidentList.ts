@@ -76,16 +76,18 @@ export const incidentList = (
   const blocks: KnownBlock[] = [{ type: 'header', text: plain(truncate(title, SLACK_LIMITS.headerText)) }];
   if (shown.length === 0) {
     blocks.push({ type: 'section', text: mrkdwn(':sunny: Nothing open. Quiet night.') });
-    return { text: `${title}: none`, blocks };
+    return { text: `${escapeMrkdwn(title)}: none`, blocks };
   }
   for (const item of shown) blocks.push(row(item, options.reference ?? null));
   if (total > shown.length) {
     blocks.push({
       type: 'context',
       elements: [
-        mrkdwn(`Showing ${shown.length} of ${total}. Narrow it down with \`/incident list <service>\`.`),
+        mrkdwn(
+          `Showing ${shown.length} of ${total}. Narrow it down with \`/incident list &lt;service&gt;\`.`,
+        ),
       ],
     });
   }
-  return { text: `${title}: ${total}`, blocks };
+  return { text: `${escapeMrkdwn(title)}: ${total}`, blocks };
 };

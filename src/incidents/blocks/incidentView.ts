@@ -54,6 +54,8 @@ export type IncidentView = Readonly<{
   number: number | null;
   htmlUrl: string | null;
   title: string;
+  /** What the person who triggered it from Slack typed as details (the form's Details field). */
+  details: string | null;
   service: ServiceRef | null;
   urgency: Urgency | null;
   priority: Priority | null;
@@ -109,6 +111,7 @@ export const toIncidentView = (streamId: string, state: IncidentState): Incident
     number: ctx.link?.number ?? null,
     htmlUrl: ctx.link?.htmlUrl ?? null,
     title: incident?.title ?? trigger?.title ?? '(untitled incident)',
+    details: trigger?.details?.trim() ? trigger.details.trim() : null,
     service: incident?.service ?? trigger?.service ?? null,
     urgency: incident?.urgency ?? trigger?.urgency ?? null,
     priority: incident?.priority ?? null,

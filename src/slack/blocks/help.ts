@@ -1,4 +1,4 @@
-import { type KnownBlock, mrkdwn, plain, type SlackMessage } from './format.ts';
+import { escapeMrkdwn, type KnownBlock, mrkdwn, plain, type SlackMessage } from './format.ts';
 
 /** Every `/incident` subcommand with its usage, for help and for "usage:" replies. */
 export const INCIDENT_USAGE = {
@@ -19,7 +19,8 @@ export type IncidentSubcommand = keyof typeof INCIDENT_USAGE;
 export const ONCALL_USAGE = '/oncall [service, schedule or @user]';
 
 const lines = (entries: readonly (readonly [string, string])[]): string =>
-  entries.map(([usage, what]) => `\`${usage}\`  ${what}`).join('\n');
+  // `<service>` must be escaped, or Slack reads it as a link (even inside backticks).
+  entries.map(([usage, what]) => `\`${escapeMrkdwn(usage)}\`  ${what}`).join('\n');
 
 /**
  * `/incident help` (and `/oncall help`): what each command does. Ephemeral.

@@ -59,3 +59,14 @@ describe('parseOnCallText', () => {
     expect(parseOnCallText('@ana')).toMatchObject({ error: expect.stringContaining('not a Slack user') });
   });
 });
+
+describe('the trigger example (issue 9 item 10)', () => {
+  it('is built from the service the user typed, not a service their account may not have', () => {
+    const parsed = parseIncidentText('trigger db');
+    expect(parsed).toMatchObject({
+      error:
+        'Give a service and a title: `/incident trigger db &lt;what is broken&gt;`, or `/incident trigger` alone to pick the service in a form.',
+    });
+    expect(JSON.stringify(parsed)).not.toContain('Payments API');
+  });
+});

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { incidentDecider } from '../../../machines/incident/decider.ts';
 import type { IncidentEvent } from '../../../machines/incident/events.ts';
 import { incidentStreamIdForRequest } from '../../../machines/incident/streams.ts';
-import { incidentCard } from '../../../src/incidents/blocks/incidentCard.ts';
+import { failureText, incidentCard } from '../../../src/incidents/blocks/incidentCard.ts';
 import {
   INCIDENT_ACTION,
   incidentActionsBlockId,
@@ -225,5 +225,40 @@ describe('incident rejection replies', () => {
     ] as const;
     const fallback = incidentRejectionText({});
     for (const reason of reasons) expect(incidentRejectionText({ reason }), reason).not.toBe(fallback);
+  });
+});
+
+describe('failures on the card (issue 9 item 8)', () => {
+  it.each(['SB_VALIDATION', 'SB_NOT_FOUND', 'SB_UPSTREAM_REJECTED', 'UNCODED'])(
+    '%s: the service’s reason in words, never the code',
+    (code) => {
+      const text = failureText({
+        action: 'escalate',
+        attempt: 1,
+        maxAttempts: 5,
+        code,
+        message: 'pagerduty updateIncident failed: HTTP 400 Escalation level must be between 1 and 2 <x>',
+        nextAttemptAt: null,
+        final: true,
+        at: t('00:00'),
+      });
+      expect(text).toContain(
+        'The incident service refused to escalate: Escalation level must be between 1 and 2 &lt;x&gt;',
+      );
+      expect(text).not.toMatch(/SB_|UNCODED|HTTP 400|pagerduty updateIncident/);
+    },
+  );
+});
+
+describe('what the card shows of the trigger (issue 9 item 10)', () => {
+  it('the details typed in the trigger form, escaped', () => {
+    const requested = ev.triggerRequested() as Extract<IncidentEvent, { type: 'IncidentTriggerRequested' }>;
+    const withDetails: IncidentEvent = {
+      ...requested,
+      data: { ...requested.data, details: 'since 02:00 <!channel> & rising' },
+    };
+    const c = card([withDetails, ...OPEN.slice(1)]);
+    expect(c.all).toContain('*Details*\nsince 02:00 &lt;!channel&gt; &amp; rising');
+    expect(card(OPEN).all).not.toContain('*Details*');
   });
 });
