@@ -9,6 +9,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { BodyTooLargeError, readRawBody } from './rawBody.ts';
 import { type Route, sendJson } from './server.ts';
+import { slackBodyProblem } from './slackBodyShape.ts';
 
 /**
  * Bolt receiver for signed HTTP requests at `POST /slack/events`, mounted on our own server.
@@ -21,7 +22,8 @@ import { type Route, sendJson } from './server.ts';
  * - a timestamp more than 5 minutes in the FUTURE (checked here: Bolt only refuses old ones);
  * - a timestamp more than 5 minutes old, or a wrong signature (HMAC-SHA256 over
  *   `v0:<ts>:<raw body>`, constant-time compare; the same rules as Bolt's `verifySlackRequest`).
- * Other answers: 413 over the body limit, 400 for a body that does not parse, the challenge for
+ * Other answers: 413 over the body limit, 400 for a body that does not parse or is of a shape Slack
+ * does not send (slackBodyShape.ts: Bolt would throw on it, and a 5xx is retried), the challenge for
  * `url_verification`, 200 for `ssl_check`. If no ack comes within 3 s (Slack's wall), 503.
  */
 export const SLACK_EVENTS_PATH = '/slack/events';
@@ -98,11 +100,10 @@ const isForm = (contentType: string | undefined): boolean =>
 
 /** The body Bolt gets: form fields (or the JSON in a form's `payload` field), or a JSON object. */
 const parseBody = (raw: string, form: ReturnType<typeof parseQuery> | undefined): ParsedBody => {
-  if (form) {
-    if (typeof form['payload'] === 'string') return JSON.parse(form['payload']) as ParsedBody;
-    return form as ParsedBody;
-  }
-  const parsed = JSON.parse(raw) as unknown;
+  if (form && form['payload'] === undefined) return form as ParsedBody;
+  const json = form ? form['payload'] : raw;
+  if (typeof json !== 'string') throw new SyntaxError('payload is repeated');
+  const parsed = JSON.parse(json) as unknown;
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw new SyntaxError('not an object');
   return parsed as ParsedBody;
@@ -167,10 +168,19 @@ export class SlackHttpReceiver implements Receiver {
     }
 
     let body: ParsedBody;
+    let problem: string | undefined;
     try {
       body = parseBody(text, form);
+      problem = slackBodyProblem(body, form ? (form['payload'] !== undefined ? 'payload' : 'form') : 'json');
     } catch {
-      logger.warn({ contentType }, 'signed Slack request with a body that does not parse');
+      problem = 'does not parse';
+      body = {};
+    }
+    if (problem !== undefined) {
+      // Signed, so Slack's (or our secret leaked): a shape Bolt would trip on. 400, nothing stored;
+      // a 5xx would make Slack retry it.
+      logger.warn({ contentType, problem }, 'signed Slack request with a body of an unexpected shape');
+      metrics.inputs.inc({ source: 'slack', kind: 'malformed', result: 'refused' });
       sendJson(res, 400, { ok: false, error: 'malformed_body' });
       return;
     }
