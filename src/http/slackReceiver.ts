@@ -7,7 +7,12 @@ import type { Clock } from '../core/clock.ts';
 import { asError, hasCode } from '../core/errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
-import { BodyTooLargeError, readRawBody } from './rawBody.ts';
+import {
+  BodyTooLargeError,
+  readRawBody,
+  UnverifiedBudgetExceededError,
+  type UnverifiedBytes,
+} from './rawBody.ts';
 import { type Route, sendJson } from './server.ts';
 import { slackBodyProblem } from './slackBodyShape.ts';
 
@@ -17,7 +22,8 @@ import { slackBodyProblem } from './slackBodyShape.ts';
  * what is not from Slack, build the ReceiverEvent, write the ack.
  *
  * Refused with 401 before Bolt sees anything, so nothing of a forged or replayed request is parsed
- * or stored:
+ * or stored (the first three before a byte of the body is read, `Connection: close`; bodies being
+ * read count against the process's unverified-bytes budget, rawBody.ts, and get 503 past it):
  * - missing or malformed `X-Slack-Request-Timestamp` / `X-Slack-Signature`;
  * - a timestamp more than 5 minutes in the FUTURE (checked here: Bolt only refuses old ones);
  * - a timestamp more than 5 minutes old, or a wrong signature (HMAC-SHA256 over
@@ -37,7 +43,12 @@ export type SlackHttpReceiverOptions = Readonly<{
   metrics: Metrics;
   clock: Clock;
   bodyLimit?: number;
+  /** Bytes held for bodies not verified yet (default: the process's budget, rawBody.ts). */
+  unverifiedBytes?: UnverifiedBytes;
 }>;
+
+/** The largest body read from a request without signature headers, for Slack's SSL check only. */
+const SSL_CHECK_BODY_LIMIT = 1024;
 
 /** Why a request was refused, for logs and tests (never includes the signature or secret). */
 export type RefusalReason = 'missing_headers' | 'future_timestamp' | 'stale_timestamp' | 'bad_signature';
@@ -83,6 +94,31 @@ export const slackSignatureCheck = (
       ? undefined
       : 'bad_signature';
   };
+};
+
+/**
+ * What can be judged from the headers alone, before a byte of the body is read: the signature and
+ * timestamp headers are there and well formed, and the timestamp is inside the window.
+ */
+export const slackHeaderRefusal = (
+  headers: IncomingMessage['headers'],
+  nowMs: number,
+): RefusalReason | undefined => {
+  const signature = headers['x-slack-signature'];
+  const timestampHeader = headers['x-slack-request-timestamp'];
+  if (
+    typeof signature !== 'string' ||
+    !signature.startsWith('v0=') ||
+    typeof timestampHeader !== 'string' ||
+    !/^\d{1,12}$/.test(timestampHeader)
+  ) {
+    return 'missing_headers';
+  }
+  const timestamp = Number(timestampHeader);
+  const nowSec = Math.floor(nowMs / 1000);
+  if (timestamp > nowSec + MAX_CLOCK_SKEW_SECONDS) return 'future_timestamp';
+  if (timestamp < nowSec - MAX_CLOCK_SKEW_SECONDS) return 'stale_timestamp';
+  return undefined;
 };
 
 /** Checks the timestamp window in both directions and the signature (see slackSignatureCheck). */
@@ -134,13 +170,46 @@ export class SlackHttpReceiver implements Receiver {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const { logger, metrics, clock } = this.options;
     const started = process.hrtime.bigint();
+    const refuse = (reason: RefusalReason, early: boolean): void => {
+      logger.warn({ reason, path: SLACK_EVENTS_PATH }, 'refused a Slack request that failed verification');
+      metrics.inputs.inc({ source: 'slack', kind: 'unverified', result: 'refused' });
+      // Refused on its headers: the body is not read, and the connection is not kept for more.
+      if (early) res.setHeader('connection', 'close');
+      sendJson(res, 401, { ok: false, error: 'invalid_request_signature' });
+    };
+
+    // Judge the headers before reading anything. One exception: a small form body with no
+    // signature headers may be Slack's SSL check (https://api.slack.com/interactivity/slash-commands),
+    // read up to 1 KiB and answered 200 only if it is one.
+    const early = slackHeaderRefusal(req.headers, clock.now().getTime());
+    const declared = Number(req.headers['content-length']);
+    const maybeSslCheck =
+      early === 'missing_headers' &&
+      isForm(req.headers['content-type']) &&
+      Number.isFinite(declared) &&
+      declared <= SSL_CHECK_BODY_LIMIT;
+    if (early && !maybeSslCheck) {
+      refuse(early, true);
+      return;
+    }
+
     let raw: Buffer;
     try {
-      raw = await readRawBody(req, this.options.bodyLimit ?? SLACK_BODY_LIMIT);
+      raw = await readRawBody(
+        req,
+        maybeSslCheck ? SSL_CHECK_BODY_LIMIT : (this.options.bodyLimit ?? SLACK_BODY_LIMIT),
+        ...(this.options.unverifiedBytes ? [this.options.unverifiedBytes] : []),
+      );
     } catch (e) {
       if (e instanceof BodyTooLargeError) {
         res.setHeader('connection', 'close');
         sendJson(res, 413, { ok: false, error: 'body_too_large' });
+        return;
+      }
+      if (e instanceof UnverifiedBudgetExceededError) {
+        logger.warn({ path: SLACK_EVENTS_PATH }, 'too many bytes held for unverified requests: 503');
+        res.setHeader('connection', 'close');
+        sendJson(res, 503, { ok: false, error: 'busy' }, { 'retry-after': '1' });
         return;
       }
       throw e;
@@ -155,15 +224,14 @@ export class SlackHttpReceiver implements Receiver {
       res.writeHead(200).end();
       return;
     }
+    if (early) {
+      refuse(early, false);
+      return;
+    }
 
     const refusal = this.checkSignature(req.headers, text, clock.now().getTime());
     if (refusal) {
-      logger.warn(
-        { reason: refusal, path: SLACK_EVENTS_PATH },
-        'refused a Slack request that failed verification',
-      );
-      metrics.inputs.inc({ source: 'slack', kind: 'unverified', result: 'refused' });
-      sendJson(res, 401, { ok: false, error: 'invalid_request_signature' });
+      refuse(refusal, false);
       return;
     }
 
