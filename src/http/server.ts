@@ -128,7 +128,7 @@ export const createHttpServer = (options: HttpServerOptions): HttpServer => {
       Promise.resolve()
         .then(() => route.handler(req, res))
         .catch((e: unknown) => {
-          if (isClientAbort(e) || req.destroyed) {
+          if (isClientAbort(e)) {
             logAbort(label);
             if (!res.headersSent) res.destroy();
             return;
