@@ -10,6 +10,7 @@ import { knowSecrets } from './core/scrub.ts';
 import type { EventStore } from './eventStore/eventStore.ts';
 import { openEventStore } from './eventStore/openEventStore.ts';
 import { createReadiness, opsRoutes, type Readiness, storeProbe } from './http/ops.ts';
+import { responseUrlOrigins } from './http/responseUrlGuard.ts';
 import { createHttpServer, type HttpServer, type Route } from './http/server.ts';
 import { SwitchboardBoltApp } from './http/slackApp.ts';
 import { SlackHttpReceiver } from './http/slackReceiver.ts';
@@ -175,6 +176,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     convoStore: false,
     // auth.test runs in start(), so a bad token stops the start with a clear error.
     deferInitialization: true,
+    responseUrlOrigins: responseUrlOrigins(config.slack.apiUrl),
   });
   // Errors reach the receiver, which answers and logs them (a 5xx makes Slack redeliver events).
   bolt.error(async (error) => {
@@ -223,12 +225,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
   const slackReplies: SlackReplies = {
     // response_urls come from request bodies: only Slack's host (and the fake Slack when
     // SLACK_API_URL points at one, in tests and the sandbox) may be posted to.
-    respond: createResponseUrlPoster({
-      allowedOrigins: [
-        'https://hooks.slack.com',
-        ...(config.slack.apiUrl ? [new URL(config.slack.apiUrl).origin] : []),
-      ],
-    }),
+    respond: createResponseUrlPoster({ allowedOrigins: responseUrlOrigins(config.slack.apiUrl) }),
     postEphemeral: async (channel, user, message) => {
       await slack.chat.postEphemeral({
         channel,

@@ -13,6 +13,8 @@ type ActionArgs = SlackActionMiddlewareArgs<BlockAction> & Pick<AllMiddlewareArg
 
 const NOT_AN_INCIDENT =
   ":warning: That button doesn't belong to an incident Switchboard knows, so nothing was changed.";
+const NOT_THIS_CARD =
+  ":warning: That button doesn't match the card it was clicked on, so nothing was changed. Use the card's own buttons, or `/incident` with the incident's number.";
 
 /**
  * The buttons on incident cards. A click is recorded and acknowledged at once; the move is decided
@@ -21,7 +23,11 @@ const NOT_AN_INCIDENT =
  * ones are told why ("Already acknowledged by <@U1> at 02:04 UTC") through the response_url.
  *
  * Button values carry only the stream id; who acts comes from the click's user, never from the
- * payload (the enrichment step maps them to their incident-service user).
+ * payload (the enrichment step maps them to their incident-service user). The incident a button
+ * names must be the one of the card it was clicked on: its actions block id, and the card recorded
+ * for the click's channel and message ts, if any, must name the same stream. A click that
+ * disagrees is recorded as refused and changes nothing (a message that is no recorded card, such as
+ * an ephemeral `/incident show`, is judged by the value alone).
  */
 export const registerIncidentActions = (app: App, deps: IncidentListenerDeps): void => {
   const { inbox, logger } = deps;
@@ -34,6 +40,35 @@ export const registerIncidentActions = (app: App, deps: IncidentListenerDeps): v
     return id && isIncidentStreamId(id) ? id : null;
   };
 
+  /** Does the card the click came from name another incident than `streamId`? */
+  const cardDisagrees = async (args: ActionArgs, streamId: string): Promise<boolean> => {
+    const action = args.action as { block_id?: unknown };
+    const fromBlock =
+      typeof action.block_id === 'string' ? streamIdFromActionsBlockId(action.block_id) : null;
+    if (fromBlock && fromBlock !== streamId) return true;
+    const body = args.body as {
+      channel?: { id?: unknown } | null;
+      container?: { channel_id?: unknown; message_ts?: unknown; is_ephemeral?: unknown } | null;
+      message?: { ts?: unknown } | null;
+    };
+    const channel = body.channel?.id ?? body.container?.channel_id;
+    const ts = body.container?.message_ts ?? body.message?.ts;
+    if (typeof channel !== 'string' || typeof ts !== 'string' || body.container?.is_ephemeral === true)
+      return false;
+    const owner = await queries.cardOwner(channel, ts);
+    return owner !== null && owner !== streamId;
+  };
+
+  const refuseMismatch = async (args: ActionArgs, input: ReturnType<typeof slackInputOf>) => {
+    logger.warn({ input: input.name }, 'a button click names another incident than its card: refused');
+    await inbox.accept({
+      input,
+      rejection: new ValidationError('the button names another incident than the card it is on'),
+    });
+    await args.ack();
+    await args.respond(ephemeral(NOT_THIS_CARD)).catch(() => undefined);
+  };
+
   /**
    * Records the click as the command `toCommand` builds for the incident the button names (or as
    * refused, when it names none or the click is incomplete) and acks.
@@ -43,6 +78,10 @@ export const registerIncidentActions = (app: App, deps: IncidentListenerDeps): v
     async (args: ActionArgs) => {
       const input = slackInputOf(args.context);
       const streamId = streamOf(args);
+      if (streamId && (await cardDisagrees(args, streamId))) {
+        await refuseMismatch(args, input);
+        return;
+      }
       const request = streamId ? toCommand(streamId, args) : null;
       if (!request) {
         await inbox.accept({ input, rejection: new ValidationError('action names no incident') });
@@ -81,6 +120,10 @@ export const registerIncidentActions = (app: App, deps: IncidentListenerDeps): v
     const a = args as unknown as ActionArgs;
     const input = slackInputOf(a.context);
     const streamId = streamOf(a);
+    if (streamId && (await cardDisagrees(a, streamId))) {
+      await refuseMismatch(a, input);
+      return;
+    }
     await inbox.accept({
       input,
       ...(streamId ? {} : { rejection: new ValidationError('action names no incident') }),

@@ -55,6 +55,7 @@ export const pagerDutyWebhookVerifier = (deps: PagerDutyWebhookDeps): WebhookVer
   return {
     source: 'pagerduty',
     path: '/webhooks/pagerduty',
+    signatureHeader: 'x-pagerduty-signature',
     keepHeaders: ['x-webhook-id', 'x-webhook-subscription'],
     verify(rawBody, headers) {
       const signature = header(headers, 'x-pagerduty-signature');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { AllMiddlewareArgs } from '@slack/bolt';
 import { type SlackInput, slackInboxEventId, slackInputKind } from '../../src/application/inbox.ts';
 import { newId } from '../../src/core/ids.ts';
@@ -102,11 +103,25 @@ export const buildSlackInput = (body: Obj, meta: SlackInputMeta): SlackInput | u
       teamId = str(body['team_id']) ?? teamId;
       channelId = eventChannel(event);
       break;
-    case 'options':
-      // Typeahead lookups have no delivery id and are never redelivered: each is its own input.
-      deliveryId = `options:${newId()}`;
+    case 'options': {
+      // A typeahead lookup carries no delivery id: derive one from what it asks (who, in which
+      // view or message, which field, what was typed), so a replayed request is one input. The
+      // same text typed again in the same view version is the same question.
+      const container = obj(body['container']);
+      const asked = [
+        teamId,
+        actor,
+        str(view?.['id']) ?? str(container?.['message_ts']) ?? '',
+        str(view?.['hash']) ?? '',
+        channelId ?? '',
+        str(body['action_id']) ?? str(body['callback_id']) ?? '',
+        str(body['block_id']) ?? '',
+        typeof body['value'] === 'string' ? body['value'] : '',
+      ];
+      deliveryId = `options:${createHash('sha256').update(JSON.stringify(asked)).digest('base64url')}`;
       name = str(body['action_id']) ?? str(body['callback_id']) ?? 'unknown_options';
       break;
+    }
     case 'shortcut':
       deliveryId = triggerId ?? `shortcut:${newId()}`;
       name = str(body['callback_id']) ?? 'unknown_shortcut';

@@ -8,7 +8,7 @@ import {
 import type { Clock } from '../../src/core/clock.ts';
 import { asError, hasCode, ValidationError } from '../../src/core/errors.ts';
 import type { Command, CommandMetadata, JsonValue } from '../../src/core/messages.ts';
-import { BodyTooLargeError, readRawBody } from '../../src/http/rawBody.ts';
+import { BodyTooLargeError, readRawBody, UnverifiedBudgetExceededError } from '../../src/http/rawBody.ts';
 import { type Route, sendJson } from '../../src/http/server.ts';
 import type { Logger } from '../../src/logger.ts';
 
@@ -19,7 +19,9 @@ import type { Logger } from '../../src/logger.ts';
  *
  * | what happened                                  | answer | stored |
  * |------------------------------------------------|--------|--------|
+ * | signature header absent (`signatureHeader`), body not read | 401 | no |
  * | body over the limit                            | 413    | no     |
+ * | too many bytes held for unverified bodies (all routes) | 503 + Retry-After | no |
  * | signature missing or wrong (`verify`)          | 401    | no     |
  * | signed but malformed (`parse` → ValidationError)| 400   | no     |
  * | recorded (one durable append)                  | 200    | yes    |
@@ -54,6 +56,11 @@ export type WebhookVerifier = Readonly<{
     headers: IncomingHttpHeaders,
     context: WebhookParseContext,
   ): ParsedWebhook | ValidationError;
+  /**
+   * The header carrying the signature (lower case), e.g. `x-pagerduty-signature`: a request
+   * without it is refused 401 before its body is read.
+   */
+  signatureHeader?: string;
   /** Non-secret headers worth keeping with the record (lower case), e.g. `x-webhook-id`. */
   keepHeaders?: readonly string[];
   /** Body limit in bytes; default 1 MiB. */
@@ -81,10 +88,23 @@ export const webhookRoute = (verifier: WebhookVerifier, deps: WebhookRoutesDeps)
     method: 'POST',
     path: verifier.path,
     handler: async (req, res) => {
+      const signatureHeader = verifier.signatureHeader?.toLowerCase();
+      if (signatureHeader !== undefined && typeof req.headers[signatureHeader] !== 'string') {
+        logger.warn({ reason: 'missing_signature' }, 'refused a webhook with no signature header');
+        res.setHeader('connection', 'close');
+        sendJson(res, 401, { ok: false, error: 'invalid_signature' });
+        return;
+      }
       let raw: Buffer;
       try {
         raw = await readRawBody(req, verifier.bodyLimit ?? WEBHOOK_BODY_LIMIT);
       } catch (e) {
+        if (e instanceof UnverifiedBudgetExceededError) {
+          logger.warn('too many bytes held for unverified requests: 503');
+          res.setHeader('connection', 'close');
+          sendJson(res, 503, { ok: false, error: 'busy' }, { 'retry-after': '1' });
+          return;
+        }
         if (!(e instanceof BodyTooLargeError)) throw e;
         res.setHeader('connection', 'close');
         sendJson(res, 413, { ok: false, error: 'body_too_large' });

@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { asError } from '../core/errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
+import { isClientAbort } from './rawBody.ts';
 
 /**
  * The one HTTP server on PORT: Slack's `/slack/events`, the vendor
@@ -34,7 +35,15 @@ export type HttpServerOptions = Readonly<{
   routes: readonly Route[];
   logger: Logger;
   metrics: Metrics;
+  /** Milliseconds clock for rate-limiting log lines (default Date.now; tests pass their own). */
+  nowMs?: () => number;
 }>;
+
+/** At most one log line per this many ms about requests the client aborted (with a count). */
+export const ABORT_LOG_INTERVAL_MS = 10_000;
+/** Time to receive a request's headers, and the whole request (Slack must be answered in 3 s). */
+export const HEADERS_TIMEOUT_MS = 10_000;
+export const REQUEST_TIMEOUT_MS = 15_000;
 
 export const sendJson = (
   res: ServerResponse,
@@ -64,51 +73,74 @@ export const createHttpServer = (options: HttpServerOptions): HttpServer => {
   }
   let draining = false;
   const sockets = new Set<Socket>();
+  const nowMs = options.nowMs ?? Date.now;
+  let abortsUnlogged = 0;
+  let abortLoggedAt: number | undefined;
+  /** A client that went away mid-request: one line, no stack, at most one per interval. */
+  const logAbort = (path: string): void => {
+    abortsUnlogged += 1;
+    const now = nowMs();
+    if (abortLoggedAt !== undefined && now - abortLoggedAt < ABORT_LOG_INTERVAL_MS) return;
+    logger.info({ route: path, aborted: abortsUnlogged }, 'requests aborted by the client');
+    abortLoggedAt = now;
+    abortsUnlogged = 0;
+  };
 
-  const server = createServer((req, res) => {
-    const started = process.hrtime.bigint();
-    const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
-    const candidates = byPath.get(path);
-    const route = candidates?.find(
-      (r) => r.method === req.method || (req.method === 'HEAD' && r.method === 'GET'),
-    );
-    const label = candidates ? path : 'unmatched';
-    res.on('finish', () => {
-      metrics.httpRequests.inc({ route: label, method: req.method ?? '?', status: String(res.statusCode) });
-      metrics.httpDuration.observe({ route: label }, Number(process.hrtime.bigint() - started) / 1e9);
-    });
-    if (draining) {
-      res.setHeader('connection', 'close');
-      sendJson(res, 503, { ok: false, error: 'shutting_down' }, { 'retry-after': '5' });
-      return;
-    }
-    if (!candidates) {
-      sendJson(res, 404, { ok: false, error: 'not_found' });
-      req.resume();
-      return;
-    }
-    if (!route) {
-      sendJson(
-        res,
-        405,
-        { ok: false, error: 'method_not_allowed' },
-        { allow: candidates.map((r) => r.method).join(', ') },
+  const server = createServer(
+    {
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      // Check those timeouts every second (Node's default is every 30 s).
+      connectionsCheckingInterval: 1_000,
+    },
+    (req, res) => {
+      const started = process.hrtime.bigint();
+      const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
+      const candidates = byPath.get(path);
+      const route = candidates?.find(
+        (r) => r.method === req.method || (req.method === 'HEAD' && r.method === 'GET'),
       );
-      req.resume();
-      return;
-    }
-    Promise.resolve()
-      .then(() => route.handler(req, res))
-      .catch((e: unknown) => {
-        logger.error({ err: asError(e), route: path }, 'request failed');
-        if (!res.headersSent) sendJson(res, 500, { ok: false, error: 'internal_error' });
-        else res.end();
+      const label = candidates ? path : 'unmatched';
+      res.on('finish', () => {
+        metrics.httpRequests.inc({ route: label, method: req.method ?? '?', status: String(res.statusCode) });
+        metrics.httpDuration.observe({ route: label }, Number(process.hrtime.bigint() - started) / 1e9);
       });
-  });
+      if (draining) {
+        res.setHeader('connection', 'close');
+        sendJson(res, 503, { ok: false, error: 'shutting_down' }, { 'retry-after': '5' });
+        return;
+      }
+      if (!candidates) {
+        sendJson(res, 404, { ok: false, error: 'not_found' });
+        req.resume();
+        return;
+      }
+      if (!route) {
+        sendJson(
+          res,
+          405,
+          { ok: false, error: 'method_not_allowed' },
+          { allow: candidates.map((r) => r.method).join(', ') },
+        );
+        req.resume();
+        return;
+      }
+      Promise.resolve()
+        .then(() => route.handler(req, res))
+        .catch((e: unknown) => {
+          if (isClientAbort(e)) {
+            logAbort(label);
+            if (!res.headersSent) res.destroy();
+            return;
+          }
+          logger.error({ err: asError(e), route: path }, 'request failed');
+          if (!res.headersSent) sendJson(res, 500, { ok: false, error: 'internal_error' });
+          else res.end();
+        });
+    },
+  );
   // Keep-alive longer than typical load-balancer idle timeouts, so they close first.
   server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 30_000;
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));

@@ -1,4 +1,5 @@
-import { App, type ReceiverEvent, ReceiverMultipleAckError } from '@slack/bolt';
+import { App, type AppOptions, type ReceiverEvent, ReceiverMultipleAckError } from '@slack/bolt';
+import { guardedResponseFetch, responseUrlGuard } from './responseUrlGuard.ts';
 
 /**
  * What the recording middleware reads to know whether a listener already acknowledged.
@@ -16,8 +17,22 @@ export const ACK_STATE_KEY = 'ackState';
  * (the inbox dedupes the redelivery by event_id).
  *
  * Works for both receivers (HTTP and Socket Mode): both hand requests to `app.processEvent`.
+ *
+ * And `respond()` (which posts to the request's `response_url`) goes through the one
+ * response_url guard (responseUrlGuard.ts) with no redirects followed: Bolt builds `respond` from
+ * its own fetch function, which is replaced here (the Web API client keeps its own).
  */
 export class SwitchboardBoltApp extends App {
+  constructor(options: AppOptions & Readonly<{ responseUrlOrigins: readonly string[] }>) {
+    const { responseUrlOrigins, ...appOptions } = options;
+    super(appOptions);
+    const self = this as unknown as { fetchFn?: unknown };
+    // Bolt keeps the fetch for `respond` in `fetchFn` (App.js); fail loudly if an upgrade moves it.
+    if (typeof self.fetchFn !== 'function')
+      throw new Error('Bolt no longer builds respond() from App.fetchFn: re-check the response_url guard');
+    self.fetchFn = guardedResponseFetch(responseUrlGuard(responseUrlOrigins));
+  }
+
   override async processEvent(event: ReceiverEvent): Promise<void> {
     const state: AckState = { acked: false };
     const isEventsApi = event.body['type'] === 'event_callback';

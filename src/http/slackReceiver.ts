@@ -7,8 +7,14 @@ import type { Clock } from '../core/clock.ts';
 import { asError, hasCode } from '../core/errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
-import { BodyTooLargeError, readRawBody } from './rawBody.ts';
+import {
+  BodyTooLargeError,
+  readRawBody,
+  UnverifiedBudgetExceededError,
+  type UnverifiedBytes,
+} from './rawBody.ts';
 import { type Route, sendJson } from './server.ts';
+import { slackBodyProblem } from './slackBodyShape.ts';
 
 /**
  * Bolt receiver for signed HTTP requests at `POST /slack/events`, mounted on our own server.
@@ -16,12 +22,14 @@ import { type Route, sendJson } from './server.ts';
  * what is not from Slack, build the ReceiverEvent, write the ack.
  *
  * Refused with 401 before Bolt sees anything, so nothing of a forged or replayed request is parsed
- * or stored:
+ * or stored (the first three before a byte of the body is read, `Connection: close`; bodies being
+ * read count against the process's unverified-bytes budget, rawBody.ts, and get 503 past it):
  * - missing or malformed `X-Slack-Request-Timestamp` / `X-Slack-Signature`;
  * - a timestamp more than 5 minutes in the FUTURE (checked here: Bolt only refuses old ones);
  * - a timestamp more than 5 minutes old, or a wrong signature (HMAC-SHA256 over
  *   `v0:<ts>:<raw body>`, constant-time compare; the same rules as Bolt's `verifySlackRequest`).
- * Other answers: 413 over the body limit, 400 for a body that does not parse, the challenge for
+ * Other answers: 413 over the body limit, 400 for a body that does not parse or is of a shape Slack
+ * does not send (slackBodyShape.ts: Bolt would throw on it, and a 5xx is retried), the challenge for
  * `url_verification`, 200 for `ssl_check`. If no ack comes within 3 s (Slack's wall), 503.
  */
 export const SLACK_EVENTS_PATH = '/slack/events';
@@ -35,7 +43,12 @@ export type SlackHttpReceiverOptions = Readonly<{
   metrics: Metrics;
   clock: Clock;
   bodyLimit?: number;
+  /** Bytes held for bodies not verified yet (default: the process's budget, rawBody.ts). */
+  unverifiedBytes?: UnverifiedBytes;
 }>;
+
+/** The largest body read from a request without signature headers, for Slack's SSL check only. */
+const SSL_CHECK_BODY_LIMIT = 1024;
 
 /** Why a request was refused, for logs and tests (never includes the signature or secret). */
 export type RefusalReason = 'missing_headers' | 'future_timestamp' | 'stale_timestamp' | 'bad_signature';
@@ -83,6 +96,31 @@ export const slackSignatureCheck = (
   };
 };
 
+/**
+ * What can be judged from the headers alone, before a byte of the body is read: the signature and
+ * timestamp headers are there and well formed, and the timestamp is inside the window.
+ */
+export const slackHeaderRefusal = (
+  headers: IncomingMessage['headers'],
+  nowMs: number,
+): RefusalReason | undefined => {
+  const signature = headers['x-slack-signature'];
+  const timestampHeader = headers['x-slack-request-timestamp'];
+  if (
+    typeof signature !== 'string' ||
+    !signature.startsWith('v0=') ||
+    typeof timestampHeader !== 'string' ||
+    !/^\d{1,12}$/.test(timestampHeader)
+  ) {
+    return 'missing_headers';
+  }
+  const timestamp = Number(timestampHeader);
+  const nowSec = Math.floor(nowMs / 1000);
+  if (timestamp > nowSec + MAX_CLOCK_SKEW_SECONDS) return 'future_timestamp';
+  if (timestamp < nowSec - MAX_CLOCK_SKEW_SECONDS) return 'stale_timestamp';
+  return undefined;
+};
+
 /** Checks the timestamp window in both directions and the signature (see slackSignatureCheck). */
 export const checkSlackSignature = (
   signingSecret: string,
@@ -98,11 +136,10 @@ const isForm = (contentType: string | undefined): boolean =>
 
 /** The body Bolt gets: form fields (or the JSON in a form's `payload` field), or a JSON object. */
 const parseBody = (raw: string, form: ReturnType<typeof parseQuery> | undefined): ParsedBody => {
-  if (form) {
-    if (typeof form['payload'] === 'string') return JSON.parse(form['payload']) as ParsedBody;
-    return form as ParsedBody;
-  }
-  const parsed = JSON.parse(raw) as unknown;
+  if (form && form['payload'] === undefined) return form as ParsedBody;
+  const json = form ? form['payload'] : raw;
+  if (typeof json !== 'string') throw new SyntaxError('payload is repeated');
+  const parsed = JSON.parse(json) as unknown;
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw new SyntaxError('not an object');
   return parsed as ParsedBody;
@@ -133,13 +170,46 @@ export class SlackHttpReceiver implements Receiver {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const { logger, metrics, clock } = this.options;
     const started = process.hrtime.bigint();
+    const refuse = (reason: RefusalReason, early: boolean): void => {
+      logger.warn({ reason, path: SLACK_EVENTS_PATH }, 'refused a Slack request that failed verification');
+      metrics.inputs.inc({ source: 'slack', kind: 'unverified', result: 'refused' });
+      // Refused on its headers: the body is not read, and the connection is not kept for more.
+      if (early) res.setHeader('connection', 'close');
+      sendJson(res, 401, { ok: false, error: 'invalid_request_signature' });
+    };
+
+    // Judge the headers before reading anything. One exception: a small form body with no
+    // signature headers may be Slack's SSL check (https://api.slack.com/interactivity/slash-commands),
+    // read up to 1 KiB and answered 200 only if it is one.
+    const early = slackHeaderRefusal(req.headers, clock.now().getTime());
+    const declared = Number(req.headers['content-length']);
+    const maybeSslCheck =
+      early === 'missing_headers' &&
+      isForm(req.headers['content-type']) &&
+      Number.isFinite(declared) &&
+      declared <= SSL_CHECK_BODY_LIMIT;
+    if (early && !maybeSslCheck) {
+      refuse(early, true);
+      return;
+    }
+
     let raw: Buffer;
     try {
-      raw = await readRawBody(req, this.options.bodyLimit ?? SLACK_BODY_LIMIT);
+      raw = await readRawBody(
+        req,
+        maybeSslCheck ? SSL_CHECK_BODY_LIMIT : (this.options.bodyLimit ?? SLACK_BODY_LIMIT),
+        ...(this.options.unverifiedBytes ? [this.options.unverifiedBytes] : []),
+      );
     } catch (e) {
       if (e instanceof BodyTooLargeError) {
         res.setHeader('connection', 'close');
         sendJson(res, 413, { ok: false, error: 'body_too_large' });
+        return;
+      }
+      if (e instanceof UnverifiedBudgetExceededError) {
+        logger.warn({ path: SLACK_EVENTS_PATH }, 'too many bytes held for unverified requests: 503');
+        res.setHeader('connection', 'close');
+        sendJson(res, 503, { ok: false, error: 'busy' }, { 'retry-after': '1' });
         return;
       }
       throw e;
@@ -154,23 +224,31 @@ export class SlackHttpReceiver implements Receiver {
       res.writeHead(200).end();
       return;
     }
+    if (early) {
+      refuse(early, false);
+      return;
+    }
 
     const refusal = this.checkSignature(req.headers, text, clock.now().getTime());
     if (refusal) {
-      logger.warn(
-        { reason: refusal, path: SLACK_EVENTS_PATH },
-        'refused a Slack request that failed verification',
-      );
-      metrics.inputs.inc({ source: 'slack', kind: 'unverified', result: 'refused' });
-      sendJson(res, 401, { ok: false, error: 'invalid_request_signature' });
+      refuse(refusal, false);
       return;
     }
 
     let body: ParsedBody;
+    let problem: string | undefined;
     try {
       body = parseBody(text, form);
+      problem = slackBodyProblem(body, form ? (form['payload'] !== undefined ? 'payload' : 'form') : 'json');
     } catch {
-      logger.warn({ contentType }, 'signed Slack request with a body that does not parse');
+      problem = 'does not parse';
+      body = {};
+    }
+    if (problem !== undefined) {
+      // Signed, so Slack's (or our secret leaked): a shape Bolt would trip on. 400, nothing stored;
+      // a 5xx would make Slack retry it.
+      logger.warn({ contentType, problem }, 'signed Slack request with a body of an unexpected shape');
+      metrics.inputs.inc({ source: 'slack', kind: 'malformed', result: 'refused' });
       sendJson(res, 400, { ok: false, error: 'malformed_body' });
       return;
     }

@@ -52,6 +52,8 @@ export type IncidentQueries = Readonly<{
   triggerServices(): readonly ServiceOption[] | undefined;
   /** Names of the services whose incidents get a card in this channel. */
   subscriptions(channel: string): Promise<string[]>;
+  /** The incident stream whose card is message `ts` in `channel`, or null for another message. */
+  cardOwner(channel: string, ts: string): Promise<string | null>;
 }>;
 
 /** What incident handlers get besides the shared HandlerDeps. */
@@ -153,6 +155,11 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
   };
 
   return {
+    async cardOwner(channel, ts) {
+      await readModels.catchUp();
+      return readModels.streamForCard(channel, ts) ?? null;
+    },
+
     async findIncident(ref) {
       let streamId = readModels.streamForRef(ref);
       if (!streamId) {

@@ -52,6 +52,7 @@ const TYPES = [
   'IncidentUpstreamCallFailed',
   'IncidentChannelSubscribed',
   'IncidentChannelUnsubscribed',
+  'IncidentCardPosted',
   ...PERSON_EVENT_TYPES,
 ];
 
@@ -75,6 +76,8 @@ export type IncidentReadModels = Readonly<{
   subscriptionsOfChannel(channel: string): Subscription[];
   /** The Slack user we know for an incident-service user id, or null. */
   slackUserOf(upstreamUserId: string): string | null;
+  /** The incident whose card is the message `ts` in `channel` (as recorded when it was posted). */
+  streamForCard(channel: string, ts: string): string | undefined;
 }>;
 
 export const createIncidentReadModels = (deps: Readonly<{ store: EventStore }>): IncidentReadModels => {
@@ -87,6 +90,8 @@ export const createIncidentReadModels = (deps: Readonly<{ store: EventStore }>):
   /** Slack user → their incident-service user id, and back. */
   const upstreamBySlack = new Map<string, string>();
   const slackByUpstream = new Map<string, string>();
+  /** `<channel> <ts>` of each card → its incident stream. */
+  const byCard = new Map<string, string>();
 
   const setRow = (streamId: string, position: bigint, patch: Partial<IncidentRow>): void => {
     const row = incidents.get(streamId) ?? {
@@ -159,6 +164,12 @@ export const createIncidentReadModels = (deps: Readonly<{ store: EventStore }>):
       case 'IncidentResolved':
         setRow(e.streamId, e.position, { phase: 'resolved' });
         break;
+      case 'IncidentCardPosted': {
+        const channel = str(d.channel);
+        const ts = str(d.ts);
+        if (channel && ts) byCard.set(`${channel} ${ts}`, e.streamId);
+        break;
+      }
       case 'IncidentUpstreamCallFailed':
         if (d.action === 'trigger' && d.final === true && incidents.get(e.streamId)?.phase === 'triggering') {
           setRow(e.streamId, e.position, { phase: 'triggerFailed' });
@@ -215,5 +226,6 @@ export const createIncidentReadModels = (deps: Readonly<{ store: EventStore }>):
     subscriptionsOfChannel: (channel) =>
       [...subscriptions.values()].flatMap((m) => [...m.values()].filter((s) => s.channel === channel)),
     slackUserOf: (upstreamUserId) => slackByUpstream.get(upstreamUserId) ?? null,
+    streamForCard: (channel, ts) => byCard.get(`${channel} ${ts}`),
   };
 };

@@ -1,5 +1,6 @@
 import { type Dispatcher, request } from 'undici';
-import { ChatOpsError, ValidationError } from '../core/errors.ts';
+import { ChatOpsError } from '../core/errors.ts';
+import { responseUrlGuard, SLACK_RESPONSE_URL_ORIGIN } from '../http/responseUrlGuard.ts';
 import type { SlackReplyMessage } from './ports.ts';
 
 export type ResponseUrlPosterOptions = Readonly<{
@@ -27,7 +28,7 @@ const parseRetryAfterMs = (value: string | string[] | undefined): number | undef
 
 /**
  * Posts an ephemeral reply to a slash command's or interaction's `response_url` (Slack allows 5 uses
- * in 30 minutes). Only allowlisted origins, no redirects followed. Failures are coded errors (see
+ * in 30 minutes). Only what responseUrlGuard passes, no redirects followed (a 3xx is a rejection). Failures are coded errors (see
  * SlackReplies): 429 → SB_UPSTREAM_RATE_LIMITED with `details.retryAfterMs`, 5xx and network →
  * SB_UPSTREAM_UNAVAILABLE, timeouts → SB_TIMEOUT, any other non-2xx (expired or used-up URL) →
  * SB_UPSTREAM_REJECTED. Error messages never contain the URL.
@@ -38,22 +39,11 @@ const parseRetryAfterMs = (value: string | string[] | undefined): number | undef
 export const createResponseUrlPoster = (
   options: ResponseUrlPosterOptions = {},
 ): ((responseUrl: string, message: SlackReplyMessage) => Promise<void>) => {
-  const allowed = new Set(
-    (options.allowedOrigins ?? ['https://hooks.slack.com']).map((o) => new URL(o).origin),
-  );
+  const guard = responseUrlGuard(options.allowedOrigins ?? [SLACK_RESPONSE_URL_ORIGIN]);
   const timeoutMs = options.timeoutMs ?? 10_000;
   return async (responseUrl, message) => {
-    let url: URL;
-    try {
-      url = new URL(responseUrl);
-    } catch {
-      throw new ValidationError('response_url is not a URL');
-    }
-    if (!allowed.has(url.origin) || url.username || url.password) {
-      throw new ValidationError('response_url is not on the allowed origins', {
-        details: { origin: url.origin },
-      });
-    }
+    // The one guard (src/http/responseUrlGuard.ts); undici's request follows no redirects.
+    const url = guard(responseUrl);
     const body = JSON.stringify({
       text: message.text,
       ...(message.blocks ? { blocks: message.blocks } : {}),
