@@ -44,8 +44,11 @@ export type IncidentQueries = Readonly<{
   card(streamId: string): Promise<SlackMessage | null>;
   /** Open incidents, optionally of one service (by name or id). */
   list(input: Readonly<{ service?: string; now: string }>): Promise<SlackMessage>;
-  /** `/incident timeline`: the stream, page by page. */
-  timeline(streamId: string): Promise<SlackMessage[]>;
+  /**
+   * `/incident timeline`: page by page, what people did and how the incident changed; with
+   * `full`, the whole audit (every event and every recorded input).
+   */
+  timeline(streamId: string, options?: Readonly<{ full?: boolean }>): Promise<SlackMessage[]>;
   /** `/oncall`: who is on call now and next. */
   onCall(input: Readonly<{ target: OnCallTarget; now: Date }>): Promise<SlackMessage>;
   /** Services for the trigger form, as known right now (never waits). */
@@ -189,11 +192,28 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
       return incidentList(views, { title, reference: now });
     },
 
-    async timeline(streamId) {
+    async timeline(streamId, options = {}) {
       const records = await store.readStream(streamId);
       const v = await view(streamId);
       const title = v ? `${v.number === null ? '' : `#${v.number} `}${v.title}` : streamId;
-      return incidentTimeline({ title, entries: toTimelineEntries(records) });
+      if (options.full) {
+        return incidentTimeline({
+          title: `${title} (full audit)`,
+          entries: toTimelineEntries(records, { scope: 'audit', commands: 'all' }),
+        });
+      }
+      const entries = toTimelineEntries(records);
+      const ref = v?.number ?? streamId;
+      const hidden = records.length - entries.length;
+      return incidentTimeline({
+        title,
+        entries,
+        ...(hidden > 0
+          ? {
+              note: `${hidden} technical entr${hidden === 1 ? 'y' : 'ies'} hidden: \`/incident timeline ${ref} all\``,
+            }
+          : {}),
+      });
     },
 
     async onCall({ target, now }) {
