@@ -21,6 +21,7 @@ import { incidentTimeline, toTimelineEntries } from './blocks/incidentTimeline.t
 import { type IncidentView, toIncidentView } from './blocks/incidentView.ts';
 import { withSlackUsers } from './cards.reactor.ts';
 import { readIncidentState } from './incidentState.ts';
+import { listOnCallsInRange, type OnCallFilters } from './onCall.ts';
 import type { IncidentReadModels } from './readModels.projection.ts';
 import type { ServiceDirectory } from './services.ts';
 
@@ -71,6 +72,9 @@ export type IncidentQueriesDeps = Readonly<{
   identity: IdentityResolver;
   pagerduty: Pick<PagerDutyClient, 'listOnCalls'>;
 }>;
+
+/** How far ahead `/oncall` looks. */
+const ONCALL_AHEAD_MS = 7 * 24 * 3600 * 1000;
 
 const message = (text: string): SlackMessage => ({ text, blocks: [{ type: 'section', text: mrkdwn(text) }] });
 
@@ -143,17 +147,12 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
     return { text: `${title}: ${lines.length ? lines.join('\n') : empty}`.slice(0, 3000), blocks };
   };
 
-  const fetchOnCalls = async (now: Date, filters: { userIds?: string[]; escalationPolicyIds?: string[] }) => {
-    const until = new Date(now.getTime() + 7 * 24 * 3600 * 1000);
-    const page = await deps.pagerduty.listOnCalls({
-      since: now.toISOString(),
-      until: until.toISOString(),
-      limit: 100,
-      ...(filters.userIds ? { userIds: filters.userIds } : {}),
-      ...(filters.escalationPolicyIds ? { escalationPolicyIds: filters.escalationPolicyIds } : {}),
+  /** The next 7 days of on-call entries, every page of them (src/incidents/onCall.ts). */
+  const fetchOnCalls = (now: Date, filters: OnCallFilters) =>
+    listOnCallsInRange({ pagerduty: deps.pagerduty }, filters, {
+      since: now,
+      until: new Date(now.getTime() + ONCALL_AHEAD_MS),
     });
-    return page.items;
-  };
 
   return {
     async findIncident(ref) {
