@@ -215,63 +215,14 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
       });
     },
 
-    async onCall({ target, now }) {
-      await readModels.catchUp();
-      if (target.kind === 'everyone') {
-        return onCallMessage('On call now', await fetchOnCalls(now, {}), now, 'Nobody is on call.');
+    async onCall(input) {
+      try {
+        return await onCall(input);
+      } catch (error) {
+        // The shared request budget is spent: say when it frees rather than fail or hold the user.
+        if (isChatOpsError(error) && error.code === 'SB_UPSTREAM_RATE_LIMITED') return busy(error, input.now);
+        throw error;
       }
-      if (target.kind === 'user') {
-        let upstreamUserId: string;
-        try {
-          upstreamUserId = (
-            await deps.identity.resolve(target.slackUserId, {
-              kind: 'target',
-              slackUserId: target.slackUserId,
-            })
-          ).id;
-        } catch (error) {
-          if (isChatOpsError(error) && error.code === 'SB_UNMAPPED_USER')
-            return message(`:bust_in_silhouette: ${error.message}`);
-          throw error;
-        }
-        const rows = await fetchOnCalls(now, { userIds: [upstreamUserId] });
-        return onCallMessage(
-          'On-call shifts in the next 7 days',
-          rows,
-          now,
-          `${mention(target.slackUserId)} has no on-call shift in the next 7 days.`,
-        );
-      }
-      const text = target.text.trim();
-      const services = await deps.services.all();
-      const q = text.toLowerCase();
-      const service =
-        services.find((s) => s.id.toLowerCase() === q || s.name.toLowerCase() === q) ??
-        (services.filter((s) => s.name.toLowerCase().startsWith(q)).length === 1
-          ? services.find((s) => s.name.toLowerCase().startsWith(q))
-          : undefined);
-      if (service?.escalationPolicyId) {
-        const rows = await fetchOnCalls(now, { escalationPolicyIds: [service.escalationPolicyId] });
-        return onCallMessage(
-          `On call for ${service.name}`,
-          rows,
-          now,
-          `Nobody is on call for ${escapeMrkdwn(service.name)}.`,
-        );
-      }
-      // A schedule or an escalation policy, by id or name.
-      const all = await fetchOnCalls(now, {});
-      const matches = (ref: { id: string; summary?: string | null | undefined } | null | undefined) =>
-        !!ref && (ref.id.toLowerCase() === q || (ref.summary ?? '').toLowerCase().includes(q));
-      const rows = all.filter((r) => matches(r.schedule) || matches(r.escalation_policy));
-      if (rows.length === 0) {
-        return message(
-          `:mag: No service, schedule or escalation policy matches “${escapeMrkdwn(truncate(text, 80))}”. Services: ${services
-            .map((s) => escapeMrkdwn(s.name))
-            .join(', ')}.`,
-        );
-      }
-      return onCallMessage(`On call: ${text}`, rows, now, 'Nobody is on call.');
     },
 
     async subscriptions(channel) {
@@ -283,4 +234,85 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
       return deps.services.cached()?.map((s) => ({ id: s.id, name: s.name }));
     },
   };
+
+  async function onCall({
+    target,
+    now,
+  }: Readonly<{ target: OnCallTarget; now: Date }>): Promise<SlackMessage> {
+    await readModels.catchUp();
+    if (target.kind === 'everyone') {
+      return onCallMessage('On call now', await fetchOnCalls(now, {}), now, 'Nobody is on call.');
+    }
+    if (target.kind === 'user') {
+      let upstreamUserId: string;
+      try {
+        upstreamUserId = (
+          await deps.identity.resolve(target.slackUserId, {
+            kind: 'target',
+            slackUserId: target.slackUserId,
+          })
+        ).id;
+      } catch (error) {
+        if (isChatOpsError(error) && error.code === 'SB_UNMAPPED_USER')
+          return message(`:bust_in_silhouette: ${error.message}`);
+        throw error;
+      }
+      const rows = await fetchOnCalls(now, { userIds: [upstreamUserId] });
+      return onCallMessage(
+        'On-call shifts in the next 7 days',
+        rows,
+        now,
+        `${mention(target.slackUserId)} has no on-call shift in the next 7 days.`,
+      );
+    }
+    const text = target.text.trim();
+    const services = await deps.services.all();
+    const q = text.toLowerCase();
+    const service =
+      services.find((s) => s.id.toLowerCase() === q || s.name.toLowerCase() === q) ??
+      (services.filter((s) => s.name.toLowerCase().startsWith(q)).length === 1
+        ? services.find((s) => s.name.toLowerCase().startsWith(q))
+        : undefined);
+    if (service?.escalationPolicyId) {
+      const rows = await fetchOnCalls(now, { escalationPolicyIds: [service.escalationPolicyId] });
+      return onCallMessage(
+        `On call for ${service.name}`,
+        rows,
+        now,
+        `Nobody is on call for ${escapeMrkdwn(service.name)}.`,
+      );
+    }
+    // A schedule or an escalation policy, by id or name.
+    const all = await fetchOnCalls(now, {});
+    const matches = (ref: { id: string; summary?: string | null | undefined } | null | undefined) =>
+      !!ref && (ref.id.toLowerCase() === q || (ref.summary ?? '').toLowerCase().includes(q));
+    const rows = all.filter((r) => matches(r.schedule) || matches(r.escalation_policy));
+    if (rows.length === 0) {
+      return message(
+        `:mag: No service, schedule or escalation policy matches “${escapeMrkdwn(truncate(text, 80))}”. Services: ${services
+          .map((s) => escapeMrkdwn(s.name))
+          .join(', ')}.`,
+      );
+    }
+    return onCallMessage(`On call: ${text}`, rows, now, 'Nobody is on call.');
+  }
+};
+
+/**
+ * `/oncall` when the incident service's request budget is spent. A clear "try again at" rather than
+ * a wait: the budget frees up to a minute later, far past Slack's 3 s for the answer, and a query
+ * held that long in memory helps nobody (the person can ask again in one keystroke).
+ */
+const busy = (error: { details: Readonly<Record<string, unknown>> }, now: Date): SlackMessage => {
+  const retryAfterMs = typeof error.details.retryAfterMs === 'number' ? error.details.retryAfterMs : 60_000;
+  const at =
+    typeof error.details.retryAt === 'string'
+      ? new Date(error.details.retryAt)
+      : new Date(now.getTime() + retryAfterMs);
+  // Round up to the next minute so "try again at" is never too early.
+  const minute = new Date(Math.ceil(at.getTime() / 60_000) * 60_000);
+  const hhmm = minute.toISOString().slice(11, 16);
+  return message(
+    `:hourglass_flowing_sand: The incident service is busy: Switchboard has used its share of requests for this minute. Try \`/oncall\` again at ${hhmm} UTC.`,
+  );
 };

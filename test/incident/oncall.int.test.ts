@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSeed, type SimulatorSeed } from '../../sandbox/simulators/pagerduty/model.ts';
+import { manualClock } from '../../src/core/clock.ts';
 import { createPagerDutyClient, paginate } from '../../src/upstream/pagerduty.ts';
 import { ANA, type IncidentHarness, startIncidentHarness } from './harness.ts';
 
@@ -58,5 +59,33 @@ describe('/oncall follows every page', () => {
     const asked = h.sim.requestsFor('listOnCalls').slice(before);
     expect(asked.length).toBeGreaterThan(1);
     expect(asked.some((r) => r.url.includes('offset=100'))).toBe(true);
+  });
+});
+
+describe('/oncall when the request budget is spent', () => {
+  it('says when to try again instead of failing, and answers once the budget frees', async () => {
+    // The budget counts on its own manual clock, so it frees only when the test says so.
+    const budgetClock = manualClock('2026-11-22T03:00:20.000Z');
+    const b = await startIncidentHarness({ incidents: { requestsPerMinute: 4, budgetClock } });
+    try {
+      const before = b.sim.requests.length;
+      let busy: string | undefined;
+      for (let i = 0; i < 6 && busy === undefined; i++) {
+        const text = await b.answer(await b.slash('', { command: '/oncall', user: ANA.slack }));
+        if (text.includes('busy')) busy = text;
+        else expect(text).toContain('On call now');
+      }
+      expect(busy).toContain('Try `/oncall` again at 03:02 UTC');
+      expect(busy).not.toMatch(/SB_[A-Z_]+/);
+      expect(b.sim.requests.every((r) => r.status !== 429)).toBe(true);
+      expect(b.sim.requests.length - before).toBeLessThanOrEqual(4);
+
+      budgetClock.advance(60_000);
+      const text = await b.answer(await b.slash('', { command: '/oncall', user: ANA.slack }));
+      expect(text).toContain('On call now');
+      b.sim.assertNoViolations();
+    } finally {
+      await b.stop();
+    }
   });
 });
