@@ -469,6 +469,34 @@ export async function* paginate<T>(
   }
 }
 
+// ---------------------------------------------------------------- webhook subscriptions
+
+export type WebhookFilterType = 'account_reference' | 'service_reference' | 'team_reference';
+
+/** A V3 webhook subscription (https://developer.pagerduty.com/api-reference/ — Webhooks). */
+const webhookSubscriptionSchema = z.looseObject({
+  id: z.string(),
+  active: z.boolean().optional(),
+  description: z.string().nullable().optional(),
+  events: z.array(z.string()),
+  filter: z.looseObject({ type: z.string(), id: z.string().nullable().optional() }),
+  delivery_method: z.looseObject({
+    type: z.string(),
+    url: z.string(),
+    /** Returned only by the create call; null when listed. */
+    secret: z.string().nullable().optional(),
+    temporarily_disabled: z.boolean().optional(),
+  }),
+});
+export type PagerDutyWebhookSubscription = z.infer<typeof webhookSubscriptionSchema>;
+
+export type CreateWebhookSubscriptionParams = Readonly<{
+  url: string;
+  events: readonly string[];
+  filter: Readonly<{ type: WebhookFilterType; id?: string }>;
+  description?: string;
+}>;
+
 // ---------------------------------------------------------------- request budget
 
 /**
@@ -1041,6 +1069,50 @@ export const createPagerDutyClient = (options: PagerDutyClientOptions) => {
     return { status: data.status, message: data.message };
   };
 
+  const createWebhookSubscription = async (
+    params: CreateWebhookSubscriptionParams,
+  ): Promise<PagerDutyWebhookSubscription> => {
+    if (!/^https?:\/\//.test(params.url))
+      throw new ValidationError('createWebhookSubscription: url must be http(s)');
+    if (params.events.length === 0)
+      throw new ValidationError('createWebhookSubscription: at least one event type');
+    if (params.filter.type !== 'account_reference' && !params.filter.id)
+      throw new ValidationError(`createWebhookSubscription: a ${params.filter.type} filter needs an id`);
+    const { data } = await rest.request({
+      operation: 'createWebhookSubscription',
+      method: 'POST',
+      path: '/webhook_subscriptions',
+      body: {
+        webhook_subscription: {
+          type: 'webhook_subscription',
+          delivery_method: { type: 'http_delivery_method', url: params.url },
+          events: [...params.events],
+          filter:
+            params.filter.type === 'account_reference'
+              ? { type: 'account_reference' }
+              : { type: params.filter.type, id: params.filter.id },
+          ...(params.description ? { description: params.description } : {}),
+        },
+      },
+      schema: z.looseObject({ webhook_subscription: webhookSubscriptionSchema }),
+    });
+    return data.webhook_subscription;
+  };
+
+  const listWebhookSubscriptions = async (
+    params: PageParams & Readonly<{ filterType?: 'account' | 'service' | 'team'; filterId?: string }> = {},
+  ): Promise<Page<PagerDutyWebhookSubscription>> => {
+    checkPage(params, 'listWebhookSubscriptions');
+    const { data } = await rest.request({
+      operation: 'listWebhookSubscriptions',
+      method: 'GET',
+      path: '/webhook_subscriptions',
+      query: { ...pageQuery(params), filter_type: params.filterType, filter_id: params.filterId },
+      schema: z.looseObject({ ...pageFields, webhook_subscriptions: z.array(webhookSubscriptionSchema) }),
+    });
+    return toPage(data, data.webhook_subscriptions);
+  };
+
   return {
     listIncidents,
     listAllIncidents,
@@ -1078,6 +1150,8 @@ export const createPagerDutyClient = (options: PagerDutyClientOptions) => {
     findUserByEmail,
     enqueueEvent,
     sendChangeEvent,
+    createWebhookSubscription,
+    listWebhookSubscriptions,
   };
 };
 
