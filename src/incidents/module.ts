@@ -72,7 +72,7 @@ const createIncidents = (
     token: config.token,
     clock,
     budget: createRequestBudget({
-      perMinute: options?.requestsPerMinute ?? PAGERDUTY_REQUESTS_PER_MINUTE,
+      perMinute: options?.requestsPerMinute ?? config.requestsPerMinute ?? PAGERDUTY_REQUESTS_PER_MINUTE,
       now: () => budgetClock.now().getTime(),
     }),
   });
