@@ -18,6 +18,9 @@ import { answerQuery, ephemeral, type IncidentCommandRequest, slackCommand } fro
 
 export type IncidentListenerDeps = HandlerDeps & Readonly<{ incidents: IncidentHandlerDeps }>;
 
+/** `timeline 42 all` (or `full`, `audit`; `history` too): the request without the last word. */
+const TIMELINE_ALL = /^\s*((?:timeline|history)\s+\S+)\s+(?:all|full|audit)\s*$/i;
+
 const PENDING_TEXT: Readonly<Record<string, (label: string) => string>> = {
   ack: (l) =>
     `:hourglass_flowing_sand: Acknowledging ${l}… its card updates when the incident service confirms.`,
@@ -41,7 +44,10 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
 
   app.command('/incident', async ({ command, ack, respond, context }) => {
     const input: SlackInput = slackInputOf(context);
-    const request = parseIncidentText(command.text);
+    // `/incident timeline <id> all`: the full audit. The word is taken off here so the shared
+    // parser sees the plain `timeline <id>` it knows.
+    const fullAudit = TIMELINE_ALL.exec(command.text);
+    const request = parseIncidentText(fullAudit ? (fullAudit[1] ?? '') : command.text);
     const channel = command.channel_id;
 
     const refuse = async (error: Error, text: string) => {
@@ -137,7 +143,7 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
           );
         } else {
           await answerQuery({ ack, respond, logger, what: 'the timeline' }, () =>
-            queries.timeline(found.streamId),
+            queries.timeline(found.streamId, { full: fullAudit !== null }),
           );
         }
         return;

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { type LifecycleConfig, nonEmptyVariable, urlVariable, withoutSlash } from '../lifecycles/config.ts';
 
 /** The incident lifecycle's configuration: the incident service (PagerDuty-shaped). */
@@ -7,6 +8,8 @@ export type IncidentsConfig = Readonly<{
   token: string;
   /** One secret, or several separated by commas while rotating. */
   webhookSecret: string;
+  /** REST requests a minute all callers share (the service's limit per key; default 960). */
+  requestsPerMinute: number;
 }>;
 
 export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
@@ -29,6 +32,11 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
       secret: true,
       schema: nonEmptyVariable,
     },
+    PAGERDUTY_REQUESTS_PER_MINUTE: {
+      purpose:
+        'incident service REST requests a minute Switchboard may send; default 960 (its limit per key)',
+      schema: z.string().regex(/^[1-9][0-9]{0,6}$/, 'a whole number of requests, 1 or more'),
+    },
   },
   credentials: ['PAGERDUTY_TOKEN', 'PAGERDUTY_WEBHOOK_SECRET'],
   read: (v) => ({
@@ -36,5 +44,6 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
     eventsUrl: withoutSlash(v.optional('PAGERDUTY_EVENTS_URL') ?? 'https://events.pagerduty.com'),
     token: v.required('PAGERDUTY_TOKEN'),
     webhookSecret: v.required('PAGERDUTY_WEBHOOK_SECRET'),
+    requestsPerMinute: Number(v.optional('PAGERDUTY_REQUESTS_PER_MINUTE') ?? 960),
   }),
 };

@@ -1,12 +1,19 @@
 import { register as registerIncidentListeners } from '../../handlers/incident/index.ts';
 import { pagerDutyWebhookVerifier } from '../../handlers/incident/webhooks.ts';
 import { INCIDENT_USER_COMMANDS } from '../../machines/incident/commands.ts';
+import type { Clock } from '../core/clock.ts';
 import { defineLifecycle, type LifecycleDeps, type LifecycleInstance } from '../lifecycles/lifecycle.ts';
 import { createIdentityResolver } from '../people/identity.ts';
 import { slackUserLookups } from '../people/slackUsers.ts';
 import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
-import { createPagerDutyClient, type PagerDutyClient, paginate } from '../upstream/pagerduty.ts';
+import {
+  createPagerDutyClient,
+  createRequestBudget,
+  PAGERDUTY_REQUESTS_PER_MINUTE,
+  type PagerDutyClient,
+  paginate,
+} from '../upstream/pagerduty.ts';
 import { incidentRejectionText } from './blocks/incidentReplies.ts';
 import { createIncidentCardsReactor } from './cards.reactor.ts';
 import { type IncidentsConfig, incidentsConfig } from './config.ts';
@@ -42,6 +49,10 @@ export type IncidentsApi = Readonly<{ pagerduty: PagerDutyClient; readModels: In
 export type IncidentsOptions = Readonly<{
   /** Durable retries of incident-service calls (default UPSTREAM_RETRY: 5 attempts from 2 s). */
   retry?: Partial<RetryPolicy>;
+  /** REST requests a minute all incident-service callers share (default 960, the service's limit). */
+  requestsPerMinute?: number;
+  /** The clock the request budget counts on (default the app's; tests pass a manual one). */
+  budgetClock?: Clock;
 }>;
 
 /** Cards name people the incident service knows; looking up their Slack users waits at most this long. */
@@ -53,11 +64,18 @@ const createIncidents = (
   options: IncidentsOptions | undefined,
 ): LifecycleInstance<IncidentsApi> => {
   const { store, clock, slack, dispatch } = deps;
+  // One client, so one request budget, for every caller: identity lookups, the service directory,
+  // `/oncall`, the on-call ports and the reactors.
+  const budgetClock = options?.budgetClock ?? clock;
   const pagerduty = createPagerDutyClient({
     apiUrl: config.apiUrl,
     eventsUrl: config.eventsUrl,
     token: config.token,
     clock,
+    budget: createRequestBudget({
+      perMinute: options?.requestsPerMinute ?? config.requestsPerMinute ?? PAGERDUTY_REQUESTS_PER_MINUTE,
+      now: () => budgetClock.now().getTime(),
+    }),
   });
   const readModels = createIncidentReadModels({ store });
   const services = createServiceDirectory({

@@ -48,9 +48,67 @@ const toShift = (slackUserId: string, o: PagerDutyOnCall): OnCallShift => ({
 });
 
 const keyOf = (o: PagerDutyOnCall): string =>
-  [o.escalation_policy.id, o.escalation_level, o.schedule?.id ?? '', o.start ?? '', o.end ?? ''].join('|');
+  [
+    o.user.id,
+    o.escalation_policy.id,
+    o.escalation_level,
+    o.schedule?.id ?? '',
+    o.start ?? '',
+    o.end ?? '',
+  ].join('|');
 
 const startMs = (s: OnCallShift): number => s.start?.getTime() ?? Number.NEGATIVE_INFINITY;
+
+export type OnCallFilters = Readonly<{
+  userIds?: readonly string[];
+  escalationPolicyIds?: readonly string[];
+}>;
+
+export type OnCallRangeDeps = Readonly<{
+  pagerduty: Pick<PagerDutyClient, 'listOnCalls'>;
+  /** Items per page (1-100; default 100). */
+  pageSize?: number;
+  /** Longest window per request and furthest horizon ahead (default 90 days). */
+  windowMs?: number;
+}>;
+
+/**
+ * Every on-call entry matching `filters` over `[since, until]`, as the incident service lists them:
+ * asked in windows of at most `windowMs`, each window's pages followed through `more`, an entry
+ * crossing a window's edge kept once. The range must already end within the service's horizon.
+ * One implementation for the lifecycle ports and `/oncall`.
+ *
+ * @example
+ * const rows = await listOnCallsInRange({ pagerduty }, { escalationPolicyIds: ['PEP0001'] }, { since, until });
+ */
+export const listOnCallsInRange = async (
+  deps: OnCallRangeDeps,
+  filters: OnCallFilters,
+  range: Readonly<{ since: Date; until: Date }>,
+): Promise<PagerDutyOnCall[]> => {
+  const windowMs = deps.windowMs ?? ON_CALL_WINDOW_MS;
+  const until = range.until.getTime();
+  const seen = new Map<string, PagerDutyOnCall>();
+  let from = range.since.getTime();
+  do {
+    const to = Math.min(from + windowMs, until);
+    const window = { since: new Date(from).toISOString(), until: new Date(to).toISOString() };
+    for await (const o of paginate(
+      (page) =>
+        deps.pagerduty.listOnCalls({
+          ...page,
+          ...window,
+          ...(filters.userIds ? { userIds: [...filters.userIds] } : {}),
+          ...(filters.escalationPolicyIds ? { escalationPolicyIds: [...filters.escalationPolicyIds] } : {}),
+        }),
+      { limit: deps.pageSize ?? 100 },
+    )) {
+      seen.set(keyOf(o), o);
+    }
+    from = to;
+  } while (from < until);
+  return [...seen.values()];
+};
 
 export const createOnCallLookups = (deps: OnCallLookupsDeps): OnCallLookups => {
   const windowMs = deps.windowMs ?? ON_CALL_WINDOW_MS;
@@ -68,20 +126,13 @@ export const createOnCallLookups = (deps: OnCallLookupsDeps): OnCallLookups => {
       // Nothing is published that far ahead yet.
       if (since > horizon) return { shifts: [], knownUntil: range.since };
       const until = Math.min(range.until.getTime(), horizon);
-      const seen = new Map<string, PagerDutyOnCall>();
-      let from = since;
-      do {
-        const to = Math.min(from + windowMs, until);
-        const window = { since: new Date(from).toISOString(), until: new Date(to).toISOString() };
-        for await (const o of paginate(
-          (page) => deps.pagerduty.listOnCalls({ ...page, ...window, userIds: [user.id] }),
-          { limit: deps.pageSize ?? 100 },
-        )) {
-          if (o.user.id === user.id) seen.set(keyOf(o), o);
-        }
-        from = to;
-      } while (from < until);
-      const shifts = [...seen.values()]
+      const rows = await listOnCallsInRange(
+        { pagerduty: deps.pagerduty, windowMs, ...(deps.pageSize ? { pageSize: deps.pageSize } : {}) },
+        { userIds: [user.id] },
+        { since: range.since, until: new Date(until) },
+      );
+      const shifts = rows
+        .filter((o) => o.user.id === user.id)
         .map((o) => toShift(person.slackUserId, o))
         .sort((a, b) => startMs(a) - startMs(b) || a.level - b.level);
       return { shifts, knownUntil: new Date(until) };

@@ -21,6 +21,7 @@ import { incidentTimeline, toTimelineEntries } from './blocks/incidentTimeline.t
 import { type IncidentView, toIncidentView } from './blocks/incidentView.ts';
 import { withSlackUsers } from './cards.reactor.ts';
 import { readIncidentState } from './incidentState.ts';
+import { listOnCallsInRange, type OnCallFilters } from './onCall.ts';
 import type { IncidentReadModels } from './readModels.projection.ts';
 import type { ServiceDirectory } from './services.ts';
 
@@ -44,8 +45,11 @@ export type IncidentQueries = Readonly<{
   card(streamId: string): Promise<SlackMessage | null>;
   /** Open incidents, optionally of one service (by name or id). */
   list(input: Readonly<{ service?: string; now: string }>): Promise<SlackMessage>;
-  /** `/incident timeline`: the stream, page by page. */
-  timeline(streamId: string): Promise<SlackMessage[]>;
+  /**
+   * `/incident timeline`: page by page, what people did and how the incident changed; with
+   * `full`, the whole audit (every event and every recorded input).
+   */
+  timeline(streamId: string, options?: Readonly<{ full?: boolean }>): Promise<SlackMessage[]>;
   /** `/oncall`: who is on call now and next. */
   onCall(input: Readonly<{ target: OnCallTarget; now: Date }>): Promise<SlackMessage>;
   /** Services for the trigger form, as known right now (never waits). */
@@ -70,6 +74,9 @@ export type IncidentQueriesDeps = Readonly<{
   identity: IdentityResolver;
   pagerduty: Pick<PagerDutyClient, 'listOnCalls'>;
 }>;
+
+/** How far ahead `/oncall` looks. */
+const ONCALL_AHEAD_MS = 7 * 24 * 3600 * 1000;
 
 const message = (text: string): SlackMessage => ({ text, blocks: [{ type: 'section', text: mrkdwn(text) }] });
 
@@ -142,17 +149,12 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
     return { text: `${title}: ${lines.length ? lines.join('\n') : empty}`.slice(0, 3000), blocks };
   };
 
-  const fetchOnCalls = async (now: Date, filters: { userIds?: string[]; escalationPolicyIds?: string[] }) => {
-    const until = new Date(now.getTime() + 7 * 24 * 3600 * 1000);
-    const page = await deps.pagerduty.listOnCalls({
-      since: now.toISOString(),
-      until: until.toISOString(),
-      limit: 100,
-      ...(filters.userIds ? { userIds: filters.userIds } : {}),
-      ...(filters.escalationPolicyIds ? { escalationPolicyIds: filters.escalationPolicyIds } : {}),
+  /** The next 7 days of on-call entries, every page of them (src/incidents/onCall.ts). */
+  const fetchOnCalls = (now: Date, filters: OnCallFilters) =>
+    listOnCallsInRange({ pagerduty: deps.pagerduty }, filters, {
+      since: now,
+      until: new Date(now.getTime() + ONCALL_AHEAD_MS),
     });
-    return page.items;
-  };
 
   return {
     async cardOwner(channel, ts) {
@@ -196,70 +198,38 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
       return incidentList(views, { title, reference: now });
     },
 
-    async timeline(streamId) {
+    async timeline(streamId, options = {}) {
       const records = await store.readStream(streamId);
       const v = await view(streamId);
       const title = v ? `${v.number === null ? '' : `#${v.number} `}${v.title}` : streamId;
-      return incidentTimeline({ title, entries: toTimelineEntries(records) });
+      if (options.full) {
+        return incidentTimeline({
+          title: `${title} (full audit)`,
+          entries: toTimelineEntries(records, { scope: 'audit', commands: 'all' }),
+        });
+      }
+      const entries = toTimelineEntries(records);
+      const ref = v?.number ?? streamId;
+      const hidden = records.length - entries.length;
+      return incidentTimeline({
+        title,
+        entries,
+        ...(hidden > 0
+          ? {
+              note: `${hidden} technical entr${hidden === 1 ? 'y' : 'ies'} hidden: \`/incident timeline ${ref} all\``,
+            }
+          : {}),
+      });
     },
 
-    async onCall({ target, now }) {
-      await readModels.catchUp();
-      if (target.kind === 'everyone') {
-        return onCallMessage('On call now', await fetchOnCalls(now, {}), now, 'Nobody is on call.');
+    async onCall(input) {
+      try {
+        return await onCall(input);
+      } catch (error) {
+        // The shared request budget is spent: say when it frees rather than fail or hold the user.
+        if (isChatOpsError(error) && error.code === 'SB_UPSTREAM_RATE_LIMITED') return busy(error, input.now);
+        throw error;
       }
-      if (target.kind === 'user') {
-        let upstreamUserId: string;
-        try {
-          upstreamUserId = (
-            await deps.identity.resolve(target.slackUserId, {
-              kind: 'target',
-              slackUserId: target.slackUserId,
-            })
-          ).id;
-        } catch (error) {
-          if (isChatOpsError(error) && error.code === 'SB_UNMAPPED_USER')
-            return message(`:bust_in_silhouette: ${error.message}`);
-          throw error;
-        }
-        const rows = await fetchOnCalls(now, { userIds: [upstreamUserId] });
-        return onCallMessage(
-          'On-call shifts in the next 7 days',
-          rows,
-          now,
-          `${mention(target.slackUserId)} has no on-call shift in the next 7 days.`,
-        );
-      }
-      const text = target.text.trim();
-      const services = await deps.services.all();
-      const q = text.toLowerCase();
-      const service =
-        services.find((s) => s.id.toLowerCase() === q || s.name.toLowerCase() === q) ??
-        (services.filter((s) => s.name.toLowerCase().startsWith(q)).length === 1
-          ? services.find((s) => s.name.toLowerCase().startsWith(q))
-          : undefined);
-      if (service?.escalationPolicyId) {
-        const rows = await fetchOnCalls(now, { escalationPolicyIds: [service.escalationPolicyId] });
-        return onCallMessage(
-          `On call for ${service.name}`,
-          rows,
-          now,
-          `Nobody is on call for ${escapeMrkdwn(service.name)}.`,
-        );
-      }
-      // A schedule or an escalation policy, by id or name.
-      const all = await fetchOnCalls(now, {});
-      const matches = (ref: { id: string; summary?: string | null | undefined } | null | undefined) =>
-        !!ref && (ref.id.toLowerCase() === q || (ref.summary ?? '').toLowerCase().includes(q));
-      const rows = all.filter((r) => matches(r.schedule) || matches(r.escalation_policy));
-      if (rows.length === 0) {
-        return message(
-          `:mag: No service, schedule or escalation policy matches “${escapeMrkdwn(truncate(text, 80))}”. Services: ${services
-            .map((s) => escapeMrkdwn(s.name))
-            .join(', ')}.`,
-        );
-      }
-      return onCallMessage(`On call: ${text}`, rows, now, 'Nobody is on call.');
     },
 
     async subscriptions(channel) {
@@ -271,4 +241,85 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
       return deps.services.cached()?.map((s) => ({ id: s.id, name: s.name }));
     },
   };
+
+  async function onCall({
+    target,
+    now,
+  }: Readonly<{ target: OnCallTarget; now: Date }>): Promise<SlackMessage> {
+    await readModels.catchUp();
+    if (target.kind === 'everyone') {
+      return onCallMessage('On call now', await fetchOnCalls(now, {}), now, 'Nobody is on call.');
+    }
+    if (target.kind === 'user') {
+      let upstreamUserId: string;
+      try {
+        upstreamUserId = (
+          await deps.identity.resolve(target.slackUserId, {
+            kind: 'target',
+            slackUserId: target.slackUserId,
+          })
+        ).id;
+      } catch (error) {
+        if (isChatOpsError(error) && error.code === 'SB_UNMAPPED_USER')
+          return message(`:bust_in_silhouette: ${error.message}`);
+        throw error;
+      }
+      const rows = await fetchOnCalls(now, { userIds: [upstreamUserId] });
+      return onCallMessage(
+        'On-call shifts in the next 7 days',
+        rows,
+        now,
+        `${mention(target.slackUserId)} has no on-call shift in the next 7 days.`,
+      );
+    }
+    const text = target.text.trim();
+    const services = await deps.services.all();
+    const q = text.toLowerCase();
+    const service =
+      services.find((s) => s.id.toLowerCase() === q || s.name.toLowerCase() === q) ??
+      (services.filter((s) => s.name.toLowerCase().startsWith(q)).length === 1
+        ? services.find((s) => s.name.toLowerCase().startsWith(q))
+        : undefined);
+    if (service?.escalationPolicyId) {
+      const rows = await fetchOnCalls(now, { escalationPolicyIds: [service.escalationPolicyId] });
+      return onCallMessage(
+        `On call for ${service.name}`,
+        rows,
+        now,
+        `Nobody is on call for ${escapeMrkdwn(service.name)}.`,
+      );
+    }
+    // A schedule or an escalation policy, by id or name.
+    const all = await fetchOnCalls(now, {});
+    const matches = (ref: { id: string; summary?: string | null | undefined } | null | undefined) =>
+      !!ref && (ref.id.toLowerCase() === q || (ref.summary ?? '').toLowerCase().includes(q));
+    const rows = all.filter((r) => matches(r.schedule) || matches(r.escalation_policy));
+    if (rows.length === 0) {
+      return message(
+        `:mag: No service, schedule or escalation policy matches “${escapeMrkdwn(truncate(text, 80))}”. Services: ${services
+          .map((s) => escapeMrkdwn(s.name))
+          .join(', ')}.`,
+      );
+    }
+    return onCallMessage(`On call: ${text}`, rows, now, 'Nobody is on call.');
+  }
+};
+
+/**
+ * `/oncall` when the incident service's request budget is spent. A clear "try again at" rather than
+ * a wait: the budget frees up to a minute later, far past Slack's 3 s for the answer, and a query
+ * held that long in memory helps nobody (the person can ask again in one keystroke).
+ */
+const busy = (error: { details: Readonly<Record<string, unknown>> }, now: Date): SlackMessage => {
+  const retryAfterMs = typeof error.details.retryAfterMs === 'number' ? error.details.retryAfterMs : 60_000;
+  const at =
+    typeof error.details.retryAt === 'string'
+      ? new Date(error.details.retryAt)
+      : new Date(now.getTime() + retryAfterMs);
+  // Round up to the next minute so "try again at" is never too early.
+  const minute = new Date(Math.ceil(at.getTime() / 60_000) * 60_000);
+  const hhmm = minute.toISOString().slice(11, 16);
+  return message(
+    `:hourglass_flowing_sand: The incident service is busy: Switchboard has used its share of requests for this minute. Try \`/oncall\` again at ${hhmm} UTC.`,
+  );
 };

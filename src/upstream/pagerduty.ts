@@ -324,6 +324,10 @@ export type PagerDutyClientOptions = {
   readonly dispatcher?: Dispatcher;
   readonly clock?: Clock;
   readonly timeouts?: UpstreamTimeouts;
+  /** REST requests a minute this client may send (default 960, the service's limit per key). */
+  readonly requestsPerMinute?: number;
+  /** A budget shared with other clients of the same key (default: one of its own). */
+  readonly budget?: RequestBudget;
 };
 
 // ---------------------------------------------------------------- limits
@@ -465,6 +469,100 @@ export async function* paginate<T>(
   }
 }
 
+// ---------------------------------------------------------------- webhook subscriptions
+
+export type WebhookFilterType = 'account_reference' | 'service_reference' | 'team_reference';
+
+/** A V3 webhook subscription (https://developer.pagerduty.com/api-reference/ — Webhooks). */
+const webhookSubscriptionSchema = z.looseObject({
+  id: z.string(),
+  active: z.boolean().optional(),
+  description: z.string().nullable().optional(),
+  events: z.array(z.string()),
+  filter: z.looseObject({ type: z.string(), id: z.string().nullable().optional() }),
+  delivery_method: z.looseObject({
+    type: z.string(),
+    url: z.string(),
+    /** Returned only by the create call; null when listed. */
+    secret: z.string().nullable().optional(),
+    temporarily_disabled: z.boolean().optional(),
+  }),
+});
+export type PagerDutyWebhookSubscription = z.infer<typeof webhookSubscriptionSchema>;
+
+export type CreateWebhookSubscriptionParams = Readonly<{
+  url: string;
+  events: readonly string[];
+  filter: Readonly<{ type: WebhookFilterType; id?: string }>;
+  description?: string;
+}>;
+
+// ---------------------------------------------------------------- request budget
+
+/**
+ * The REST API's rate limit: 960 requests a minute per API key
+ * (https://developer.pagerduty.com/docs/rest-api-rate-limits). Every caller of one client (identity
+ * lookups, the service directory, `/oncall`, the reactors) draws on the same budget.
+ */
+export const PAGERDUTY_REQUESTS_PER_MINUTE = 960;
+const BUDGET_WINDOW_MS = 60_000;
+
+export type RequestBudget = Readonly<{
+  /**
+   * Takes one request from the budget, or throws SB_UPSTREAM_RATE_LIMITED (nothing sent) with
+   * `details.retryAfterMs` and `details.retryAt`: when the budget frees. The durable upstream-call
+   * mechanism schedules its retry then; a user's query says when to try again.
+   */
+  take(operation: string): void;
+  /** The service answered 429 anyway (another client on the key): nothing more until `untilMs`. */
+  exhaustUntil(untilMs: number): void;
+}>;
+
+/**
+ * A sliding one-minute window of the requests sent. `now` is the clock to count on (pass the app's;
+ * tests pass a manual one).
+ *
+ * @example
+ * const budget = createRequestBudget({ perMinute: PAGERDUTY_REQUESTS_PER_MINUTE, now: () => clock.now().getTime() });
+ */
+export const createRequestBudget = (
+  options: Readonly<{ perMinute: number; now: () => number }>,
+): RequestBudget => {
+  const perMinute = Math.max(1, Math.floor(options.perMinute));
+  const sent: number[] = [];
+  let blockedUntil = 0;
+  return {
+    take(operation) {
+      const now = options.now();
+      while (sent.length > 0 && sent[0]! <= now - BUDGET_WINDOW_MS) sent.shift();
+      const freeAt = Math.max(
+        blockedUntil,
+        sent.length >= perMinute ? sent[sent.length - perMinute]! + BUDGET_WINDOW_MS : 0,
+      );
+      if (freeAt > now) {
+        throw new ChatOpsError(
+          'SB_UPSTREAM_RATE_LIMITED',
+          `pagerduty ${operation} not sent: the request budget (${perMinute} a minute) is spent until ${new Date(freeAt).toISOString()}`,
+          {
+            details: {
+              vendor: 'pagerduty',
+              operation,
+              retryable: true,
+              retryAfterMs: freeAt - now,
+              retryAfterSource: 'budget',
+              retryAt: new Date(freeAt).toISOString(),
+            },
+          },
+        );
+      }
+      sent.push(now);
+    },
+    exhaustUntil(untilMs) {
+      blockedUntil = Math.max(blockedUntil, untilMs);
+    },
+  };
+};
+
 export const createPagerDutyClient = (options: PagerDutyClientOptions) => {
   const common = {
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
@@ -473,7 +571,14 @@ export const createPagerDutyClient = (options: PagerDutyClientOptions) => {
     parseVendorError: parsePagerDutyError,
     classify: classifyPagerDutyError,
   };
-  const rest: UpstreamHttp = createUpstreamHttp({
+  const budget =
+    options.budget ??
+    createRequestBudget({
+      perMinute: options.requestsPerMinute ?? PAGERDUTY_REQUESTS_PER_MINUTE,
+      now: () => (options.clock ? options.clock.now().getTime() : Date.now()),
+    });
+  const nowMs = () => (options.clock ? options.clock.now().getTime() : Date.now());
+  const unbudgeted: UpstreamHttp = createUpstreamHttp({
     ...common,
     vendor: 'pagerduty',
     baseUrl: options.apiUrl,
@@ -483,6 +588,21 @@ export const createPagerDutyClient = (options: PagerDutyClientOptions) => {
       'content-type': 'application/json',
     },
   });
+  /** Every REST request goes through the budget; a 429 the service answers anyway closes it too. */
+  const rest: UpstreamHttp = {
+    async request(req) {
+      budget.take(req.operation);
+      try {
+        return await unbudgeted.request(req);
+      } catch (e) {
+        const retryAfterMs = (e as { code?: unknown; details?: { retryAfterMs?: unknown } }).details
+          ?.retryAfterMs;
+        if ((e as { code?: unknown }).code === 'SB_UPSTREAM_RATE_LIMITED' && typeof retryAfterMs === 'number')
+          budget.exhaustUntil(nowMs() + retryAfterMs);
+        throw e;
+      }
+    },
+  };
   const events: UpstreamHttp = createUpstreamHttp({
     ...common,
     vendor: 'pagerduty-events',
@@ -949,6 +1069,50 @@ export const createPagerDutyClient = (options: PagerDutyClientOptions) => {
     return { status: data.status, message: data.message };
   };
 
+  const createWebhookSubscription = async (
+    params: CreateWebhookSubscriptionParams,
+  ): Promise<PagerDutyWebhookSubscription> => {
+    if (!/^https?:\/\//.test(params.url))
+      throw new ValidationError('createWebhookSubscription: url must be http(s)');
+    if (params.events.length === 0)
+      throw new ValidationError('createWebhookSubscription: at least one event type');
+    if (params.filter.type !== 'account_reference' && !params.filter.id)
+      throw new ValidationError(`createWebhookSubscription: a ${params.filter.type} filter needs an id`);
+    const { data } = await rest.request({
+      operation: 'createWebhookSubscription',
+      method: 'POST',
+      path: '/webhook_subscriptions',
+      body: {
+        webhook_subscription: {
+          type: 'webhook_subscription',
+          delivery_method: { type: 'http_delivery_method', url: params.url },
+          events: [...params.events],
+          filter:
+            params.filter.type === 'account_reference'
+              ? { type: 'account_reference' }
+              : { type: params.filter.type, id: params.filter.id },
+          ...(params.description ? { description: params.description } : {}),
+        },
+      },
+      schema: z.looseObject({ webhook_subscription: webhookSubscriptionSchema }),
+    });
+    return data.webhook_subscription;
+  };
+
+  const listWebhookSubscriptions = async (
+    params: PageParams & Readonly<{ filterType?: 'account' | 'service' | 'team'; filterId?: string }> = {},
+  ): Promise<Page<PagerDutyWebhookSubscription>> => {
+    checkPage(params, 'listWebhookSubscriptions');
+    const { data } = await rest.request({
+      operation: 'listWebhookSubscriptions',
+      method: 'GET',
+      path: '/webhook_subscriptions',
+      query: { ...pageQuery(params), filter_type: params.filterType, filter_id: params.filterId },
+      schema: z.looseObject({ ...pageFields, webhook_subscriptions: z.array(webhookSubscriptionSchema) }),
+    });
+    return toPage(data, data.webhook_subscriptions);
+  };
+
   return {
     listIncidents,
     listAllIncidents,
@@ -986,6 +1150,8 @@ export const createPagerDutyClient = (options: PagerDutyClientOptions) => {
     findUserByEmail,
     enqueueEvent,
     sendChangeEvent,
+    createWebhookSubscription,
+    listWebhookSubscriptions,
   };
 };
 

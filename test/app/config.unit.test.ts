@@ -72,6 +72,16 @@ describe('loadConfig', () => {
     );
   });
 
+  it("reads the incident service's request budget, refusing anything but a positive whole number", () => {
+    const pd = { ...slack, PAGERDUTY_TOKEN: 'pd-token-123456', PAGERDUTY_WEBHOOK_SECRET: 'pd-whsec-123' };
+    const config = loadConfig({ ...pd, PAGERDUTY_REQUESTS_PER_MINUTE: '1200' });
+    expect(lifecycleConfig(config, incidents)?.requestsPerMinute).toBe(1200);
+    for (const bad of ['0', '-5', 'lots', '9.5'])
+      expect(
+        problemsOf({ ...pd, PAGERDUTY_REQUESTS_PER_MINUTE: bad }).problems.map((p) => p.variable),
+      ).toEqual(['PAGERDUTY_REQUESTS_PER_MINUTE']);
+  });
+
   it('switches a lifecycle on when all its credentials are set, with vendor URLs by default', () => {
     const config = loadConfig({
       ...slack,
@@ -84,6 +94,7 @@ describe('loadConfig', () => {
       eventsUrl: 'https://events.pagerduty.com',
       token: 'pd-token-123456',
       webhookSecret: 'pd-whsec-123',
+      requestsPerMinute: 960,
     });
     expect(config.secrets).toEqual(
       expect.arrayContaining(['xoxb-1-secret-bot-token', 'signing-secret-value-123', 'pd-token-123456']),

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import {
   type PagerDutySimulator,
+  type PagerDutySimulatorOptions,
   startPagerDutySimulator,
 } from '../../sandbox/simulators/pagerduty/index.ts';
 import { connectAll, type Simulator, simulatorEnv } from '../../sandbox/simulators/simulator.ts';
@@ -21,6 +22,7 @@ import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
 import { openEventStore } from '../../src/eventStore/openEventStore.ts';
+import type { IncidentsOptions } from '../../src/incidents/module.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
 import {
@@ -124,9 +126,14 @@ export const startIncidentHarness = async (
     schedulerPollMs?: number;
     incidentRetryBaseMs?: number;
     slackMaxInlineWaitMs?: number;
+    /** Extra simulator options (a seed, `requestsPerMinute`, a clock). */
+    simulator?: Omit<PagerDutySimulatorOptions, 'webhookSecret' | 'webhooks'>;
+    /** The incident lifecycle's other knobs (`retry` comes from `incidentRetryBaseMs`). */
+    incidents?: Omit<IncidentsOptions, 'retry'>;
   }> = {},
 ): Promise<IncidentHarness> => {
   const sim = await startPagerDutySimulator({
+    ...options.simulator,
     webhookSecret: WEBHOOK_SECRET,
     webhooks: { retryDelaysMs: [20, 50, 100, 200], timeoutMs: 3_000 },
   });
@@ -158,7 +165,12 @@ export const startIncidentHarness = async (
       host: '127.0.0.1',
       httpGraceMs: 1_000,
       schedulerPollMs: options.schedulerPollMs ?? 20,
-      lifecycleOptions: { incidents: { retry: { baseMs: options.incidentRetryBaseMs ?? 30, maxMs: 2_000 } } },
+      lifecycleOptions: {
+        incidents: {
+          ...options.incidents,
+          retry: { baseMs: options.incidentRetryBaseMs ?? 30, maxMs: 2_000 },
+        },
+      },
       ...(options.slackMaxInlineWaitMs === undefined
         ? {}
         : { slackMaxInlineWaitMs: options.slackMaxInlineWaitMs }),

@@ -102,16 +102,22 @@ describe('an incident from trigger to resolve', () => {
     expect(h.cards(OPS)).toHaveLength(1);
   });
 
-  it('/incident timeline lists the history with actors, and every card action is in the stream', async () => {
-    const res = await h.slash(`timeline ${h.sim.state.incidents.get(incidentId)!.number}`, {
-      user: ANA.slack,
-    });
-    const text = await h.answer(res);
+  it('/incident timeline lists what people did and how the incident changed; `all` gives the full audit', async () => {
+    const number = h.sim.state.incidents.get(incidentId)!.number;
+    const text = await h.answer(await h.slash(`timeline ${number}`, { user: ANA.slack }));
     expect(text).toContain('Trigger requested');
     expect(text).toContain('Acknowledge requested');
     expect(text).toContain('<@U0BEN>');
     expect(text).toContain('Resolved (incident service webhook)');
-    expect(text).toContain('Card posted');
+    for (const plumbing of ['Card posted', 'Card updated', 'received', 'Linked to'])
+      expect(text).not.toContain(plumbing);
+    expect(text).toContain(`/incident timeline ${number} all`);
+
+    const audit = await h.answer(await h.slash(`timeline ${number} all`, { user: ANA.slack }));
+    expect(audit).toContain('full audit');
+    expect(audit).toContain('Trigger requested');
+    expect(audit).toContain('Card posted');
+    expect(audit).toContain('Webhook incident.resolved received');
   });
 
   it('/readyz and /metrics cover the incident processors', async () => {

@@ -556,6 +556,8 @@ describe('errors', () => {
   });
 
   it('maps a 429 to SB_UPSTREAM_RATE_LIMITED honouring ratelimit-reset seconds', async () => {
+    // The client counts its request budget on the simulator's clock.
+    const pd = client({ clock });
     sim.failNext('listIncidents', { status: 429, resetSeconds: 7 });
     const err = await caught(pd.listIncidents());
     expect(err.code).toBe('SB_UPSTREAM_RATE_LIMITED');
@@ -565,10 +567,16 @@ describe('errors', () => {
       retryable: true,
       vendorCode: 2020,
     });
+    // Until the reset the client sends nothing more (the budget is closed); then it goes through.
+    const sent = sim.requests.length;
+    expect((await caught(pd.listIncidents())).details).toMatchObject({ retryAfterSource: 'budget' });
+    expect(sim.requests.length).toBe(sent);
+    clock.advance(7_000);
     expect((await pd.listIncidents()).items).toEqual([]);
   });
 
   it('hits the configured per-minute limit and reads its reset header', async () => {
+    const pd = client({ clock });
     sim.setRequestsPerMinute(2);
     await pd.listServices();
     clock.advance(15_000);

@@ -540,7 +540,17 @@ export const createRestRoutes = (deps: RouteDeps): Record<string, RouteHandler> 
     },
 
     listWebhookSubscriptions: ({ query }) => {
-      const items = deps.webhookSubscriptions().map((s) => subscriptionView(s, false));
+      // `filter_type` / `filter_id` narrow the list to subscriptions with that filter.
+      const type = typeof query.filter_type === 'string' ? `${query.filter_type}_reference` : undefined;
+      const id = typeof query.filter_id === 'string' ? query.filter_id : undefined;
+      const items = deps
+        .webhookSubscriptions()
+        .filter(
+          (s) =>
+            (type === undefined || s.filter.type === type) &&
+            (id === undefined || ('id' in s.filter && s.filter.id === id)),
+        )
+        .map((s) => subscriptionView(s, false));
       return { status: 200, body: paginate(items, query, 'webhook_subscriptions') };
     },
   };

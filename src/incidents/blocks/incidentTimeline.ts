@@ -179,18 +179,45 @@ const actorOf = (r: TimelineRecord): string | null => {
 
 export type TimelineOptions = Readonly<{
   /**
-   * `'unmatched'` (default): show a recorded command only when it produced no event (a refusal, a
-   * duplicate, a late result), since its events already tell the story. `'all'`: every input too.
+   * `'story'` (default): what people did and how the incident changed: requests, state changes,
+   * notes, assignments, refusals of a person's input and calls that failed for good. Plumbing (card
+   * posts and updates, webhook receipts, links, retries, ignored stale webhooks) is left out.
+   * `'audit'`: every event, and recorded inputs as `commands` says.
+   */
+  scope?: 'story' | 'audit';
+  /**
+   * In the audit: `'unmatched'` (default) shows a recorded command only when it produced no event
+   * (a refusal, a duplicate, a late result), since its events already tell the story; `'all'`
+   * shows every input too.
    */
   commands?: 'unmatched' | 'all';
 }>;
 
+/** Events that are how Switchboard works, not what happened to the incident. */
+const PLUMBING_EVENTS: ReadonlySet<string> = new Set([
+  'IncidentLinked',
+  'IncidentCardPosted',
+  'IncidentCardUpdated',
+  'IncidentWebhookIgnored',
+  'IncidentUpstreamCallRetried',
+]);
+
+/** A Slack user id (`U…`, `W…`): an input a person sent, not a webhook or a processor. */
+const isPerson = (actor: unknown): boolean => typeof actor === 'string' && /^[UW][A-Z0-9]{2,}$/.test(actor);
+
+const inStory = (r: TimelineRecord): boolean => {
+  if (r.kind === 'command') return r.type === 'CommandRefused' && isPerson(r.metadata.actor);
+  if (r.type === 'IncidentUpstreamCallFailed') return r.data.final === true;
+  return !PLUMBING_EVENTS.has(r.type);
+};
+
 /**
  * Timeline lines from an incident stream's stored messages (events and recorded commands), in
- * stream order.
+ * stream order: the story by default, the full audit on request.
  *
  * @example
  * const entries = toTimelineEntries(await store.readStream(streamId));
+ * const audit = toTimelineEntries(records, { scope: 'audit', commands: 'all' });
  */
 export const toTimelineEntries = (
   records: readonly TimelineRecord[],
@@ -202,14 +229,16 @@ export const toTimelineEntries = (
       .map((r) => str(r.metadata.commandId))
       .filter((id) => id !== null),
   );
+  const audit = options.scope === 'audit';
   return [...records]
     .sort((a, b) => a.revision - b.revision)
-    .filter(
-      (r) =>
-        r.kind === 'event' ||
-        options.commands === 'all' ||
-        r.type === 'CommandRefused' ||
-        !producing.has(str(r.metadata.commandId) ?? ''),
+    .filter((r) =>
+      audit
+        ? r.kind === 'event' ||
+          options.commands === 'all' ||
+          r.type === 'CommandRefused' ||
+          !producing.has(str(r.metadata.commandId) ?? '')
+        : inStory(r),
     )
     .map((r) => ({
       revision: r.revision,
@@ -243,7 +272,12 @@ export type TimelinePageOptions = Readonly<{
  * for (const page of incidentTimeline({ title: '#42 db-primary disk 95%', entries })) await respond(page);
  */
 export const incidentTimeline = (
-  input: Readonly<{ title: string; entries: readonly TimelineEntry[] }>,
+  input: Readonly<{
+    title: string;
+    entries: readonly TimelineEntry[];
+    /** mrkdwn shown under the count on every page (e.g. how to see the full audit). */
+    note?: string;
+  }>,
   options: TimelinePageOptions = {},
 ): SlackMessage[] => {
   const maxBlocks = Math.min(
@@ -283,7 +317,11 @@ export const incidentTimeline = (
       { type: 'header', text: plain(title) },
       {
         type: 'context',
-        elements: [mrkdwn(pages.length > 1 ? `Page ${i + 1} of ${pages.length} · ${count}` : count)],
+        elements: [
+          mrkdwn(
+            `${pages.length > 1 ? `Page ${i + 1} of ${pages.length} · ${count}` : count}${input.note ? ` · ${input.note}` : ''}`,
+          ),
+        ],
       },
       ...page.map((s): KnownBlock => ({ type: 'section', text: mrkdwn(s.text) })),
     ];

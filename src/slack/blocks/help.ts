@@ -10,7 +10,7 @@ export const INCIDENT_USAGE = {
   escalate: '/incident escalate <id or number> [level]',
   note: '/incident note <id or number> <text>  (no text: opens a form)',
   reassign: '/incident reassign <id or number> @user',
-  timeline: '/incident timeline <id or number>',
+  timeline: '/incident timeline <id or number> [all]',
   subscribe: '/incident subscribe <service>  (post that service’s incidents in this channel)',
   help: '/incident help',
 } as const;
@@ -40,7 +40,10 @@ export const incidentHelp = (): SlackMessage => {
           [INCIDENT_USAGE.escalate, 'page the next escalation level'],
           [INCIDENT_USAGE.note, 'add a note'],
           [INCIDENT_USAGE.reassign, 'hand it to someone else'],
-          [INCIDENT_USAGE.timeline, 'everything that happened, with who and when'],
+          [
+            INCIDENT_USAGE.timeline,
+            'what people did and how the incident changed, with who and when (`all`: the full audit)',
+          ],
           [INCIDENT_USAGE.subscribe, 'route a service’s incidents to this channel'],
         ]),
       ),

@@ -101,8 +101,44 @@ const history = stored([
 ]);
 
 describe('incident timeline entries', () => {
-  it('lists events with actor and time, and inputs only when they changed nothing', () => {
+  it("by default tells the story: people's actions and the incident's state changes, no plumbing", () => {
     const entries = toTimelineEntries(history);
+    expect(entries.map((e) => e.type)).toEqual([
+      'IncidentTriggerRequested',
+      'IncidentTriggered',
+      'IncidentAcknowledgeRequested',
+      'CommandRefused',
+      'IncidentAcknowledged',
+    ]);
+    const text = entries.map((e) => e.summary).join('\n');
+    for (const plumbing of ['Card posted', 'Webhook', 'Linked', 'call failed'])
+      expect(text).not.toContain(plumbing);
+  });
+
+  it('shows a call that failed for good, and drops refusals no person caused', () => {
+    const records = stored([
+      {
+        command: 'RecordIncidentUpstreamCallFailed',
+        data: { action: 'acknowledge', attempt: 5, maxAttempts: 5, code: 'SB_UPSTREAM_UNAVAILABLE' },
+        actor: 'system:upstream-calls',
+        now: t('02:00'),
+        events: [ev.failed('ack-1', 'acknowledge', t('02:00'), 5, null)],
+      },
+      {
+        command: 'CommandRefused',
+        data: { command: 'RecordIncidentWebhook', reason: 'stale' },
+        actor: 'pagerduty:webhook',
+        now: t('02:01'),
+        events: [],
+      },
+    ]);
+    const entries = toTimelineEntries(records);
+    expect(entries.map((e) => e.type)).toEqual(['IncidentUpstreamCallFailed']);
+    expect(entries[0]!.summary).toContain('gave up');
+  });
+
+  it('the audit lists events with actor and time, and inputs only when they changed nothing', () => {
+    const entries = toTimelineEntries(history, { scope: 'audit' });
     const lines = entries.map((e) => `${e.at} ${e.type} ${e.actor ?? '-'} ${e.summary}`);
     expect(entries.map((e) => e.type)).toEqual([
       'IncidentTriggerRequested',
@@ -129,8 +165,8 @@ describe('incident timeline entries', () => {
     expect(lines[8]).toContain('Card posted in <#C_OPS>');
   });
 
-  it("'all' includes every recorded input", () => {
-    expect(toTimelineEntries(history, { commands: 'all' }).length).toBe(history.length);
+  it("the audit with 'all' includes every recorded input", () => {
+    expect(toTimelineEntries(history, { scope: 'audit', commands: 'all' }).length).toBe(history.length);
   });
 });
 
@@ -147,7 +183,8 @@ describe('incident timeline pages', () => {
   it('one page for a short history, with header, count and every line', () => {
     const [page, ...rest] = incidentTimeline({
       title: '#42 db-primary disk 95%',
-      entries: toTimelineEntries(history),
+      entries: toTimelineEntries(history, { scope: 'audit' }),
+      note: 'the story only',
     });
     expect(rest).toEqual([]);
     expect(page!.blocks[0]).toMatchObject({
@@ -155,7 +192,7 @@ describe('incident timeline pages', () => {
       text: { text: 'Timeline: #42 db-primary disk 95%' },
     });
     const text = visibleText(page!.blocks);
-    expect(text).toContain('9 entries');
+    expect(text).toContain('9 entries · the story only');
     expect(text).toContain('`2026-11-22 02:00:00 UTC` Trigger requested: “db-primary disk 95%” · <@UANA01>');
     expect(text).toContain(':inbox_tray: Webhook incident.acknowledged received');
   });
