@@ -7,6 +7,7 @@ import { type Config, describeSwitchedOff } from './config.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import { asError } from './core/errors.ts';
 import { knowSecrets } from './core/scrub.ts';
+import { createSealer } from './core/sealed.ts';
 import type { EventStore } from './eventStore/eventStore.ts';
 import { openEventStore } from './eventStore/openEventStore.ts';
 import { createReadiness, opsRoutes, type Readiness, storeProbe } from './http/ops.ts';
@@ -144,7 +145,12 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
 
   const store = options.store ?? (await openEventStore(config.eventStoreUrl));
   readiness.add(storeProbe(store));
-  const inbox = createInbox({ store, metrics });
+  // response_urls are bearer capabilities: stored sealed, opened only by the reply poster.
+  const responseUrls = createSealer(
+    config.slack.signingSecret ?? config.slack.appToken ?? config.slack.botToken,
+    'response_url',
+  );
+  const inbox = createInbox({ store, metrics, sealResponseUrl: responseUrls.seal });
   const people = createPeopleDirectory({ store, now: () => clock.now() });
 
   const clientOptions = { slack: config.slack, logger, metrics };
@@ -225,7 +231,10 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
   const slackReplies: SlackReplies = {
     // response_urls come from request bodies: only Slack's host (and the fake Slack when
     // SLACK_API_URL points at one, in tests and the sandbox) may be posted to.
-    respond: createResponseUrlPoster({ allowedOrigins: responseUrlOrigins(config.slack.apiUrl) }),
+    respond: createResponseUrlPoster({
+      allowedOrigins: responseUrlOrigins(config.slack.apiUrl),
+      open: responseUrls.open,
+    }),
     postEphemeral: async (channel, user, message) => {
       await slack.chat.postEphemeral({
         channel,

@@ -170,9 +170,48 @@ const toRejection = (r: Error | InboxRejection | undefined): InboxRejection | un
  */
 const json = (value: object): JsonObject => value as JsonObject;
 
-export const createInbox = (deps: Readonly<{ store: EventStore; metrics?: Metrics }>): Inbox => {
-  const { store, metrics } = deps;
+export const createInbox = (
+  deps: Readonly<{
+    store: EventStore;
+    metrics?: Metrics;
+    /**
+     * Seals a `response_url` before it is stored (src/core/sealed.ts): it is a bearer capability
+     * for the conversation, so the store keeps it sealed in `input.responseUrl` and in each
+     * command's `metadata.responseUrl`, and not at all in the recorded payload. The reply poster
+     * opens it. Without it (some unit tests) response URLs are stored as they came.
+     */
+    sealResponseUrl?: (url: string) => string;
+  }>,
+): Inbox => {
+  const { store, metrics, sealResponseUrl } = deps;
   const accepted = new WeakSet<SlackInput>();
+
+  /** The input and commands as they may be stored: no response_url in clear. */
+  const protect = (
+    input: SlackInput,
+    commands: readonly Command[],
+  ): { input: SlackInput; commands: readonly Command[] } => {
+    if (!sealResponseUrl) return { input, commands };
+    const { response_url: _url, response_urls: _urls, ...payload } = input.payload;
+    const sealed = input.responseUrl === undefined ? undefined : sealResponseUrl(input.responseUrl);
+    return {
+      input: { ...input, payload, responseUrl: sealed },
+      commands: commands.map((c) =>
+        typeof c.metadata?.responseUrl === 'string'
+          ? {
+              ...c,
+              metadata: {
+                ...c.metadata,
+                responseUrl:
+                  c.metadata.responseUrl === input.responseUrl && sealed !== undefined
+                    ? sealed
+                    : sealResponseUrl(c.metadata.responseUrl),
+              },
+            }
+          : c,
+      ),
+    };
+  };
 
   const append = async (
     streamId: string,
@@ -205,7 +244,8 @@ export const createInbox = (deps: Readonly<{ store: EventStore; metrics?: Metric
     async accept({ input, commands = [], rejection }) {
       accepted.add(input);
       const r = toRejection(rejection);
-      const data = json({ input, commands, ...(r ? { rejection: r } : {}) });
+      const stored = protect(input, commands);
+      const data = json({ input: stored.input, commands: stored.commands, ...(r ? { rejection: r } : {}) });
       return append(
         SLACK_INBOX_STREAM,
         input.eventId,

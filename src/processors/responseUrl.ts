@@ -13,6 +13,11 @@ export type ResponseUrlPosterOptions = Readonly<{
   dispatcher?: Dispatcher;
   /** Headers and body timeout per request (ms, default 10 s). */
   timeoutMs?: number;
+  /**
+   * Opens a response_url the inbox stored sealed (src/core/sealed.ts); one that cannot be opened
+   * is refused like an expired URL (SB_VALIDATION), so the reply goes out as an ephemeral message.
+   */
+  open?: (stored: string) => string;
 }>;
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
@@ -43,7 +48,7 @@ export const createResponseUrlPoster = (
   const timeoutMs = options.timeoutMs ?? 10_000;
   return async (responseUrl, message) => {
     // The one guard (src/http/responseUrlGuard.ts); undici's request follows no redirects.
-    const url = guard(responseUrl);
+    const url = guard(options.open ? options.open(responseUrl) : responseUrl);
     const body = JSON.stringify({
       text: message.text,
       ...(message.blocks ? { blocks: message.blocks } : {}),

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../sandbox/sandbox.ts';
 import { GENERAL_CHANNEL, INCIDENTS_CHANNEL, PEOPLE } from '../../sandbox/world.ts';
 import { SLACK_INBOX_STREAM } from '../../src/application/inbox.ts';
+import { createSealer } from '../../src/core/sealed.ts';
 import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
 import { tempDir } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
@@ -32,6 +33,17 @@ const get = async (path: string): Promise<Json> =>
 const inputs = async (): Promise<RecordedEvent[]> =>
   (await sandbox.store.readStream(SLACK_INBOX_STREAM)).filter((e) => e.type === 'SlackInputReceived');
 const inputOf = (e: RecordedEvent) => (e.data as { input: Json & { payload: Json } }).input;
+/**
+ * The response_url the console sent, as the bot recorded it: sealed (a response_url is a
+ * credential, never stored in clear), so opened here with the sandbox's signing secret.
+ */
+const openedResponseUrl = (input: Json): string => {
+  expect((input['payload'] as Json)['response_url']).toBeUndefined();
+  expect(String(input['responseUrl'])).toMatch(/^sealed:v1:/);
+  const secret = sandbox.sb.config.slack.signingSecret ?? '';
+  return createSealer(secret, 'response_url').open(String(input['responseUrl']));
+};
+
 const lastInput = async (kind: string) => {
   const all = await inputs();
   const found = all.filter((e) => inputOf(e)['inputKind'] === kind).at(-1);
@@ -68,7 +80,7 @@ describe('slash commands', () => {
       channel_name: 'incidents',
       team_id: sandbox.fake.teamId,
     });
-    expect(String(input.payload['response_url'])).toMatch(new RegExp(`^${sandbox.fake.url}/response/`));
+    expect(openedResponseUrl(input)).toMatch(new RegExp(`^${sandbox.fake.url}/response/`));
     expect(String(input.payload['trigger_id'])).toMatch(/^\d+\.\d+\.[0-9a-f]+$/);
   });
 
@@ -210,7 +222,7 @@ describe('interactions', () => {
     });
     // Blocks without an id get the one Slack would show, and the payload's message carries them.
     expect((p['message'] as { blocks: Json[] }).blocks[0]?.['block_id']).toBe('sb-block-0');
-    expect(String(p['response_url'])).toMatch(new RegExp(`^${sandbox.fake.url}/response/`));
+    expect(openedResponseUrl(input)).toMatch(new RegExp(`^${sandbox.fake.url}/response/`));
     expect(String(p['trigger_id'])).not.toBe('');
 
     await post('/api/action', {

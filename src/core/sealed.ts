@@ -1,0 +1,65 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { ChatOpsError } from './errors.ts';
+
+/**
+ * Values that must be kept to be used later but must not be readable in the store: a Slack
+ * `response_url` is a bearer capability (anyone holding it can post into the conversation for
+ * 30 minutes), yet the reply processor needs it after a restart. Sealed with AES-256-GCM under a
+ * key derived (HKDF-SHA256) from a configured secret, so the store file, a backup or the event
+ * browser shows `sealed:v1:…` instead. A value sealed under another key (the secret was rotated)
+ * cannot be opened: callers treat that like an expired URL.
+ *
+ * @example
+ * const sealer = createSealer(config.slack.signingSecret, 'response_url');
+ * const stored = sealer.seal(body.response_url);
+ * await post(sealer.open(stored), message);
+ */
+export type Sealer = Readonly<{
+  seal(plain: string): string;
+  /** The plain value; a value that was never sealed (recorded before sealing existed) as it is. */
+  open(value: string): string;
+  isSealed(value: string): boolean;
+}>;
+
+const PREFIX = 'sealed:v1:';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+export const createSealer = (secret: string, purpose: string): Sealer => {
+  if (secret === '') throw new ChatOpsError('SB_CONFIG', 'a sealer needs a non-empty secret');
+  const key = Buffer.from(hkdfSync('sha256', secret, 'switchboard', `sealed:${purpose}`, 32));
+  const aad = Buffer.from(purpose);
+  const isSealed = (value: string) => value.startsWith(PREFIX);
+  return {
+    isSealed,
+    seal(plain) {
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      cipher.setAAD(aad);
+      const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+      return `${PREFIX}${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')}`;
+    },
+    open(value) {
+      if (!isSealed(value)) return value;
+      const raw = Buffer.from(value.slice(PREFIX.length), 'base64url');
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
+        decipher.setAAD(aad);
+        decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+        return Buffer.concat([
+          decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)),
+          decipher.final(),
+        ]).toString('utf8');
+      } catch (e) {
+        // Never the value itself in the message: it is the secret.
+        throw new ChatOpsError(
+          'SB_VALIDATION',
+          `a sealed ${purpose} could not be opened (sealed under another key)`,
+          {
+            cause: e,
+          },
+        );
+      }
+    },
+  };
+};
