@@ -1,17 +1,19 @@
 import type {
   RecordIncidentUpstreamCallFailed,
   RecordIncidentUpstreamCallSucceeded,
+  RecordIncidentUpstreamSnapshot,
   RetryIncidentUpstreamCall,
   UpstreamIncident,
 } from '../../machines/incident/commands.ts';
 import { findPendingRequest, type IncidentState } from '../../machines/incident/decider.ts';
 import type { PendingRequest } from '../../machines/incident/machine.ts';
-import { ChatOpsError, isChatOpsError } from '../core/errors.ts';
+import { asError, ChatOpsError, isChatOpsError } from '../core/errors.ts';
+import { uuidv5 } from '../core/ids.ts';
 import { exhaustive, type JsonObject } from '../core/messages.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
-import type { Dispatch } from '../processors/dispatchCommand.ts';
+import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
 import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
-import type { Processor } from '../processors/runner.ts';
+import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import {
   createUpstreamCallProcessor,
   type UpstreamCallArgs,
@@ -20,7 +22,7 @@ import {
 } from '../processors/upstreamCall.ts';
 import type { PagerDutyClient } from '../upstream/pagerduty.ts';
 import { readIncidentState } from './incidentState.ts';
-import { type SlackUserOf, upstreamIncidentFromRest } from './pagerdutyMapping.ts';
+import { actorFromWebhookAgent, type SlackUserOf, upstreamIncidentFromRest } from './pagerdutyMapping.ts';
 
 /**
  * `incident-upstream`: every user request recorded on an incident (`Incident*Requested`) and every
@@ -98,8 +100,11 @@ const targetOf = (event: RecordedEvent): UpstreamCallTarget | null => {
 export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions): Processor => {
   const pd = options.pagerduty;
   const slackUserOf = options.slackUserOf ?? (() => null);
-  const fromRest = (i: Parameters<typeof upstreamIncidentFromRest>[0]) =>
-    upstreamIncidentFromRest(i, slackUserOf);
+  // With the vendor's time of its last status change, which orders this answer against webhooks.
+  const fromRest = (i: Parameters<typeof upstreamIncidentFromRest>[0]): UpstreamIncident => ({
+    ...upstreamIncidentFromRest(i, slackUserOf),
+    statusChangedAt: i.last_status_change_at ?? null,
+  });
 
   const upstreamIdOf = (state: IncidentState): string => {
     const id = state.context.link?.upstreamId;
@@ -269,9 +274,76 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
     record: (command) => options.dispatch(command),
   };
 
-  return createUpstreamCallProcessor({
+  const calls = createUpstreamCallProcessor({
     filter: { streamPrefixes: ['incident-'], eventTypes: [...REQUEST_EVENT_TYPES] },
     target: targetOf,
     spec,
   });
+
+  /**
+   * Reads the incident back after a status fact and records what the vendor has now, so the card
+   * converges on it even when a webhook is late, lost or out of order (the decider applies the read
+   * only when the vendor's `last_status_change_at` is newer than what we hold). A failed read is
+   * logged and left to the webhooks: it must not hold up the calls queued behind it.
+   */
+  const readBack = async (event: RecordedEvent, ctx: ProcessorContext): Promise<void> => {
+    const { state } = await readIncidentState(ctx.store, event.streamId);
+    const id = state.context.link?.upstreamId;
+    if (!id) return;
+    let current: Awaited<ReturnType<typeof pd.getIncident>>;
+    try {
+      current = await pd.getIncident(id);
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      ctx.logger.warn({ err: asError(error), streamId: event.streamId }, 'reading the incident back failed');
+      return;
+    }
+    const d: RecordIncidentUpstreamSnapshot['data'] = {
+      incident: fromRest(current),
+      statusChangedBy: actorFromWebhookAgent(current.last_status_change_by, slackUserOf),
+    };
+    const r = await dispatchCommand(options.dispatch, {
+      type: 'RecordIncidentUpstreamSnapshot',
+      data: { ...d, streamId: event.streamId } as unknown as JsonObject,
+      metadata: {
+        now: ctx.now().toISOString(),
+        commandId: uuidv5(`${INCIDENT_UPSTREAM_PROCESSOR}:read-back:${event.id}`),
+        actor: ACTOR,
+        causationId: event.id,
+      },
+    });
+    if (r.outcome === 'rejected') ctx.logger.warn({ code: r.code }, `read-back not recorded: ${r.message}`);
+  };
+
+  return {
+    id: calls.id,
+    filter: {
+      streamPrefixes: ['incident-'],
+      eventTypes: [...REQUEST_EVENT_TYPES, ...READ_BACK_AFTER],
+    },
+    async handle(event, ctx) {
+      if (needsReadBack(event)) await readBack(event, ctx);
+      else await calls.handle(event, ctx);
+    },
+  };
+};
+
+/** Status facts after which the incident is read back (see `readBack`). */
+const READ_BACK_AFTER = [
+  'IncidentAcknowledged',
+  'IncidentUnacknowledged',
+  'IncidentResolved',
+  'IncidentReopened',
+  'IncidentWebhookIgnored',
+] as const;
+
+/**
+ * A status fact that came from our call's answer or a webhook (not from a read-back itself, which
+ * has no webhook event id and source `webhook`), or a webhook ignored as out of order.
+ */
+const needsReadBack = (event: RecordedEvent): boolean => {
+  if (!(READ_BACK_AFTER as readonly string[]).includes(event.type)) return false;
+  const d = event.data as { source?: unknown; webhookEventId?: unknown; reason?: unknown };
+  if (event.type === 'IncidentWebhookIgnored') return d.reason === 'stale';
+  return !(d.source === 'webhook' && d.webhookEventId === null);
 };
