@@ -44,7 +44,18 @@ import { actorFromWebhookAgent, type SlackUserOf, upstreamIncidentFromRest } fro
  * upstream. Triggers carry `incident_key` = `switchboard:<request id>`: on a retry or a redelivery
  * the incident with that key is looked up first, and a repeated create refused as a duplicate is
  * looked up too; a note whose earlier attempt landed (same author, same text, after the request)
- * is not added twice.
+ * is not added twice; an acknowledge (or resolve) is not sent again when the incident is already
+ * acknowledged with our user among its acknowledgers (resolved by our user). What remains: a read
+ * that lags behind the write (the vendor's reads are eventually consistent) can miss the landed
+ * change, and the call is then repeated; for an acknowledge by the same user that is a no-op
+ * upstream.
+ *
+ * After every status fact (our call's answer, a webhook, a webhook ignored as out of order) the
+ * incident is read back and recorded as `RecordIncidentUpstreamSnapshot`; the decider applies it
+ * only when the vendor's `last_status_change_at` is newer than the vendor time of the status we
+ * hold. Vendor facts are ordered by vendor times only (webhook `occurred_at`, an incident's
+ * `last_status_change_at`), never by our clock, so an answer that arrives late or a skewed clock
+ * cannot make the card disagree with the incident service.
  *
  * @example
  * const upstream = createIncidentUpstreamReactor({ pagerduty, dispatch: bus.dispatch, slackUserOf });
@@ -144,9 +155,23 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
         );
         return landed ? { incident: null, noteId: landed.id } : null;
       }
+      case 'acknowledge': {
+        // An earlier attempt's PUT may have landed before its answer was lost (a crash, a reset):
+        // the incident acknowledged with our user among its acknowledgers is what the call would
+        // have done. No time is compared: the vendor's times are on the vendor's clock.
+        const current = await pd.getIncident(upstreamIdOf(state));
+        const ours =
+          current.status === 'acknowledged' &&
+          current.acknowledgements.some((a) => a.acknowledger.id === r.asUser.id);
+        return ours ? { incident: fromRest(current), noteId: null } : null;
+      }
+      case 'resolve': {
+        const current = await pd.getIncident(upstreamIdOf(state));
+        const ours = current.status === 'resolved' && current.last_status_change_by?.id === r.asUser.id;
+        return ours ? { incident: fromRest(current), noteId: null } : null;
+      }
       default:
-        // Status and assignment changes are safe to repeat: the same change again is a no-op
-        // upstream, and a resolve that already landed is recognised from the call's refusal.
+        // Assignment changes are safe to repeat: the same change again is a no-op upstream.
         return null;
     }
   };
