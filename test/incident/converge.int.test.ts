@@ -188,3 +188,43 @@ describe.each([
     expect(cardText(h.cardOf(OPS, number))).toContain('Acknowledged by <@U0ANA>');
   });
 });
+
+describe('the person whose click lost is told', () => {
+  let h: IncidentHarness;
+  beforeAll(async () => {
+    h = await startIncidentHarness();
+  });
+  afterEach(async () => {
+    h.sim.clearFaults();
+    await h.idle();
+    h.sim.assertNoViolations();
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
+
+  it('an acknowledge overtaken by a resolve in the web app: the card says Resolved, the clicker gets a DM', async () => {
+    const { streamId, incidentId, number } = await h.trigger('overtaken ack');
+    // The acknowledge's own check of the incident is slow; the web-app resolve lands meanwhile.
+    h.sim.delayNext('getIncident', { ms: 400 });
+    await h.click('incident.acknowledge', streamId, { user: ANA.slack });
+    await waitFor(
+      () => h.sim.requestsFor('getIncident').some((r) => r.url.includes(incidentId)) || undefined,
+      { what: 'the acknowledge checking the incident' },
+    );
+    h.sim.webApp.resolve(incidentId, CHEN.email);
+    await waitFor(() => cardText(h.cardOf(OPS, number)).includes('Resolved by') || undefined, {
+      what: 'the card to show the resolve',
+    });
+    const dm = await waitFor(
+      () => h.fake.messages(h.fake.dmChannel(ANA.slack).id).find((m) => m.text.includes(`#${number}`)),
+      { what: 'the DM to Ana', timeoutMs: 8_000 },
+    );
+    expect(dm.text).toContain('acknowledge');
+    expect(dm.text).toContain('resolved');
+    expect(dm.text).toMatch(/<@U0CHEN>|Chen Wei/);
+    await h.idle();
+    expect(h.sim.state.incidents.get(incidentId)?.status).toBe('resolved');
+    expect(h.sim.requestsFor('updateIncident').filter((r) => r.url.includes(incidentId))).toHaveLength(0);
+  });
+});
