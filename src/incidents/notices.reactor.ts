@@ -142,7 +142,10 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
     const data = event.data as { requestId?: unknown; by?: Actor | null };
     const lost = [before.statusRequest, before.assignmentRequest].filter(
       (r): r is NonNullable<typeof r> =>
-        r !== null && r.requestId !== data.requestId && SLACK_USER.test(r.by),
+        r !== null &&
+        r.requestId !== data.requestId &&
+        SLACK_USER.test(r.by) &&
+        r.by !== data.by?.slackUserId, // whoever resolved it knows
     );
     if (lost.length === 0) return;
     const view = toIncidentView(event.streamId, state);
