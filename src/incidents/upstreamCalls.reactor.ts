@@ -5,7 +5,7 @@ import type {
   RetryIncidentUpstreamCall,
   UpstreamIncident,
 } from '../../machines/incident/commands.ts';
-import { findPendingRequest, type IncidentState } from '../../machines/incident/decider.ts';
+import { findPendingRequest, type IncidentState, incidentDecider } from '../../machines/incident/decider.ts';
 import type { PendingRequest } from '../../machines/incident/machine.ts';
 import { asError, ChatOpsError, isChatOpsError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
@@ -50,12 +50,10 @@ import { actorFromWebhookAgent, type SlackUserOf, upstreamIncidentFromRest } fro
  * change, and the call is then repeated; for an acknowledge by the same user that is a no-op
  * upstream.
  *
- * After every status fact (our call's answer, a webhook, a webhook ignored as out of order) the
- * incident is read back and recorded as `RecordIncidentUpstreamSnapshot`; the decider applies it
- * only when the vendor's `last_status_change_at` is newer than the vendor time of the status we
- * hold. Vendor facts are ordered by vendor times only (webhook `occurred_at`, an incident's
- * `last_status_change_at`), never by our clock, so an answer that arrives late or a skewed clock
- * cannot make the card disagree with the incident service.
+ * After every status fact the incident is read back (`incident-read-back`, below). Vendor facts
+ * are ordered by vendor times only (webhook `occurred_at`, an incident's `last_status_change_at`),
+ * never by our clock, so an answer that arrives late or a skewed clock cannot make the card
+ * disagree with the incident service.
  *
  * @example
  * const upstream = createIncidentUpstreamReactor({ pagerduty, dispatch: bus.dispatch, slackUserOf });
@@ -299,18 +297,42 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
     record: (command) => options.dispatch(command),
   };
 
-  const calls = createUpstreamCallProcessor({
+  return createUpstreamCallProcessor({
     filter: { streamPrefixes: ['incident-'], eventTypes: [...REQUEST_EVENT_TYPES] },
     target: targetOf,
     spec,
   });
+};
 
-  /**
-   * Reads the incident back after a status fact and records what the vendor has now, so the card
-   * converges on it even when a webhook is late, lost or out of order (the decider applies the read
-   * only when the vendor's `last_status_change_at` is newer than what we hold). A failed read is
-   * logged and left to the webhooks: it must not hold up the calls queued behind it.
-   */
+export const INCIDENT_READ_BACK_PROCESSOR = 'incident-read-back';
+
+/**
+ * `incident-read-back`: after a status fact (our call's answer, a webhook, a webhook ignored as out
+ * of order) reads the incident back from the incident service and records what it has now
+ * (`RecordIncidentUpstreamSnapshot`), so the card converges on the vendor's state even when a
+ * webhook is late, lost or out of order. The decider applies a read only when the vendor's
+ * `last_status_change_at` is newer than the vendor time of the status we hold, so a read that lags
+ * behind (the vendor's reads are eventually consistent) changes nothing. Its own processor, so the
+ * reads never hold up the calls people are waiting for.
+ *
+ * @example
+ * const readBack = createIncidentReadBackReactor({ pagerduty, dispatch: bus.dispatch, slackUserOf });
+ */
+export const createIncidentReadBackReactor = (
+  options: Readonly<{
+    pagerduty: Pick<PagerDutyClient, 'getIncident'>;
+    dispatch: Dispatch;
+    slackUserOf?: SlackUserOf;
+  }>,
+): Processor => {
+  const pd = options.pagerduty;
+  const slackUserOf = options.slackUserOf ?? (() => null);
+  const fromRest = (i: Parameters<typeof upstreamIncidentFromRest>[0]): UpstreamIncident => ({
+    ...upstreamIncidentFromRest(i, slackUserOf),
+    statusChangedAt: i.last_status_change_at ?? null,
+  });
+
+  /** A failed read is logged and left to the webhooks (and the next status fact's read). */
   const readBack = async (event: RecordedEvent, ctx: ProcessorContext): Promise<void> => {
     const { state } = await readIncidentState(ctx.store, event.streamId);
     const id = state.context.link?.upstreamId;
@@ -327,30 +349,42 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
       incident: fromRest(current),
       statusChangedBy: actorFromWebhookAgent(current.last_status_change_by, slackUserOf),
     };
-    const r = await dispatchCommand(options.dispatch, {
+    const command: RecordIncidentUpstreamSnapshot = {
       type: 'RecordIncidentUpstreamSnapshot',
-      data: { ...d, streamId: event.streamId } as unknown as JsonObject,
+      data: d,
       metadata: {
         now: ctx.now().toISOString(),
-        commandId: uuidv5(`${INCIDENT_UPSTREAM_PROCESSOR}:read-back:${event.id}`),
-        actor: ACTOR,
+        commandId: uuidv5(`${INCIDENT_READ_BACK_PROCESSOR}:${event.id}`),
+        actor: 'system:incident-read-back',
         causationId: event.id,
       },
+    };
+    // Most reads confirm what we hold: record only a read that changes something, so the common
+    // case costs one GET and no write (the bus decides again on the stream as it is then).
+    if (!changesSomething(command, state)) return;
+    const r = await dispatchCommand(options.dispatch, {
+      ...command,
+      data: { ...d, streamId: event.streamId } as unknown as JsonObject,
     });
     if (r.outcome === 'rejected') ctx.logger.warn({ code: r.code }, `read-back not recorded: ${r.message}`);
   };
 
   return {
-    id: calls.id,
-    filter: {
-      streamPrefixes: ['incident-'],
-      eventTypes: [...REQUEST_EVENT_TYPES, ...READ_BACK_AFTER],
-    },
+    id: INCIDENT_READ_BACK_PROCESSOR,
+    filter: { streamPrefixes: ['incident-'], eventTypes: [...READ_BACK_AFTER] },
     async handle(event, ctx) {
       if (needsReadBack(event)) await readBack(event, ctx);
-      else await calls.handle(event, ctx);
     },
   };
+};
+
+/** Whether the decider would record anything for a read-back on `state` (refusals count: logged). */
+const changesSomething = (command: RecordIncidentUpstreamSnapshot, state: IncidentState): boolean => {
+  try {
+    return incidentDecider.decide(command, state).length > 0;
+  } catch {
+    return true;
+  }
 };
 
 /** Status facts after which the incident is read back (see `readBack`). */
