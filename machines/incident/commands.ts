@@ -61,6 +61,11 @@ export const upstreamIncidentSchema = z.object({
   /** Present in REST responses; V3 webhooks do not carry it. */
   escalationLevel: z.number().int().nullable(),
   resolveReason: z.string().nullable(),
+  /**
+   * REST only: `last_status_change_at`, the vendor's time of its last status change (on the
+   * vendor's clock), which orders a response or a read-back against webhooks' `occurred_at`.
+   */
+  statusChangedAt: z.string().nullable().optional(),
 });
 export type UpstreamIncident = Readonly<z.infer<typeof upstreamIncidentSchema>>;
 
@@ -138,6 +143,22 @@ export type RecordIncidentWebhook = Command<
   z.infer<typeof recordIncidentWebhookSchema>
 >;
 
+/**
+ * The incident as read back from the incident service (`GET /incidents/{id}`), recorded by the
+ * upstream-calls reactor after a status fact, so the card converges on the vendor's state even when
+ * a webhook is late, lost or out of order. Applied only when the vendor's `statusChangedAt` is newer
+ * than the vendor time of the status we hold (a lagging read changes nothing).
+ */
+export const recordIncidentUpstreamSnapshotSchema = z.object({
+  incident: upstreamIncidentSchema,
+  /** `last_status_change_by`, mapped to a Slack user where we know one; null for automation. */
+  statusChangedBy: actorSchema.nullable(),
+});
+export type RecordIncidentUpstreamSnapshot = Command<
+  'RecordIncidentUpstreamSnapshot',
+  z.infer<typeof recordIncidentUpstreamSnapshotSchema>
+>;
+
 const cardSchema = z.object({ channel: z.string().min(1), ts: z.string().min(1) });
 export const recordIncidentCardPostedSchema = cardSchema;
 export const recordIncidentCardUpdatedSchema = cardSchema;
@@ -155,6 +176,7 @@ export type IncidentCommand =
   | RecordIncidentUpstreamCallFailed
   | RetryIncidentUpstreamCall
   | RecordIncidentWebhook
+  | RecordIncidentUpstreamSnapshot
   | RecordIncidentCardPosted
   | RecordIncidentCardUpdated;
 
@@ -172,6 +194,7 @@ export const incidentCommandDataSchemas = {
   RecordIncidentUpstreamCallFailed: recordIncidentUpstreamCallFailedSchema,
   RetryIncidentUpstreamCall: retryIncidentUpstreamCallSchema,
   RecordIncidentWebhook: recordIncidentWebhookSchema,
+  RecordIncidentUpstreamSnapshot: recordIncidentUpstreamSnapshotSchema,
   RecordIncidentCardPosted: recordIncidentCardPostedSchema,
   RecordIncidentCardUpdated: recordIncidentCardUpdatedSchema,
 } as const satisfies Readonly<Record<IncidentCommandType, z.ZodType>>;

@@ -12,6 +12,7 @@ import type {
   RecordIncidentCardUpdated,
   RecordIncidentUpstreamCallFailed,
   RecordIncidentUpstreamCallSucceeded,
+  RecordIncidentUpstreamSnapshot,
   RecordIncidentWebhook,
   ResolveIncident,
   RetryIncidentUpstreamCall,
@@ -283,17 +284,17 @@ const addNote = (command: AddIncidentNote, state: IncidentState): IncidentEvent[
 // ---------------------------------------------------------------------------------------------
 // Upstream call outcomes (recorded by the upstream-calls reactor, retried by the scheduler)
 
-const triggeredFrom = (
-  inc: UpstreamIncident,
-  fact: {
-    by: Actor | null;
-    at: string;
-    source: FactSource;
-    requestId: string | null;
-    webhookEventId: string | null;
-  },
-  fallbackLevel: number,
-): IncidentEvent[] => [
+/** What every status fact carries (see `factBase` in events.ts). */
+type FactData = {
+  by: Actor | null;
+  at: string;
+  source: FactSource;
+  requestId: string | null;
+  webhookEventId: string | null;
+  upstreamAt?: string | null;
+};
+
+const triggeredFrom = (inc: UpstreamIncident, fact: FactData, fallbackLevel: number): IncidentEvent[] => [
   {
     type: 'IncidentLinked',
     data: { upstreamId: inc.id, number: inc.number, incidentKey: inc.incidentKey, htmlUrl: inc.htmlUrl },
@@ -324,12 +325,16 @@ const callSucceeded = (
   const ctx = state.context;
   const at = command.metadata.now;
   const source: FactSource = d.via === 'events_api' ? 'events_api' : 'slack';
-  const fact = (r: PendingRequest) => ({
+  // The vendor's time of the status it answered with (its clock): how this answer is ordered
+  // against webhooks. Our `at` is for display only.
+  const upstreamAt = d.incident?.statusChangedAt ?? null;
+  const fact = (r: PendingRequest): FactData => ({
     by: requester(r),
     at,
     source,
     requestId: r.requestId,
     webhookEventId: null,
+    upstreamAt,
   });
   switch (d.action) {
     case 'trigger': {
@@ -429,13 +434,7 @@ const retry = (command: RetryIncidentUpstreamCall, state: IncidentState): Incide
 const alignStatus = (
   state: IncidentState,
   upstream: UpstreamIncident['status'],
-  fact: {
-    by: Actor | null;
-    at: string;
-    source: FactSource;
-    requestId: string | null;
-    webhookEventId: string | null;
-  },
+  fact: FactData,
   push: (e: IncidentEvent) => void,
   reason: string | null = null,
 ): void => {
@@ -467,11 +466,18 @@ const webhook = (command: RecordIncidentWebhook, state: IncidentState): Incident
     out.push(e);
     s = fold(s, e);
   };
-  const base = { at: d.occurredAt, source: 'webhook' as const, webhookEventId: d.webhookEventId };
+  const base = {
+    at: d.occurredAt,
+    source: 'webhook' as const,
+    webhookEventId: d.webhookEventId,
+    upstreamAt: d.occurredAt,
+  };
   const ctx = () => s.context;
   const status = () => incidentStatus(s);
+  // Out of order when it occurred before the status we hold did, both on the vendor's clock. Our
+  // own clock never orders the vendor's facts: it may be skewed, and our answers arrive late.
   const stale = () => {
-    const changed = ctx().statusChangedAt;
+    const changed = ctx().upstreamStatusAt;
     return changed !== null && Date.parse(d.occurredAt) < Date.parse(changed);
   };
   let ignored = false;
@@ -520,7 +526,13 @@ const webhook = (command: RecordIncidentWebhook, state: IncidentState): Incident
     const by = trig ? requester(trig.request) : d.eventType === 'incident.triggered' ? d.agent : null;
     for (const e of triggeredFrom(
       inc,
-      { ...base, at: inc.createdAt, by, requestId: trig?.request.requestId ?? null },
+      {
+        ...base,
+        at: inc.createdAt,
+        upstreamAt: inc.createdAt,
+        by,
+        requestId: trig?.request.requestId ?? null,
+      },
       1,
     )) {
       if (e.type === 'IncidentLinked' && ctx().link) continue;
@@ -641,6 +653,59 @@ const webhook = (command: RecordIncidentWebhook, state: IncidentState): Incident
 };
 
 // ---------------------------------------------------------------------------------------------
+// Read-backs
+
+/**
+ * Converges on the incident as read back from the incident service. Applied only when the vendor's
+ * `last_status_change_at` is newer than the vendor time of the status we hold: a read that lags
+ * behind (eventual consistency) or repeats what we know changes nothing. The facts are attributed
+ * to whoever the vendor says made the change, and confirm our pending request when it was us.
+ */
+const snapshot = (command: RecordIncidentUpstreamSnapshot, state: IncidentState): IncidentEvent[] => {
+  const { incident: inc, statusChangedBy } = command.data;
+  const ctx = state.context;
+  const phase = incidentPhase(state);
+  if (phase !== 'open' && phase !== 'resolved') return [];
+  if (ctx.link && ctx.link.upstreamId !== inc.id) {
+    throw reject(command, state, 'incident_mismatch', `read ${inc.id} into ${ctx.link.upstreamId}'s stream`);
+  }
+  const at = inc.statusChangedAt ?? null;
+  if (at === null) return [];
+  const known = ctx.upstreamStatusAt;
+  if (known !== null && Date.parse(at) <= Date.parse(known)) return [];
+  if (incidentStatus(state) === inc.status) return [];
+  const out: IncidentEvent[] = [];
+  let s = state;
+  const push = (e: IncidentEvent) => {
+    out.push(e);
+    s = fold(s, e);
+  };
+  const wanted: UpstreamAction | null =
+    inc.status === 'acknowledged' ? 'acknowledge' : inc.status === 'resolved' ? 'resolve' : null;
+  const r = ctx.statusRequest;
+  const mine =
+    r && wanted && r.action === wanted && statusChangedBy?.upstreamUserId === r.asUser.id ? r : null;
+  const fact: FactData = {
+    by: mine ? requester(mine) : statusChangedBy,
+    at,
+    source: 'webhook',
+    requestId: mine?.requestId ?? null,
+    webhookEventId: null,
+    upstreamAt: at,
+  };
+  if (incidentPhase(s) === 'resolved') push({ type: 'IncidentReopened', data: fact });
+  if (inc.status === 'resolved') {
+    push({
+      type: 'IncidentResolved',
+      data: { ...fact, resolution: inc.resolveReason ?? mine?.resolution ?? null },
+    });
+  } else {
+    alignStatus(s, inc.status, fact, push, 'changed in the incident service');
+  }
+  return out;
+};
+
+// ---------------------------------------------------------------------------------------------
 
 const cardPosted = (command: RecordIncidentCardPosted, state: IncidentState): IncidentEvent[] => {
   const { channel, ts } = command.data;
@@ -684,6 +749,8 @@ const toEvents = (command: IncidentCommand, state: IncidentState): IncidentEvent
       return retry(command, state);
     case 'RecordIncidentWebhook':
       return webhook(command, state);
+    case 'RecordIncidentUpstreamSnapshot':
+      return snapshot(command, state);
     case 'RecordIncidentCardPosted':
       return cardPosted(command, state);
     case 'RecordIncidentCardUpdated':

@@ -72,6 +72,13 @@ const factBase = {
   source: factSourceSchema,
   requestId: z.string().nullable(),
   webhookEventId: z.string().nullable(),
+  /**
+   * When the incident service says this happened, on ITS clock: a webhook's `occurred_at`, or the
+   * `last_status_change_at` of the incident a call answered or a read-back returned. Only ever
+   * compared with other vendor times (never with ours). Absent on facts recorded before it existed
+   * and when the vendor gave no time.
+   */
+  upstreamAt: isoTime.nullable().optional(),
 };
 
 export const incidentEventDataSchemas = {

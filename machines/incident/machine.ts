@@ -93,8 +93,13 @@ export type IncidentContext = Readonly<{
   incident: IncidentFacts | null;
   acknowledged: StatusMark | null;
   resolved: (StatusMark & Readonly<{ resolution: string | null }>) | null;
-  /** Time of the last status change; older status webhooks are stale. */
+  /** Time of the last status change as recorded (for display; never compared with vendor times). */
   statusChangedAt: string | null;
+  /**
+   * The incident service's time (its clock) of the status we hold, or null when we do not know it.
+   * A status webhook that occurred before it is stale; a read-back is applied only when newer.
+   */
+  upstreamStatusAt: string | null;
   /** Acknowledge or resolve in flight (one status change at a time). */
   statusRequest: PendingRequest | null;
   /** Escalate or reassign in flight. */
@@ -118,6 +123,7 @@ export const emptyIncident: IncidentContext = {
   acknowledged: null,
   resolved: null,
   statusChangedAt: null,
+  upstreamStatusAt: null,
   statusRequest: null,
   assignmentRequest: null,
   pendingNotes: [],
@@ -157,6 +163,19 @@ export const pendingRequests = (context: IncidentContext, inTriggering: boolean)
 // The attempt rules are the shared ones: a failure report applies to the attempt in progress, once;
 // a retry applies to a request waiting for one, for the next attempt only.
 export { failureApplies, retryApplies };
+
+/**
+ * The vendor's time of a status fact: `upstreamAt`, or for a webhook's fact recorded before that
+ * field existed its `at` (which was the webhook's `occurred_at`). Null when only our clock knows.
+ */
+const vendorTime = (
+  d: Readonly<{
+    at: string;
+    source: string;
+    webhookEventId: string | null;
+    upstreamAt?: string | null | undefined;
+  }>,
+): string | null => d.upstreamAt ?? (d.source === 'webhook' && d.webhookEventId !== null ? d.at : null);
 
 const withWebhook = (ids: readonly string[], id: string | null): readonly string[] =>
   id === null || ids.includes(id) ? ids : [...ids, id];
@@ -243,6 +262,7 @@ export const incidentMachine = setup({
           source: d.source,
         },
         statusChangedAt: d.at,
+        upstreamStatusAt: vendorTime(d),
         lastFailure: null,
         webhookEventIds: withWebhook(context.webhookEventIds, d.webhookEventId),
       };
@@ -295,6 +315,7 @@ export const incidentMachine = setup({
       return {
         acknowledged: { by: d.by, at: d.at, source: d.source },
         statusChangedAt: d.at,
+        upstreamStatusAt: vendorTime(d),
         statusRequest: context.statusRequest?.action === 'acknowledge' ? null : context.statusRequest,
         lastFailure: null,
         webhookEventIds: withWebhook(context.webhookEventIds, d.webhookEventId),
@@ -305,6 +326,7 @@ export const incidentMachine = setup({
       return {
         acknowledged: null,
         statusChangedAt: event.data.at,
+        upstreamStatusAt: vendorTime(event.data),
         lastFailure: null,
         webhookEventIds: withWebhook(context.webhookEventIds, event.data.webhookEventId),
       };
@@ -315,6 +337,7 @@ export const incidentMachine = setup({
       return {
         resolved: { by: d.by, at: d.at, source: d.source, resolution: d.resolution },
         statusChangedAt: d.at,
+        upstreamStatusAt: vendorTime(d),
         statusRequest: null,
         assignmentRequest: null,
         lastFailure: null,
@@ -327,6 +350,7 @@ export const incidentMachine = setup({
         acknowledged: null,
         resolved: null,
         statusChangedAt: event.data.at,
+        upstreamStatusAt: vendorTime(event.data),
         lastFailure: null,
         webhookEventIds: withWebhook(context.webhookEventIds, event.data.webhookEventId),
       };

@@ -37,8 +37,18 @@ import type { SlackUserOf } from './pagerdutyMapping.ts';
  * instead, saying why, so whoever triggered it always sees it.
  *
  * Duplicates: before posting in a channel the stream is read again, and a channel with a recorded
- * card gets an update instead. (A crash after Slack took the post and before it was recorded can
- * still post twice: `chat.postMessage` has no idempotency key.)
+ * card gets an update instead.
+ *
+ * What remains (issue 9 item 7, not closed yet): a crash (`kill -9`) after Slack took the post and
+ * before `RecordIncidentCardPosted` was recorded posts the card a second time after the restart,
+ * because `chat.postMessage` has no idempotency key and nothing recorded says the post was made.
+ * The way to shrink it as far as Slack allows: post with message `metadata` naming the incident
+ * stream (Slack stores it with the message), and on a redelivery (`ctx.redelivery`) look for that
+ * marker among the channel's recent messages (`conversations.history` with `include_all_metadata`)
+ * before posting again, recording the found message instead. That needs the `channels:history` /
+ * `groups:history` scopes in the manifest and the fake Slack to keep `metadata` and answer
+ * `conversations.history`. Even then a smaller window stays open: a message deleted since, or
+ * beyond the page read, looks like one never posted.
  *
  * @example
  * const cards = createIncidentCardsReactor({ slack: cardsPort, dispatch: bus.dispatch, channelsFor, slackUserOf });

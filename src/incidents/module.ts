@@ -26,7 +26,7 @@ import { createIncidentQueries } from './queries.ts';
 import { createIncidentReadModels, type IncidentReadModels } from './readModels.projection.ts';
 import { incidentRoutes } from './routes.ts';
 import { createServiceDirectory } from './services.ts';
-import { createIncidentUpstreamReactor } from './upstreamCalls.reactor.ts';
+import { createIncidentReadBackReactor, createIncidentUpstreamReactor } from './upstreamCalls.reactor.ts';
 
 /**
  * The incident lifecycle (PagerDuty-shaped incident service): `/incident`, `/oncall`, the cards
@@ -117,6 +117,7 @@ const createIncidents = (
         slackUserOf: readModels.slackUserOf,
         retry: { ...UPSTREAM_RETRY, ...options?.retry },
       }),
+      createIncidentReadBackReactor({ pagerduty, dispatch, slackUserOf: readModels.slackUserOf }),
       createIncidentCardsReactor({
         dispatch,
         slackUserOf: readModels.slackUserOf,

@@ -1,15 +1,16 @@
-import type { UpstreamAction } from '../../machines/incident/events.ts';
+import type { Actor, UpstreamAction } from '../../machines/incident/events.ts';
 import { INCIDENT_ROUTING_STREAM_PREFIX } from '../../machines/incidentRouting/streams.ts';
 import { ConcurrencyError, isChatOpsError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { JsonObject } from '../core/messages.ts';
+import type { RecordedEvent } from '../eventStore/eventStore.ts';
 import { abortableSleep } from '../processors/abortableSleep.ts';
 import { retryAfterMsOf } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { escapeMrkdwn, mention, type SlackMessage, truncate } from '../slack/blocks/format.ts';
 import { incidentLabel, vendorReason } from './blocks/incidentCard.ts';
 import { toIncidentView } from './blocks/incidentView.ts';
-import { readIncidentState } from './incidentState.ts';
+import { foldIncidentHistory, readIncidentState } from './incidentState.ts';
 
 /**
  * `incident-notices`: messages to people about what happened, once each.
@@ -17,6 +18,9 @@ import { readIncidentState } from './incidentState.ts';
  * - A request that failed for good (`IncidentUpstreamCallFailed { final: true }`): the requester
  *   gets a DM, "Couldn't acknowledge #42 after 5 attempts: the incident service could not be
  *   reached. …". The card shows it too (incident-cards); the DM reaches them wherever they are.
+ * - A request overtaken by a resolve (someone resolved the incident, in Slack or the web app, while
+ *   an acknowledge, escalate or reassign was in progress): the requester gets a DM, "#42 … was
+ *   resolved by <@U2> while your acknowledge was in progress, so it was not applied".
  * - A channel subscribed to a service (`IncidentChannelSubscribed`): the channel is told, and who
  *   subscribed it gets a DM if the bot cannot post there (not invited).
  *
@@ -131,6 +135,41 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
     );
   };
 
+  /** Requests the resolve `event` overtook: pending just before it, not its own. */
+  const overtaken = async (ctx: ProcessorContext, event: RecordedEvent) => {
+    const { state, history } = await readIncidentState(ctx.store, event.streamId);
+    const at = history.findIndex((m) => m.id === event.id);
+    if (at < 0) return;
+    const before = foldIncidentHistory(history.slice(0, at)).context;
+    const data = event.data as { requestId?: unknown; by?: Actor | null };
+    const lost = [before.statusRequest, before.assignmentRequest].filter(
+      (r): r is NonNullable<typeof r> =>
+        r !== null &&
+        r.requestId !== data.requestId &&
+        SLACK_USER.test(r.by) &&
+        r.by !== data.by?.slackUserId, // whoever resolved it knows
+    );
+    if (lost.length === 0) return;
+    const view = toIncidentView(event.streamId, state);
+    const by = data.by;
+    const who = by?.slackUserId
+      ? mention(by.slackUserId)
+      : by?.name
+        ? escapeMrkdwn(truncate(by.name, 80))
+        : 'someone';
+    for (const r of lost) {
+      const text =
+        `:information_source: ${incidentLabel(view)} was resolved by ${who} while your ${VERB[r.action] ?? r.action} ` +
+        'was in progress, so it was not applied. The card shows the incident as it is now.';
+      await sendOnce(ctx, `overtaken:${r.requestId}`, () =>
+        options.slack.postMessage(r.by, {
+          text,
+          blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }],
+        }),
+      );
+    }
+  };
+
   const subscribed = async (ctx: ProcessorContext, eventId: string, data: Record<string, unknown>) => {
     const channel = String(data.channel);
     const by = String(data.by);
@@ -161,7 +200,7 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
     id: INCIDENT_NOTICES_PROCESSOR,
     filter: {
       streamPrefixes: ['incident-', INCIDENT_ROUTING_STREAM_PREFIX],
-      eventTypes: ['IncidentUpstreamCallFailed', 'IncidentChannelSubscribed'],
+      eventTypes: ['IncidentUpstreamCallFailed', 'IncidentChannelSubscribed', 'IncidentResolved'],
     },
     async handle(event, ctx) {
       if (event.kind !== 'event') return;
@@ -172,6 +211,8 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
         event.streamId.startsWith('incident-')
       ) {
         await finalFailure(ctx, event.streamId, data);
+      } else if (event.type === 'IncidentResolved' && event.streamId.startsWith('incident-')) {
+        await overtaken(ctx, event);
       } else if (event.type === 'IncidentChannelSubscribed') {
         await subscribed(ctx, event.id, data);
       }

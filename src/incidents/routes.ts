@@ -62,6 +62,7 @@ const EXISTING_INCIDENT_COMMANDS: readonly IncidentCommand['type'][] = [
   'RecordIncidentUpstreamCallSucceeded',
   'RecordIncidentUpstreamCallFailed',
   'RetryIncidentUpstreamCall',
+  'RecordIncidentUpstreamSnapshot',
   'RecordIncidentCardPosted',
   'RecordIncidentCardUpdated',
 ];

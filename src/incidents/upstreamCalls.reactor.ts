@@ -1,17 +1,19 @@
 import type {
   RecordIncidentUpstreamCallFailed,
   RecordIncidentUpstreamCallSucceeded,
+  RecordIncidentUpstreamSnapshot,
   RetryIncidentUpstreamCall,
   UpstreamIncident,
 } from '../../machines/incident/commands.ts';
-import { findPendingRequest, type IncidentState } from '../../machines/incident/decider.ts';
+import { findPendingRequest, type IncidentState, incidentDecider } from '../../machines/incident/decider.ts';
 import type { PendingRequest } from '../../machines/incident/machine.ts';
-import { ChatOpsError, isChatOpsError } from '../core/errors.ts';
+import { asError, ChatOpsError, isChatOpsError } from '../core/errors.ts';
+import { uuidv5 } from '../core/ids.ts';
 import { exhaustive, type JsonObject } from '../core/messages.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
-import type { Dispatch } from '../processors/dispatchCommand.ts';
+import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
 import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
-import type { Processor } from '../processors/runner.ts';
+import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import {
   createUpstreamCallProcessor,
   type UpstreamCallArgs,
@@ -20,7 +22,7 @@ import {
 } from '../processors/upstreamCall.ts';
 import type { PagerDutyClient } from '../upstream/pagerduty.ts';
 import { readIncidentState } from './incidentState.ts';
-import { type SlackUserOf, upstreamIncidentFromRest } from './pagerdutyMapping.ts';
+import { actorFromWebhookAgent, type SlackUserOf, upstreamIncidentFromRest } from './pagerdutyMapping.ts';
 
 /**
  * `incident-upstream`: every user request recorded on an incident (`Incident*Requested`) and every
@@ -42,7 +44,16 @@ import { type SlackUserOf, upstreamIncidentFromRest } from './pagerdutyMapping.t
  * upstream. Triggers carry `incident_key` = `switchboard:<request id>`: on a retry or a redelivery
  * the incident with that key is looked up first, and a repeated create refused as a duplicate is
  * looked up too; a note whose earlier attempt landed (same author, same text, after the request)
- * is not added twice.
+ * is not added twice; an acknowledge (or resolve) is not sent again when the incident is already
+ * acknowledged with our user among its acknowledgers (resolved by our user). What remains: a read
+ * that lags behind the write (the vendor's reads are eventually consistent) can miss the landed
+ * change, and the call is then repeated; for an acknowledge by the same user that is a no-op
+ * upstream.
+ *
+ * After every status fact the incident is read back (`incident-read-back`, below). Vendor facts
+ * are ordered by vendor times only (webhook `occurred_at`, an incident's `last_status_change_at`),
+ * never by our clock, so an answer that arrives late or a skewed clock cannot make the card
+ * disagree with the incident service.
  *
  * @example
  * const upstream = createIncidentUpstreamReactor({ pagerduty, dispatch: bus.dispatch, slackUserOf });
@@ -98,8 +109,11 @@ const targetOf = (event: RecordedEvent): UpstreamCallTarget | null => {
 export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions): Processor => {
   const pd = options.pagerduty;
   const slackUserOf = options.slackUserOf ?? (() => null);
-  const fromRest = (i: Parameters<typeof upstreamIncidentFromRest>[0]) =>
-    upstreamIncidentFromRest(i, slackUserOf);
+  // With the vendor's time of its last status change, which orders this answer against webhooks.
+  const fromRest = (i: Parameters<typeof upstreamIncidentFromRest>[0]): UpstreamIncident => ({
+    ...upstreamIncidentFromRest(i, slackUserOf),
+    statusChangedAt: i.last_status_change_at ?? null,
+  });
 
   const upstreamIdOf = (state: IncidentState): string => {
     const id = state.context.link?.upstreamId;
@@ -139,9 +153,23 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
         );
         return landed ? { incident: null, noteId: landed.id } : null;
       }
+      case 'acknowledge': {
+        // An earlier attempt's PUT may have landed before its answer was lost (a crash, a reset):
+        // the incident acknowledged with our user among its acknowledgers is what the call would
+        // have done. No time is compared: the vendor's times are on the vendor's clock.
+        const current = await pd.getIncident(upstreamIdOf(state));
+        const ours =
+          current.status === 'acknowledged' &&
+          current.acknowledgements.some((a) => a.acknowledger.id === r.asUser.id);
+        return ours ? { incident: fromRest(current), noteId: null } : null;
+      }
+      case 'resolve': {
+        const current = await pd.getIncident(upstreamIdOf(state));
+        const ours = current.status === 'resolved' && current.last_status_change_by?.id === r.asUser.id;
+        return ours ? { incident: fromRest(current), noteId: null } : null;
+      }
       default:
-        // Status and assignment changes are safe to repeat: the same change again is a no-op
-        // upstream, and a resolve that already landed is recognised from the call's refusal.
+        // Assignment changes are safe to repeat: the same change again is a no-op upstream.
         return null;
     }
   };
@@ -274,4 +302,107 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
     target: targetOf,
     spec,
   });
+};
+
+export const INCIDENT_READ_BACK_PROCESSOR = 'incident-read-back';
+
+/**
+ * `incident-read-back`: after a status fact (our call's answer, a webhook, a webhook ignored as out
+ * of order) reads the incident back from the incident service and records what it has now
+ * (`RecordIncidentUpstreamSnapshot`), so the card converges on the vendor's state even when a
+ * webhook is late, lost or out of order. The decider applies a read only when the vendor's
+ * `last_status_change_at` is newer than the vendor time of the status we hold, so a read that lags
+ * behind (the vendor's reads are eventually consistent) changes nothing. Its own processor, so the
+ * reads never hold up the calls people are waiting for.
+ *
+ * @example
+ * const readBack = createIncidentReadBackReactor({ pagerduty, dispatch: bus.dispatch, slackUserOf });
+ */
+export const createIncidentReadBackReactor = (
+  options: Readonly<{
+    pagerduty: Pick<PagerDutyClient, 'getIncident'>;
+    dispatch: Dispatch;
+    slackUserOf?: SlackUserOf;
+  }>,
+): Processor => {
+  const pd = options.pagerduty;
+  const slackUserOf = options.slackUserOf ?? (() => null);
+  const fromRest = (i: Parameters<typeof upstreamIncidentFromRest>[0]): UpstreamIncident => ({
+    ...upstreamIncidentFromRest(i, slackUserOf),
+    statusChangedAt: i.last_status_change_at ?? null,
+  });
+
+  /** A failed read is logged and left to the webhooks (and the next status fact's read). */
+  const readBack = async (event: RecordedEvent, ctx: ProcessorContext): Promise<void> => {
+    const { state } = await readIncidentState(ctx.store, event.streamId);
+    const id = state.context.link?.upstreamId;
+    if (!id) return;
+    let current: Awaited<ReturnType<typeof pd.getIncident>>;
+    try {
+      current = await pd.getIncident(id);
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      ctx.logger.warn({ err: asError(error), streamId: event.streamId }, 'reading the incident back failed');
+      return;
+    }
+    const d: RecordIncidentUpstreamSnapshot['data'] = {
+      incident: fromRest(current),
+      statusChangedBy: actorFromWebhookAgent(current.last_status_change_by, slackUserOf),
+    };
+    const command: RecordIncidentUpstreamSnapshot = {
+      type: 'RecordIncidentUpstreamSnapshot',
+      data: d,
+      metadata: {
+        now: ctx.now().toISOString(),
+        commandId: uuidv5(`${INCIDENT_READ_BACK_PROCESSOR}:${event.id}`),
+        actor: 'system:incident-read-back',
+        causationId: event.id,
+      },
+    };
+    // Most reads confirm what we hold: record only a read that changes something, so the common
+    // case costs one GET and no write (the bus decides again on the stream as it is then).
+    if (!changesSomething(command, state)) return;
+    const r = await dispatchCommand(options.dispatch, {
+      ...command,
+      data: { ...d, streamId: event.streamId } as unknown as JsonObject,
+    });
+    if (r.outcome === 'rejected') ctx.logger.warn({ code: r.code }, `read-back not recorded: ${r.message}`);
+  };
+
+  return {
+    id: INCIDENT_READ_BACK_PROCESSOR,
+    filter: { streamPrefixes: ['incident-'], eventTypes: [...READ_BACK_AFTER] },
+    async handle(event, ctx) {
+      if (needsReadBack(event)) await readBack(event, ctx);
+    },
+  };
+};
+
+/** Whether the decider would record anything for a read-back on `state` (refusals count: logged). */
+const changesSomething = (command: RecordIncidentUpstreamSnapshot, state: IncidentState): boolean => {
+  try {
+    return incidentDecider.decide(command, state).length > 0;
+  } catch {
+    return true;
+  }
+};
+
+/** Status facts after which the incident is read back (see `readBack`). */
+const READ_BACK_AFTER = [
+  'IncidentAcknowledged',
+  'IncidentUnacknowledged',
+  'IncidentResolved',
+  'IncidentReopened',
+  'IncidentWebhookIgnored',
+] as const;
+
+/**
+ * A status fact that came from our call's answer or a webhook (not from a read-back itself, which
+ * has no webhook event id and source `webhook`), or a webhook ignored as out of order.
+ */
+const needsReadBack = (event: RecordedEvent): boolean => {
+  if (!(READ_BACK_AFTER as readonly string[]).includes(event.type)) return false;
+  const d = event.data as { source?: unknown; webhookEventId?: unknown; reason?: unknown };
+  if (event.type === 'IncidentWebhookIgnored') return d.reason === 'stale';
+  return !(d.source === 'webhook' && d.webhookEventId === null);
 };

@@ -20,6 +20,7 @@ import {
 } from '../../sandbox/simulators/slack/signing.ts';
 import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
+import type { Clock } from '../../src/core/clock.ts';
 import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
 import { openEventStore } from '../../src/eventStore/openEventStore.ts';
 import type { IncidentsOptions } from '../../src/incidents/module.ts';
@@ -130,10 +131,15 @@ export const startIncidentHarness = async (
     simulator?: Omit<PagerDutySimulatorOptions, 'webhookSecret' | 'webhooks'>;
     /** The incident lifecycle's other knobs (`retry` comes from `incidentRetryBaseMs`). */
     incidents?: Omit<IncidentsOptions, 'retry'>;
+    /** The app's clock (default: the system's). */
+    clock?: Clock;
+    /** The incident-service simulator's clock, e.g. skewed from the app's (default: the system's). */
+    simClock?: Clock;
   }> = {},
 ): Promise<IncidentHarness> => {
   const sim = await startPagerDutySimulator({
     ...options.simulator,
+    ...(options.simClock ? { clock: options.simClock } : {}),
     webhookSecret: WEBHOOK_SECRET,
     webhooks: { retryDelaysMs: [20, 50, 100, 200], timeoutMs: 3_000 },
   });
@@ -162,6 +168,7 @@ export const startIncidentHarness = async (
     const app = await createSwitchboard({
       config,
       logger,
+      ...(options.clock ? { clock: options.clock } : {}),
       host: '127.0.0.1',
       httpGraceMs: 1_000,
       schedulerPollMs: options.schedulerPollMs ?? 20,

@@ -108,7 +108,15 @@ export type Fault = {
   readonly echoAuthorization?: boolean;
 };
 
-export type Delay = { readonly ms: number; readonly times?: number };
+export type Delay = {
+  readonly ms: number;
+  readonly times?: number;
+  /**
+   * Apply the request first, then hold its answer for `ms` (latency on the way back): the change is
+   * visible to readers, webhooks and the web app before the caller hears of it.
+   */
+  readonly afterApply?: boolean;
+};
 
 export type Violation = {
   readonly kind: 'request' | 'response' | 'route' | 'contract' | 'unimplemented';
@@ -446,14 +454,15 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
       return undefined;
     }
     const delay = take(delays, info);
-    if (delay) await sleep(delay.delay.ms);
-    return { raw, method, reqUrl, path, operationId, record, afterApply: fault?.fault };
+    if (delay && !delay.delay.afterApply) await sleep(delay.delay.ms);
+    const answerDelayMs = delay?.delay.afterApply ? delay.delay.ms : 0;
+    return { raw, method, reqUrl, path, operationId, record, afterApply: fault?.fault, answerDelayMs };
   };
 
   const handleRest = async (req: IncomingMessage, res: ServerResponse) => {
     const got = await intake('rest', restValidator, req, res);
     if (!got) return;
-    const { raw, method, reqUrl, path, operationId, record, afterApply } = got;
+    const { raw, method, reqUrl, path, operationId, record, afterApply, answerDelayMs } = got;
 
     const auth = req.headers.authorization;
     const key = auth?.startsWith('Token token=') ? auth.slice('Token token='.length) : undefined;
@@ -577,6 +586,7 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
         violations.push({ kind: 'response', server: 'rest', operationId, method, path, issues });
       }
     }
+    if (answerDelayMs > 0) await sleep(answerDelayMs);
     if (afterApply) {
       record.status = afterApply.status;
       return sendFault(res, afterApply, limitHeaders);

@@ -340,6 +340,7 @@ describe('acknowledge', () => {
           webhookEventId: 'wh-ack',
           by: ANA_ACTOR,
           requestId: 'ack-1',
+          upstreamAt: t('01:02'),
         },
       },
     ]);
@@ -459,6 +460,38 @@ describe('out-of-order and repeated webhooks', () => {
       .given(ACKED)
       .when(cmd.webhook('wh-u', 'incident.unacknowledged', t('01:00'), {}, t('01:10')))
       .then([ev.webhookIgnored('wh-u', 'incident.unacknowledged', t('01:00'), 'stale', t('01:10'))]);
+  });
+
+  it("orders a webhook against our call's answer by the vendor's times only, never by our clock", () => {
+    // Our acknowledge landed at 02:01:05 (vendor clock) but its answer was recorded at 02:09 on our
+    // clock (late, or our clock ahead); a web-app resolve at 02:01:06 is newer and must apply.
+    const pending = [...OPEN, ev.ackRequested('ack-1', t('01:00'))];
+    const answered = spec
+      .given(pending)
+      .when(
+        cmd.succeeded('ack-1', 'acknowledge', t('09:00'), {
+          incident: upstreamIncident({ status: 'acknowledged', statusChangedAt: t('01:05') }),
+        }),
+      )
+      .then([ev.acknowledged('ack-1', t('09:00'), ANA_ACTOR, t('01:05'))]);
+    expect(answered.context.upstreamStatusAt).toBe(t('01:05'));
+    spec
+      .given([...pending, ev.acknowledged('ack-1', t('09:00'), ANA_ACTOR, t('01:05'))])
+      .when(cmd.webhook('wh-r', 'incident.resolved', t('01:06'), {}, t('09:01')))
+      .then([ev.resolvedByWebhook('wh-r', t('01:06'))]);
+    // Only a webhook that occurred before 02:01:05 on the vendor's clock is stale.
+    spec
+      .given([...pending, ev.acknowledged('ack-1', t('09:00'), ANA_ACTOR, t('01:05'))])
+      .when(cmd.webhook('wh-u', 'incident.unacknowledged', t('01:04'), {}, t('09:01')))
+      .then([ev.webhookIgnored('wh-u', 'incident.unacknowledged', t('01:04'), 'stale', t('09:01'))]);
+  });
+
+  it('without a vendor time for our status, a webhook is applied (the read-back converges later)', () => {
+    const history = [...OPEN, ev.ackRequested('ack-1', t('01:00')), ev.acknowledged('ack-1', t('01:05'))];
+    spec
+      .given(history)
+      .when(cmd.webhook('wh-u', 'incident.unacknowledged', t('01:00'), {}, t('01:10')))
+      .then([ev.unacknowledged('wh-u', t('01:00'))]);
   });
 
   it('an explicit reopen upstream is the only way out of resolved', () => {
@@ -639,6 +672,7 @@ describe('notes', () => {
           requestId: 'note-1',
           noteId: 'N1',
           content: 'disk cleanup running',
+          upstreamAt: t('02:01'),
         },
       },
     ]);
@@ -717,5 +751,100 @@ describe('incident keys', () => {
       incidentKey: incidentKeyForRequest(TRIGGER_ID),
       requestId: TRIGGER_ID,
     });
+  });
+});
+
+describe('reading the incident back', () => {
+  const snapshot = (
+    over: Partial<Parameters<typeof upstreamIncident>[0]>,
+    now: string,
+    by: typeof WEB_ACTOR | null = WEB_ACTOR,
+  ): IncidentCommand => ({
+    type: 'RecordIncidentUpstreamSnapshot',
+    data: { incident: upstreamIncident(over), statusChangedBy: by },
+    metadata: { commandId: `read:${now}`, now, actor: 'system:incident-upstream' },
+  });
+
+  it('applies a newer vendor status, attributed to who the vendor says changed it', () => {
+    spec
+      .given(ACKED)
+      .when(snapshot({ status: 'resolved', statusChangedAt: t('02:00') }, t('02:30')))
+      .then([
+        {
+          type: 'IncidentResolved',
+          data: {
+            at: t('02:00'),
+            source: 'webhook',
+            requestId: null,
+            webhookEventId: null,
+            by: WEB_ACTOR,
+            resolution: null,
+            upstreamAt: t('02:00'),
+          },
+        },
+      ]);
+  });
+
+  it('a read that lags behind, or repeats what we hold, changes nothing', () => {
+    // ACKED holds the acknowledgement at 02:01:05 on the vendor's clock.
+    spec
+      .given(ACKED)
+      .when(snapshot({ status: 'triggered', statusChangedAt: t('00:30') }, t('05:00')))
+      .then([]);
+    spec
+      .given(ACKED)
+      .when(snapshot({ status: 'triggered', statusChangedAt: t('01:05') }, t('05:00')))
+      .then([]);
+    spec
+      .given(ACKED)
+      .when(snapshot({ status: 'acknowledged', statusChangedAt: t('03:00') }, t('05:00')))
+      .then([]);
+    spec
+      .given(ACKED)
+      .when(snapshot({ status: 'resolved', statusChangedAt: null }, t('05:00')))
+      .then([]);
+  });
+
+  it('a resolved incident the vendor reopened and acknowledged is reopened, then acknowledged', () => {
+    const state = spec
+      .given(RESOLVED)
+      .when(snapshot({ status: 'acknowledged', statusChangedAt: t('06:00') }, t('06:30')))
+      .then([
+        {
+          type: 'IncidentReopened',
+          data: {
+            at: t('06:00'),
+            source: 'webhook',
+            requestId: null,
+            webhookEventId: null,
+            by: WEB_ACTOR,
+            upstreamAt: t('06:00'),
+          },
+        },
+        {
+          type: 'IncidentAcknowledged',
+          data: {
+            at: t('06:00'),
+            source: 'webhook',
+            requestId: null,
+            webhookEventId: null,
+            by: WEB_ACTOR,
+            upstreamAt: t('06:00'),
+          },
+        },
+      ]);
+    expect(incidentStatus(state)).toBe('acknowledged');
+  });
+
+  it('confirms our pending request when the vendor says it was us', () => {
+    spec
+      .given([...OPEN, ev.ackRequested('ack-1', t('01:00'))])
+      .when(snapshot({ status: 'acknowledged', statusChangedAt: t('01:01') }, t('01:30'), ANA_ACTOR))
+      .then(
+        [ev.acknowledged('ack-1', t('01:01'), ANA_ACTOR, t('01:01'))].map((e) => ({
+          ...e,
+          data: { ...e.data, source: 'webhook' },
+        })) as IncidentEvent[],
+      );
   });
 });

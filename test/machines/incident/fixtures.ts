@@ -216,6 +216,7 @@ export const ev = {
       escalationLevel: 1,
       htmlUrl: 'https://acme.pagerduty.com/incidents/PINC042',
       createdAt: t('00:30'),
+      upstreamAt: null,
     },
   }),
   ackRequested: (requestId: string, at: string, who: 'ana' | 'bob' = 'ana'): IncidentEvent => ({
@@ -227,9 +228,15 @@ export const ev = {
       requestedAt: at,
     },
   }),
-  acknowledged: (requestId: string | null, at: string, by: Actor | null = ANA_ACTOR): IncidentEvent => ({
+  /** `upstreamAt`: the vendor's time of the status (null when the answer carried none). */
+  acknowledged: (
+    requestId: string | null,
+    at: string,
+    by: Actor | null = ANA_ACTOR,
+    upstreamAt: string | null = null,
+  ): IncidentEvent => ({
     type: 'IncidentAcknowledged',
-    data: { at, source: 'slack', requestId, webhookEventId: null, by },
+    data: { at, source: 'slack', requestId, webhookEventId: null, by, upstreamAt },
   }),
   unacknowledged: (webhookEventId: string, at: string): IncidentEvent => ({
     type: 'IncidentUnacknowledged',
@@ -240,6 +247,7 @@ export const ev = {
       webhookEventId,
       by: WEB_ACTOR,
       reason: 'unacknowledged upstream',
+      upstreamAt: at,
     },
   }),
   resolveRequested: (requestId: string, at: string, who: 'ana' | 'bob' = 'ana'): IncidentEvent => ({
@@ -252,17 +260,30 @@ export const ev = {
       resolution: null,
     },
   }),
-  resolved: (requestId: string | null, at: string, by: Actor | null = ANA_ACTOR): IncidentEvent => ({
+  resolved: (
+    requestId: string | null,
+    at: string,
+    by: Actor | null = ANA_ACTOR,
+    upstreamAt: string | null = null,
+  ): IncidentEvent => ({
     type: 'IncidentResolved',
-    data: { at, source: 'slack', requestId, webhookEventId: null, by, resolution: null },
+    data: { at, source: 'slack', requestId, webhookEventId: null, by, resolution: null, upstreamAt },
   }),
   resolvedByWebhook: (webhookEventId: string, at: string): IncidentEvent => ({
     type: 'IncidentResolved',
-    data: { at, source: 'webhook', requestId: null, webhookEventId, by: WEB_ACTOR, resolution: null },
+    data: {
+      at,
+      source: 'webhook',
+      requestId: null,
+      webhookEventId,
+      by: WEB_ACTOR,
+      resolution: null,
+      upstreamAt: at,
+    },
   }),
   reopened: (webhookEventId: string, at: string): IncidentEvent => ({
     type: 'IncidentReopened',
-    data: { at, source: 'webhook', requestId: null, webhookEventId, by: WEB_ACTOR },
+    data: { at, source: 'webhook', requestId: null, webhookEventId, by: WEB_ACTOR, upstreamAt: at },
   }),
   escalateRequested: (requestId: string, at: string, level = 2): IncidentEvent => ({
     type: 'IncidentEscalateRequested',
@@ -275,7 +296,16 @@ export const ev = {
     assignees: Assignee[] = [ANA_ASSIGNEE],
   ): IncidentEvent => ({
     type: 'IncidentEscalated',
-    data: { at, source: 'slack', requestId, webhookEventId: null, by: ANA_ACTOR, level, assignees },
+    data: {
+      at,
+      source: 'slack',
+      requestId,
+      webhookEventId: null,
+      by: ANA_ACTOR,
+      level,
+      assignees,
+      upstreamAt: null,
+    },
   }),
   reassignRequested: (
     requestId: string,
@@ -291,7 +321,15 @@ export const ev = {
     assignees: Assignee[] = [BOB_ASSIGNEE],
   ): IncidentEvent => ({
     type: 'IncidentReassigned',
-    data: { at, source: 'slack', requestId, webhookEventId: null, by: ANA_ACTOR, assignees },
+    data: {
+      at,
+      source: 'slack',
+      requestId,
+      webhookEventId: null,
+      by: ANA_ACTOR,
+      assignees,
+      upstreamAt: null,
+    },
   }),
   noteRequested: (requestId: string, at: string, content = 'disk cleanup running'): IncidentEvent => ({
     type: 'IncidentNoteRequested',
@@ -304,7 +342,16 @@ export const ev = {
     content = 'disk cleanup running',
   ): IncidentEvent => ({
     type: 'IncidentNoteAdded',
-    data: { at, source: 'slack', requestId, webhookEventId: null, by: ANA_ACTOR, noteId, content },
+    data: {
+      at,
+      source: 'slack',
+      requestId,
+      webhookEventId: null,
+      by: ANA_ACTOR,
+      noteId,
+      content,
+      upstreamAt: null,
+    },
   }),
   failed: (
     requestId: string,
@@ -348,15 +395,15 @@ export const ev = {
   }),
 };
 
-/** A Slack-triggered incident, confirmed upstream at 02:00:30. */
+/** A Slack-triggered incident, confirmed upstream at 02:00:30 (acknowledged and resolved: the vendor's times). */
 export const OPEN: IncidentEvent[] = [ev.triggerRequested(), ev.linked(), ev.triggered()];
 export const ACKED: IncidentEvent[] = [
   ...OPEN,
   ev.ackRequested('ack-1', t('01:00')),
-  ev.acknowledged('ack-1', t('01:05')),
+  ev.acknowledged('ack-1', t('01:05'), ANA_ACTOR, t('01:05')),
 ];
 export const RESOLVED: IncidentEvent[] = [
   ...ACKED,
   ev.resolveRequested('res-1', t('04:00')),
-  ev.resolved('res-1', t('04:05')),
+  ev.resolved('res-1', t('04:05'), ANA_ACTOR, t('04:05')),
 ];
