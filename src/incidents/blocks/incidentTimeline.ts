@@ -11,6 +11,8 @@ import {
   type SlackMessage,
   truncate,
 } from '../../slack/blocks/format.ts';
+// Why a call failed, in the words the requester's DM uses (never our internal codes).
+import { failureReasonText } from '../notices.reactor.ts';
 
 /** The part of a stored message the timeline reads (a RecordedEvent of the store satisfies it). */
 export type TimelineRecord = Readonly<{
@@ -109,7 +111,7 @@ const eventSummary = (type: string, d: Data): string => {
     case 'IncidentUrgencyChanged':
       return `Urgency set to ${esc(d.urgency, 10)}${via(d)}`;
     case 'IncidentUpstreamCallFailed':
-      return `Upstream ${esc(d.action, 20)} call failed (${attemptText(d)}, ${esc(d.code, 40)}: ${esc(d.message, 150)})${
+      return `Upstream ${esc(d.action, 20)} call failed (${attemptText(d)}: ${esc(failureReasonText(String(d.code), String(d.message ?? '')), 200)})${
         d.final
           ? ', gave up'
           : str(d.nextAttemptAt)
@@ -143,7 +145,7 @@ const commandSummary = (type: string, d: Data): string => {
     case 'RecordIncidentUpstreamCallSucceeded':
       return `Upstream ${esc(d.action, 20)} call succeeded`;
     case 'RecordIncidentUpstreamCallFailed':
-      return `Upstream ${esc(d.action, 20)} call failed (${attemptText(d)}, ${esc(d.code, 40)})`;
+      return `Upstream ${esc(d.action, 20)} call failed (${attemptText(d)}: ${esc(failureReasonText(String(d.code), String(d.message ?? '')), 200)})`;
     case 'RetryIncidentUpstreamCall':
       return `Scheduled retry of ${esc(d.action, 20)} (${attemptText(d)})`;
     case 'RecordIncidentCardPosted':
@@ -326,6 +328,6 @@ export const incidentTimeline = (
       ...page.map((s): KnownBlock => ({ type: 'section', text: mrkdwn(s.text) })),
     ];
     if (page.length === 0) blocks.push({ type: 'section', text: mrkdwn('_Nothing recorded yet._') });
-    return { text: `${title}${pages.length > 1 ? ` (${i + 1}/${pages.length})` : ''}`, blocks };
+    return { text: `${escapeMrkdwn(title)}${pages.length > 1 ? ` (${i + 1}/${pages.length})` : ''}`, blocks };
   });
 };

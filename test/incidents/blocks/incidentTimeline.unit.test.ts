@@ -135,6 +135,26 @@ describe('incident timeline entries', () => {
     const entries = toTimelineEntries(records);
     expect(entries.map((e) => e.type)).toEqual(['IncidentUpstreamCallFailed']);
     expect(entries[0]!.summary).toContain('gave up');
+    // In words, never our internal codes (the timeline is shown to everyone who asks).
+    expect(entries[0]!.summary).toContain('could not be reached');
+    expect(entries[0]!.summary).not.toMatch(/SB_[A-Z_]+/);
+  });
+
+  it('shows no internal error code anywhere, default view or full audit', () => {
+    for (const options of [
+      { scope: 'story' },
+      { scope: 'audit' },
+      { scope: 'audit', commands: 'all' },
+    ] as const) {
+      const text = JSON.stringify(toTimelineEntries(history, options));
+      expect(text, JSON.stringify(options)).not.toMatch(/SB_[A-Z_]+/);
+    }
+  });
+
+  it('escapes the title in the notification text as well as in the blocks', () => {
+    const [page] = incidentTimeline({ title: '#7 <!channel> db & co', entries: [] });
+    expect(page!.text).not.toContain('<!channel>');
+    expect(page!.text).toContain('&lt;!channel&gt; db &amp; co');
   });
 
   it('the audit lists events with actor and time, and inputs only when they changed nothing', () => {
@@ -155,7 +175,9 @@ describe('incident timeline entries', () => {
       `${t('00:00')} IncidentTriggerRequested <@UANA01> Trigger requested: “db-primary disk 95%”`,
     );
     expect(lines[3]).toContain('Acknowledge requested');
-    expect(lines[4]).toContain('Upstream acknowledge call failed (attempt 1/5, SB_UPSTREAM_UNAVAILABLE');
+    expect(lines[4]).toContain(
+      'Upstream acknowledge call failed (attempt 1/5: the incident service could not be reached)',
+    );
     expect(lines[4]).toContain('next try 2026-11-22 02:01:31 UTC');
     expect(lines[5]).toContain(
       '<@UBOB02> Refused acknowledge incident: acknowledge requested by UANA01 is in flight',
