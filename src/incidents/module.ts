@@ -143,7 +143,14 @@ const createIncidents = (
           },
         },
       }),
-      createIncidentNoticesReactor({ slack: { postMessage: post } }),
+      createIncidentNoticesReactor({
+        slack: {
+          postMessage: post,
+          postEphemeral: async (channel, user, m) => {
+            await slack.chat.postEphemeral({ channel, user, text: m.text, blocks: m.blocks });
+          },
+        },
+      }),
     ],
     listeners: (app, handlerDeps) =>
       registerIncidentListeners(app, {
