@@ -45,6 +45,26 @@ describe('confirmations where the card is not', () => {
     ).toHaveLength(1);
   });
 
+  it('a resolve typed in a channel the bot cannot post in is confirmed by DM', async () => {
+    const { number, incidentId } = await h.trigger('Search index stale');
+    const hidden = 'C0PRIVATE'; // a private channel without the bot: Slack says channel_not_found
+    await h.slash(`resolve ${number}`, { channel: hidden, user: ANA.slack });
+    await waitFor(() => h.sim.state.incidents.get(incidentId)?.status === 'resolved' || undefined, {
+      what: 'resolved upstream',
+    });
+    const dm = await waitFor(
+      () =>
+        [...h.fake.allMessages().values()]
+          .flat()
+          .find(
+            (m) => m.text.includes(`#${number}`) && m.text.includes('is resolved in the incident service'),
+          ),
+      { what: 'the confirmation by DM' },
+    );
+    expect(h.fake.channels.get(dm.channel)).toMatchObject({ is_im: true, user: ANA.slack });
+    expect(dm.text).toContain(`<#${OPS}>`);
+  });
+
   it('an acknowledge from the card itself gets no extra confirmation (the card shows it)', async () => {
     const { number, streamId } = await h.trigger('Queue depth rising');
     const mark = h.fake.ephemerals.length;
