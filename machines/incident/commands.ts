@@ -4,6 +4,7 @@ import { recordUpstreamCallFailedSchema, retryUpstreamCallSchema } from '../shar
 import {
   actorSchema,
   assigneeSchema,
+  monitoringAlertSchema,
   prioritySchema,
   serviceRefSchema,
   upstreamActionSchema,
@@ -66,6 +67,8 @@ export const upstreamIncidentSchema = z.object({
    * vendor's clock), which orders a response or a read-back against webhooks' `occurred_at`.
    */
   statusChangedAt: z.string().nullable().optional(),
+  /** The severity and source of the alert that opened it (monitoring incidents), when read. */
+  alert: monitoringAlertSchema.nullable().optional(),
 });
 export type UpstreamIncident = Readonly<z.infer<typeof upstreamIncidentSchema>>;
 

@@ -313,6 +313,7 @@ const triggeredFrom = (inc: UpstreamIncident, fact: FactData, fallbackLevel: num
       escalationLevel: inc.escalationLevel ?? fallbackLevel,
       htmlUrl: inc.htmlUrl,
       createdAt: inc.createdAt,
+      ...(inc.alert ? { alert: inc.alert } : {}),
     },
   },
 ];

@@ -81,6 +81,13 @@ const factBase = {
   upstreamAt: isoTime.nullable().optional(),
 };
 
+/** What a monitoring alert (the events route's `payload`) says about its incident. */
+export const monitoringAlertSchema = z.object({
+  severity: z.string().min(1).max(50),
+  source: z.string().max(1000).nullable(),
+});
+export type MonitoringAlert = z.infer<typeof monitoringAlertSchema>;
+
 export const incidentEventDataSchemas = {
   IncidentTriggerRequested: z.object({
     ...requestBase,
@@ -113,6 +120,8 @@ export const incidentEventDataSchemas = {
     htmlUrl: z.string().nullable(),
     createdAt: isoTime,
     by: actorSchema.nullable(),
+    /** The monitoring alert that opened it (events route); absent on events stored before it existed. */
+    alert: monitoringAlertSchema.nullable().optional(),
   }),
   IncidentAcknowledgeRequested: z.object({ ...requestBase }),
   IncidentAcknowledged: z.object({ ...factBase, by: actorSchema.nullable() }),

@@ -13,6 +13,7 @@ import type {
   FactSource,
   IncidentEvent,
   IncidentUpstreamCallFailed,
+  MonitoringAlert,
   Priority,
   ServiceRef,
   UpstreamAction,
@@ -69,6 +70,8 @@ export type IncidentFacts = Readonly<{
   /** When we learnt it (the upstream `created_at` for incidents first seen by webhook). */
   triggeredAt: string;
   source: FactSource;
+  /** Severity and source of the monitoring alert that opened it; null when none is known. */
+  alert: MonitoringAlert | null;
 }>;
 
 export type StatusMark = Readonly<{ by: Actor | null; at: string; source: FactSource }>;
@@ -260,6 +263,7 @@ export const incidentMachine = setup({
           triggeredBy: d.by,
           triggeredAt: d.at,
           source: d.source,
+          alert: d.alert ?? null,
         },
         statusChangedAt: d.at,
         upstreamStatusAt: vendorTime(d),

@@ -7,7 +7,7 @@ import type {
   ResolveIncident,
   TriggerIncident,
 } from '../../machines/incident/commands.ts';
-import type { Assignee, ServiceRef, UpstreamUser } from '../../machines/incident/events.ts';
+import type { Assignee, MonitoringAlert, ServiceRef, UpstreamUser } from '../../machines/incident/events.ts';
 import type { IncidentRoutingCommand } from '../../machines/incidentRouting/commands.ts';
 import { ChatOpsError, isChatOpsError, ValidationError } from '../core/errors.ts';
 import { type Command, exhaustive } from '../core/messages.ts';
@@ -51,6 +51,11 @@ export type IncidentEnricherDeps = Readonly<{
   readModels: IncidentReadModels;
   /** The last level of a service's escalation policy (null: unknown; see escalationLevels.ts). */
   lastEscalationLevel?(serviceId: string): Promise<number | null>;
+  /**
+   * The severity and source of the first alert of an incident (monitoring incidents carry them on
+   * their alerts, not on the incident); null when it has none.
+   */
+  firstAlertOf?(incidentId: string): Promise<MonitoringAlert | null>;
   /** Delivery attempt from which transient lookup failures become refusals (default 4). */
   giveUpAfter?: number;
 }>;
@@ -255,8 +260,40 @@ export const createIncidentEnricher = (deps: IncidentEnricherDeps): Enrich => {
     }
   };
 
+  /**
+   * An incident first seen through `incident.triggered` from the events route (a monitoring alert)
+   * gets its alert's severity and source, read once here so the decider records them as facts.
+   * Best effort: when the read fails after retries, the card shows the incident without them.
+   */
+  const withAlert = async (
+    command: RecordIncidentWebhook,
+    ctx: ProcessorContext,
+  ): Promise<RecordIncidentWebhook> => {
+    const inc = command.data.incident;
+    if (
+      !deps.firstAlertOf ||
+      command.data.eventType !== 'incident.triggered' ||
+      !inc ||
+      inc.alert !== undefined
+    ) {
+      return command;
+    }
+    let alert: MonitoringAlert | null;
+    try {
+      alert = await deps.firstAlertOf(inc.id);
+    } catch (error) {
+      if (shouldRetry(error) && ctx.attempt < giveUpAfter) throw error;
+      return command;
+    }
+    if (!alert) return command;
+    return { ...command, data: { ...command.data, incident: { ...inc, alert } } };
+  };
+
   return async (command, ctx) => {
     if (isSlackCommand(command)) return enrichSlackCommand(command, ctx);
+    if (command.type === 'RecordIncidentWebhook') {
+      command = await withAlert(command as RecordIncidentWebhook, ctx);
+    }
     // Note webhooks (no incident in the payload) → the stream, from the incident index after
     // catching it up (read-your-writes).
     const d = command.data as Readonly<{ incident?: unknown; streamId?: unknown; incidentId?: unknown }>;

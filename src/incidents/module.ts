@@ -143,7 +143,14 @@ const createIncidents = (
           },
         },
       }),
-      createIncidentNoticesReactor({ slack: { postMessage: post } }),
+      createIncidentNoticesReactor({
+        slack: {
+          postMessage: post,
+          postEphemeral: async (channel, user, m) => {
+            await slack.chat.postEphemeral({ channel, user, text: m.text, blocks: m.blocks });
+          },
+        },
+      }),
     ],
     listeners: (app, handlerDeps) =>
       registerIncidentListeners(app, {
@@ -168,6 +175,15 @@ const createIncidents = (
       services,
       readModels,
       lastEscalationLevel: escalationLevels.lastLevel,
+      firstAlertOf: async (incidentId) => {
+        const first = (await pagerduty.listIncidentAlerts(incidentId, { limit: 1 })).items[0];
+        if (!first?.severity) return null;
+        // The event's `payload.source` comes back as `body.cef_details.source_origin`.
+        const cef = (first.body as { cef_details?: { source_origin?: unknown } } | null | undefined)
+          ?.cef_details;
+        const source = typeof cef?.source_origin === 'string' ? cef.source_origin : null;
+        return { severity: first.severity.slice(0, 50), source: source?.slice(0, 1000) ?? null };
+      },
     }),
     // A refused move says who got there first ("Already acknowledged by <@U1> at 02:04 UTC.").
     rejectionText: (r) =>

@@ -21,6 +21,10 @@ import { foldIncidentHistory, readIncidentState } from './incidentState.ts';
  * - A request overtaken by a resolve (someone resolved the incident, in Slack or the web app, while
  *   an acknowledge, escalate or reassign was in progress): the requester gets a DM, "#42 … was
  *   resolved by <@U2> while your acknowledge was in progress, so it was not applied".
+ * - An acknowledge or resolve a person typed in a channel where the incident's card is not posted
+ *   (a click comes from a card, which shows the outcome): once the incident service has it, they
+ *   get an ephemeral confirmation there, naming the channel the card is in ("#42 … is acknowledged
+ *   in the incident service. Its card is in #ops."); by DM if the bot cannot post there.
  * - A channel subscribed to a service (`IncidentChannelSubscribed`): the channel is told, and who
  *   subscribed it gets a DM if the bot cannot post there (not invited).
  *
@@ -33,12 +37,27 @@ import { foldIncidentHistory, readIncidentState } from './incidentState.ts';
 export type NoticesSlackPort = Readonly<{
   /** `channel` may be a user id: the message goes to the app's DM with them. */
   postMessage(channel: string, message: SlackMessage): Promise<{ channel: string; ts: string }>;
+  /** An ephemeral message only `user` sees in `channel`; without it, confirmations go by DM. */
+  postEphemeral?(channel: string, user: string, message: SlackMessage): Promise<void>;
 }>;
 
 export const INCIDENT_NOTICES_PROCESSOR = 'incident-notices';
 
 export const INCIDENT_NOTICE_STREAM_PREFIX = 'incidentNotice-';
 const SLACK_USER = /^[UW][A-Z0-9]{2,}$/;
+
+/** Facts worth confirming to a requester away from the card, with the request they confirm. */
+const CONFIRMED: Readonly<Record<string, { requested: string; word: string }>> = {
+  IncidentAcknowledged: { requested: 'IncidentAcknowledgeRequested', word: 'acknowledged' },
+  IncidentResolved: { requested: 'IncidentResolveRequested', word: 'resolved' },
+};
+
+/** chat.postEphemeral errors that mean "not in this channel": the confirmation goes by DM. */
+const EPHEMERAL_UNREACHABLE: ReadonlySet<string> = new Set([
+  'not_in_channel',
+  'channel_not_found',
+  'user_not_in_channel',
+]);
 
 const VERB: Readonly<Record<UpstreamAction, string>> = {
   trigger: 'create',
@@ -170,6 +189,42 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
     }
   };
 
+  /** A confirmed acknowledge or resolve whose request came from a channel without the card. */
+  const confirmed = async (ctx: ProcessorContext, event: RecordedEvent) => {
+    const data = event.data as { requestId?: unknown };
+    if (typeof data.requestId !== 'string') return;
+    const requestId = data.requestId;
+    const done = CONFIRMED[event.type];
+    if (!done) return;
+    const { state, history } = await readIncidentState(ctx.store, event.streamId);
+    const request = history.find(
+      (m) => m.kind === 'event' && m.type === done.requested && m.data.requestId === requestId,
+    );
+    const by = typeof request?.data.by === 'string' ? request.data.by : null;
+    const channel = typeof request?.metadata.channelId === 'string' ? request.metadata.channelId : null;
+    if (!by || !SLACK_USER.test(by) || !channel) return;
+    const cards = state.context.cards;
+    if (cards.some((c) => c.channel === channel)) return;
+    const view = toIncidentView(event.streamId, state);
+    const where = cards.find((c) => /^[CG][A-Z0-9]{2,}$/.test(c.channel));
+    const text =
+      `:white_check_mark: ${incidentLabel(view)} is ${done.word} in the incident service.` +
+      (where ? ` Its card is in <#${where.channel}>.` : '');
+    const message: SlackMessage = { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] };
+    await sendOnce(ctx, `confirmed:${requestId}`, async () => {
+      if (options.slack.postEphemeral) {
+        try {
+          await options.slack.postEphemeral(channel, by, message);
+          return null;
+        } catch (error) {
+          const slackError = isChatOpsError(error) ? error.details.slackError : undefined;
+          if (typeof slackError !== 'string' || !EPHEMERAL_UNREACHABLE.has(slackError)) throw error;
+        }
+      }
+      return options.slack.postMessage(by, message);
+    });
+  };
+
   const subscribed = async (ctx: ProcessorContext, eventId: string, data: Record<string, unknown>) => {
     const channel = String(data.channel);
     const by = String(data.by);
@@ -200,7 +255,12 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
     id: INCIDENT_NOTICES_PROCESSOR,
     filter: {
       streamPrefixes: ['incident-', INCIDENT_ROUTING_STREAM_PREFIX],
-      eventTypes: ['IncidentUpstreamCallFailed', 'IncidentChannelSubscribed', 'IncidentResolved'],
+      eventTypes: [
+        'IncidentUpstreamCallFailed',
+        'IncidentChannelSubscribed',
+        'IncidentAcknowledged',
+        'IncidentResolved',
+      ],
     },
     async handle(event, ctx) {
       if (event.kind !== 'event') return;
@@ -213,6 +273,9 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
         await finalFailure(ctx, event.streamId, data);
       } else if (event.type === 'IncidentResolved' && event.streamId.startsWith('incident-')) {
         await overtaken(ctx, event);
+        await confirmed(ctx, event);
+      } else if (event.type === 'IncidentAcknowledged' && event.streamId.startsWith('incident-')) {
+        await confirmed(ctx, event);
       } else if (event.type === 'IncidentChannelSubscribed') {
         await subscribed(ctx, event.id, data);
       }

@@ -229,7 +229,14 @@ export const createViews = (model: SimModel, links: Links) => {
     incident: incidentRef(inc),
     suppressed: false,
     severity: a.severity,
-    body: { type: 'alert_body', contexts: [], details: a.details },
+    // The live API also returns the event's common fields under `body.cef_details` (source_origin is
+    // the event's `payload.source`); the vendored OpenAPI document omits that object.
+    body: {
+      type: 'alert_body',
+      contexts: [],
+      details: a.details,
+      cef_details: { source_origin: a.source, severity: a.severity, description: a.summary },
+    },
     self: self(`/alerts/${a.id}`),
     html_url: html(`/alerts/${a.id}`),
   });

@@ -204,6 +204,13 @@ export const incidentCard = (view: IncidentView, options: IncidentCardOptions = 
     if (view.escalationLevel !== null) fields.push(mrkdwn(`*Escalation level*\n${view.escalationLevel}`));
   }
   blocks.push({ type: 'section', fields: fields.slice(0, SLACK_LIMITS.sectionFields) });
+  if (view.alert) {
+    const source = view.alert.source ? ` · Source: ${escapeMrkdwn(truncate(view.alert.source, 300))}` : '';
+    blocks.push({
+      type: 'context',
+      elements: [mrkdwn(`Severity: ${escapeMrkdwn(view.alert.severity)}${source}`)],
+    });
+  }
   if (view.details) {
     blocks.push({
       type: 'section',

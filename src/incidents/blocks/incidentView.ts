@@ -9,6 +9,7 @@ import {
 } from '../../../machines/incident/decider.ts';
 import type {
   Assignee,
+  MonitoringAlert,
   Priority,
   ServiceRef,
   UpstreamAction,
@@ -59,6 +60,8 @@ export type IncidentView = Readonly<{
   service: ServiceRef | null;
   urgency: Urgency | null;
   priority: Priority | null;
+  /** Severity and source of the monitoring alert that opened it (events route); null otherwise. */
+  alert: MonitoringAlert | null;
   assignees: readonly Assignee[];
   escalationLevel: number | null;
   /** The Slack trigger request, when it came from Slack. */
@@ -115,6 +118,7 @@ export const toIncidentView = (streamId: string, state: IncidentState): Incident
     service: incident?.service ?? trigger?.service ?? null,
     urgency: incident?.urgency ?? trigger?.urgency ?? null,
     priority: incident?.priority ?? null,
+    alert: incident?.alert ?? null,
     assignees: incident?.assignees ?? [],
     escalationLevel: incident?.escalationLevel ?? null,
     requested: trigger ? { by: trigger.request.by, at: trigger.request.requestedAt } : null,
