@@ -164,8 +164,11 @@ describe('kill -9 between chat.postMessage and IncidentCardPosted', () => {
     );
     expect(cardsOf(fake, incident.title).map((c) => c.ts)).toEqual([card!.ts]);
     const history = fake.callsOf('conversations.history')[0]!;
-    expect(history.params).toMatchObject({ channel: OPS, include_all_metadata: true });
+    // A bounded read (form-encoded, as the SDK sends): from before the post, a limited page.
+    expect(history.params).toMatchObject({ channel: OPS, include_all_metadata: 'true' });
     expect(Number(history.params['oldest'])).toBeGreaterThan(0);
+    expect(Number(history.params['oldest'])).toBeLessThan(Number(card!.ts));
+    expect(Number(history.params['limit'])).toBeGreaterThan(0);
     expect(fake.contractViolations()).toEqual([]);
   });
 
@@ -179,10 +182,10 @@ describe('kill -9 between chat.postMessage and IncidentCardPosted', () => {
       what: 'the card posted again',
       timeoutMs: 15_000,
     });
-    await waitFor(
-      () => main.lines().find((l) => String(l['msg']).includes('missing_scope')) ?? undefined,
-      { what: 'the missing scope logged', timeoutMs: 15_000 },
-    );
+    await waitFor(() => main.lines().find((l) => String(l['msg']).includes('missing_scope')) ?? undefined, {
+      what: 'the missing scope logged',
+      timeoutMs: 15_000,
+    });
     expect(fake.callsOf('conversations.history').map((c) => c.error)).toEqual(['missing_scope']);
     expect(main.lines().filter((l) => String(l['msg']).includes('missing_scope'))).toHaveLength(1);
   });

@@ -401,21 +401,38 @@ export class FakeSlack implements Simulator<FakeSlackState> {
       },
       'conversations.history': (p) => {
         const channel = this.resolveChannel(p['channel']);
-        const needed = channel.is_im ? 'im:history' : channel.is_private ? 'groups:history' : 'channels:history';
+        const needed = channel.is_im
+          ? 'im:history'
+          : channel.is_private
+            ? 'groups:history'
+            : 'channels:history';
         if (this.scopes && !this.scopes.has(needed)) {
           throw new SlackApiError('missing_scope', { needed, provided: [...this.scopes].join(',') });
         }
-        const limit = Math.min(Math.max(Number(p['limit'] ?? HISTORY_DEFAULT_LIMIT) || HISTORY_DEFAULT_LIMIT, 1), HISTORY_MAX_LIMIT);
+        const limit = Math.min(
+          Math.max(Number(p['limit'] ?? HISTORY_DEFAULT_LIMIT) || HISTORY_DEFAULT_LIMIT, 1),
+          HISTORY_MAX_LIMIT,
+        );
         const inclusive = p['inclusive'] === true || p['inclusive'] === 'true' || p['inclusive'] === '1';
         const oldest = opt(p['oldest']);
         const latest = opt(p['latest']);
         const withMetadata =
-          p['include_all_metadata'] === true || p['include_all_metadata'] === 'true' || p['include_all_metadata'] === '1';
+          p['include_all_metadata'] === true ||
+          p['include_all_metadata'] === 'true' ||
+          p['include_all_metadata'] === '1';
         // Top-level messages (thread replies are conversations.replies'), newest first.
         const inRange = (this.messagesByChannel.get(channel.id) ?? [])
           .filter((m) => !m.deleted && (m.thread_ts === undefined || m.thread_ts === m.ts))
-          .filter((m) => oldest === undefined || (inclusive ? Number(m.ts) >= Number(oldest) : Number(m.ts) > Number(oldest)))
-          .filter((m) => latest === undefined || (inclusive ? Number(m.ts) <= Number(latest) : Number(m.ts) < Number(latest)))
+          .filter(
+            (m) =>
+              oldest === undefined ||
+              (inclusive ? Number(m.ts) >= Number(oldest) : Number(m.ts) > Number(oldest)),
+          )
+          .filter(
+            (m) =>
+              latest === undefined ||
+              (inclusive ? Number(m.ts) <= Number(latest) : Number(m.ts) < Number(latest)),
+          )
           .reverse();
         const page = inRange.slice(0, limit);
         return {
