@@ -301,7 +301,11 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
       let posted: { channel: string; ts: string };
       try {
         const before = await findPosted(ctx, channel, marker, since);
-        if (before) log.info({ channel, ts: before.ts }, 'card posted before a restart found; recorded');
+        if (before) {
+          // It shows what was true before the crash: bring it up to date, then record it.
+          await options.slack.updateMessage(before.channel, before.ts, message);
+          log.info({ channel, ts: before.ts }, 'card posted before a restart found; recorded');
+        }
         posted = before ?? (await options.slack.postMessage(channel, message, marker));
       } catch (error) {
         const gone = slackErrorOf(error);

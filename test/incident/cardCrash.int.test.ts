@@ -151,6 +151,11 @@ describe('kill -9 between chat.postMessage and IncidentCardPosted', () => {
 
     const main = await start(fake, dbPath);
     // Recorded: a later change updates that very message in place (and no second card appears).
+    // The card Slack already had is brought up to date (it was posted as "Triggering…").
+    await waitFor(() => JSON.stringify(card!.blocks).includes('incident.acknowledge') || undefined, {
+      what: 'the card posted before the crash showing its buttons',
+      timeoutMs: 15_000,
+    });
     const streamId = await waitFor(() => buttonValue(fake, incident.title), {
       what: 'the card with its buttons',
       timeoutMs: 15_000,
