@@ -39,24 +39,59 @@ import type { SlackUserOf } from './pagerdutyMapping.ts';
  * Duplicates: before posting in a channel the stream is read again, and a channel with a recorded
  * card gets an update instead.
  *
- * What remains (issue 9 item 7, not closed yet): a crash (`kill -9`) after Slack took the post and
- * before `RecordIncidentCardPosted` was recorded posts the card a second time after the restart,
- * because `chat.postMessage` has no idempotency key and nothing recorded says the post was made.
- * The way to shrink it as far as Slack allows: post with message `metadata` naming the incident
- * stream (Slack stores it with the message), and on a redelivery (`ctx.redelivery`) look for that
- * marker among the channel's recent messages (`conversations.history` with `include_all_metadata`)
- * before posting again, recording the found message instead. That needs the `channels:history` /
- * `groups:history` scopes in the manifest and the fake Slack to keep `metadata` and answer
- * `conversations.history`. Even then a smaller window stays open: a message deleted since, or
- * beyond the page read, looks like one never posted.
+ * A crash (`kill -9`) after Slack took a post and before `RecordIncidentCardPosted` was recorded
+ * (issue 9 item 7): `chat.postMessage` has no idempotency key, so nothing recorded says the post was
+ * made. Every card is therefore posted with message metadata (https://api.slack.com/metadata/using)
+ * `{ event_type: 'switchboard_incident_card', event_payload: { stream, postKey } }`, and on a
+ * redelivery (`ctx.redelivery`: the event may have been handled before) the channel's recent
+ * messages are read first (`conversations.history` with `include_all_metadata`, `oldest` = the
+ * newest card bookkeeping of the stream, or its first event, minus {@link HISTORY_MARGIN_MS} for
+ * clock skew, at most {@link HISTORY_LIMIT} messages): a message carrying that marker is recorded
+ * instead of posting again. That needs `channels:history` (`groups:history` for private channels);
+ * without it (`missing_scope` and the like) the card is posted as before and that is logged once.
+ *
+ * What remains, and why (Slack offers nothing closer): a card the crashed process posted is
+ * posted again when the read does not show it: a history read that lags the post (Slack's reads
+ * are eventually consistent), a card deleted by someone since, one pushed out of the page read by
+ * more than {@link HISTORY_LIMIT} newer messages, a missing scope, and the DM the card goes to when
+ * the trigger channel refuses it (not looked up: that would need `im:history`). A second card
+ * costs a duplicate message; never a lost one.
  *
  * @example
  * const cards = createIncidentCardsReactor({ slack: cardsPort, dispatch: bus.dispatch, channelsFor, slackUserOf });
  */
 export type CardsSlackPort = Readonly<{
-  postMessage(channel: string, message: SlackMessage): Promise<{ channel: string; ts: string }>;
+  /** Posts with `marker` as the message's metadata (`event_type` {@link CARD_METADATA_EVENT_TYPE}). */
+  postMessage(
+    channel: string,
+    message: SlackMessage,
+    marker?: CardMarker,
+  ): Promise<{ channel: string; ts: string }>;
   updateMessage(channel: string, ts: string, message: SlackMessage): Promise<void>;
+  /**
+   * The newest message of `channel` since `oldest` (at most `limit` read) whose metadata is
+   * `marker`, or null (`conversations.history` with `include_all_metadata`). Throws Slack's errors
+   * (`details.slackError`, e.g. `missing_scope`).
+   */
+  findPosted?(
+    channel: string,
+    marker: CardMarker,
+    oldest: Date,
+    limit: number,
+  ): Promise<{ channel: string; ts: string } | null>;
 }>;
+
+/** What a card's message metadata carries (`event_payload`): the stream and the post's key. */
+export type CardMarker = Readonly<{ stream: string; postKey: string }>;
+
+/** The `event_type` of a card's message metadata. */
+export const CARD_METADATA_EVENT_TYPE = 'switchboard_incident_card';
+/** How far before the post's intent the history read starts (clock skew between us and Slack). */
+export const HISTORY_MARGIN_MS = 5 * 60_000;
+/** Messages read when looking for a card posted before a crash. */
+export const HISTORY_LIMIT = 200;
+/** Slack answers that mean the history cannot be read with this token: post as before. */
+const NO_HISTORY = new Set(['missing_scope', 'no_permission', 'not_allowed_token_type', 'not_in_channel']);
 
 export type IncidentCardsOptions = Readonly<{
   slack: CardsSlackPort;
@@ -150,6 +185,37 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
   const rendered = new Map<string, number>();
   /** `stream|channel` pairs Slack refused a card for (not invited, archived): not tried again. */
   const unpostable = new Set<string>();
+  /** Set when the history cannot be read (a missing scope): logged once, then posts as before. */
+  let historyRefused: string | undefined;
+
+  /** A card posted before a crash in `channel`, found by its marker (only on a redelivery). */
+  const findPosted = async (
+    ctx: ProcessorContext,
+    channel: string,
+    marker: CardMarker,
+    since: Date,
+  ): Promise<{ channel: string; ts: string } | null> => {
+    if (!ctx.redelivery || !options.slack.findPosted || historyRefused) return null;
+    try {
+      return await options.slack.findPosted(
+        channel,
+        marker,
+        new Date(since.getTime() - HISTORY_MARGIN_MS),
+        HISTORY_LIMIT,
+      );
+    } catch (error) {
+      const refused = slackErrorOf(error);
+      if (!refused || !NO_HISTORY.has(refused)) throw error;
+      if (refused !== 'not_in_channel') {
+        historyRefused = refused;
+        ctx.logger.warn(
+          { slackError: refused, channel },
+          `card history unreadable (${refused}): after a crash a card may be posted twice; add the channels:history and groups:history scopes`,
+        );
+      }
+      return null;
+    }
+  };
 
   const record = async (
     ctx: ProcessorContext,
@@ -180,6 +246,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     cause: RecordedEvent,
     revision: number,
     state: IncidentState,
+    since: Date,
   ): Promise<'done' | 'newer'> => {
     const streamId = cause.streamId;
     const raw = toIncidentView(streamId, state);
@@ -230,9 +297,16 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
       // Read again right before posting: a card recorded since (another delivery) is not posted twice.
       const again = await readIncidentState(ctx.store, streamId);
       if (again.state.context.cards.some((c) => c.channel === channel)) return 'newer';
+      const marker: CardMarker = { stream: streamId, postKey: `posted:${streamId}:${channel}` };
       let posted: { channel: string; ts: string };
       try {
-        posted = await options.slack.postMessage(channel, message);
+        const before = await findPosted(ctx, channel, marker, since);
+        if (before) {
+          // It shows what was true before the crash: bring it up to date, then record it.
+          await options.slack.updateMessage(before.channel, before.ts, message);
+          log.info({ channel, ts: before.ts }, 'card posted before a restart found; recorded');
+        }
+        posted = before ?? (await options.slack.postMessage(channel, message, marker));
       } catch (error) {
         const gone = slackErrorOf(error);
         if (!gone || !GONE.has(gone)) throw error;
@@ -241,9 +315,9 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
         const requester = trigger?.request.by;
         if (channel !== trigger?.channel || !requester || !SLACK_USER.test(requester)) continue;
         // The requester would otherwise never see the incident they created: the card goes to them.
-        posted = await options.slack.postMessage(requester, inDmInstead(message, channel));
+        posted = await options.slack.postMessage(requester, inDmInstead(message, channel), marker);
       }
-      await record(ctx, cause, 'RecordIncidentCardPosted', posted, `posted:${streamId}:${channel}`);
+      await record(ctx, cause, 'RecordIncidentCardPosted', posted, marker.postKey);
       log.debug({ channel: posted.channel, ts: posted.ts }, 'card posted');
     }
     return 'done';
@@ -255,8 +329,13 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     async handle(event, ctx) {
       if (event.kind !== 'event' || CARD_EVENTS.has(event.type)) return;
       const streamId = event.streamId;
+      // When a post this event may have made could have happened at the earliest: after the stream's
+      // last card bookkeeping, or its first event (read before this delivery records anything).
+      let since: Date | undefined;
       for (let transient = 0; ; ) {
         const history = await ctx.store.readStream(streamId);
+        since ??= (history.findLast((m) => m.kind === 'event' && CARD_EVENTS.has(m.type)) ?? history[0])
+          ?.recordedAt;
         const newest = history.reduce(
           (max, m) => (m.kind === 'event' && !CARD_EVENTS.has(m.type) ? Math.max(max, m.revision) : max),
           -1,
@@ -265,7 +344,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
         if (event.revision < newest) return;
         if ((rendered.get(streamId) ?? -1) >= newest) return;
         try {
-          const outcome = await render(ctx, event, newest, foldIncidentHistory(history));
+          const outcome = await render(ctx, event, newest, foldIncidentHistory(history), since ?? ctx.now());
           if (outcome === 'done') rendered.set(streamId, newest);
           else continue;
           return;

@@ -15,7 +15,7 @@ import {
   paginate,
 } from '../upstream/pagerduty.ts';
 import { incidentRejectionText } from './blocks/incidentReplies.ts';
-import { createIncidentCardsReactor } from './cards.reactor.ts';
+import { CARD_METADATA_EVENT_TYPE, createIncidentCardsReactor } from './cards.reactor.ts';
 import { type IncidentsConfig, incidentsConfig } from './config.ts';
 import { createIncidentEnricher } from './enrich.ts';
 import { createEscalationLevels } from './escalationLevels.ts';
@@ -137,7 +137,34 @@ const createIncidents = (
           return readModels.channelsForService(serviceId);
         },
         slack: {
-          postMessage: post,
+          postMessage: async (channel, m, marker) => {
+            const r = await slack.chat.postMessage({
+              channel,
+              text: m.text,
+              blocks: m.blocks,
+              ...(marker
+                ? { metadata: { event_type: CARD_METADATA_EVENT_TYPE, event_payload: { ...marker } } }
+                : {}),
+            });
+            return { channel: r.channel ?? channel, ts: String(r.ts) };
+          },
+          findPosted: async (channel, marker, oldest, limit) => {
+            const r = await slack.conversations.history({
+              channel,
+              oldest: (oldest.getTime() / 1000).toFixed(6),
+              limit,
+              include_all_metadata: true,
+            });
+            const found = r.messages?.find((m) => {
+              const payload = m.metadata?.event_payload as Record<string, unknown> | undefined;
+              return (
+                m.metadata?.event_type === CARD_METADATA_EVENT_TYPE &&
+                payload?.['stream'] === marker.stream &&
+                payload['postKey'] === marker.postKey
+              );
+            });
+            return found?.ts ? { channel, ts: found.ts } : null;
+          },
           updateMessage: async (channel, ts, m) => {
             await slack.chat.update({ channel, ts, text: m.text, blocks: m.blocks });
           },

@@ -144,6 +144,100 @@ describe('fake Slack Web API', () => {
     expect(fake.callsOf('users.info')[0]?.error).toBe('fatal_error');
   });
 
+  it('keeps message metadata and answers conversations.history as Slack does', async () => {
+    const ts: string[] = [];
+    for (let i = 1; i <= 3; i++) {
+      const metadata = { event_type: 'switchboard_incident_card', event_payload: { n: i } };
+      ts.push(
+        (await call('chat.postMessage', { channel: 'C0INCIDENTS', text: `m${i}`, metadata })).body[
+          'ts'
+        ] as string,
+      );
+    }
+    // Form bodies (as the SDK sends) carry metadata as JSON text.
+    const form = await fetch(`${fake.apiUrl}chat.postMessage`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: new URLSearchParams({
+        channel: 'C0INCIDENTS',
+        text: 'm4',
+        metadata: JSON.stringify({ event_type: 'x', event_payload: { n: 4 } }),
+      }),
+    });
+    ts.push(((await form.json()) as { ts: string }).ts);
+    expect(fake.messages('C0INCIDENTS')[3]?.metadata).toEqual({ event_type: 'x', event_payload: { n: 4 } });
+    expect(
+      (await call('chat.postMessage', { channel: 'C0INCIDENTS', text: 'bad', metadata: { event_type: 'x' } }))
+        .body,
+    ).toEqual({ ok: false, error: 'invalid_metadata_format' });
+
+    // Newest first; metadata only when asked for; `oldest` exclusive; `limit` with `has_more`.
+    const plain = await call('conversations.history', { channel: 'C0INCIDENTS' });
+    expect((plain.body['messages'] as { ts: string }[]).map((m) => m.ts)).toEqual([...ts].reverse());
+    expect(JSON.stringify(plain.body['messages'])).not.toContain('metadata');
+    expect(plain.body['has_more']).toBe(false);
+    const page = await call('conversations.history', {
+      channel: 'C0INCIDENTS',
+      oldest: ts[0],
+      limit: 2,
+      include_all_metadata: true,
+    });
+    expect(page.body['messages']).toMatchObject([
+      { ts: ts[3], metadata: { event_type: 'x', event_payload: { n: 4 } } },
+      { ts: ts[2], metadata: { event_type: 'switchboard_incident_card', event_payload: { n: 3 } } },
+    ]);
+    expect(page.body['has_more']).toBe(true);
+    const rest = await call('conversations.history', {
+      channel: 'C0INCIDENTS',
+      oldest: ts[0],
+      latest: ts[2],
+    });
+    expect((rest.body['messages'] as { ts: string }[]).map((m) => m.ts)).toEqual([ts[1]]);
+    expect((await call('conversations.history', { channel: 'C0NOPE' })).body['error']).toBe(
+      'channel_not_found',
+    );
+  });
+
+  it('refuses conversations.history without the history scope for the kind of channel', async () => {
+    const scoped = await startFakeSlack({
+      botToken: token,
+      scopes: ['chat:write', 'channels:history'],
+      channels: [
+        { id: 'C0PUBLIC', name: 'public', is_im: false },
+        { id: 'C0SECRET', name: 'secret', is_im: false, is_private: true },
+      ],
+    });
+    try {
+      const history = async (channel: string) =>
+        (
+          await fetch(`${scoped.apiUrl}conversations.history`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+            body: JSON.stringify({ channel }),
+          })
+        ).json() as Promise<Record<string, unknown>>;
+      expect(await history('C0PUBLIC')).toMatchObject({ ok: true, messages: [] });
+      expect(await history('C0SECRET')).toMatchObject({
+        ok: false,
+        error: 'missing_scope',
+        needed: 'groups:history',
+      });
+    } finally {
+      await scoped.close();
+    }
+  });
+
+  it('can apply a call and answer it late (afterApply)', async () => {
+    fake.failNext('chat.postMessage', { delayMs: 1_000, afterApply: true });
+    const answered = call('chat.postMessage', { channel: 'C0INCIDENTS', text: 'late' });
+    const posted = await fake.waitFor((c) => c.kind === 'message.posted');
+    let done = false;
+    void answered.then(() => (done = true));
+    expect(posted).toMatchObject({ message: { text: 'late' } });
+    expect(done).toBe(false);
+    expect((await answered).body).toMatchObject({ ok: true, ts: fake.messages('C0INCIDENTS')[0]?.ts });
+  });
+
   it('hands out response_urls: ephemeral by default, in_channel, replace_original, 5 uses', async () => {
     const posted = await call('chat.postMessage', { channel: 'C0INCIDENTS', text: 'card' });
     const url = fake.responseUrl({

@@ -53,7 +53,15 @@ describe('manifest.yml', () => {
 
   it('asks for the minimal bot scopes and has App Home on', () => {
     expect(manifest.oauth_config.scopes.bot.sort()).toEqual(
-      ['chat:write', 'commands', 'im:write', 'users:read', 'users:read.email'].sort(),
+      [
+        'channels:history',
+        'chat:write',
+        'commands',
+        'groups:history',
+        'im:write',
+        'users:read',
+        'users:read.email',
+      ].sort(),
     );
     expect(manifest.features.app_home['home_tab_enabled']).toBe(true);
     expect(manifest.settings.event_subscriptions.bot_events).toContain('app_home_opened');

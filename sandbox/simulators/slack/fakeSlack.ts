@@ -12,8 +12,8 @@ import type { ContractViolation, Simulator } from '../simulator.ts';
  * the tests: the bot never imports it. It is a {@link Simulator} (../simulator.ts).
  *
  * Methods: auth.test, chat.postMessage, chat.update, chat.postEphemeral, chat.delete,
- * views.open, views.update, views.publish, conversations.open, users.info, users.lookupByEmail;
- * plus `response_url` posts to URLs it hands out (`fake.responseUrl(...)`).
+ * views.open, views.update, views.publish, conversations.open, conversations.history, users.info,
+ * users.lookupByEmail; plus `response_url` posts to URLs it hands out (`fake.responseUrl(...)`).
  *
  * Platform behaviour it keeps: trigger ids expire after 3 s and work once
  * (`expired_trigger_id`, `exchanged_trigger_id`; https://api.slack.com/docs/triggers); a
@@ -54,7 +54,12 @@ export type FakeChannel = {
   user?: string;
   /** Members; ephemerals to non-members fail with `user_not_in_channel`. Undefined = everyone. */
   members?: string[];
+  /** A private channel: reading its history needs `groups:history` (public: `channels:history`). */
+  is_private?: boolean;
 };
+
+/** Message metadata (https://api.slack.com/metadata/using), kept with the message as posted. */
+export type FakeMessageMetadata = { event_type: string; event_payload: Record<string, unknown> };
 
 export type FakeMessage = {
   channel: string;
@@ -69,6 +74,8 @@ export type FakeMessage = {
   /** Previous versions, oldest first. */
   history: Array<{ text: string; blocks: unknown[] | undefined }>;
   deleted: boolean;
+  /** `metadata` given to chat.postMessage; returned only to `include_all_metadata` reads. */
+  metadata?: FakeMessageMetadata | undefined;
   /**
    * `api` for chat.postMessage, `response_url` for in-channel responses, `person` for a message a
    * person typed (`postAsUser`, the sandbox console).
@@ -123,7 +130,11 @@ export type Behaviour =
   | { status: 429; retryAfter: number }
   | { status: 500 | 502 | 503 | 504 }
   | { error: string }
-  | { delayMs: number };
+  /**
+   * Answers after `delayMs`; with `afterApply`, the call takes effect first (Slack did it, its
+   * answer is late), e.g. to kill the app between a post and its record.
+   */
+  | { delayMs: number; afterApply?: boolean };
 
 export type FakeChange =
   | { kind: 'message.posted'; message: FakeMessage }
@@ -160,8 +171,17 @@ export type FakeSlackOptions = Readonly<{
   now?: () => number;
   /** Trigger ids unknown to the fake are accepted (as if just issued). Default true. */
   acceptUnknownTriggers?: boolean;
+  /**
+   * The bot token's scopes. Undefined = every scope. Modelled for conversations.history only
+   * (`channels:history`, `groups:history`, `im:history`): without it Slack answers `missing_scope`.
+   */
+  scopes?: readonly string[];
   port?: number;
 }>;
+
+/** conversations.history's page size: default 100, at most 999 (https://api.slack.com/methods/conversations.history). */
+export const HISTORY_DEFAULT_LIMIT = 100;
+export const HISTORY_MAX_LIMIT = 999;
 
 export const TRIGGER_TTL_MS = 3_000;
 export const RESPONSE_URL_MAX_USES = 5;
@@ -207,6 +227,7 @@ const CONTRACT_ERRORS = new Set([
   'invalid_auth',
   'invalid_arguments',
   'invalid_blocks',
+  'invalid_metadata_format',
   'users_list_not_supplied',
   'view_too_large',
 ]);
@@ -229,6 +250,7 @@ export class FakeSlack implements Simulator<FakeSlackState> {
   readonly homes = new Map<string, FakeView>();
   readonly now: () => number;
   readonly acceptUnknownTriggers: boolean;
+  readonly scopes: ReadonlySet<string> | undefined;
 
   private readonly messagesByChannel = new Map<string, FakeMessage[]>();
   private readonly triggers = new Map<string, { issuedAt: number; used: boolean; user?: string }>();
@@ -254,6 +276,7 @@ export class FakeSlack implements Simulator<FakeSlackState> {
     this.botId = options.botId ?? 'B0SWITCHBOT';
     this.now = options.now ?? Date.now;
     this.acceptUnknownTriggers = options.acceptUnknownTriggers ?? true;
+    this.scopes = options.scopes ? new Set(options.scopes) : undefined;
     for (const u of options.users ?? DEFAULT_USERS) this.users.set(u.id, { ...u });
     this.users.set(this.botUserId, {
       id: this.botUserId,
@@ -281,6 +304,7 @@ export class FakeSlack implements Simulator<FakeSlackState> {
           blocks(p['blocks']),
           opt(p['thread_ts']),
           'api',
+          metadataOf(p['metadata']),
         );
         return { channel: channel.id, ts: message.ts, message: publicMessage(message) };
       },
@@ -374,6 +398,51 @@ export class FakeSlack implements Simulator<FakeSlackState> {
           throw new SlackApiError('not_implemented', { detail: 'the fake opens 1:1 DMs only' });
         const user = this.requireUser(users[0]);
         return { channel: { id: this.dmChannel(user.id).id } };
+      },
+      'conversations.history': (p) => {
+        const channel = this.resolveChannel(p['channel']);
+        const needed = channel.is_im
+          ? 'im:history'
+          : channel.is_private
+            ? 'groups:history'
+            : 'channels:history';
+        if (this.scopes && !this.scopes.has(needed)) {
+          throw new SlackApiError('missing_scope', { needed, provided: [...this.scopes].join(',') });
+        }
+        const limit = Math.min(
+          Math.max(Number(p['limit'] ?? HISTORY_DEFAULT_LIMIT) || HISTORY_DEFAULT_LIMIT, 1),
+          HISTORY_MAX_LIMIT,
+        );
+        const inclusive = p['inclusive'] === true || p['inclusive'] === 'true' || p['inclusive'] === '1';
+        const oldest = opt(p['oldest']);
+        const latest = opt(p['latest']);
+        const withMetadata =
+          p['include_all_metadata'] === true ||
+          p['include_all_metadata'] === 'true' ||
+          p['include_all_metadata'] === '1';
+        // Top-level messages (thread replies are conversations.replies'), newest first.
+        const inRange = (this.messagesByChannel.get(channel.id) ?? [])
+          .filter((m) => !m.deleted && (m.thread_ts === undefined || m.thread_ts === m.ts))
+          .filter(
+            (m) =>
+              oldest === undefined ||
+              (inclusive ? Number(m.ts) >= Number(oldest) : Number(m.ts) > Number(oldest)),
+          )
+          .filter(
+            (m) =>
+              latest === undefined ||
+              (inclusive ? Number(m.ts) <= Number(latest) : Number(m.ts) < Number(latest)),
+          )
+          .reverse();
+        const page = inRange.slice(0, limit);
+        return {
+          messages: page.map((m) => ({
+            ...publicMessage(m),
+            ...(withMetadata && m.metadata ? { metadata: m.metadata } : {}),
+          })),
+          has_more: inRange.length > page.length,
+          pin_count: 0,
+        };
       },
       'users.info': (p) => {
         const user = this.requireUser(p['user']);
@@ -706,7 +775,8 @@ export class FakeSlack implements Simulator<FakeSlackState> {
     };
 
     const behaviour = this.once.get(method)?.shift() ?? this.always.get(method);
-    if (behaviour && 'delayMs' in behaviour) await sleep(behaviour.delayMs);
+    if (behaviour && 'delayMs' in behaviour && !behaviour.afterApply) await sleep(behaviour.delayMs);
+    const lateAnswer = behaviour && 'delayMs' in behaviour && behaviour.afterApply ? behaviour.delayMs : 0;
     if (behaviour && 'status' in behaviour) {
       record(behaviour.status, behaviour.status === 429 ? 'ratelimited' : undefined, true);
       if (behaviour.status === 429) {
@@ -743,15 +813,18 @@ export class FakeSlack implements Simulator<FakeSlackState> {
       send(res, 200, { ok: false, error: 'invalid_auth' });
       return;
     }
+    let answer: Record<string, unknown>;
     try {
       const result = handler(params);
       record(200, undefined);
-      send(res, 200, { ok: true, ...result });
+      answer = { ok: true, ...result };
     } catch (e) {
       if (!(e instanceof SlackApiError)) throw e;
       record(200, e.slackError);
-      send(res, 200, { ok: false, error: e.slackError, ...e.extra });
+      answer = { ok: false, error: e.slackError, ...e.extra };
     }
+    if (lateAnswer > 0) await sleep(lateAnswer);
+    send(res, 200, answer);
   }
 
   private handleResponseUrl(id: string, raw: string, res: ServerResponse): void {
@@ -856,6 +929,7 @@ export class FakeSlack implements Simulator<FakeSlackState> {
     blk: unknown[] | undefined,
     threadTs: string | undefined,
     via: FakeMessage['via'],
+    metadata?: FakeMessageMetadata,
   ): FakeMessage {
     if (!text && !blk) throw new SlackApiError('no_text');
     const message: FakeMessage = {
@@ -869,6 +943,7 @@ export class FakeSlack implements Simulator<FakeSlackState> {
       edits: 0,
       history: [],
       deleted: false,
+      ...(metadata ? { metadata } : {}),
       via,
     };
     const list = this.messagesByChannel.get(channel) ?? [];
@@ -933,6 +1008,25 @@ const blocks = (v: unknown): unknown[] | undefined => {
   const parsed = typeof v === 'string' ? (JSON.parse(v) as unknown) : v;
   if (!Array.isArray(parsed)) throw new SlackApiError('invalid_blocks');
   return parsed;
+};
+
+/** chat.postMessage's `metadata` (a JSON string in form bodies): both fields, or `invalid_metadata_format`. */
+const metadataOf = (v: unknown): FakeMessageMetadata | undefined => {
+  if (v === undefined || v === null || v === '') return undefined;
+  const parsed = typeof v === 'string' ? tryJson(v) : v;
+  const m = parsed as { event_type?: unknown; event_payload?: unknown } | null;
+  if (
+    typeof m !== 'object' ||
+    m === null ||
+    typeof m.event_type !== 'string' ||
+    m.event_type === '' ||
+    typeof m.event_payload !== 'object' ||
+    m.event_payload === null ||
+    Array.isArray(m.event_payload)
+  ) {
+    throw new SlackApiError('invalid_metadata_format');
+  }
+  return { event_type: m.event_type, event_payload: m.event_payload as Record<string, unknown> };
 };
 
 const publicMessage = (m: FakeMessage) => ({
