@@ -174,6 +174,12 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
     }
   };
 
+  /** ` by <name>` from the incident as read, so the person refused knows whom to ask. */
+  const resolvedBy = (current: Awaited<ReturnType<typeof pd.getIncident>>): string => {
+    const name = current.last_status_change_by?.summary?.trim();
+    return name ? ` by ${name}` : '';
+  };
+
   const call = async ({ request: r, state }: Args): Promise<Outcome> => {
     const from = r.asUser.email;
     switch (r.action) {
@@ -204,7 +210,7 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
         if (current.status === 'resolved') {
           throw new ChatOpsError(
             'SB_UPSTREAM_REJECTED',
-            'it was already resolved in the incident service, so it was not acknowledged',
+            `it was already resolved in the incident service${resolvedBy(current)}, so it was not acknowledged`,
             { details: { reason: 'already_resolved', retryable: false } },
           );
         }
@@ -229,10 +235,14 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
           if (current.status === 'resolved' && current.last_status_change_by?.id === r.asUser.id) {
             return { incident: fromRest(current), noteId: null };
           }
-          throw new ChatOpsError('SB_UPSTREAM_REJECTED', 'it was already resolved in the incident service', {
-            cause: error,
-            details: { reason: 'already_resolved', retryable: false },
-          });
+          throw new ChatOpsError(
+            'SB_UPSTREAM_REJECTED',
+            `it was already resolved in the incident service${resolvedBy(current)}`,
+            {
+              cause: error,
+              details: { reason: 'already_resolved', retryable: false },
+            },
+          );
         }
       }
       case 'escalate': {

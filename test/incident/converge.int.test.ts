@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/core/clock.ts';
-import { waitFor } from '../support/waitFor.ts';
+import { gate, waitFor } from '../support/waitFor.ts';
 import { ANA, BEN, CHEN, cardText, type IncidentHarness, OPS, startIncidentHarness } from './harness.ts';
 
 /**
@@ -65,10 +65,12 @@ describe.each([
   it('ack answered late while the incident is resolved in the web app: the card ends Resolved', async () => {
     const { streamId, incidentId, number } = await h.trigger(`late ack answer ${skewMs}`);
     h.sim.webhooks.hold();
-    h.sim.delayNext('updateIncident', { ms: 300, afterApply: true });
+    const answer = gate();
+    h.sim.delayNext('updateIncident', { until: answer.promise, afterApply: true });
     await h.click('incident.acknowledge', streamId, { user: ANA.slack });
     await waitFor(() => vendorStatus(incidentId) === 'acknowledged' || undefined, { what: 'ack applied' });
     h.sim.webApp.resolve(incidentId, CHEN.email);
+    answer.open();
     await recorded(streamId, 'IncidentAcknowledged');
     h.sim.webhooks.release();
     await cardMatchesVendor(incidentId, number);
@@ -79,10 +81,12 @@ describe.each([
   it('with no webhook at all, reading the incident back after our answer converges the card', async () => {
     const { streamId, incidentId, number } = await h.trigger(`read back ${skewMs}`);
     h.sim.webhooks.hold();
-    h.sim.delayNext('updateIncident', { ms: 300, afterApply: true });
+    const answer = gate();
+    h.sim.delayNext('updateIncident', { until: answer.promise, afterApply: true });
     await h.click('incident.acknowledge', streamId, { user: ANA.slack });
     await waitFor(() => vendorStatus(incidentId) === 'acknowledged' || undefined, { what: 'ack applied' });
     h.sim.webApp.resolve(incidentId, CHEN.email);
+    answer.open();
     await waitFor(() => cardText(h.cardOf(OPS, number)).includes('Resolved by') || undefined, {
       what: 'the card to show the resolve it read back',
       timeoutMs: 8_000,
@@ -94,7 +98,8 @@ describe.each([
   it('resolve in flight while acknowledged in the web app: the vendor takes both, the card ends Resolved', async () => {
     const { streamId, incidentId, number } = await h.trigger(`resolve vs web ack ${skewMs}`);
     h.sim.webhooks.hold();
-    h.sim.delayNext('updateIncident', { ms: 300 });
+    const landing = gate();
+    h.sim.delayNext('updateIncident', { until: landing.promise });
     await h.click('incident.resolve', streamId, { user: ANA.slack });
     await waitFor(
       () => h.sim.requestsFor('updateIncident').some((r) => r.url.includes(incidentId)) || undefined,
@@ -103,6 +108,7 @@ describe.each([
       },
     );
     h.sim.webApp.acknowledge(incidentId, CHEN.email);
+    landing.open();
     await recorded(streamId, 'IncidentResolved');
     h.sim.webhooks.release();
     await cardMatchesVendor(incidentId, number);
@@ -111,8 +117,9 @@ describe.each([
 
   it('ack in flight while resolved in the web app: the vendor reopens it, the card follows', async () => {
     const { streamId, incidentId, number } = await h.trigger(`ack vs web resolve ${skewMs}`);
-    h.sim.delayNext('updateIncident', { ms: 300 });
-    // The pre-check read sees it open; the acknowledge itself waits 300 ms before it lands.
+    const landing = gate();
+    h.sim.delayNext('updateIncident', { until: landing.promise });
+    // The pre-check read sees it open; the acknowledge itself waits until the web app has resolved.
     await h.click('incident.acknowledge', streamId, { user: ANA.slack });
     await waitFor(
       () => h.sim.requestsFor('updateIncident').some((r) => r.url.includes(incidentId)) || undefined,
@@ -121,15 +128,19 @@ describe.each([
       },
     );
     h.sim.webApp.resolve(incidentId, CHEN.email);
+    landing.open();
     await h.idle();
     await cardMatchesVendor(incidentId, number);
   });
 
   it('the webhook of our own acknowledge beats its answer: one acknowledgement, by the clicker', async () => {
     const { streamId, incidentId, number } = await h.trigger(`webhook first ${skewMs}`);
-    h.sim.delayNext('updateIncident', { ms: 400, afterApply: true });
+    const answer = gate();
+    h.sim.delayNext('updateIncident', { until: answer.promise, afterApply: true });
     await h.click('incident.acknowledge', streamId, { user: BEN.slack });
+    // Recorded from the webhook while the answer is still held.
     await recorded(streamId, 'IncidentAcknowledged');
+    answer.open();
     await h.idle();
     await cardMatchesVendor(incidentId, number);
     expect(cardText(h.cardOf(OPS, number))).toContain('Acknowledged by <@U0BEN>');
@@ -206,13 +217,15 @@ describe('the person whose click lost is told', () => {
   it('an acknowledge overtaken by a resolve in the web app: the card says Resolved, the clicker gets a DM', async () => {
     const { streamId, incidentId, number } = await h.trigger('overtaken ack');
     // The acknowledge's own check of the incident is slow; the web-app resolve lands meanwhile.
-    h.sim.delayNext('getIncident', { ms: 400 });
+    const checked = gate();
+    h.sim.delayNext('getIncident', { until: checked.promise });
     await h.click('incident.acknowledge', streamId, { user: ANA.slack });
     await waitFor(
       () => h.sim.requestsFor('getIncident').some((r) => r.url.includes(incidentId)) || undefined,
       { what: 'the acknowledge checking the incident' },
     );
     h.sim.webApp.resolve(incidentId, CHEN.email);
+    checked.open();
     await waitFor(() => cardText(h.cardOf(OPS, number)).includes('Resolved by') || undefined, {
       what: 'the card to show the resolve',
     });

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../support/waitFor.ts';
+import { gate, waitFor } from '../support/waitFor.ts';
 import {
   ANA,
   BEN,
@@ -39,17 +39,13 @@ describe('one click, one write', () => {
   it('a double click acknowledges once and tells the user the second click is already in progress', async () => {
     const { streamId, incidentId, number } = await h.trigger('double click');
     const mark = h.fake.ephemerals.length;
-    h.sim.delayNext('updateIncident', { ms: 1_500 });
+    // The first click's acknowledge is held at the incident service until the second is answered.
+    const landing = gate();
+    h.sim.delayNext('updateIncident', { until: landing.promise });
     await Promise.all([
       h.click('incident.acknowledge', streamId, { user: ANA.slack }),
       h.click('incident.acknowledge', streamId, { user: ANA.slack }),
     ]);
-    await waitFor(() => cardText(h.cardOf(OPS, number)).includes('Acknowledged by <@U0ANA>') || undefined, {
-      what: 'the card shows the ack',
-    });
-    await h.idle();
-    expect(updatesOf(incidentId)).toHaveLength(1);
-    expect(h.sim.state.incidents.get(incidentId)?.acknowledgements).toHaveLength(1);
     const told = await waitFor(
       () => h.ephemeralsFor(ANA.slack, mark).find((t) => t.includes('You already asked')),
       {
@@ -57,6 +53,13 @@ describe('one click, one write', () => {
       },
     );
     expect(told).toContain('acknowledge');
+    landing.open();
+    await waitFor(() => cardText(h.cardOf(OPS, number)).includes('Acknowledged by <@U0ANA>') || undefined, {
+      what: 'the card shows the ack',
+    });
+    await h.idle();
+    expect(updatesOf(incidentId)).toHaveLength(1);
+    expect(h.sim.state.incidents.get(incidentId)?.acknowledgements).toHaveLength(1);
   });
 
   it("a second user's click on a stale card is refused with who acknowledged it and when", async () => {
@@ -80,11 +83,20 @@ describe('one click, one write', () => {
   it('ack and resolve racing: one wins upstream, the other is told to wait for it', async () => {
     const { streamId, incidentId, number } = await h.trigger('ack vs resolve');
     const mark = h.fake.ephemerals.length;
-    h.sim.delayNext('updateIncident', { ms: 1_500 });
+    // The winner's write is held at the incident service until the loser has been answered.
+    const landing = gate();
+    h.sim.delayNext('updateIncident', { until: landing.promise });
     await Promise.all([
       h.click('incident.acknowledge', streamId, { user: BEN.slack }),
       h.click('incident.resolve', streamId, { user: ANA.slack }),
     ]);
+    await waitFor(
+      () =>
+        [BEN, ANA].some((p) => h.ephemeralsFor(p.slack, mark).some((t) => t.includes('still in progress'))) ||
+        undefined,
+      { what: 'one of the two is told to wait' },
+    );
+    landing.open();
     await h.idle();
     const writes = updatesOf(incidentId);
     expect(writes).toHaveLength(1);

@@ -109,7 +109,13 @@ export type Fault = {
 };
 
 export type Delay = {
-  readonly ms: number;
+  /** How long to hold the request (or its answer); ignored when `until` is given. */
+  readonly ms?: number;
+  /**
+   * Hold until this settles instead of for a time: a test opens it once it has done what must
+   * happen inside the window, so the interleaving does not depend on the machine's speed.
+   */
+  readonly until?: Promise<unknown>;
   readonly times?: number;
   /**
    * Apply the request first, then hold its answer for `ms` (latency on the way back): the change is
@@ -181,6 +187,9 @@ const listen = (server: Server) =>
   });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const hold = async (delay: Delay): Promise<void> => {
+  await (delay.until ?? sleep(delay.ms ?? 0));
+};
 
 const clientOf = (source: ChangeSource): Json | null =>
   source === 'web' ? { name: 'PagerDuty' } : source === 'events' ? { name: 'Events API v2' } : null;
@@ -454,15 +463,15 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
       return undefined;
     }
     const delay = take(delays, info);
-    if (delay && !delay.delay.afterApply) await sleep(delay.delay.ms);
-    const answerDelayMs = delay?.delay.afterApply ? delay.delay.ms : 0;
-    return { raw, method, reqUrl, path, operationId, record, afterApply: fault?.fault, answerDelayMs };
+    if (delay && !delay.delay.afterApply) await hold(delay.delay);
+    const answerDelay = delay?.delay.afterApply ? delay.delay : undefined;
+    return { raw, method, reqUrl, path, operationId, record, afterApply: fault?.fault, answerDelay };
   };
 
   const handleRest = async (req: IncomingMessage, res: ServerResponse) => {
     const got = await intake('rest', restValidator, req, res);
     if (!got) return;
-    const { raw, method, reqUrl, path, operationId, record, afterApply, answerDelayMs } = got;
+    const { raw, method, reqUrl, path, operationId, record, afterApply, answerDelay } = got;
 
     const auth = req.headers.authorization;
     const key = auth?.startsWith('Token token=') ? auth.slice('Token token='.length) : undefined;
@@ -586,7 +595,7 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
         violations.push({ kind: 'response', server: 'rest', operationId, method, path, issues });
       }
     }
-    if (answerDelayMs > 0) await sleep(answerDelayMs);
+    if (answerDelay) await hold(answerDelay);
     if (afterApply) {
       record.status = afterApply.status;
       return sendFault(res, afterApply, limitHeaders);
@@ -839,7 +848,7 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
     failNext(matcher: RouteMatcher, fault: Fault) {
       faults.push({ matcher, fault, left: fault.times ?? 1 });
     },
-    /** The next `times` matching requests wait `ms` before being handled. */
+    /** The next `times` matching requests wait `ms` (or until `until` settles) before being handled. */
     delayNext(matcher: RouteMatcher, delay: Delay) {
       delays.push({ matcher, delay, left: delay.times ?? 1 });
     },
