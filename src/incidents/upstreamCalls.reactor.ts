@@ -11,6 +11,7 @@ import { asError, ChatOpsError, isChatOpsError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import { exhaustive, type JsonObject } from '../core/messages.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
+import { abortableSleep } from '../processors/abortableSleep.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
 import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
@@ -342,18 +343,36 @@ export const createIncidentReadBackReactor = (
     statusChangedAt: i.last_status_change_at ?? null,
   });
 
-  /** A failed read is logged and left to the webhooks (and the next status fact's read). */
+  /**
+   * A read that fails is tried again a few times (a reset connection, a slow moment): when no
+   * webhook comes, this read is all that brings the card to what the vendor has. After the last
+   * try it is logged and left to the webhooks (and the next status fact's read).
+   */
   const readBack = async (event: RecordedEvent, ctx: ProcessorContext): Promise<void> => {
     const { state } = await readIncidentState(ctx.store, event.streamId);
     const id = state.context.link?.upstreamId;
     if (!id) return;
-    let current: Awaited<ReturnType<typeof pd.getIncident>>;
-    try {
-      current = await pd.getIncident(id);
-    } catch (error) {
-      if (ctx.signal.aborted) throw error;
-      ctx.logger.warn({ err: asError(error), streamId: event.streamId }, 'reading the incident back failed');
-      return;
+    let current: Awaited<ReturnType<typeof pd.getIncident>> | undefined;
+    for (let attempt = 0; current === undefined; attempt++) {
+      try {
+        current = await pd.getIncident(id);
+      } catch (error) {
+        if (ctx.signal.aborted) throw error;
+        const waitMs = READ_BACK_RETRY_MS[attempt];
+        const retryable = !isChatOpsError(error) || error.details.retryable === true;
+        if (waitMs === undefined || !retryable) {
+          ctx.logger.warn(
+            { err: asError(error), streamId: event.streamId },
+            'reading the incident back failed',
+          );
+          return;
+        }
+        const asked = isChatOpsError(error) ? Number(error.details.retryAfterMs) : Number.NaN;
+        await abortableSleep(
+          Number.isFinite(asked) ? Math.max(waitMs, Math.min(asked, 10_000)) : waitMs,
+          ctx.signal,
+        );
+      }
     }
     const d: RecordIncidentUpstreamSnapshot['data'] = {
       incident: fromRest(current),
@@ -396,6 +415,9 @@ const changesSomething = (command: RecordIncidentUpstreamSnapshot, state: Incide
     return true;
   }
 };
+
+/** Waits before the read-back's second, third and fourth tries. */
+const READ_BACK_RETRY_MS = [250, 1_000, 3_000] as const;
 
 /** Status facts after which the incident is read back (see `readBack`). */
 const READ_BACK_AFTER = [

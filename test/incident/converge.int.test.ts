@@ -68,7 +68,10 @@ describe.each([
     const answer = gate();
     h.sim.delayNext('updateIncident', { until: answer.promise, afterApply: true });
     await h.click('incident.acknowledge', streamId, { user: ANA.slack });
-    await waitFor(() => vendorStatus(incidentId) === 'acknowledged' || undefined, { what: 'ack applied' });
+    await waitFor(() => vendorStatus(incidentId) === 'acknowledged' || undefined, {
+      what: 'ack applied',
+      timeoutMs: 8_000,
+    });
     h.sim.webApp.resolve(incidentId, CHEN.email);
     answer.open();
     await recorded(streamId, 'IncidentAcknowledged');
@@ -84,13 +87,47 @@ describe.each([
     const answer = gate();
     h.sim.delayNext('updateIncident', { until: answer.promise, afterApply: true });
     await h.click('incident.acknowledge', streamId, { user: ANA.slack });
-    await waitFor(() => vendorStatus(incidentId) === 'acknowledged' || undefined, { what: 'ack applied' });
+    await waitFor(() => vendorStatus(incidentId) === 'acknowledged' || undefined, {
+      what: 'ack applied',
+      timeoutMs: 8_000,
+    });
     h.sim.webApp.resolve(incidentId, CHEN.email);
     answer.open();
     await waitFor(() => cardText(h.cardOf(OPS, number)).includes('Resolved by') || undefined, {
       what: 'the card to show the resolve it read back',
       timeoutMs: 8_000,
+    }).catch(async (error: Error) => {
+      const events = (await h.stream(streamId)).map(
+        (e) => `${e.type} ${JSON.stringify(e.data).slice(0, 300)}`,
+      );
+      const warnings = h.logs.lines().filter((l) => Number(l.level) >= 40 || String(l.msg).includes('read'));
+      throw new Error(
+        `${error.message}\nstream:\n${events.join('\n')}\nlogs:\n${warnings.map((w) => JSON.stringify(w)).join('\n')}\nrequests: ${JSON.stringify(h.sim.requests.slice(-8).map((r) => [r.operationId, r.status]))}`,
+      );
     });
+    h.sim.webhooks.release();
+    await cardMatchesVendor(incidentId, number);
+  });
+
+  it('with no webhook, a read-back that fails once is tried again and still converges the card', async () => {
+    const { streamId, incidentId, number } = await h.trigger(`read back retried ${skewMs}`);
+    h.sim.webhooks.hold();
+    const answer = gate();
+    h.sim.delayNext('updateIncident', { until: answer.promise, afterApply: true });
+    await h.click('incident.acknowledge', streamId, { user: ANA.slack });
+    await waitFor(() => vendorStatus(incidentId) === 'acknowledged' || undefined, {
+      what: 'ack applied',
+      timeoutMs: 8_000,
+    });
+    h.sim.webApp.resolve(incidentId, CHEN.email);
+    // The acknowledge's own check has been made: the next read is the read-back, and it fails.
+    h.sim.failNext('getIncident', { status: 503 });
+    answer.open();
+    await waitFor(() => cardText(h.cardOf(OPS, number)).includes('Resolved by') || undefined, {
+      what: 'the card to show the resolve the second read found',
+      timeoutMs: 8_000,
+    });
+    expect(h.sim.requestsFor('getIncident').filter((r) => r.status === 503)).toHaveLength(1);
     h.sim.webhooks.release();
     await cardMatchesVendor(incidentId, number);
   });
