@@ -5,7 +5,12 @@ import { PAGE_ID } from '../../machines/verification/paging/streams.ts';
 import { ValidationError } from '../../src/core/errors.ts';
 import type { Command, JsonObject } from '../../src/core/messages.ts';
 import type { NccoAction } from '../../src/upstream/vonageContract.ts';
-import type { ParsedWebhook, WebhookParseContext, WebhookVerification, WebhookVerifier } from '../webhooks/routes.ts';
+import type {
+  ParsedWebhook,
+  WebhookParseContext,
+  WebhookVerification,
+  WebhookVerifier,
+} from '../webhooks/routes.ts';
 
 /**
  * The communications service's paging webhooks (Vonage-shaped), each signed with a JWT in
@@ -136,7 +141,15 @@ export const parseMessagesWebhook = (raw: Buffer, context: WebhookParseContext):
       commands: [
         command(
           'RecordPagerReply',
-          { replyId: uuid, via: 'sms', phone: from, text: said.slice(0, 160), action, number, callUuid: null },
+          {
+            replyId: uuid,
+            via: 'sms',
+            phone: from,
+            text: said.slice(0, 160),
+            action,
+            number,
+            callUuid: null,
+          },
           deliveryId,
           context,
         ),
@@ -221,7 +234,9 @@ export const keysAnswer = (
 ): NccoAction[] => {
   const what = label ?? 'the incident';
   if (digits === '4') {
-    return [{ action: 'talk', text: `Recorded: you acknowledge ${what}. Switchboard tells the team. Goodbye.` }];
+    return [
+      { action: 'talk', text: `Recorded: you acknowledge ${what}. Switchboard tells the team. Goodbye.` },
+    ];
   }
   if (digits === '6') {
     return [{ action: 'talk', text: `Recorded: you resolve ${what}. Switchboard tells the team. Goodbye.` }];

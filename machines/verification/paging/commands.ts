@@ -124,7 +124,9 @@ export const pageReceiptCommandDataSchemas = {
  * @example
  * parseReply(' ack  #12 ') // { action: 'acknowledge', number: 12 }
  */
-export const parseReply = (text: string): { action: z.infer<typeof replyActionSchema>; number: number | null } => {
+export const parseReply = (
+  text: string,
+): { action: z.infer<typeof replyActionSchema>; number: number | null } => {
   const words = text.trim().toUpperCase().split(/\s+/).filter(Boolean);
   const [verb, ref, ...rest] = words;
   if (verb === undefined || rest.length > 0) return { action: 'unknown', number: null };

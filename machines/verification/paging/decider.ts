@@ -1,4 +1,4 @@
-import { DecisionRejected, type Decider } from '../../shared/machineDecider.ts';
+import { type Decider, DecisionRejected } from '../../shared/machineDecider.ts';
 import { exhaustive } from '../../shared/messages.ts';
 import {
   type PageReceiptCommand,
@@ -149,7 +149,9 @@ const decidePager = (command: PagerCommand, state: PagerState): PagerEvent[] => 
     case 'RecordPageSmsSent': {
       const page = pageOf(state, command.data.pageId, command.type);
       if (page.messageUuid !== null || page.smsFailed) return [];
-      return [{ type: 'PageSmsSent', data: { pageId: page.pageId, messageUuid: command.data.messageUuid, at } }];
+      return [
+        { type: 'PageSmsSent', data: { pageId: page.pageId, messageUuid: command.data.messageUuid, at } },
+      ];
     }
     case 'RecordPageSmsFailed': {
       const page = pageOf(state, command.data.pageId, command.type);

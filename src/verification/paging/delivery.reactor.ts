@@ -1,9 +1,7 @@
 import { pagerDecider } from '../../../machines/verification/paging/decider.ts';
 import type { PagerEventOf } from '../../../machines/verification/paging/events.ts';
-import {
-  PAGER_STREAM_PREFIX,
-  pageCallTimerId,
-} from '../../../machines/verification/paging/streams.ts';
+import { parsePagerEvent } from '../../../machines/verification/paging/events.ts';
+import { PAGER_STREAM_PREFIX, pageCallTimerId } from '../../../machines/verification/paging/streams.ts';
 import { foldHistory } from '../../application/fold.ts';
 import { asError, hasCode } from '../../core/errors.ts';
 import { uuidv5 } from '../../core/ids.ts';
@@ -15,7 +13,6 @@ import { errorCodeOf, errorMessageOf, isPermanentError } from '../../processors/
 import type { Processor } from '../../processors/runner.ts';
 import { cancelTimer, scheduleTimer } from '../../processors/scheduler.ts';
 import type { NccoAction, VonageClient } from '../../upstream/vonageContract.ts';
-import { parsePagerEvent } from '../../../machines/verification/paging/events.ts';
 import { pagerCommand } from './pager.ts';
 
 export type PagingDeliveryDeps = Readonly<{
@@ -90,11 +87,21 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps): Processor
     }
     const state = await readPagerState(store, streamId);
     const page = state.pages[e.pageId];
-    if (!page || page.status !== 'requested' || page.messageUuid !== null || page.smsFailed) return;
+    if (page?.status !== 'requested' || page.messageUuid !== null || page.smsFailed) return;
     try {
-      const sent = await deps.client.sendSms({ to: e.phone, from: deps.from, text: e.text, clientRef: e.pageId });
+      const sent = await deps.client.sendSms({
+        to: e.phone,
+        from: deps.from,
+        text: e.text,
+        clientRef: e.pageId,
+      });
       await deps.dispatch()(
-        pagerCommand('RecordPageSmsSent', { slackUserId, pageId: e.pageId, messageUuid: sent.messageUuid }, e.pageId, now()),
+        pagerCommand(
+          'RecordPageSmsSent',
+          { slackUserId, pageId: e.pageId, messageUuid: sent.messageUuid },
+          e.pageId,
+          now(),
+        ),
       );
       await report({
         incident: e.reportTo,
@@ -149,7 +156,7 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps): Processor
       if (event.type !== 'PageCallRequested') return;
       const state = await readPagerState(ctx.store, recorded.streamId);
       const page = state.pages[event.data.pageId];
-      if (!page || page.status !== 'requested' || page.callUuid !== null || page.callFailed || !page.phone) {
+      if (page?.status !== 'requested' || page.callUuid !== null || page.callFailed || !page.phone) {
         return;
       }
       const requested = (await ctx.store.readStream(recorded.streamId))
@@ -169,7 +176,12 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps): Processor
         });
         await dispatchCommand(
           deps.dispatch(),
-          pagerCommand('RecordPageCallPlaced', { slackUserId, pageId: page.pageId, callUuid: call.uuid }, page.pageId, ctx.now()),
+          pagerCommand(
+            'RecordPageCallPlaced',
+            { slackUserId, pageId: page.pageId, callUuid: call.uuid },
+            page.pageId,
+            ctx.now(),
+          ),
         );
         await report({
           incident: page.reportTo,

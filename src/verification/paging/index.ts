@@ -1,17 +1,17 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { pagingWebhookVerifiers } from '../../../handlers/verification/pagingWebhooks.ts';
+import type { WebhookVerification, WebhookVerifier } from '../../../handlers/webhooks/routes.ts';
+import type { PagerCommand } from '../../../machines/verification/paging/commands.ts';
 import {
-  pagerDecider,
   pageReceiptDecider,
+  pagerDecider,
   pagerReplyDecider,
 } from '../../../machines/verification/paging/decider.ts';
-import type { PagerCommand } from '../../../machines/verification/paging/commands.ts';
 import {
   pagerReceiptStreamId,
   pagerReplyStreamId,
   pagerStreamId,
 } from '../../../machines/verification/paging/streams.ts';
-import { pagingWebhookVerifiers } from '../../../handlers/verification/pagingWebhooks.ts';
-import type { WebhookVerification, WebhookVerifier } from '../../../handlers/webhooks/routes.ts';
 import type { CommandRoute } from '../../application/dispatch.ts';
 import type { Command } from '../../core/messages.ts';
 import type { LifecycleDeps } from '../../lifecycles/lifecycle.ts';
@@ -87,7 +87,10 @@ export const createPaging = (input: PagingInput): Paging => {
   return {
     routes: {
       ...Object.fromEntries(
-        PAGER_COMMANDS.map((type) => [type, route(pagerDecider, (c) => pagerStreamId(data(c).slackUserId ?? ''))]),
+        PAGER_COMMANDS.map((type) => [
+          type,
+          route(pagerDecider, (c) => pagerStreamId(data(c).slackUserId ?? '')),
+        ]),
       ),
       RecordPagerReply: route(pagerReplyDecider, (c) => pagerReplyStreamId(data(c).phone ?? '')),
       RecordPagerReplyOutcome: route(pagerReplyDecider, (c) => pagerReplyStreamId(data(c).phone ?? '')),

@@ -1,9 +1,6 @@
 import { latestPage, pagerReplyDecider } from '../../../machines/verification/paging/decider.ts';
 import { parsePagerEvent } from '../../../machines/verification/paging/events.ts';
-import {
-  PAGER_REPLY_STREAM_PREFIX,
-  pagerStreamId,
-} from '../../../machines/verification/paging/streams.ts';
+import { PAGER_REPLY_STREAM_PREFIX, pagerStreamId } from '../../../machines/verification/paging/streams.ts';
 import { foldHistory } from '../../application/fold.ts';
 import { asError, hasCode } from '../../core/errors.ts';
 import { uuidv5 } from '../../core/ids.ts';
@@ -25,7 +22,8 @@ export type PagingRepliesDeps = Readonly<{
   tellInSlack(slackUserId: string, text: string): Promise<void>;
 }>;
 
-export const HOW_TO_REPLY = 'Reply 4 to acknowledge, 6 to resolve; add the incident number to choose one (4 12).';
+export const HOW_TO_REPLY =
+  'Reply 4 to acknowledge, 6 to resolve; add the incident number to choose one (4 12).';
 
 type Outcome =
   | 'acknowledged'
@@ -129,9 +127,7 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
     }
 
     const state = await readPagerState(ctx.store, pagerStreamId(slackUserId));
-    const page = byCall
-      ? (state.pages[byCall.pageId] ?? null)
-      : latestPage(state, reply.number);
+    const page = byCall ? (state.pages[byCall.pageId] ?? null) : latestPage(state, reply.number);
     if (!page) {
       await answer(
         reply.number === null
@@ -170,12 +166,17 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
     await deps.dispatch()(
       pagerCommand(
         'StopPage',
-        { slackUserId, pageId: page.pageId, reason: action === 'acknowledge' ? 'acknowledged by phone' : 'resolved by phone' },
+        {
+          slackUserId,
+          pageId: page.pageId,
+          reason: action === 'acknowledge' ? 'acknowledged by phone' : 'resolved by phone',
+        },
         page.pageId,
         ctx.now(),
       ),
     );
-    const more = reply.number === null && state.order.filter((id) => state.pages[id]?.status === 'requested').length > 1;
+    const more =
+      reply.number === null && state.order.filter((id) => state.pages[id]?.status === 'requested').length > 1;
     await answer(
       `${action === 'acknowledge' ? 'Acknowledged' : 'Resolved'} ${result.label}.` +
         (more ? ' Other incidents paged you too: reply 4 with the number to acknowledge one (4 12).' : ''),
