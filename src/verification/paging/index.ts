@@ -33,7 +33,7 @@ import { createPagingRepliesReactor } from './replies.reactor.ts';
  * @example
  * const paging = createPaging({ deps, client, fromNumber: config.fromNumber, verifySignature });
  * return { routes: { ...routes, ...paging.routes }, processors: [...processors, ...paging.processors],
- *          webhooks: [...webhooks, ...paging.webhooks], provides: { pager: paging.pager }, … };
+ *          webhooks: [...webhooks, ...paging.webhooks], provides: { ...paging.provides }, … };
  *
  * Who is paged, when, and what the page says is the incident lifecycle's business
  * (src/incidents/paging.reactor.ts); what was done with a reply goes back through its
@@ -59,6 +59,8 @@ export type Paging = Readonly<{
   processors: readonly Processor[];
   webhooks: readonly WebhookVerifier[];
   pager: Pager;
+  /** What the verification module offers the others: `{ pager }`. */
+  provides: Readonly<{ pager: Pager }>;
   index: PagerIndex;
 }>;
 
@@ -84,6 +86,7 @@ export const createPaging = (input: PagingInput): Paging => {
   const dispatch = () => (command: Command) => deps.dispatch(command);
   const incidentResponse = () => deps.ports.get('incidentResponse');
   const data = (c: Command) => c.data as Record<string, string>;
+  const pager = createPager({ index, dispatch, now: () => deps.clock.now() });
   return {
     routes: {
       ...Object.fromEntries(
@@ -125,7 +128,8 @@ export const createPaging = (input: PagingInput): Paging => {
         return index.pageOfCall(callUuid)?.label ?? null;
       },
     }),
-    pager: createPager({ index, dispatch, now: () => deps.clock.now() }),
+    pager,
+    provides: { pager },
     index,
   };
 };
