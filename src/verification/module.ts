@@ -8,11 +8,13 @@ import {
 } from '../../machines/verification/commands.ts';
 import { phaseOf } from '../../machines/verification/decider.ts';
 import { verificationStreamId } from '../../machines/verification/streams.ts';
-import { ChatOpsError, ValidationError } from '../core/errors.ts';
+import { ValidationError } from '../core/errors.ts';
 import { defineLifecycle, type LifecycleDeps, type LifecycleInstance } from '../lifecycles/lifecycle.ts';
 import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
+import { createVonageClient } from '../upstream/vonage.ts';
 import type { VonageClient } from '../upstream/vonageContract.ts';
+import { verifyVonageSignature } from '../upstream/vonageSignature.ts';
 import { VERIFICATION_SENSITIVE_ACTION_IDS } from './blocks/ids.ts';
 import { type CodeVault, createCodeVault } from './codeVault.ts';
 import { type VerificationConfig, verificationConfig } from './config.ts';
@@ -82,29 +84,15 @@ export type VerificationOptions = Readonly<{
 
 const LOOKUP_BUDGET_MS = 2_000;
 
-/** The communications client. Filled in when the client slice lands (src/upstream/vonage.ts). */
-const buildClient = (_config: VerificationConfig, _deps: LifecycleDeps): VonageClient => {
-  const off = async (): Promise<never> => {
-    throw new ChatOpsError('SB_CONFIG', 'the communications client is not built yet');
-  };
-  return {
-    startVerification: off,
-    checkCode: off,
-    cancelVerification: off,
-    nextWorkflow: off,
-    sendSms: off,
-    createCall: off,
-    lookupNumber: async () => null,
-  };
-};
-
-/** The signed-webhook check. Filled in when the client slice lands (src/upstream/vonageSignature.ts). */
+/** The signed-webhook check of every `/webhooks/vonage/*` route: the JWT over the raw body, fresh. */
 const signatureCheck =
-  (_config: VerificationConfig, _deps: LifecycleDeps) =>
-  (_rawBody: Buffer, _headers: IncomingHttpHeaders): WebhookVerification => ({
-    ok: false,
-    reason: 'webhook signatures are not checked yet',
-  });
+  (config: VerificationConfig, deps: LifecycleDeps) =>
+  (rawBody: Buffer, headers: IncomingHttpHeaders): WebhookVerification => {
+    const checked = verifyVonageSignature(rawBody, headers.authorization, config.signatureSecret, {
+      now: deps.clock.now(),
+    });
+    return checked.ok ? { ok: true } : { ok: false, reason: checked.reason };
+  };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
@@ -114,7 +102,18 @@ const createVerification = (
   options: VerificationOptions | undefined,
 ): LifecycleInstance<VerificationApi> => {
   const { store, clock, slack, dispatch, logger } = deps;
-  const client = options?.client ?? buildClient(config, deps);
+  // One client, so one budget per API, for every caller: verification and paging.
+  const client =
+    options?.client ??
+    createVonageClient({
+      apiUrl: config.apiUrl,
+      restUrl: config.restUrl,
+      apiKey: config.apiKey,
+      apiSecret: config.apiSecret,
+      applicationId: config.applicationId,
+      privateKey: config.privateKey,
+      clock,
+    });
   const verifySignature = signatureCheck(config, deps);
   const phones = createPhoneSealer(config.signatureSecret);
   const vault = createCodeVault({ now: () => clock.now() });
