@@ -944,6 +944,9 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     res.end(text);
   };
 
+  /** Some gateways log the Basic pair decoded (`key:secret`). */
+  const decodedBasic = (auth: string) =>
+    auth.startsWith('Basic ') ? Buffer.from(auth.slice(6), 'base64').toString() : '(none)';
   const faultBody = (fault: VonageFault, auth: string): Record<string, unknown> => {
     if (fault.body) return { ...fault.body };
     const statusText: Record<number, [string, string, string]> = {
@@ -969,13 +972,20 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     const body: Record<string, unknown> = {
       type: `${ERRORS}${anchor}`,
       title,
-      detail: fault.echoAuthorization ? `${detail} (Authorization: ${auth})` : detail,
+      detail: fault.echoAuthorization
+        ? `${detail} (Authorization: ${auth}; user ${decodedBasic(auth)})`
+        : detail,
       instance: randomUUID(),
     };
     if (fault.status === 422) {
       body.invalid_parameters = [{ name: fault.field ?? 'to', reason: 'Invalid value' }];
     }
-    if (fault.echoAuthorization) body.received_authorization = auth;
+    if (fault.echoAuthorization) {
+      body.received_authorization = auth;
+      // Some gateways log the Basic pair decoded.
+      if (auth.startsWith('Basic '))
+        body.received_credentials = Buffer.from(auth.slice(6), 'base64').toString();
+    }
     return body;
   };
 
