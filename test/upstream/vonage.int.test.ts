@@ -482,6 +482,20 @@ describe('errors and credentials', () => {
     expect(seen).toContain('[Redacted]');
   });
 
+  it('nor the application JWT of a Voice request', async () => {
+    await start();
+    sim.failNext('createCall', { status: 403, echoAuthorization: true });
+    const e = await failure(
+      vonage.createCall({ to: PHONE, from: sim.fromNumber, ncco: [{ action: 'talk', text: 'x' }] }),
+    );
+    expect(e).toMatchObject({ code: 'SB_UPSTREAM_AUTH' });
+    const token = String(sim.requestsFor('createCall')[0]?.headers.authorization).slice('Bearer '.length);
+    const seen = JSON.stringify({ message: e.message, details: e.details });
+    expect(token.length).toBeGreaterThan(100);
+    expect(seen).not.toContain(token);
+    expect(seen).not.toContain(token.split('.')[2]);
+  });
+
   it('a 5xx or a reset is SB_UPSTREAM_UNAVAILABLE, retryable', async () => {
     await start();
     sim.failNext('sendSms', { status: 500 });

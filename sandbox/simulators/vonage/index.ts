@@ -6,6 +6,7 @@ import { type Clock, systemClock } from '../../../src/core/clock.ts';
 import {
   createOpenApiValidator,
   loadOpenApiDocument,
+  type OpenApiPatch,
   type OpenApiValidator,
   serverBasePath,
   type ValidationIssue,
@@ -232,6 +233,27 @@ export type VonageSimulatorOptions = Readonly<{
   tickMs?: number;
 }>;
 
+/**
+ * Corrections to the vendor documents, each with its reason. The SMS API's 200 answer is
+ * `oneOf: [SMS, Error]`, two objects whose properties are all optional: every body matches both,
+ * so `oneOf` refuses them all. The SMS API reference
+ * (https://developer.vonage.com/en/api/sms#send-an-sms) shows an accepted message carrying
+ * `message-id` and a refused one `error-text`: requiring those tells the two apart.
+ */
+export const VONAGE_SMS_SPEC_PATCHES: readonly OpenApiPatch[] = [
+  {
+    pointer: '/components/schemas/Message/required',
+    value: ['message-id'],
+    reason:
+      'an accepted SMS carries message-id; without a required field SMS and Error both match every body',
+  },
+  {
+    pointer: '/components/schemas/ErrorMessage/required',
+    value: ['error-text'],
+    reason: 'a refused SMS carries error-text; without a required field SMS and Error both match every body',
+  },
+];
+
 const PRICES = { verify: 0.05, sms: 0.0075, call: 0.02 } as const;
 const DEFAULT_LIMITS: Required<VonageLimits> = {
   verify: Infinity,
@@ -302,15 +324,15 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
   let credit = options.credit ?? 100;
   const keys = applicationKeys();
 
-  const load = (file: string, name: string) => {
+  const load = (file: string, name: string, patches: readonly OpenApiPatch[] = []) => {
     const doc = loadOpenApiDocument(new URL(file, SPECS));
-    return createOpenApiValidator(doc, { name, basePath: serverBasePath(doc) });
+    return createOpenApiValidator(doc, { name, basePath: serverBasePath(doc), patches });
   };
   const validators = {
     verify: load('vonage-verify-v2-openapi.yml', 'vonage-sim-verify'),
     messages: load('vonage-messages-openapi.yml', 'vonage-sim-messages'),
     voice: load('vonage-voice-openapi.yml', 'vonage-sim-voice'),
-    sms: load('vonage-sms-openapi.yml', 'vonage-sim-sms'),
+    sms: load('vonage-sms-openapi.yml', 'vonage-sim-sms', VONAGE_SMS_SPEC_PATCHES),
   };
 
   const webhooks = createVonageWebhooks({
@@ -922,6 +944,9 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     res.end(text);
   };
 
+  /** Some gateways log the Basic pair decoded (`key:secret`). */
+  const decodedBasic = (auth: string) =>
+    auth.startsWith('Basic ') ? Buffer.from(auth.slice(6), 'base64').toString() : '(none)';
   const faultBody = (fault: VonageFault, auth: string): Record<string, unknown> => {
     if (fault.body) return { ...fault.body };
     const statusText: Record<number, [string, string, string]> = {
@@ -947,13 +972,20 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     const body: Record<string, unknown> = {
       type: `${ERRORS}${anchor}`,
       title,
-      detail: fault.echoAuthorization ? `${detail} (Authorization: ${auth})` : detail,
+      detail: fault.echoAuthorization
+        ? `${detail} (Authorization: ${auth}; user ${decodedBasic(auth)})`
+        : detail,
       instance: randomUUID(),
     };
     if (fault.status === 422) {
       body.invalid_parameters = [{ name: fault.field ?? 'to', reason: 'Invalid value' }];
     }
-    if (fault.echoAuthorization) body.received_authorization = auth;
+    if (fault.echoAuthorization) {
+      body.received_authorization = auth;
+      // Some gateways log the Basic pair decoded.
+      if (auth.startsWith('Basic '))
+        body.received_credentials = Buffer.from(auth.slice(6), 'base64').toString();
+    }
     return body;
   };
 
