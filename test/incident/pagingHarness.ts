@@ -164,6 +164,8 @@ export const startPagingHarness = async (
           trigger_id: fake.issueTrigger({ user }),
         }),
         'form',
+        // Slack's signature is judged by the app's clock.
+        { timestamp: Math.floor(clock.now().getTime() / 1000) },
       );
       await res.text();
     },
