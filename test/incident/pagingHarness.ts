@@ -50,8 +50,8 @@ export type PagingHarness = Readonly<{
   pd: PagerDutySimulator;
   vonage: VonageSimulator;
   logs: LogSink;
-  /** `/incident <text>` as `user` in #ops; resolves once the app answered the POST. */
-  slash(text: string, user?: string, command?: string): Promise<void>;
+  /** `/incident <text>` as `user` in #ops; resolves with the app's answer to the POST (its body). */
+  slash(text: string, user?: string, command?: string): Promise<string>;
   /** Triggers an incident on `service` and waits for it upstream and in the store. */
   trigger(title: string, service?: string): Promise<{ streamId: string; number: number; incidentId: string }>;
   /** Links a verified phone (digits) to the person, as a checked code does. */
@@ -167,11 +167,12 @@ export const startPagingHarness = async (
         // Slack's signature is judged by the app's clock.
         { timestamp: Math.floor(clock.now().getTime() / 1000) },
       );
-      await res.text();
+      return res.text();
     },
     async trigger(title, service = PLATFORM) {
       const before = new Set(pd.state.incidents.keys());
       await harness.slash(`trigger ${service} ${title}`);
+
       const incident = await waitFor(
         () => [...pd.state.incidents.values()].find((i) => !before.has(i.id) && i.title === title),
         { what: `incident “${title}” upstream`, timeoutMs: 10_000 },
@@ -190,7 +191,12 @@ export const startPagingHarness = async (
       return { streamId, number: incident.number, incidentId: incident.id };
     },
     async verifyPhone(slackUserId, digits) {
-      await sb.people.link(slackUserId, { system: 'phone', externalId: `+${digits}`, email: null, name: null });
+      await sb.people.link(slackUserId, {
+        system: 'phone',
+        externalId: `+${digits}`,
+        email: null,
+        name: null,
+      });
     },
     async advance(ms) {
       clock.advance(ms);
