@@ -41,6 +41,17 @@ const timeline = async (number: number): Promise<string> => {
   return JSON.stringify(posted.body);
 };
 
+/** The incident's card in #ops, as JSON, once it says `what`. */
+const cardSays = (number: number, what: string) =>
+  waitFor(
+    () => {
+      const card = h.fake.messages('C0OPS').find((m) => m.bot_id !== '' && m.text.startsWith(`#${number} `));
+      const text = JSON.stringify(card?.blocks ?? []);
+      return text.includes(what) ? text : undefined;
+    },
+    { what: `#${number}'s card to say “${what}”`, timeoutMs: 10_000 },
+  );
+
 /** Replies from Chen's phone and waits until the reply is handled. */
 const reply = async (text: string): Promise<void> => {
   const delivered = await h.vonage.phones.replySms(CHEN.phone, text);
@@ -104,6 +115,7 @@ describe('paging by SMS, then voice', () => {
     expect(told).toContain('Calling <@U0CHEN>');
     expect(told).toContain('Call to <@U0CHEN> answered');
     expect(told).toContain('Acknowledged by <@U0CHEN> by phone (keypad)');
+    await cardSays(number, '*Paging* <@U0CHEN> acknowledged by phone');
   });
 
   it('a bare 4 acknowledges the most recent page and says which; `4 <n>` names one; no call follows', async () => {
@@ -215,6 +227,7 @@ describe('paging by SMS, then voice', () => {
       via: null,
     });
     expect(await timeline(d.number)).toContain('Not paged <@U0FRANK> at level 2: no verified phone');
+    await cardSays(d.number, '*Paging* <@U0FRANK> skipped: no verified phone');
   });
 
   it('a reply from a number nobody verified, or about an incident never paged, is recorded and ignored', async () => {
