@@ -200,6 +200,24 @@ export const pageWording = (
 
 // ---------------------------------------------------------------- the incidentResponse port
 
+/** A refusal in words an SMS can carry: names instead of Slack mentions, no mrkdwn. */
+const forPhone = (details: Record<string, unknown>, viewer: string): string => {
+  const by = details.by as { slackUserId?: unknown; name?: unknown } | null | undefined;
+  const named =
+    by && typeof by === 'object'
+      ? {
+          ...details,
+          by: { ...by, slackUserId: null, name: typeof by.name === 'string' ? by.name : 'someone' },
+        }
+      : details;
+  return incidentRejectionText(named, viewer)
+    .replace(/<@[A-Z0-9]+>/g, 'someone')
+    .replace(/[*`]/g, '')
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>');
+};
+
 /**
  * The `incidentResponse` port: a person answering a page from their phone acknowledges or resolves
  * as themselves (their incident-service user, as `/incident ack` would), through the incident's
@@ -254,7 +272,7 @@ export const createIncidentResponses = (
     } catch (error) {
       if (!hasCode(error, 'SB_ILLEGAL_STATE')) throw error;
       const details = (error as { details?: Record<string, unknown> }).details ?? {};
-      return { ok: false, label, reason: incidentRejectionText(details, slackUserId).replace(/\*/g, '') };
+      return { ok: false, label, reason: forPhone(details, slackUserId) };
     }
     await deps.dispatch()(
       pageActivity(

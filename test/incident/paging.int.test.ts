@@ -211,6 +211,12 @@ describe('paging by SMS, then voice', () => {
     await h.advance(3 * MINUTE);
     expect(h.vonage.phones.calls(CHEN.phone)).toHaveLength(calls);
     expect(await pageTimerState(late.streamId)).toBe('cancelled');
+
+    // Chen answers the page late: told who got there first, in words an SMS can carry.
+    await reply(`4 ${late.number}`);
+    const told = inbox(CHEN.phone).at(-1) ?? '';
+    expect(told).toContain(`#${late.number} Cache misses: Already acknowledged by Ana Silva`);
+    expect(told).not.toMatch(/<@|\*/);
   });
 
   it('someone with no verified phone is skipped, and the timeline says so', async () => {
@@ -255,6 +261,7 @@ describe('paging by SMS, then voice', () => {
       { what: 'the DM' },
     );
     expect(String(dm.params.text)).toContain('/verify');
+    expect(await h.sb.people.linkOf(CHEN.slack, 'phone')).toBeUndefined();
 
     const e = await h.trigger('After STOP');
     const before = inbox(CHEN.phone).length;

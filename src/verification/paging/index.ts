@@ -86,7 +86,7 @@ export const createPaging = (input: PagingInput): Paging => {
   const dispatch = () => (command: Command) => deps.dispatch(command);
   const incidentResponse = () => deps.ports.get('incidentResponse');
   const data = (c: Command) => c.data as Record<string, string>;
-  const pager = createPager({ index, dispatch, now: () => deps.clock.now() });
+  const pager = createPager({ index, dispatch, now: () => deps.clock.now(), store: deps.store });
   return {
     routes: {
       ...Object.fromEntries(
@@ -119,6 +119,11 @@ export const createPaging = (input: PagingInput): Paging => {
         incidentResponse,
         tellInSlack: async (slackUserId, text) => {
           await deps.slack.chat.postMessage({ channel: slackUserId, text });
+        },
+        forgetPhone: async (slackUserId) => {
+          if (await deps.people.linkOf(slackUserId, 'phone')) {
+            await deps.people.unlink(slackUserId, 'phone', 'opted_out');
+          }
         },
       }),
       createPagingReceiptsReactor({ index, incidentResponse }),
