@@ -91,7 +91,8 @@ describe('phone verification', () => {
     const submittedEvent = (await h.sb.store.readStream(`verification-${ANA}`)).find(
       (e) => e.type === 'VerificationCodeSubmitted',
     );
-    const sealed = String((submittedEvent?.data as { sealedCode?: unknown }).sealedCode);
+    const sealed = String((submittedEvent?.data as { sealedCode?: unknown } | undefined)?.sealedCode);
+    expect(sealed).toMatch(/^vault:v1:/);
     expect(h.sb.lifecycle('verification')?.vault.open(sealed)).toBeNull();
     // Every stored event other than the link holds the number only sealed or masked.
     const all = await h.sb.store.readAll({ maxCount: 10_000 });
