@@ -342,6 +342,24 @@ const toEvents = (command: VerificationCommand, state: VerificationState): Verif
               ];
         }
         case 'start_again':
+          // The vendor ends a request on its third wrong code with a 410: that is this code.
+          if (attempt.wrongCodes === VERIFICATION_LIMITS.wrongCodes - 1) {
+            return [
+              {
+                type: 'VerificationCodeRejected',
+                data: { ...base, wrongCodes: attempt.wrongCodes + 1, triesLeft: 0 },
+              },
+              {
+                type: 'VerificationFailed',
+                data: {
+                  attemptId: attempt.attemptId,
+                  reason: 'too_many_wrong_codes',
+                  message: `${VERIFICATION_LIMITS.wrongCodes} wrong codes.`,
+                  at: now,
+                },
+              },
+            ];
+          }
           return [
             {
               type: 'VerificationFailed',

@@ -160,9 +160,7 @@ const createVerification = (
         const d = e.data as { requestId?: unknown; triesLeft?: unknown };
         if (d.requestId !== requestId) continue;
         if (e.type === 'VerificationCodeRejected' && typeof d.triesLeft === 'number') {
-          return d.triesLeft > 0
-            ? { outcome: 'wrong_code' as const, triesLeft: d.triesLeft }
-            : { outcome: 'ended' as const };
+          return { outcome: 'wrong_code' as const, triesLeft: d.triesLeft };
         }
         if (e.type === 'VerificationVerified') return { outcome: 'verified' as const };
         if (e.type === 'VerificationCodeLost') return { outcome: 'lost' as const };
@@ -170,6 +168,23 @@ const createVerification = (
       if (Date.now() >= until) return null;
       await sleep(Math.min(50, Math.max(1, until - Date.now())));
     }
+  };
+
+  const CODE_PROBLEM: Readonly<Record<string, string>> = {
+    none: 'There is no verification in progress. Start one with /verify.',
+    requested: 'Your code is still on its way: wait for the SMS.',
+    verified: 'This verification is already done: your number is verified.',
+    failed: 'This verification has failed. Start again with /verify.',
+    expired: 'This code has expired. Start again with /verify.',
+    cancelled: 'This verification was cancelled. Start again with /verify.',
+  };
+  const codeProblem = async (slackUserId: string, attemptId: string): Promise<string | null> => {
+    const state = await readVerificationState(store, slackUserId);
+    if (state.context.attempt?.attemptId !== attemptId) {
+      return 'This form is from an earlier verification: use the latest DM from Switchboard.';
+    }
+    const phase = phaseOf(state);
+    return phase === 'codeSent' ? null : (CODE_PROBLEM[phase] ?? 'This code cannot be checked now.');
   };
 
   /** Number Insight before a start: a number the vendor reads otherwise is refused; no answer never blocks. */
@@ -239,6 +254,7 @@ const createVerification = (
           },
           status,
           checkOutcome,
+          codeProblem,
           checkBudgetMs: options?.checkBudgetMs ?? 2_000,
         },
       }),
