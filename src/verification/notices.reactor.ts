@@ -124,7 +124,8 @@ export const createVerificationNoticesReactor = (
       case 'VerificationVerified':
         return verifiedMessage(e.data.masked, e.data.previous?.masked ?? null);
       case 'VerificationFailed':
-        return failedMessage(e.data.reason, e.data.message);
+        // A start that failed for good is told with its failure's reason (below).
+        return e.data.reason === 'not_started' ? null : failedMessage(e.data.reason, e.data.message);
       case 'VerificationExpired':
         return expiredMessage(masked);
       case 'VerificationCancelled':
@@ -138,8 +139,10 @@ export const createVerificationNoticesReactor = (
           e.data.callId !== null,
         );
       case 'VerificationUpstreamCallFailed':
-        // A start that failed for good is told by its VerificationFailed.
-        if (!e.data.final || e.data.action === 'start') return null;
+        if (!e.data.final) return null;
+        if (e.data.action === 'start') {
+          return failedMessage('not_started', verificationFailureText(e.data.code, e.data.message));
+        }
         return upstreamFailedMessage(
           VERB[e.data.action] ?? 'finish',
           verificationFailureText(e.data.code, e.data.message),
