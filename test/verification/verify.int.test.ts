@@ -87,6 +87,18 @@ describe('phone verification', () => {
       );
     }
 
+    // The number as typed is in one place more: the `/verify` slash command, recorded as Slack sent it.
+    for (const at of tokenAt(bytes, PHONE_A.typed.replace(/[+]/g, '\\+'))) {
+      expect(
+        bytes.slice(Math.max(0, at - 600), at + 600),
+        'the typed number outside the recorded command',
+      ).toContain('"command":"/verify"');
+    }
+    // Nor in the logs.
+    const logs = h.logs.text();
+    expect(tokenAt(logs, code)).toEqual([]);
+    expect(logs).not.toContain(PHONE_A.digits);
+
     // Through the store: after the check nobody can open the sealed code, this process included.
     const submittedEvent = (await h.sb.store.readStream(`verification-${ANA}`)).find(
       (e) => e.type === 'VerificationCodeSubmitted',
