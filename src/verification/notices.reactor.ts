@@ -219,8 +219,10 @@ export const createVerificationPeopleReactor = (
       .at(-1);
     if (latest && latest.id !== event.id) return;
     const e164 = `+${options.phones.open(e.data.number)}`;
+    // Linked again when the same number is verified again (a new fact the pager can read: the end
+    // of an opt-out), but once per verification: a redelivery finds the link as recent.
     const current = await options.people.linkOf(user, 'phone');
-    if (current?.externalId === e164) return;
+    if (current?.externalId === e164 && Date.parse(current.at) >= Date.parse(e.data.at)) return;
     await options.people.link(user, {
       system: 'phone',
       externalId: e164,
