@@ -276,8 +276,14 @@ const refineError = (err: unknown): never => {
 
 // ---------------------------------------------------------------- the client
 
-/** The contract, plus how many requests wait in the budgets now (for a gauge, and for tests). */
-export type VonageClientWithBudgets = VonageClient & Readonly<{ queued(api?: VonageApi): number }>;
+/** The contract, plus what the budgets hold now (for a gauge, and for tests). */
+export type VonageClientWithBudgets = VonageClient &
+  Readonly<{
+    /** Requests waiting for their turn. */
+    queued(api?: VonageApi): number;
+    /** Requests sent whose answer is not in yet. */
+    inFlight(api?: VonageApi): number;
+  }>;
 
 export const createVonageClient = (options: VonageClientOptions): VonageClientWithBudgets => {
   const clock = options.clock ?? systemClock;
@@ -336,6 +342,14 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
     ]),
   ) as Record<VonageApi, QueueingBudget>;
 
+  /** A 429 that came anyway (another client on the key) closes the API's budget for Retry-After. */
+  const closeOn429 = (budget: QueueingBudget, e: unknown) => {
+    const d = (e as { code?: unknown; details?: { retryAfterMs?: unknown } }) ?? {};
+    if (d.code === 'SB_UPSTREAM_RATE_LIMITED' && typeof d.details?.retryAfterMs === 'number') {
+      budget.exhaustUntil(nowMs() + d.details.retryAfterMs);
+    }
+  };
+
   /** Waits for the API's budget, sends, closes the budget on a 429, maps the errors. */
   const call = async <T>(
     budgetName: VonageApi,
@@ -343,15 +357,14 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
     req: Parameters<UpstreamHttp['request']>[0] & { schema: z.ZodType<T> },
   ): Promise<T> => {
     const budget = budgets[budgetName];
-    await budget.take(req.operation);
+    const release = await budget.take(req.operation);
     try {
       return (await http.request(req)).data;
     } catch (e) {
-      const d = (e as { code?: unknown; details?: { retryAfterMs?: unknown } }) ?? {};
-      if (d.code === 'SB_UPSTREAM_RATE_LIMITED' && typeof d.details?.retryAfterMs === 'number') {
-        budget.exhaustUntil(nowMs() + d.details.retryAfterMs);
-      }
+      closeOn429(budget, e);
       return refineError(e);
+    } finally {
+      release();
     }
   };
 
@@ -472,10 +485,11 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
       input.ringingSeconds === undefined
         ? undefined
         : integerIn(input.ringingSeconds, 60, 1, 120, 'ringingSeconds');
-    // Signed when its turn comes, so a queued request does not carry an old token.
-    const budget = budgets.callCreation;
-    await budget.take('createCall');
+    // Signed before it queues (the queue is at most a minute, the token lives five), so nothing
+    // slow sits between its turn and the request leaving.
     const token = await signJwt();
+    const budget = budgets.callCreation;
+    const release = await budget.take('createCall');
     try {
       const { data } = await voice.request({
         operation: 'createCall',
@@ -493,11 +507,10 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
       });
       return { uuid: data.uuid, conversationUuid: data.conversation_uuid, status: data.status };
     } catch (e) {
-      const d = (e as { code?: unknown; details?: { retryAfterMs?: unknown } }) ?? {};
-      if (d.code === 'SB_UPSTREAM_RATE_LIMITED' && typeof d.details?.retryAfterMs === 'number') {
-        budget.exhaustUntil(nowMs() + d.details.retryAfterMs);
-      }
+      closeOn429(budget, e);
       return refineError(e);
+    } finally {
+      release();
     }
   };
 
@@ -527,8 +540,8 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
     }
   };
 
-  const queued = (name?: VonageApi) =>
-    name === undefined ? Object.values(budgets).reduce((n, b) => n + b.queued(), 0) : budgets[name].queued();
+  const count = (what: 'queued' | 'inFlight') => (name?: VonageApi) =>
+    name === undefined ? Object.values(budgets).reduce((n, b) => n + b[what](), 0) : budgets[name][what]();
 
   return {
     startVerification,
@@ -538,6 +551,7 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
     sendSms,
     createCall,
     lookupNumber,
-    queued,
+    queued: count('queued'),
+    inFlight: count('inFlight'),
   };
 };
