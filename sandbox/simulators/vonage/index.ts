@@ -51,7 +51,8 @@ import {
  * `phones.replySms(from, text)` (an inbound SMS webhook), `phones.answer(callUuid)`,
  * `phones.pressKeys(callUuid, digits)` (posts the DTMF input to the NCCO's input `eventUrl`, plays
  * the NCCO it answers), `phones.hangUp(callUuid)`, `phones.reject(n, 'busy' | 'failed')` (calls are
- * refused and SMS rejected until `phones.restore(n)`).
+ * refused and SMS rejected until `phones.restore(n)`). `phones.numbers()` lists the phones and
+ * `phones.onChange(listener)` says which one changed, for a console that shows them live.
  *
  * Webhooks (signed HS256 with `payload_hash`, see src/upstream/vonageSignature.ts), once
  * `connect(botUrl)` named the bot: verify events and summaries to `/webhooks/vonage/verify`,
@@ -367,6 +368,17 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     return p;
   };
   const callsByUuid = new Map<string, CallOnPhone>();
+  const listeners = new Set<(number: string) => void>();
+  /** Something on this phone changed (for a console that shows the phones live). */
+  const changed = (number: string) => {
+    for (const listener of listeners) {
+      try {
+        listener(number);
+      } catch {
+        // A watcher's failure is not the phone's.
+      }
+    }
+  };
   const iso = () => clock.now().toISOString();
   const nowMs = () => clock.now().getTime();
 
@@ -405,6 +417,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       sms.status = 'delivered';
       p.inbox.push(sms);
     }
+    changed(p.number);
     return sms;
   };
 
@@ -455,6 +468,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     } else {
       callEvent(call, 'ringing');
     }
+    changed(p.number);
     return call;
   };
 
@@ -462,6 +476,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     if (call.status === 'completed') return;
     call.status = 'completed';
     call.awaitingInput = undefined;
+    changed(call.to);
     const start = call.answeredAt ?? call.at;
     const duration = Math.max(0, Math.round((nowMs() - Date.parse(start)) / 1000));
     callEvent(call, 'completed', {
@@ -576,6 +591,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       if (call.status === 'ringing' && now >= call.ringingUntil) {
         call.status = 'timeout';
         callEvent(call, 'timeout');
+        changed(call.to);
       }
     }
   };
@@ -1209,6 +1225,16 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
   // ---------------------------------------------------------------- the person holding the phone
 
   const phonesApi = {
+    /** Every number that has received or sent something, in order of first use. */
+    numbers: (): readonly string[] => [...phones.keys()],
+    /**
+     * Calls `listener(number)` whenever something on a phone changes (an SMS in or out, a call
+     * placed, answered, spoken to, ended). Returns the function that stops it.
+     */
+    onChange(listener: (number: string) => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     /** The SMS this number received, oldest first (verification codes included). */
     inbox: (number: string): readonly SmsOnPhone[] => phone(number).inbox,
     /** The SMS this number sent (replies), oldest first. */
@@ -1236,6 +1262,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
         status: 'delivered',
       };
       phone(n).sent.push(sms);
+      changed(n);
       return publish('inbound-sms', hookUrl('messages'), {
         channel: 'sms',
         message_uuid: sms.messageUuid,
@@ -1256,6 +1283,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       call.answeredAt = iso();
       callEvent(call, 'answered', { start_time: call.answeredAt });
       if (call.kind === 'call') play(call, call.ncco);
+      changed(call.to);
       return call;
     },
     /**
@@ -1297,6 +1325,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
         call.spoken.push('(the call could not continue)');
         finishCall(call);
       }
+      changed(call.to);
       return { status: result.status, ncco, call };
     },
     /** The person hangs up (or the call ends): a `completed` event. */
@@ -1305,6 +1334,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       if (call.status === 'ringing') {
         call.status = 'failed';
         callEvent(call, 'rejected');
+        changed(call.to);
         return call;
       }
       finishCall(call);
