@@ -201,7 +201,7 @@ export const parseVonageError = (json: unknown): VendorErrorInfo | undefined => 
 
 const AUTH_HINT = /unauthori[sz]ed|credential|jwt|token|api[_ ]?key|secret/i;
 
-type Refined = { code: ErrorCode; reason: string; extra?: Record<string, unknown>; say?: string };
+type Refined = { code: ErrorCode; reason: string; say: string };
 
 /** The contract's table: how each answer reads for the operation that got it. */
 const refineFor = (
