@@ -30,9 +30,13 @@ import { createApplicationJwtSigner } from './vonageJwt.ts';
  * (SMS), Voice (create a call with an NCCO) and Number Insight basic, each on `createUpstreamHttp`
  * (undici, deadlines, zod-checked answers, coded and scrubbed errors).
  *
- * Credentials, as the service takes them: HTTP Basic (`api_key:api_secret`) on Verify v2,
- * Messages SMS and Number Insight; an application JWT (RS256 with `VONAGE_PRIVATE_KEY`, fresh
- * `jti`, five-minute `exp`; see vonageJwt.ts) on Voice, the only API that takes nothing else.
+ * Credentials, as the service takes them: an application JWT (RS256 with `VONAGE_PRIVATE_KEY`,
+ * a fresh `jti` per request, five-minute `exp`; see vonageJwt.ts) on Voice, which takes nothing
+ * else, and by default on Verify v2 and Messages too: they also take HTTP Basic
+ * (`api_key:api_secret`, `auth: { verify: 'basic' }`), but the vendor sends an application's
+ * callbacks (verify events, message status) only for requests made with its JWT
+ * (https://developer.vonage.com/en/getting-started/concepts/authentication). Number Insight:
+ * Basic.
  *
  * Rate limits: one queueing budget per API per client instance (vonageBudget.ts), shared by every
  * caller of that instance: call creation 3/s (across all voice products), other voice requests
@@ -84,6 +88,12 @@ export type VonageClientOptions = Readonly<{
   maxQueueMs?: number;
   /** Application JWT lifetime, default 300 s. */
   jwtTtlSeconds?: number;
+  /**
+   * The credential per API (Voice always takes the JWT, Number Insight Basic). Default `jwt`:
+   * both APIs take Basic, but only requests made with the application's JWT get its callbacks
+   * (verify events, message status): Basic is "for synchronous calls" in the Verify v2 document.
+   */
+  auth?: Readonly<{ verify?: 'basic' | 'jwt'; messages?: 'basic' | 'jwt' }>;
 }>;
 
 // ---------------------------------------------------------------- answers (fields we use)
@@ -300,12 +310,8 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
     defaultRetryAfterMs: 1_000,
     secrets,
   };
+  /** Verify, Messages and Voice: the credential goes per request (Basic or a fresh JWT). */
   const api = createUpstreamHttp({
-    ...common,
-    baseUrl: options.apiUrl,
-    defaultHeaders: { authorization: basic, accept: 'application/json' },
-  });
-  const voice = createUpstreamHttp({
     ...common,
     baseUrl: options.apiUrl,
     defaultHeaders: { accept: 'application/json' },
@@ -350,16 +356,28 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
     }
   };
 
-  /** Waits for the API's budget, sends, closes the budget on a 429, maps the errors. */
+  const authFor: Record<'verify' | 'messages', 'basic' | 'jwt'> = {
+    verify: options.auth?.verify ?? 'jwt',
+    messages: options.auth?.messages ?? 'jwt',
+  };
+
+  /**
+   * Waits for the API's budget, sends, closes the budget on a 429, maps the errors. A JWT is
+   * signed before the request queues (the queue is at most a minute, the token lives five), so
+   * nothing slow sits between its turn and the request leaving.
+   */
   const call = async <T>(
     budgetName: VonageApi,
     http: UpstreamHttp,
+    auth: 'basic' | 'jwt' | 'default',
     req: Parameters<UpstreamHttp['request']>[0] & { schema: z.ZodType<T> },
   ): Promise<T> => {
+    const authorization = auth === 'jwt' ? `Bearer ${await signJwt()}` : auth === 'basic' ? basic : undefined;
     const budget = budgets[budgetName];
     const release = await budget.take(req.operation);
     try {
-      return (await http.request(req)).data;
+      const headers = { ...req.headers, ...(authorization === undefined ? {} : { authorization }) };
+      return (await http.request({ ...req, headers })).data;
     } catch (e) {
       closeOn429(budget, e);
       return refineError(e);
@@ -397,7 +415,7 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
         details: { field: 'clientRef' },
       });
     }
-    const data = await call('verify', api, {
+    const data = await call('verify', api, authFor.verify, {
       operation: 'startVerification',
       method: 'POST',
       path: '/v2/verify',
@@ -422,7 +440,7 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
         details: { field: 'code', reason: 'malformed_code' },
       });
     }
-    await call('verify', api, {
+    await call('verify', api, authFor.verify, {
       operation: 'checkCode',
       method: 'POST',
       path: `/v2/verify/${encodeURIComponent(rid)}`,
@@ -434,7 +452,7 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
 
   const cancelVerification = async (id: string): Promise<void> => {
     const rid = requestId(id);
-    await call('verify', api, {
+    await call('verify', api, authFor.verify, {
       operation: 'cancelVerification',
       method: 'DELETE',
       path: `/v2/verify/${encodeURIComponent(rid)}`,
@@ -444,7 +462,7 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
 
   const nextWorkflow = async (id: string): Promise<void> => {
     const rid = requestId(id);
-    await call('verify', api, {
+    await call('verify', api, authFor.verify, {
       operation: 'nextWorkflow',
       method: 'POST',
       path: `/v2/verify/${encodeURIComponent(rid)}/next_workflow`,
@@ -464,7 +482,7 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
     if (typeof input.clientRef !== 'string' || input.clientRef.length === 0 || input.clientRef.length > 40) {
       throw new ValidationError('clientRef must be 1 to 40 characters', { details: { field: 'clientRef' } });
     }
-    const data = await call('messages', api, {
+    const data = await call('messages', api, authFor.messages, {
       operation: 'sendSms',
       method: 'POST',
       path: '/v1/messages',
@@ -485,33 +503,20 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
       input.ringingSeconds === undefined
         ? undefined
         : integerIn(input.ringingSeconds, 60, 1, 120, 'ringingSeconds');
-    // Signed before it queues (the queue is at most a minute, the token lives five), so nothing
-    // slow sits between its turn and the request leaving.
-    const token = await signJwt();
-    const budget = budgets.callCreation;
-    const release = await budget.take('createCall');
-    try {
-      const { data } = await voice.request({
-        operation: 'createCall',
-        method: 'POST',
-        path: '/v1/calls',
-        headers: { authorization: `Bearer ${token}` },
-        body: {
-          to: [{ type: 'phone', number: to }],
-          from: { type: 'phone', number: from },
-          ncco,
-          ...(input.eventUrl === undefined ? {} : { event_url: [input.eventUrl], event_method: 'POST' }),
-          ...(ringing === undefined ? {} : { ringing_timer: ringing }),
-        },
-        schema: createdCall,
-      });
-      return { uuid: data.uuid, conversationUuid: data.conversation_uuid, status: data.status };
-    } catch (e) {
-      closeOn429(budget, e);
-      return refineError(e);
-    } finally {
-      release();
-    }
+    const data = await call('callCreation', api, 'jwt', {
+      operation: 'createCall',
+      method: 'POST',
+      path: '/v1/calls',
+      body: {
+        to: [{ type: 'phone', number: to }],
+        from: { type: 'phone', number: from },
+        ncco,
+        ...(input.eventUrl === undefined ? {} : { event_url: [input.eventUrl], event_method: 'POST' }),
+        ...(ringing === undefined ? {} : { ringing_timer: ringing }),
+      },
+      schema: createdCall,
+    });
+    return { uuid: data.uuid, conversationUuid: data.conversation_uuid, status: data.status };
   };
 
   const lookupNumber = async (number: string): Promise<NumberLookup | null> => {
@@ -519,7 +524,7 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
     // Retired: not even asked (the answer would be 404/410).
     if (nowMs() >= NUMBER_INSIGHT_SUNSET.getTime()) return null;
     try {
-      const data = await call('numberInsight', rest, {
+      const data = await call('numberInsight', rest, 'default', {
         operation: 'lookupNumber',
         method: 'GET',
         path: '/ni/basic/json',

@@ -133,7 +133,7 @@ describe('Verify v2', () => {
       locale: 'en-gb',
       client_ref: 'attempt1',
     });
-    expect(sim.requestsFor('startVerification')[0]?.headers.authorization).toMatch(/^Basic /);
+    expect(sim.requestsFor('startVerification')[0]?.headers.authorization).toMatch(/^Bearer eyJ/);
     const code = sim.phones.lastCode(PHONE)!;
     expect(code).toMatch(/^\d{6}$/);
     expect(sim.phones.inbox(PHONE).at(-1)?.text).toContain(code);
@@ -147,6 +147,18 @@ describe('Verify v2', () => {
       status: 'completed',
       client_ref: 'attempt1',
     });
+  });
+
+  it('with Basic credentials it works the same, but the vendor sends no callbacks', async () => {
+    await start({}, { auth: { verify: 'basic', messages: 'basic' } });
+    const { requestId } = await begin();
+    expect(sim.requestsFor('startVerification')[0]?.headers.authorization).toMatch(/^Basic /);
+    await vonage.checkCode(requestId, sim.phones.lastCode(PHONE)!);
+    await vonage.sendSms({ to: PHONE, from: sim.fromNumber, text: 'x', clientRef: 'c1' });
+    expect(sim.requestsFor('sendSms')[0]?.headers.authorization).toMatch(/^Basic /);
+    await sim.webhooks.idle();
+    expect(receiver.on('/webhooks/vonage/verify')).toHaveLength(0);
+    expect(receiver.on('/webhooks/vonage/messages')).toHaveLength(2);
   });
 
   it('a wrong code is wrong_code (vendor 400 and seed 401); the third fails the request: start_again', async () => {
@@ -465,8 +477,8 @@ describe('budgets', () => {
 });
 
 describe('errors and credentials', () => {
-  it('never puts the credentials an upstream echoes into an error', async () => {
-    await start();
+  it('never puts the credentials an upstream echoes into an error (Basic, whole and decoded)', async () => {
+    await start({}, { auth: { verify: 'basic' } });
     sim.failNext('startVerification', { status: 403, echoAuthorization: true });
     const e = await failure(begin());
     expect(e).toMatchObject({ code: 'SB_UPSTREAM_AUTH' });

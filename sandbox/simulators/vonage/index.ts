@@ -35,7 +35,8 @@ import {
  * - rate limits per API, on a sliding one-second window of its clock: call creation 3/s, other
  *   voice 15/s, Messages 75/s, legacy SMS 30/s (Verify: none unless `limits.verify` is set); over
  *   it → 429 with `Retry-After` and `X-RateLimit-*`, RFC 7807 body;
- * - Verify v2's rules: 409 for a second verification to a number with one running (`#concurrent`);
+ * - Verify v2's rules: callbacks (events, summary) only for a verification started with the
+ *   application's JWT (Basic is "for synchronous calls", says the Verify v2 document); 409 for a second verification to a number with one running (`#concurrent`);
  *   a wrong code → 400 (`#invalid-code`; `wrongCodeStatus: 401` gives the seed's 401); the third
  *   wrong code fails the request → 410; a check on an expired, failed or cancelled request → 410,
  *   on a completed one → 409; cancel only from 30 s after the start and before the second workflow
@@ -190,6 +191,8 @@ type Verification = {
   steps: VerifyStep[];
   wrongCodes: number;
   status: 'in_progress' | 'completed' | 'failed' | 'expired' | 'cancelled';
+  /** Started with the application's JWT: only then are its events and summary sent. */
+  callbacks: boolean;
 };
 
 export type VonageSimState = {
@@ -517,29 +520,33 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
   // ---------------------------------------------------------------- Verify v2
 
   const verifyEvent = (v: Verification, channel: string, status: string) =>
-    publish('verify', hookUrl('verify'), {
-      request_id: v.id,
-      triggered_at: iso(),
-      type: 'event',
-      channel,
-      status,
-      finalized_at: iso(),
-      ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
-    });
+    !v.callbacks
+      ? undefined
+      : publish('verify', hookUrl('verify'), {
+          request_id: v.id,
+          triggered_at: iso(),
+          type: 'event',
+          channel,
+          status,
+          finalized_at: iso(),
+          ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
+        });
   const verifySummary = (v: Verification) =>
-    publish('verify', hookUrl('verify'), {
-      request_id: v.id,
-      submitted_at: v.submittedAt,
-      status: v.status,
-      type: 'summary',
-      channel_timeout: v.channelTimeout,
-      workflow: v.steps.map((s) => ({
-        channel: s.channel,
-        ...(s.initiatedAt ? { initiated_at: s.initiatedAt } : {}),
-        status: s.status,
-      })),
-      ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
-    });
+    !v.callbacks
+      ? undefined
+      : publish('verify', hookUrl('verify'), {
+          request_id: v.id,
+          submitted_at: v.submittedAt,
+          status: v.status,
+          type: 'summary',
+          channel_timeout: v.channelTimeout,
+          workflow: v.steps.map((s) => ({
+            channel: s.channel,
+            ...(s.initiatedAt ? { initiated_at: s.initiatedAt } : {}),
+            status: s.status,
+          })),
+          ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
+        });
 
   const sendCodeStep = (v: Verification) => {
     const step = v.steps[v.step]!;
@@ -608,7 +615,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     return v;
   };
 
-  const verifyStart = (body: Record<string, unknown>) => {
+  const verifyStart = (body: Record<string, unknown>, viaJwt: boolean) => {
     const workflow = (body.workflow as Array<{ channel: string; to: string }>) ?? [];
     const channels = workflow.map((w) => w.channel);
     if (channels.some((c) => c !== 'sms' && c !== 'voice')) {
@@ -672,6 +679,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       })),
       wrongCodes: 0,
       status: 'in_progress',
+      callbacks: viaJwt,
     };
     verifications.set(v.id, v);
     sendCodeStep(v);
@@ -1152,7 +1160,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       let result: { status: number; body: unknown };
       switch (operationId) {
         case 'newRequest':
-          result = verifyStart(body);
+          result = verifyStart(body, !basicOk(req.headers.authorization));
           break;
         case 'checkCode':
           result = verifyCheck(id, body);
