@@ -174,3 +174,21 @@ export const signVonageWebhook = (
   const signature = b64url(createHmac('sha256', secret).update(`${header}.${payload}`).digest());
   return `Bearer ${header}.${payload}.${signature}`;
 };
+
+/**
+ * The `verify` a `WebhookVerifier` (handlers/webhooks/routes.ts) needs for the three
+ * `/webhooks/vonage/*` routes: reads `Authorization`, judges `iat` on the clock, never throws.
+ * The answer is a `WebhookVerification` (`{ ok: true }` or `{ ok: false, reason }`), with the
+ * claims when it is good (`claims.jti` names the delivery).
+ *
+ * @example
+ * const verify = vonageWebhookVerify({ secrets: [config.signatureSecret], clock });
+ * const verifier: WebhookVerifier = { source: 'vonage', path: '/webhooks/vonage/voice', signatureHeader: 'authorization', verify, parse };
+ */
+export const vonageWebhookVerify =
+  (options: Readonly<{ secrets: readonly string[]; clock: { now(): Date }; maxAgeSeconds?: number }>) =>
+  (rawBody: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>): VonageSignatureCheck =>
+    verifyVonageSignature(rawBody, headers.authorization, options.secrets, {
+      now: options.clock.now(),
+      ...(options.maxAgeSeconds === undefined ? {} : { maxAgeSeconds: options.maxAgeSeconds }),
+    });

@@ -6,6 +6,7 @@ import { type Clock, systemClock } from '../../../src/core/clock.ts';
 import {
   createOpenApiValidator,
   loadOpenApiDocument,
+  type OpenApiPatch,
   type OpenApiValidator,
   serverBasePath,
   type ValidationIssue,
@@ -34,7 +35,8 @@ import {
  * - rate limits per API, on a sliding one-second window of its clock: call creation 3/s, other
  *   voice 15/s, Messages 75/s, legacy SMS 30/s (Verify: none unless `limits.verify` is set); over
  *   it → 429 with `Retry-After` and `X-RateLimit-*`, RFC 7807 body;
- * - Verify v2's rules: 409 for a second verification to a number with one running (`#concurrent`);
+ * - Verify v2's rules: callbacks (events, summary) only for a verification started with the
+ *   application's JWT (Basic is "for synchronous calls", says the Verify v2 document); 409 for a second verification to a number with one running (`#concurrent`);
  *   a wrong code → 400 (`#invalid-code`; `wrongCodeStatus: 401` gives the seed's 401); the third
  *   wrong code fails the request → 410; a check on an expired, failed or cancelled request → 410,
  *   on a completed one → 409; cancel only from 30 s after the start and before the second workflow
@@ -50,7 +52,8 @@ import {
  * `phones.replySms(from, text)` (an inbound SMS webhook), `phones.answer(callUuid)`,
  * `phones.pressKeys(callUuid, digits)` (posts the DTMF input to the NCCO's input `eventUrl`, plays
  * the NCCO it answers), `phones.hangUp(callUuid)`, `phones.reject(n, 'busy' | 'failed')` (calls are
- * refused and SMS rejected until `phones.restore(n)`).
+ * refused and SMS rejected until `phones.restore(n)`). `phones.numbers()` lists the phones and
+ * `phones.onChange(listener)` says which one changed, for a console that shows them live.
  *
  * Webhooks (signed HS256 with `payload_hash`, see src/upstream/vonageSignature.ts), once
  * `connect(botUrl)` named the bot: verify events and summaries to `/webhooks/vonage/verify`,
@@ -188,6 +191,8 @@ type Verification = {
   steps: VerifyStep[];
   wrongCodes: number;
   status: 'in_progress' | 'completed' | 'failed' | 'expired' | 'cancelled';
+  /** Started with the application's JWT: only then are its events and summary sent. */
+  callbacks: boolean;
 };
 
 export type VonageSimState = {
@@ -231,6 +236,27 @@ export type VonageSimulatorOptions = Readonly<{
   /** Runs `runTimers()` every this many ms (default 250 with the system clock, never with another). */
   tickMs?: number;
 }>;
+
+/**
+ * Corrections to the vendor documents, each with its reason. The SMS API's 200 answer is
+ * `oneOf: [SMS, Error]`, two objects whose properties are all optional: every body matches both,
+ * so `oneOf` refuses them all. The SMS API reference
+ * (https://developer.vonage.com/en/api/sms#send-an-sms) shows an accepted message carrying
+ * `message-id` and a refused one `error-text`: requiring those tells the two apart.
+ */
+export const VONAGE_SMS_SPEC_PATCHES: readonly OpenApiPatch[] = [
+  {
+    pointer: '/components/schemas/Message/required',
+    value: ['message-id'],
+    reason:
+      'an accepted SMS carries message-id; without a required field SMS and Error both match every body',
+  },
+  {
+    pointer: '/components/schemas/ErrorMessage/required',
+    value: ['error-text'],
+    reason: 'a refused SMS carries error-text; without a required field SMS and Error both match every body',
+  },
+];
 
 const PRICES = { verify: 0.05, sms: 0.0075, call: 0.02 } as const;
 const DEFAULT_LIMITS: Required<VonageLimits> = {
@@ -302,15 +328,15 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
   let credit = options.credit ?? 100;
   const keys = applicationKeys();
 
-  const load = (file: string, name: string) => {
+  const load = (file: string, name: string, patches: readonly OpenApiPatch[] = []) => {
     const doc = loadOpenApiDocument(new URL(file, SPECS));
-    return createOpenApiValidator(doc, { name, basePath: serverBasePath(doc) });
+    return createOpenApiValidator(doc, { name, basePath: serverBasePath(doc), patches });
   };
   const validators = {
     verify: load('vonage-verify-v2-openapi.yml', 'vonage-sim-verify'),
     messages: load('vonage-messages-openapi.yml', 'vonage-sim-messages'),
     voice: load('vonage-voice-openapi.yml', 'vonage-sim-voice'),
-    sms: load('vonage-sms-openapi.yml', 'vonage-sim-sms'),
+    sms: load('vonage-sms-openapi.yml', 'vonage-sim-sms', VONAGE_SMS_SPEC_PATCHES),
   };
 
   const webhooks = createVonageWebhooks({
@@ -345,6 +371,17 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     return p;
   };
   const callsByUuid = new Map<string, CallOnPhone>();
+  const listeners = new Set<(number: string) => void>();
+  /** Something on this phone changed (for a console that shows the phones live). */
+  const changed = (number: string) => {
+    for (const listener of listeners) {
+      try {
+        listener(number);
+      } catch {
+        // A watcher's failure is not the phone's.
+      }
+    }
+  };
   const iso = () => clock.now().toISOString();
   const nowMs = () => clock.now().getTime();
 
@@ -383,6 +420,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       sms.status = 'delivered';
       p.inbox.push(sms);
     }
+    changed(p.number);
     return sms;
   };
 
@@ -433,6 +471,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     } else {
       callEvent(call, 'ringing');
     }
+    changed(p.number);
     return call;
   };
 
@@ -440,6 +479,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     if (call.status === 'completed') return;
     call.status = 'completed';
     call.awaitingInput = undefined;
+    changed(call.to);
     const start = call.answeredAt ?? call.at;
     const duration = Math.max(0, Math.round((nowMs() - Date.parse(start)) / 1000));
     callEvent(call, 'completed', {
@@ -480,29 +520,33 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
   // ---------------------------------------------------------------- Verify v2
 
   const verifyEvent = (v: Verification, channel: string, status: string) =>
-    publish('verify', hookUrl('verify'), {
-      request_id: v.id,
-      triggered_at: iso(),
-      type: 'event',
-      channel,
-      status,
-      finalized_at: iso(),
-      ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
-    });
+    !v.callbacks
+      ? undefined
+      : publish('verify', hookUrl('verify'), {
+          request_id: v.id,
+          triggered_at: iso(),
+          type: 'event',
+          channel,
+          status,
+          finalized_at: iso(),
+          ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
+        });
   const verifySummary = (v: Verification) =>
-    publish('verify', hookUrl('verify'), {
-      request_id: v.id,
-      submitted_at: v.submittedAt,
-      status: v.status,
-      type: 'summary',
-      channel_timeout: v.channelTimeout,
-      workflow: v.steps.map((s) => ({
-        channel: s.channel,
-        ...(s.initiatedAt ? { initiated_at: s.initiatedAt } : {}),
-        status: s.status,
-      })),
-      ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
-    });
+    !v.callbacks
+      ? undefined
+      : publish('verify', hookUrl('verify'), {
+          request_id: v.id,
+          submitted_at: v.submittedAt,
+          status: v.status,
+          type: 'summary',
+          channel_timeout: v.channelTimeout,
+          workflow: v.steps.map((s) => ({
+            channel: s.channel,
+            ...(s.initiatedAt ? { initiated_at: s.initiatedAt } : {}),
+            status: s.status,
+          })),
+          ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
+        });
 
   const sendCodeStep = (v: Verification) => {
     const step = v.steps[v.step]!;
@@ -554,6 +598,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       if (call.status === 'ringing' && now >= call.ringingUntil) {
         call.status = 'timeout';
         callEvent(call, 'timeout');
+        changed(call.to);
       }
     }
   };
@@ -570,7 +615,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     return v;
   };
 
-  const verifyStart = (body: Record<string, unknown>) => {
+  const verifyStart = (body: Record<string, unknown>, viaJwt: boolean) => {
     const workflow = (body.workflow as Array<{ channel: string; to: string }>) ?? [];
     const channels = workflow.map((w) => w.channel);
     if (channels.some((c) => c !== 'sms' && c !== 'voice')) {
@@ -634,6 +679,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       })),
       wrongCodes: 0,
       status: 'in_progress',
+      callbacks: viaJwt,
     };
     verifications.set(v.id, v);
     sendCodeStep(v);
@@ -922,6 +968,9 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     res.end(text);
   };
 
+  /** Some gateways log the Basic pair decoded (`key:secret`). */
+  const decodedBasic = (auth: string) =>
+    auth.startsWith('Basic ') ? Buffer.from(auth.slice(6), 'base64').toString() : '(none)';
   const faultBody = (fault: VonageFault, auth: string): Record<string, unknown> => {
     if (fault.body) return { ...fault.body };
     const statusText: Record<number, [string, string, string]> = {
@@ -947,13 +996,20 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     const body: Record<string, unknown> = {
       type: `${ERRORS}${anchor}`,
       title,
-      detail: fault.echoAuthorization ? `${detail} (Authorization: ${auth})` : detail,
+      detail: fault.echoAuthorization
+        ? `${detail} (Authorization: ${auth}; user ${decodedBasic(auth)})`
+        : detail,
       instance: randomUUID(),
     };
     if (fault.status === 422) {
       body.invalid_parameters = [{ name: fault.field ?? 'to', reason: 'Invalid value' }];
     }
-    if (fault.echoAuthorization) body.received_authorization = auth;
+    if (fault.echoAuthorization) {
+      body.received_authorization = auth;
+      // Some gateways log the Basic pair decoded.
+      if (auth.startsWith('Basic '))
+        body.received_credentials = Buffer.from(auth.slice(6), 'base64').toString();
+    }
     return body;
   };
 
@@ -1104,7 +1160,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       let result: { status: number; body: unknown };
       switch (operationId) {
         case 'newRequest':
-          result = verifyStart(body);
+          result = verifyStart(body, !basicOk(req.headers.authorization));
           break;
         case 'checkCode':
           result = verifyCheck(id, body);
@@ -1177,6 +1233,16 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
   // ---------------------------------------------------------------- the person holding the phone
 
   const phonesApi = {
+    /** Every number that has received or sent something, in order of first use. */
+    numbers: (): readonly string[] => [...phones.keys()],
+    /**
+     * Calls `listener(number)` whenever something on a phone changes (an SMS in or out, a call
+     * placed, answered, spoken to, ended). Returns the function that stops it.
+     */
+    onChange(listener: (number: string) => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     /** The SMS this number received, oldest first (verification codes included). */
     inbox: (number: string): readonly SmsOnPhone[] => phone(number).inbox,
     /** The SMS this number sent (replies), oldest first. */
@@ -1204,6 +1270,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
         status: 'delivered',
       };
       phone(n).sent.push(sms);
+      changed(n);
       return publish('inbound-sms', hookUrl('messages'), {
         channel: 'sms',
         message_uuid: sms.messageUuid,
@@ -1224,6 +1291,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       call.answeredAt = iso();
       callEvent(call, 'answered', { start_time: call.answeredAt });
       if (call.kind === 'call') play(call, call.ncco);
+      changed(call.to);
       return call;
     },
     /**
@@ -1265,6 +1333,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
         call.spoken.push('(the call could not continue)');
         finishCall(call);
       }
+      changed(call.to);
       return { status: result.status, ncco, call };
     },
     /** The person hangs up (or the call ends): a `completed` event. */
@@ -1273,6 +1342,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       if (call.status === 'ringing') {
         call.status = 'failed';
         callEvent(call, 'rejected');
+        changed(call.to);
         return call;
       }
       finishCall(call);
