@@ -113,6 +113,8 @@ export type IncidentHarness = Readonly<{
   cardOf(channel: string, number: number): FakeMessage | undefined;
   /** Ephemeral messages a user got through response_url or chat.postEphemeral (from index `from` on). */
   ephemeralsFor(user: string, from?: number): string[];
+  /** Warnings, processor states and the last requests: printed when a wait times out. */
+  diagnose(): Promise<string>;
   idle(): Promise<void>;
   /**
    * Stops the app and starts it again on the same store and port, as after a crash or a deploy;
@@ -295,7 +297,9 @@ export const startIncidentHarness = async (
       const incident = await waitFor(
         () => [...sim.state.incidents.values()].find((i) => !before.has(i.id) && i.title === title),
         { what: `incident “${title}” upstream`, timeoutMs: 10_000 },
-      );
+      ).catch(async (error: Error) => {
+        throw new Error(`${error.message}\n${await harness.diagnose()}`);
+      });
       const card = await waitFor(
         () => {
           const c = harness.cardOf(OPS, incident.number);
@@ -305,6 +309,20 @@ export const startIncidentHarness = async (
       );
       const streamId = await harness.streamOfNumber(incident.number);
       return { streamId, incidentId: incident.id, number: incident.number, card };
+    },
+    async diagnose() {
+      const warnings = logs
+        .lines()
+        .filter((l) => Number(l.level) >= 40)
+        .slice(-15)
+        .map((l) => JSON.stringify(l).slice(0, 600));
+      const processors = (await sb.processors.status()).map((p) =>
+        JSON.stringify(p, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+      );
+      const requests = sim.requests.slice(-10).map((r) => `${r.method} ${r.url} → ${r.status}`);
+      return ['warnings:', ...warnings, 'processors:', ...processors, 'last requests:', ...requests].join(
+        '\n',
+      );
     },
     async idle() {
       await sim.webhooks.idle();
