@@ -192,8 +192,14 @@ export const startIncidentHarness = async (
   const { url, port } = first;
   await connectAll(simulators, url);
 
-  const post = (body: string, kind: 'form' | 'json', o?: SignedPostOptions) =>
-    postSigned(`${url}/slack/events`, body, kind, o);
+  // Slack signs with its own time, which agrees with the app's: the skew these tests set up is
+  // between the app and the incident service (signed 5 minutes off, a request is rightly refused).
+  const appClock = options.clock;
+  const post = (body: string, kind: 'form' | 'json', o: SignedPostOptions = {}) =>
+    postSigned(`${url}/slack/events`, body, kind, {
+      ...(appClock ? { timestamp: Math.floor(appClock.now().getTime() / 1000) } : {}),
+      ...o,
+    });
   const json = async (res: Response): Promise<Record<string, unknown> | null> => {
     const text = await res.text();
     try {
@@ -293,7 +299,9 @@ export const startIncidentHarness = async (
         .map((e) => e.text),
     async trigger(title) {
       const before = new Set(sim.state.incidents.keys());
-      await harness.slash(`trigger Payments API ${title}`);
+      const typed = await harness.slash(`trigger Payments API ${title}`);
+      if (typed.status !== 200)
+        throw new Error(`/incident trigger answered ${typed.status}: ${JSON.stringify(typed.body)}`);
       const incident = await waitFor(
         () => [...sim.state.incidents.values()].find((i) => !before.has(i.id) && i.title === title),
         { what: `incident “${title}” upstream`, timeoutMs: 10_000 },
