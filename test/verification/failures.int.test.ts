@@ -139,6 +139,35 @@ describe('verification when things go wrong', () => {
     expect(h.sim.requestsFor('startVerification')).toHaveLength(5);
   });
 
+  it('says so when the vendor refuses a cancel: its call has already started', async () => {
+    h = await startVerificationHarness();
+    await h.verify(PHONE_A.typed);
+    await h.dm(/sent a 6-digit code/);
+    // The SMS step times out at the vendor, which moves on to the call without telling us first.
+    h.clock.advance(301_000);
+    h.sim.runTimers();
+    await waitFor(() => h.sim.phones.calls(PHONE_A.digits).find((c) => c.kind === 'verify'), {
+      what: "the vendor's call",
+    });
+    await h.verify('cancel');
+    await h.dm(
+      /Too late to cancel the verification: the communications service has moved on to the phone call/,
+    );
+    expect(await eventsOf('VerificationCancelRefused')).toHaveLength(1);
+    // Still running: the code from the call verifies.
+    await h.enterCode(await codeOn(PHONE_A.digits));
+    await h.dm(/is verified/);
+  });
+
+  it('starts without Number Insight when the lookup fails', async () => {
+    h = await startVerificationHarness();
+    h.sim.failNext('lookupNumber', { status: 500 });
+    await h.verify(PHONE_A.typed);
+    await h.dm(/sent a 6-digit code/);
+    expect(h.sim.requestsFor('lookupNumber')).toHaveLength(1);
+    expect(h.sim.requestsFor('startVerification')).toHaveLength(1);
+  });
+
   it('/verify test texts and calls the verified number; App Home shows it masked', async () => {
     h = await startVerificationHarness();
     const none = await h.verify('test');
