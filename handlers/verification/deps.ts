@@ -17,17 +17,17 @@ export type VerificationHandlerDeps = Readonly<{
   status(slackUserId: string): Promise<SlackMessage>;
   /**
    * Waits (at most `budgetMs`) for the check of a submitted code to be answered: the wrong code's
-   * tries left, `verified`, `ended` (failed), or null when it takes longer (the DM tells).
+   * tries left (0: the attempt failed), `verified`, `lost` (a restart), or null when it takes longer (the DM tells).
    */
   checkOutcome(
     slackUserId: string,
     requestId: string,
     budgetMs: number,
   ): Promise<
-    | Readonly<{ outcome: 'wrong_code'; triesLeft: number }>
-    | Readonly<{ outcome: 'verified' | 'ended' | 'lost' }>
-    | null
+    Readonly<{ outcome: 'wrong_code'; triesLeft: number }> | Readonly<{ outcome: 'verified' | 'lost' }> | null
   >;
+  /** Why a code for this attempt cannot be checked now (ended, superseded), or null when it can. */
+  codeProblem(slackUserId: string, attemptId: string): Promise<string | null>;
   /** How long a code submission waits for the check's answer before closing the modal (default 2 s). */
   checkBudgetMs: number;
 }>;

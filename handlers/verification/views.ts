@@ -39,6 +39,12 @@ export const registerVerificationViews = (app: App, deps: VerificationListenerDe
       return;
     }
     const slackUserId = body.user.id;
+    const problem = await v.codeProblem(slackUserId, value.attemptId).catch(() => null);
+    if (problem) {
+      await inbox.accept({ input, rejection: new ValidationError(`code form: ${problem}`) });
+      await ack({ response_action: 'errors', errors: { [block]: problem } });
+      return;
+    }
     const metadata = commandMetadata(input);
     const sealedCode = v.vault.seal(metadata.commandId, code.code);
     await inbox.accept({
@@ -56,7 +62,10 @@ export const registerVerificationViews = (app: App, deps: VerificationListenerDe
       await ack({
         response_action: 'errors',
         errors: {
-          [block]: `Wrong code, ${answer.triesLeft} ${answer.triesLeft === 1 ? 'try' : 'tries'} left.`,
+          [block]:
+            answer.triesLeft > 0
+              ? `Wrong code, ${answer.triesLeft} ${answer.triesLeft === 1 ? 'try' : 'tries'} left.`
+              : 'Wrong code, and that was the last try. Start again with /verify.',
         },
       });
       return;

@@ -1,7 +1,5 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { register as registerVerificationListeners } from '../../handlers/verification/index.ts';
 import { verifyWebhookVerifier } from '../../handlers/verification/webhooks.ts';
-import type { WebhookVerification } from '../../handlers/webhooks/routes.ts';
 import {
   VERIFICATION_COUNTED_COMMANDS,
   VERIFICATION_USER_COMMANDS,
@@ -14,7 +12,7 @@ import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import { createVonageClient } from '../upstream/vonage.ts';
 import type { VonageClient } from '../upstream/vonageContract.ts';
-import { verifyVonageSignature } from '../upstream/vonageSignature.ts';
+import { vonageWebhookVerify } from '../upstream/vonageSignature.ts';
 import { VERIFICATION_SENSITIVE_ACTION_IDS } from './blocks/ids.ts';
 import { type CodeVault, createCodeVault } from './codeVault.ts';
 import { type VerificationConfig, verificationConfig } from './config.ts';
@@ -84,16 +82,6 @@ export type VerificationOptions = Readonly<{
 
 const LOOKUP_BUDGET_MS = 2_000;
 
-/** The signed-webhook check of every `/webhooks/vonage/*` route: the JWT over the raw body, fresh. */
-const signatureCheck =
-  (config: VerificationConfig, deps: LifecycleDeps) =>
-  (rawBody: Buffer, headers: IncomingHttpHeaders): WebhookVerification => {
-    const checked = verifyVonageSignature(rawBody, headers.authorization, config.signatureSecret, {
-      now: deps.clock.now(),
-    });
-    return checked.ok ? { ok: true } : { ok: false, reason: checked.reason };
-  };
-
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 const createVerification = (
@@ -114,7 +102,8 @@ const createVerification = (
       privateKey: config.privateKey,
       clock,
     });
-  const verifySignature = signatureCheck(config, deps);
+  // The signed-webhook check of every `/webhooks/vonage/*` route: the JWT over the raw body, fresh.
+  const verifySignature = vonageWebhookVerify({ secrets: [config.signatureSecret], clock });
   const phones = createPhoneSealer(config.signatureSecret);
   const vault = createCodeVault({ now: () => clock.now() });
   const readModel = createVerificationReadModel({ store });
@@ -161,9 +150,7 @@ const createVerification = (
         const d = e.data as { requestId?: unknown; triesLeft?: unknown };
         if (d.requestId !== requestId) continue;
         if (e.type === 'VerificationCodeRejected' && typeof d.triesLeft === 'number') {
-          return d.triesLeft > 0
-            ? { outcome: 'wrong_code' as const, triesLeft: d.triesLeft }
-            : { outcome: 'ended' as const };
+          return { outcome: 'wrong_code' as const, triesLeft: d.triesLeft };
         }
         if (e.type === 'VerificationVerified') return { outcome: 'verified' as const };
         if (e.type === 'VerificationCodeLost') return { outcome: 'lost' as const };
@@ -171,6 +158,23 @@ const createVerification = (
       if (Date.now() >= until) return null;
       await sleep(Math.min(50, Math.max(1, until - Date.now())));
     }
+  };
+
+  const CODE_PROBLEM: Readonly<Record<string, string>> = {
+    none: 'There is no verification in progress. Start one with /verify.',
+    requested: 'Your code is still on its way: wait for the SMS.',
+    verified: 'This verification is already done: your number is verified.',
+    failed: 'This verification has failed. Start again with /verify.',
+    expired: 'This code has expired. Start again with /verify.',
+    cancelled: 'This verification was cancelled. Start again with /verify.',
+  };
+  const codeProblem = async (slackUserId: string, attemptId: string): Promise<string | null> => {
+    const state = await readVerificationState(store, slackUserId);
+    if (state.context.attempt?.attemptId !== attemptId) {
+      return 'This form is from an earlier verification: use the latest DM from Switchboard.';
+    }
+    const phase = phaseOf(state);
+    return phase === 'codeSent' ? null : (CODE_PROBLEM[phase] ?? 'This code cannot be checked now.');
   };
 
   /** Number Insight before a start: a number the vendor reads otherwise is refused; no answer never blocks. */
@@ -241,6 +245,7 @@ const createVerification = (
           },
           status,
           checkOutcome,
+          codeProblem,
           checkBudgetMs: options?.checkBudgetMs ?? 2_000,
         },
       }),

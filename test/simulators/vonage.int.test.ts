@@ -254,7 +254,21 @@ describe('phones', () => {
     expect(sim.phones.sent(PHONE).map((s) => s.text)).toEqual(['ACK']);
   });
 
-  it('a busy phone: the call is started then busy; its SMS are rejected', async () => {
+  it('lists the phones and says which one changed, for a console that shows them live', async () => {
+    await start();
+    const seen: string[] = [];
+    const stop = sim.phones.onChange((n) => seen.push(n));
+    await sms('one');
+    const created = await call('two');
+    sim.phones.answer(String(created.body?.uuid));
+    await sim.phones.replySms('447700900555', 'hi');
+    stop();
+    await sms('unseen');
+    expect(sim.phones.numbers()).toEqual([PHONE, '447700900555']);
+    expect(seen).toEqual([PHONE, PHONE, PHONE, PHONE, '447700900555']);
+  });
+
+  it('a busy phone: the call is started then busy; restored, it rings again', async () => {
     await start();
     sim.phones.reject(PHONE, 'busy');
     await call();

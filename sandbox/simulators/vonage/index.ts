@@ -35,7 +35,8 @@ import {
  * - rate limits per API, on a sliding one-second window of its clock: call creation 3/s, other
  *   voice 15/s, Messages 75/s, legacy SMS 30/s (Verify: none unless `limits.verify` is set); over
  *   it → 429 with `Retry-After` and `X-RateLimit-*`, RFC 7807 body;
- * - Verify v2's rules: 409 for a second verification to a number with one running (`#concurrent`);
+ * - Verify v2's rules: callbacks (events, summary) only for a verification started with the
+ *   application's JWT (Basic is "for synchronous calls", says the Verify v2 document); 409 for a second verification to a number with one running (`#concurrent`);
  *   a wrong code → 400 (`#invalid-code`; `wrongCodeStatus: 401` gives the seed's 401); the third
  *   wrong code fails the request → 410; a check on an expired, failed or cancelled request → 410,
  *   on a completed one → 409; cancel only from 30 s after the start and before the second workflow
@@ -51,7 +52,8 @@ import {
  * `phones.replySms(from, text)` (an inbound SMS webhook), `phones.answer(callUuid)`,
  * `phones.pressKeys(callUuid, digits)` (posts the DTMF input to the NCCO's input `eventUrl`, plays
  * the NCCO it answers), `phones.hangUp(callUuid)`, `phones.reject(n, 'busy' | 'failed')` (calls are
- * refused and SMS rejected until `phones.restore(n)`).
+ * refused and SMS rejected until `phones.restore(n)`). `phones.numbers()` lists the phones and
+ * `phones.onChange(listener)` says which one changed, for a console that shows them live.
  *
  * Webhooks (signed HS256 with `payload_hash`, see src/upstream/vonageSignature.ts), once
  * `connect(botUrl)` named the bot: verify events and summaries to `/webhooks/vonage/verify`,
@@ -189,6 +191,8 @@ type Verification = {
   steps: VerifyStep[];
   wrongCodes: number;
   status: 'in_progress' | 'completed' | 'failed' | 'expired' | 'cancelled';
+  /** Started with the application's JWT: only then are its events and summary sent. */
+  callbacks: boolean;
 };
 
 export type VonageSimState = {
@@ -367,6 +371,17 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     return p;
   };
   const callsByUuid = new Map<string, CallOnPhone>();
+  const listeners = new Set<(number: string) => void>();
+  /** Something on this phone changed (for a console that shows the phones live). */
+  const changed = (number: string) => {
+    for (const listener of listeners) {
+      try {
+        listener(number);
+      } catch {
+        // A watcher's failure is not the phone's.
+      }
+    }
+  };
   const iso = () => clock.now().toISOString();
   const nowMs = () => clock.now().getTime();
 
@@ -405,6 +420,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       sms.status = 'delivered';
       p.inbox.push(sms);
     }
+    changed(p.number);
     return sms;
   };
 
@@ -455,6 +471,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     } else {
       callEvent(call, 'ringing');
     }
+    changed(p.number);
     return call;
   };
 
@@ -462,6 +479,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     if (call.status === 'completed') return;
     call.status = 'completed';
     call.awaitingInput = undefined;
+    changed(call.to);
     const start = call.answeredAt ?? call.at;
     const duration = Math.max(0, Math.round((nowMs() - Date.parse(start)) / 1000));
     callEvent(call, 'completed', {
@@ -502,29 +520,33 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
   // ---------------------------------------------------------------- Verify v2
 
   const verifyEvent = (v: Verification, channel: string, status: string) =>
-    publish('verify', hookUrl('verify'), {
-      request_id: v.id,
-      triggered_at: iso(),
-      type: 'event',
-      channel,
-      status,
-      finalized_at: iso(),
-      ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
-    });
+    !v.callbacks
+      ? undefined
+      : publish('verify', hookUrl('verify'), {
+          request_id: v.id,
+          triggered_at: iso(),
+          type: 'event',
+          channel,
+          status,
+          finalized_at: iso(),
+          ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
+        });
   const verifySummary = (v: Verification) =>
-    publish('verify', hookUrl('verify'), {
-      request_id: v.id,
-      submitted_at: v.submittedAt,
-      status: v.status,
-      type: 'summary',
-      channel_timeout: v.channelTimeout,
-      workflow: v.steps.map((s) => ({
-        channel: s.channel,
-        ...(s.initiatedAt ? { initiated_at: s.initiatedAt } : {}),
-        status: s.status,
-      })),
-      ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
-    });
+    !v.callbacks
+      ? undefined
+      : publish('verify', hookUrl('verify'), {
+          request_id: v.id,
+          submitted_at: v.submittedAt,
+          status: v.status,
+          type: 'summary',
+          channel_timeout: v.channelTimeout,
+          workflow: v.steps.map((s) => ({
+            channel: s.channel,
+            ...(s.initiatedAt ? { initiated_at: s.initiatedAt } : {}),
+            status: s.status,
+          })),
+          ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
+        });
 
   const sendCodeStep = (v: Verification) => {
     const step = v.steps[v.step]!;
@@ -576,6 +598,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       if (call.status === 'ringing' && now >= call.ringingUntil) {
         call.status = 'timeout';
         callEvent(call, 'timeout');
+        changed(call.to);
       }
     }
   };
@@ -592,7 +615,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     return v;
   };
 
-  const verifyStart = (body: Record<string, unknown>) => {
+  const verifyStart = (body: Record<string, unknown>, viaJwt: boolean) => {
     const workflow = (body.workflow as Array<{ channel: string; to: string }>) ?? [];
     const channels = workflow.map((w) => w.channel);
     if (channels.some((c) => c !== 'sms' && c !== 'voice')) {
@@ -656,6 +679,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       })),
       wrongCodes: 0,
       status: 'in_progress',
+      callbacks: viaJwt,
     };
     verifications.set(v.id, v);
     sendCodeStep(v);
@@ -1136,7 +1160,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       let result: { status: number; body: unknown };
       switch (operationId) {
         case 'newRequest':
-          result = verifyStart(body);
+          result = verifyStart(body, !basicOk(req.headers.authorization));
           break;
         case 'checkCode':
           result = verifyCheck(id, body);
@@ -1209,6 +1233,16 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
   // ---------------------------------------------------------------- the person holding the phone
 
   const phonesApi = {
+    /** Every number that has received or sent something, in order of first use. */
+    numbers: (): readonly string[] => [...phones.keys()],
+    /**
+     * Calls `listener(number)` whenever something on a phone changes (an SMS in or out, a call
+     * placed, answered, spoken to, ended). Returns the function that stops it.
+     */
+    onChange(listener: (number: string) => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     /** The SMS this number received, oldest first (verification codes included). */
     inbox: (number: string): readonly SmsOnPhone[] => phone(number).inbox,
     /** The SMS this number sent (replies), oldest first. */
@@ -1236,6 +1270,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
         status: 'delivered',
       };
       phone(n).sent.push(sms);
+      changed(n);
       return publish('inbound-sms', hookUrl('messages'), {
         channel: 'sms',
         message_uuid: sms.messageUuid,
@@ -1256,6 +1291,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       call.answeredAt = iso();
       callEvent(call, 'answered', { start_time: call.answeredAt });
       if (call.kind === 'call') play(call, call.ncco);
+      changed(call.to);
       return call;
     },
     /**
@@ -1297,6 +1333,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
         call.spoken.push('(the call could not continue)');
         finishCall(call);
       }
+      changed(call.to);
       return { status: result.status, ncco, call };
     },
     /** The person hangs up (or the call ends): a `completed` event. */
@@ -1305,6 +1342,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       if (call.status === 'ringing') {
         call.status = 'failed';
         callEvent(call, 'rejected');
+        changed(call.to);
         return call;
       }
       finishCall(call);
