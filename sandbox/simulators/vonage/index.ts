@@ -12,6 +12,7 @@ import {
   type ValidationIssue,
 } from '../openapi.ts';
 import type { ContractViolation, Simulator } from '../simulator.ts';
+import { createCallbackValidator } from './callbacks.ts';
 import {
   createVonageWebhooks,
   type DeliveryResult,
@@ -26,8 +27,9 @@ import {
  * it. It is a {@link Simulator} (../simulator.ts): `env()`, `connect(botUrl)`, `exportState()`…
  *
  * What it checks, as the vendor would:
- * - every request against the vendored OpenAPI files (`./specs/`), and its own 2xx answers;
- *   whatever breaks them is a violation (`violations`, `assertNoViolations()`) and answers 422;
+ * - every request against the vendored OpenAPI files (`./specs/`), and its own 2xx answers and
+ *   webhook bodies (./callbacks.ts); whatever breaks them is a violation (`violations`,
+ *   `assertNoViolations()`), and a request that does answers 422;
  * - credentials: HTTP Basic (`VONAGE_API_KEY:VONAGE_API_SECRET`) on Verify, Messages, Number
  *   Insight and legacy SMS; an RS256 application JWT, checked against the application's public key
  *   (`application_id`, `iat`, `jti`, `exp` at most 24 h after `iat`), on Voice (required) and
@@ -131,7 +133,7 @@ export type RecordedVonageRequest = {
 };
 
 export type VonageViolation = Readonly<{
-  kind: 'request' | 'response' | 'route' | 'contract' | 'crash';
+  kind: 'request' | 'response' | 'route' | 'contract' | 'webhook' | 'crash';
   operationId: string | undefined;
   method: string;
   path: string;
@@ -349,12 +351,40 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
   let botUrl: string | undefined;
   const hookUrl = (route: 'verify' | 'messages' | 'voice') =>
     botUrl === undefined ? undefined : `${botUrl}/webhooks/vonage/${route}`;
+  const callbacks = createCallbackValidator();
+  const messagesDoc = loadOpenApiDocument(new URL('vonage-messages-openapi.yml', SPECS));
+  const verifyDoc = loadOpenApiDocument(new URL('vonage-verify-v2-openapi.yml', SPECS));
+  /** The documented schema of a webhook body, when the vendored documents give one. */
+  const callbackSchema = (kind: Parameters<typeof webhooks.send>[0], payload: unknown) => {
+    if (kind === 'message-status') return { document: messagesDoc, schema: 'messageStatusSMS' };
+    if (kind === 'inbound-sms') return { document: messagesDoc, schema: 'inboundMessageSMS' };
+    if (kind === 'verify') {
+      const type = (payload as { type?: unknown }).type;
+      return {
+        document: verifyDoc,
+        schema: type === 'summary' ? 'VerifyResource' : 'VerifyResourceEventCallBackExample',
+      };
+    }
+    return undefined;
+  };
   const publish = (
     kind: Parameters<typeof webhooks.send>[0],
     url: string | undefined,
     payload: unknown,
-  ): Promise<DeliveryResult> =>
-    url === undefined ? Promise.resolve({ ok: false }) : webhooks.send(kind, url, payload);
+  ): Promise<DeliveryResult> => {
+    const target = callbackSchema(kind, payload);
+    const issues = target ? callbacks.validate(target, payload) : [];
+    if (issues.length > 0) {
+      violations.push({
+        kind: 'webhook',
+        operationId: target?.schema,
+        method: 'POST',
+        path: url ?? kind,
+        issues,
+      });
+    }
+    return url === undefined ? Promise.resolve({ ok: false }) : webhooks.send(kind, url, payload);
+  };
 
   // ---------------------------------------------------------------- state
 
@@ -529,6 +559,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
           channel,
           status,
           finalized_at: iso(),
+          channel_timeout: v.channelTimeout,
           ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
         });
   const verifySummary = (v: Verification) =>
