@@ -68,7 +68,7 @@ import {
  * Faults and records: `failNext(operation, fault)` (an operation is the vendor's operationId or
  * the client's name: `startVerification`/`newRequest`, `checkCode`, `cancelVerification`/
  * `cancelRequest`, `nextWorkflow`, `sendSms`/`SendMessage`, `createCall`, `send-an-sms`,
- * `lookupNumber`/`niBasic`), `delayNext(operation, { until })` (held until a promise the test
+ * `lookupNumber`/`niBasic`, `hangUpCall`/`updateCall`), `delayNext(operation, { until })` (held until a promise the test
  * opens), `requests` (each with the clock time it arrived, `at`), `requestsFor(operation)`,
  * `setCredit(eur)`, `runTimers()` (channel timeouts, expiry, unanswered calls due on the clock;
  * with the system clock it also runs by itself), `stop()`.
@@ -100,6 +100,7 @@ const ALIASES: Readonly<Record<string, string>> = {
   startVerification: 'newRequest',
   cancelVerification: 'cancelRequest',
   sendSms: 'SendMessage',
+  hangUpCall: 'updateCall',
   lookupNumber: 'niBasic',
 };
 const canonical = (op: string) => ALIASES[op] ?? op;
@@ -160,7 +161,7 @@ export type CallOnPhone = {
   readonly to: string;
   /** `verify`: a one-time code read out by Verify. */
   readonly kind: 'call' | 'verify';
-  status: 'ringing' | 'answered' | 'completed' | 'busy' | 'failed' | 'timeout';
+  status: 'ringing' | 'answered' | 'completed' | 'busy' | 'failed' | 'timeout' | 'cancelled';
   /** The NCCO being played (the last one answered). */
   ncco: unknown[];
   /** Everything the call said, in order (talk actions). */
@@ -870,6 +871,28 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     };
   };
 
+  /** `PUT /v1/calls/{uuid}`: only `hangup` is simulated. */
+  const updateCall = (uuid: string, body: Record<string, unknown>) => {
+    const call = callsByUuid.get(uuid);
+    if (!call || call.kind !== 'call') throw problem(404, '#not-found', 'Not Found', `No call ${uuid}.`);
+    if (body.action !== 'hangup') {
+      throw problem(
+        400,
+        '#bad-request',
+        'Bad Request',
+        `The simulator only simulates hangup, not ${String(body.action)}.`,
+      );
+    }
+    if (call.status === 'ringing') {
+      call.status = 'cancelled';
+      callEvent(call, 'cancelled');
+      changed(call.to);
+    } else if (call.status === 'answered') {
+      finishCall(call);
+    }
+    return { status: 204, body: undefined };
+  };
+
   const legacySms = (body: Record<string, unknown>) => {
     const to = String(body.to);
     const sms = deliverSms(
@@ -1207,6 +1230,9 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
           break;
         case 'createCall':
           result = createCall(body);
+          break;
+        case 'updateCall':
+          result = updateCall(pathParams.uuid ?? '', body);
           break;
         case 'send-an-sms':
           result = legacySms(body);
