@@ -874,7 +874,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
   /** `PUT /v1/calls/{uuid}`: only `hangup` is simulated. */
   const updateCall = (uuid: string, body: Record<string, unknown>) => {
     const call = callsByUuid.get(uuid);
-    if (!call || call.kind !== 'call') throw problem(404, '#not-found', 'Not Found', `No call ${uuid}.`);
+    if (call?.kind !== 'call') throw problem(404, '#not-found', 'Not Found', `No call ${uuid}.`);
     if (body.action !== 'hangup') {
       throw problem(
         400,
