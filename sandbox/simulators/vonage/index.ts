@@ -38,12 +38,13 @@ import {
  *   voice 15/s, Messages 75/s, legacy SMS 30/s (Verify: none unless `limits.verify` is set); over
  *   it → 429 with `Retry-After` and `X-RateLimit-*`, RFC 7807 body;
  * - Verify v2's rules: callbacks (events, summary) only for a verification started with the
- *   application's JWT (Basic is "for synchronous calls", says the Verify v2 document); 409 for a second verification to a number with one running (`#concurrent`);
- *   a wrong code → 400 (`#invalid-code`; `wrongCodeStatus: 401` gives the seed's 401); the third
- *   wrong code fails the request → 410; a check on an expired, failed or cancelled request → 410,
- *   on a completed one → 409; cancel only from 30 s after the start and before the second workflow
- *   event → 409 otherwise; the workflow moves from SMS to voice after `channel_timeout` on its
- *   clock and expires after the last step's;
+ *   application's JWT (Basic is "for synchronous calls", says the Verify v2 document); 409 for a
+ *   second verification to a number with one running (`#concurrent`); a wrong code → 400
+ *   (`#invalid-code`; `wrongCodeStatus: 401` gives the seed's 401); the third wrong code fails the
+ *   request → 410; a check on an expired, failed or cancelled request → 410, on a completed one →
+ *   409; cancel only from 30 s after the start and before the second workflow event → 409
+ *   otherwise; the workflow moves from SMS to voice after `channel_timeout` on its clock and
+ *   expires after the last step's;
  * - credit: every billable request costs (verify 0.05, SMS 0.0075, call 0.02 EUR); below the price
  *   → 402 (`setCredit`);
  * - Number Insight answers 410 from 2027-02-04 on its clock (the sunset).
@@ -61,17 +62,18 @@ import {
  * `connect(botUrl)` named the bot: verify events and summaries to `/webhooks/vonage/verify`,
  * message status (submitted, delivered | rejected with the reason) and inbound SMS to
  * `/webhooks/vonage/messages`, call events (started, ringing, answered, completed, busy, failed,
- * timeout) to the call's `event_url` or `/webhooks/vonage/voice`. Non-2xx answers are retried;
- * `webhooks.duplicateNext(n)` redelivers, `webhooks.hold()`/`release()` queue them,
+ * timeout, cancelled) to the call's `event_url` or `/webhooks/vonage/voice`. Non-2xx answers are
+ * retried; `webhooks.duplicateNext(n)` redelivers, `webhooks.hold()`/`release()` queue them,
  * `webhooks.idle()` waits until all are out, `webhooks.attempts` lists every attempt.
  *
  * Faults and records: `failNext(operation, fault)` (an operation is the vendor's operationId or
  * the client's name: `startVerification`/`newRequest`, `checkCode`, `cancelVerification`/
- * `cancelRequest`, `nextWorkflow`, `sendSms`/`SendMessage`, `createCall`, `send-an-sms`,
- * `lookupNumber`/`niBasic`, `hangUpCall`/`updateCall`), `delayNext(operation, { until })` (held until a promise the test
- * opens), `requests` (each with the clock time it arrived, `at`), `requestsFor(operation)`,
- * `setCredit(eur)`, `runTimers()` (channel timeouts, expiry, unanswered calls due on the clock;
- * with the system clock it also runs by itself), `stop()`.
+ * `cancelRequest`, `nextWorkflow`, `sendSms`/`SendMessage`, `createCall`, `hangUpCall`/
+ * `updateCall`, `send-an-sms`, `lookupNumber`/`niBasic`), `delayNext(operation, { until })`
+ * (held until a promise the test opens), `requests` (each with the clock time it arrived, `at`),
+ * `requestsFor(operation)`, `setCredit(eur)`, `setLimits`, `rotateSignatureSecret`,
+ * `runTimers()` (channel timeouts, expiry, unanswered calls due on the clock; with the system
+ * clock it also runs by itself), `stop()`.
  *
  * @example
  * const sim = await startVonageSimulator({ clock });
