@@ -94,6 +94,7 @@ export type VonageOperation =
   | 'nextWorkflow'
   | 'SendMessage'
   | 'createCall'
+  | 'updateCall'
   | 'send-an-sms'
   | 'niBasic'
   | (string & {});
