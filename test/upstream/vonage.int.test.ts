@@ -385,6 +385,39 @@ describe('Voice', () => {
     ]);
   });
 
+  it('hangs up a page nobody needs any more: ringing → cancelled, answered → completed; an ended one is done', async () => {
+    await start();
+    const ringing = await vonage.createCall({
+      to: PHONE,
+      from: sim.fromNumber,
+      ncco: [{ action: 'talk', text: 'a' }],
+    });
+    const answered = await vonage.createCall({
+      to: PHONE,
+      from: sim.fromNumber,
+      ncco: [
+        { action: 'talk', text: 'b' },
+        { action: 'input', type: ['dtmf'], eventUrl: [`${receiver.url}/webhooks/vonage/voice`] },
+      ],
+    });
+    sim.phones.answer(answered.uuid);
+    await vonage.hangUpCall(ringing.uuid);
+    await vonage.hangUpCall(answered.uuid);
+    expect(sim.phones.call(ringing.uuid).status).toBe('cancelled');
+    expect(sim.phones.call(answered.uuid).status).toBe('completed');
+    await vonage.hangUpCall(answered.uuid);
+    await vonage.hangUpCall('00000000-0000-4000-8000-000000000000');
+    expect(
+      sim.requestsFor('hangUpCall').map((r) => [r.status, (r.body as { action: string }).action]),
+    ).toEqual([
+      [204, 'hangup'],
+      [204, 'hangup'],
+      [204, 'hangup'],
+      [404, 'hangup'],
+    ]);
+    expect(sim.requestsFor('hangUpCall')[0]?.headers.authorization).toMatch(/^Bearer eyJ/);
+  });
+
   it('two calls never reuse a JWT (fresh jti each)', async () => {
     await start();
     await vonage.createCall({ to: PHONE, from: sim.fromNumber, ncco: [{ action: 'talk', text: 'one' }] });

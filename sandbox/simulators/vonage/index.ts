@@ -12,6 +12,7 @@ import {
   type ValidationIssue,
 } from '../openapi.ts';
 import type { ContractViolation, Simulator } from '../simulator.ts';
+import { createCallbackValidator } from './callbacks.ts';
 import {
   createVonageWebhooks,
   type DeliveryResult,
@@ -26,8 +27,9 @@ import {
  * it. It is a {@link Simulator} (../simulator.ts): `env()`, `connect(botUrl)`, `exportState()`…
  *
  * What it checks, as the vendor would:
- * - every request against the vendored OpenAPI files (`./specs/`), and its own 2xx answers;
- *   whatever breaks them is a violation (`violations`, `assertNoViolations()`) and answers 422;
+ * - every request against the vendored OpenAPI files (`./specs/`), and its own 2xx answers and
+ *   webhook bodies (./callbacks.ts); whatever breaks them is a violation (`violations`,
+ *   `assertNoViolations()`), and a request that does answers 422;
  * - credentials: HTTP Basic (`VONAGE_API_KEY:VONAGE_API_SECRET`) on Verify, Messages, Number
  *   Insight and legacy SMS; an RS256 application JWT, checked against the application's public key
  *   (`application_id`, `iat`, `jti`, `exp` at most 24 h after `iat`), on Voice (required) and
@@ -36,12 +38,13 @@ import {
  *   voice 15/s, Messages 75/s, legacy SMS 30/s (Verify: none unless `limits.verify` is set); over
  *   it → 429 with `Retry-After` and `X-RateLimit-*`, RFC 7807 body;
  * - Verify v2's rules: callbacks (events, summary) only for a verification started with the
- *   application's JWT (Basic is "for synchronous calls", says the Verify v2 document); 409 for a second verification to a number with one running (`#concurrent`);
- *   a wrong code → 400 (`#invalid-code`; `wrongCodeStatus: 401` gives the seed's 401); the third
- *   wrong code fails the request → 410; a check on an expired, failed or cancelled request → 410,
- *   on a completed one → 409; cancel only from 30 s after the start and before the second workflow
- *   event → 409 otherwise; the workflow moves from SMS to voice after `channel_timeout` on its
- *   clock and expires after the last step's;
+ *   application's JWT (Basic is "for synchronous calls", says the Verify v2 document); 409 for a
+ *   second verification to a number with one running (`#concurrent`); a wrong code → 400
+ *   (`#invalid-code`; `wrongCodeStatus: 401` gives the seed's 401); the third wrong code fails the
+ *   request → 410; a check on an expired, failed or cancelled request → 410, on a completed one →
+ *   409; cancel only from 30 s after the start and before the second workflow event → 409
+ *   otherwise; the workflow moves from SMS to voice after `channel_timeout` on its clock and
+ *   expires after the last step's;
  * - credit: every billable request costs (verify 0.05, SMS 0.0075, call 0.02 EUR); below the price
  *   → 402 (`setCredit`);
  * - Number Insight answers 410 from 2027-02-04 on its clock (the sunset).
@@ -59,17 +62,18 @@ import {
  * `connect(botUrl)` named the bot: verify events and summaries to `/webhooks/vonage/verify`,
  * message status (submitted, delivered | rejected with the reason) and inbound SMS to
  * `/webhooks/vonage/messages`, call events (started, ringing, answered, completed, busy, failed,
- * timeout) to the call's `event_url` or `/webhooks/vonage/voice`. Non-2xx answers are retried;
- * `webhooks.duplicateNext(n)` redelivers, `webhooks.hold()`/`release()` queue them,
+ * timeout, cancelled) to the call's `event_url` or `/webhooks/vonage/voice`. Non-2xx answers are
+ * retried; `webhooks.duplicateNext(n)` redelivers, `webhooks.hold()`/`release()` queue them,
  * `webhooks.idle()` waits until all are out, `webhooks.attempts` lists every attempt.
  *
  * Faults and records: `failNext(operation, fault)` (an operation is the vendor's operationId or
  * the client's name: `startVerification`/`newRequest`, `checkCode`, `cancelVerification`/
- * `cancelRequest`, `nextWorkflow`, `sendSms`/`SendMessage`, `createCall`, `send-an-sms`,
- * `lookupNumber`/`niBasic`), `delayNext(operation, { until })` (held until a promise the test
- * opens), `requests` (each with the clock time it arrived, `at`), `requestsFor(operation)`,
- * `setCredit(eur)`, `runTimers()` (channel timeouts, expiry, unanswered calls due on the clock;
- * with the system clock it also runs by itself), `stop()`.
+ * `cancelRequest`, `nextWorkflow`, `sendSms`/`SendMessage`, `createCall`, `hangUpCall`/
+ * `updateCall`, `send-an-sms`, `lookupNumber`/`niBasic`), `delayNext(operation, { until })`
+ * (held until a promise the test opens), `requests` (each with the clock time it arrived, `at`),
+ * `requestsFor(operation)`, `setCredit(eur)`, `setLimits`, `rotateSignatureSecret`,
+ * `runTimers()` (channel timeouts, expiry, unanswered calls due on the clock; with the system
+ * clock it also runs by itself), `stop()`.
  *
  * @example
  * const sim = await startVonageSimulator({ clock });
@@ -90,6 +94,7 @@ export type VonageOperation =
   | 'nextWorkflow'
   | 'SendMessage'
   | 'createCall'
+  | 'updateCall'
   | 'send-an-sms'
   | 'niBasic'
   | (string & {});
@@ -98,6 +103,7 @@ const ALIASES: Readonly<Record<string, string>> = {
   startVerification: 'newRequest',
   cancelVerification: 'cancelRequest',
   sendSms: 'SendMessage',
+  hangUpCall: 'updateCall',
   lookupNumber: 'niBasic',
 };
 const canonical = (op: string) => ALIASES[op] ?? op;
@@ -131,7 +137,7 @@ export type RecordedVonageRequest = {
 };
 
 export type VonageViolation = Readonly<{
-  kind: 'request' | 'response' | 'route' | 'contract' | 'crash';
+  kind: 'request' | 'response' | 'route' | 'contract' | 'webhook' | 'crash';
   operationId: string | undefined;
   method: string;
   path: string;
@@ -158,7 +164,7 @@ export type CallOnPhone = {
   readonly to: string;
   /** `verify`: a one-time code read out by Verify. */
   readonly kind: 'call' | 'verify';
-  status: 'ringing' | 'answered' | 'completed' | 'busy' | 'failed' | 'timeout';
+  status: 'ringing' | 'answered' | 'completed' | 'busy' | 'failed' | 'timeout' | 'cancelled';
   /** The NCCO being played (the last one answered). */
   ncco: unknown[];
   /** Everything the call said, in order (talk actions). */
@@ -349,12 +355,40 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
   let botUrl: string | undefined;
   const hookUrl = (route: 'verify' | 'messages' | 'voice') =>
     botUrl === undefined ? undefined : `${botUrl}/webhooks/vonage/${route}`;
+  const callbacks = createCallbackValidator();
+  const messagesDoc = loadOpenApiDocument(new URL('vonage-messages-openapi.yml', SPECS));
+  const verifyDoc = loadOpenApiDocument(new URL('vonage-verify-v2-openapi.yml', SPECS));
+  /** The documented schema of a webhook body, when the vendored documents give one. */
+  const callbackSchema = (kind: Parameters<typeof webhooks.send>[0], payload: unknown) => {
+    if (kind === 'message-status') return { document: messagesDoc, schema: 'messageStatusSMS' };
+    if (kind === 'inbound-sms') return { document: messagesDoc, schema: 'inboundMessageSMS' };
+    if (kind === 'verify') {
+      const type = (payload as { type?: unknown }).type;
+      return {
+        document: verifyDoc,
+        schema: type === 'summary' ? 'VerifyResource' : 'VerifyResourceEventCallBackExample',
+      };
+    }
+    return undefined;
+  };
   const publish = (
     kind: Parameters<typeof webhooks.send>[0],
     url: string | undefined,
     payload: unknown,
-  ): Promise<DeliveryResult> =>
-    url === undefined ? Promise.resolve({ ok: false }) : webhooks.send(kind, url, payload);
+  ): Promise<DeliveryResult> => {
+    const target = callbackSchema(kind, payload);
+    const issues = target ? callbacks.validate(target, payload) : [];
+    if (issues.length > 0) {
+      violations.push({
+        kind: 'webhook',
+        operationId: target?.schema,
+        method: 'POST',
+        path: url ?? kind,
+        issues,
+      });
+    }
+    return url === undefined ? Promise.resolve({ ok: false }) : webhooks.send(kind, url, payload);
+  };
 
   // ---------------------------------------------------------------- state
 
@@ -529,6 +563,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
           channel,
           status,
           finalized_at: iso(),
+          channel_timeout: v.channelTimeout,
           ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
         });
   const verifySummary = (v: Verification) =>
@@ -837,6 +872,28 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
         conversation_uuid: call.conversationUuid,
       },
     };
+  };
+
+  /** `PUT /v1/calls/{uuid}`: only `hangup` is simulated. */
+  const updateCall = (uuid: string, body: Record<string, unknown>) => {
+    const call = callsByUuid.get(uuid);
+    if (call?.kind !== 'call') throw problem(404, '#not-found', 'Not Found', `No call ${uuid}.`);
+    if (body.action !== 'hangup') {
+      throw problem(
+        400,
+        '#bad-request',
+        'Bad Request',
+        `The simulator only simulates hangup, not ${String(body.action)}.`,
+      );
+    }
+    if (call.status === 'ringing') {
+      call.status = 'cancelled';
+      callEvent(call, 'cancelled');
+      changed(call.to);
+    } else if (call.status === 'answered') {
+      finishCall(call);
+    }
+    return { status: 204, body: undefined };
   };
 
   const legacySms = (body: Record<string, unknown>) => {
@@ -1176,6 +1233,9 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
           break;
         case 'createCall':
           result = createCall(body);
+          break;
+        case 'updateCall':
+          result = updateCall(pathParams.uuid ?? '', body);
           break;
         case 'send-an-sms':
           result = legacySms(body);
