@@ -219,6 +219,20 @@ describe('paging by SMS, then voice', () => {
     expect(told).not.toMatch(/<@|\*/);
   });
 
+  it('a page call still ringing when someone acknowledges in Slack is ended', async () => {
+    const g = await h.trigger('Ringing while acknowledged');
+    await h.advance(5 * MINUTE);
+    const calls = h.vonage.phones.calls(CHEN.phone).length;
+    await h.advance(3 * MINUTE);
+    const call = await waitFor(() => h.vonage.phones.calls(CHEN.phone)[calls], { what: 'the page call' });
+    expect(call.status).toBe('ringing');
+    await h.slash(`ack ${g.number}`, ANA.slack);
+    await waitFor(() => h.vonage.phones.call(call.uuid).status !== 'ringing' || undefined, {
+      what: 'the call ended',
+      timeoutMs: 10_000,
+    });
+  });
+
   it('someone with no verified phone is skipped, and the timeline says so', async () => {
     const d = await h.trigger('Webhook backlog');
     await h.slash(`escalate ${d.number}`, ANA.slack);

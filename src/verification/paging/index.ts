@@ -42,7 +42,8 @@ import { createPagingRepliesReactor } from './replies.reactor.ts';
 
 export type PagingInput = Readonly<{
   deps: LifecycleDeps;
-  client: Pick<VonageClient, 'sendSms' | 'createCall'>;
+  /** The communications client; its `hangUpCall`, when it has one, ends calls nobody needs any more. */
+  client: Pick<VonageClient, 'sendSms' | 'createCall'> & { hangUpCall?(uuid: string): Promise<void> };
   /** Our sending number, E.164 digits without `+` (VONAGE_FROM_NUMBER). */
   fromNumber: string;
   /** The signed-webhook check (HS256 JWT over the raw body). Must not throw. */
