@@ -44,7 +44,8 @@ const MAX_LEVELS = 20;
 /**
  * `incident-paging`: pages the on-call by phone when an incident stays triggered.
  *
- * - `IncidentTriggered` (and `IncidentEscalated` while still triggered): a durable timer
+ * - `IncidentTriggered` (and `IncidentEscalated` while still triggered), when the verification
+ *   lifecycle is on (it offers the `pager`): a durable timer
  *   `incident-page-<id>-<level>` due N minutes later (PAGING_DELAY_MINUTES, per service
  *   PAGING_DELAY_BY_SERVICE) dispatches `PageIncidentResponders`, recorded once per level as
  *   `IncidentPagingDue`.
@@ -73,6 +74,8 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
     serviceId: string,
     ctx: ProcessorContext,
   ) => {
+    // Phone verification switched off: nobody can be paged by phone, and the card need not say so.
+    if (!deps.pager()) return;
     const dueAt = new Date(Date.parse(from) + pagingDelayMs(settings, serviceId));
     await scheduleTimer(ctx.store, {
       timerId: pageTimerId(streamId, level),
