@@ -265,6 +265,28 @@ describe('paging by SMS, then voice', () => {
     expect(inbox(CHEN.phone).at(-1)).toContain('You were not paged about #9999');
   });
 
+  it('a rejected SMS and a busy line are on the timeline, with the vendor’s reason', async () => {
+    h.vonage.phones.reject(CHEN.phone, 'busy');
+    try {
+      const r = await h.trigger('Phone off the hook');
+      await h.advance(5 * MINUTE);
+      await h.advance(3 * MINUTE);
+      await waitFor(
+        async () => {
+          const kinds = (await h.pageActivity(r.streamId)).map((a) => a.kind);
+          return (kinds.includes('sms_rejected') && kinds.includes('call_busy')) || undefined;
+        },
+        { what: 'the rejection and the busy line recorded', timeoutMs: 10_000 },
+      );
+      const told = await timeline(r.number);
+      expect(told).toMatch(/SMS page to <@U0CHEN> rejected: \S/);
+      expect(told).toContain('Call to <@U0CHEN>: busy');
+      await cardSays(r.number, '*Paging* <@U0CHEN> line busy');
+    } finally {
+      h.vonage.phones.restore(CHEN.phone);
+    }
+  });
+
   it('STOP opts the number out until it is verified again, and says so in Slack', async () => {
     await reply('STOP');
     const dm = await waitFor(
