@@ -128,7 +128,7 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
     }
     if (reply.action === 'unknown') {
       await answer(`Not understood. ${HOW_TO_REPLY}`);
-      await record('not_understood', slackUserId, null, reply.text);
+      await record('not_understood', slackUserId, null, null);
       return;
     }
 
