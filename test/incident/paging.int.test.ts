@@ -233,6 +233,29 @@ describe('paging by SMS, then voice', () => {
     });
   });
 
+  it('back to triggered after an acknowledgement timeout: paged again', async () => {
+    const u = await h.trigger('Flapping health check');
+    await h.advance(5 * MINUTE);
+    const texts = () => inbox(CHEN.phone).filter((t) => t.includes('Flapping health check'));
+    await waitFor(() => texts().length === 1 || undefined, { what: 'the first page' });
+    await h.slash(`ack ${u.number}`, ANA.slack);
+    await waitFor(() => h.pd.state.incidents.get(u.incidentId)?.status === 'acknowledged' || undefined, {
+      what: 'acknowledged in Slack',
+      timeoutMs: 10_000,
+    });
+    await h.idle();
+    h.pd.webApp.unacknowledge(u.incidentId);
+    await waitFor(
+      async () => (await h.stream(u.streamId)).some((e) => e.type === 'IncidentUnacknowledged') || undefined,
+      { what: 'un-acknowledged', timeoutMs: 10_000 },
+    );
+    await h.idle();
+    await h.advance(4 * MINUTE);
+    expect(texts()).toHaveLength(1);
+    await h.advance(1 * MINUTE);
+    await waitFor(() => texts().length === 2 || undefined, { what: 'paged again' });
+  });
+
   it('someone with no verified phone is skipped, and the timeline says so', async () => {
     const d = await h.trigger('Webhook backlog');
     await h.slash(`escalate ${d.number}`, ANA.slack);
