@@ -219,6 +219,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     dispatch,
     ports,
     replies: slackReplies,
+    metrics,
   };
   const lifecycleOptions = (options.lifecycleOptions ?? {}) as Readonly<Record<string, unknown>>;
   const createLifecycles = () => {

@@ -6,6 +6,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Command } from '../core/messages.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
 import type { PeopleDirectory } from '../people/directory.ts';
 import type { Dispatch } from '../processors/dispatchCommand.ts';
 import type { CommandRejectedData } from '../processors/inboxDispatch.reactor.ts';
@@ -68,6 +69,8 @@ export type LifecycleDeps = Readonly<{
    * Slack's host) or as an ephemeral: for processors that answer a person's command later.
    */
   replies: SlackReplies;
+  /** The app's Prometheus registry (`/metrics`): a module registers its own counters here. */
+  metrics: Metrics;
 }>;
 
 /** One module's part of the App Home tab. */
