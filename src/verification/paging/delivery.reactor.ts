@@ -1,0 +1,197 @@
+import { pagerDecider } from '../../../machines/verification/paging/decider.ts';
+import type { PagerEventOf } from '../../../machines/verification/paging/events.ts';
+import { parsePagerEvent } from '../../../machines/verification/paging/events.ts';
+import { PAGER_STREAM_PREFIX, pageCallTimerId } from '../../../machines/verification/paging/streams.ts';
+import { foldHistory } from '../../application/fold.ts';
+import { asError, hasCode } from '../../core/errors.ts';
+import type { EventStore } from '../../eventStore/eventStore.ts';
+import type { Dispatch } from '../../processors/dispatchCommand.ts';
+import { dispatchCommand } from '../../processors/dispatchCommand.ts';
+import { errorCodeOf, errorMessageOf, isPermanentError } from '../../processors/retryPolicy.ts';
+import type { Processor } from '../../processors/runner.ts';
+import { cancelTimer, scheduleTimer } from '../../processors/scheduler.ts';
+import type { NccoAction, VonageClient } from '../../upstream/vonageContract.ts';
+import { pagerCommand } from './pager.ts';
+
+export type PagingDeliveryDeps = Readonly<{
+  /** `hangUpCall` (the real client has it): a call still ringing when someone else acknowledged is ended. */
+  client: Pick<VonageClient, 'sendSms' | 'createCall'> & { hangUpCall?(uuid: string): Promise<void> };
+  /** Our sending number (E.164 digits). */
+  from: string;
+  /**
+   * Where the call's events and keys pressed go (`…/webhooks/vonage/voice`); undefined: the
+   * application's event URL (set in the vendor's dashboard) is used.
+   */
+  voiceEventUrl: string | undefined;
+  dispatch: () => Dispatch;
+  /** Seconds a page call rings before it counts as unanswered. */
+  ringingSeconds?: number;
+}>;
+
+/** Why a page stops that means nobody needs the phone to ring any more (see src/incidents/paging.reactor.ts). */
+const HANG_UP_REASONS: ReadonlySet<string> = new Set(['acknowledged', 'resolved']);
+
+export const readPagerState = async (store: EventStore, streamId: string) =>
+  foldHistory(pagerDecider, await store.readStream(streamId));
+
+/** The call: the incident read out, then one key (4 acknowledges, 6 resolves). */
+export const pageCallNcco = (spokenText: string, eventUrl: string | undefined): NccoAction[] => [
+  {
+    action: 'talk',
+    text: `${spokenText}. Press 4 to acknowledge, or 6 to resolve.`,
+    bargeIn: true,
+    loop: 2,
+  },
+  {
+    action: 'input',
+    type: ['dtmf'],
+    dtmf: { maxDigits: 1, timeOut: 10 },
+    ...(eventUrl ? { eventUrl: [eventUrl], eventMethod: 'POST' as const } : {}),
+  },
+];
+
+/**
+ * `paging-sms` and `paging-calls`: send what the pager recorded.
+ *
+ * - `PageRequested`: the call timer is made sure of first (a durable timer, `page-call-<pageId>`,
+ *   due at `callDueAt`), then the SMS is sent with `client_ref` = the page id (the vendor's
+ *   idempotency key and how its receipts find the page) and `RecordPageSmsSent` recorded. A page
+ *   stopped before its SMS went out sends nothing. A refused SMS (bad number, out of credit) is
+ *   recorded (paging-receipts puts it on the incident's timeline); a transient failure is retried by
+ *   the runner.
+ * - `PageCallRequested` (the timer fired and the page was still on): the call is created with an
+ *   NCCO that reads the incident and asks for a key, and `RecordPageCallPlaced` recorded. Calls
+ *   have no idempotency key: a redelivery finds the call recorded and does not call again; the
+ *   window between the vendor creating the call and the record is the one place a crash can call
+ *   twice.
+ * - `PageStopped`: the call timer is cancelled.
+ *
+ * Two processors share this code (`which`): `paging-sms` (PageRequested) and `paging-calls`
+ * (PageCallRequested, PageStopped), so SMS pages never wait behind calls queued for the call
+ * creation budget (3 a second) in a storm.
+ */
+export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sms' | 'calls'): Processor => {
+  const sendSms = async (
+    e: PagerEventOf<'PageRequested'>['data'],
+    slackUserId: string,
+    streamId: string,
+    store: EventStore,
+    now: () => Date,
+  ): Promise<void> => {
+    if (e.callDueAt !== null) {
+      await scheduleTimer(store, {
+        timerId: pageCallTimerId(e.pageId),
+        dueAt: e.callDueAt,
+        command: { type: 'PlacePageCall', data: { slackUserId, pageId: e.pageId } },
+        now: now(),
+      });
+    }
+    const state = await readPagerState(store, streamId);
+    const page = state.pages[e.pageId];
+    if (page?.status !== 'requested' || page.messageUuid !== null || page.smsFailed) return;
+    try {
+      const sent = await deps.client.sendSms({
+        to: e.phone,
+        from: deps.from,
+        text: e.text,
+        clientRef: e.pageId,
+      });
+      await deps.dispatch()(
+        pagerCommand(
+          'RecordPageSmsSent',
+          { slackUserId, pageId: e.pageId, messageUuid: sent.messageUuid },
+          e.pageId,
+          now(),
+        ),
+      );
+    } catch (error) {
+      if (!isPermanentError(error)) throw error;
+      const message = errorMessageOf(error, 300);
+      await deps.dispatch()(
+        pagerCommand(
+          'RecordPageSmsFailed',
+          { slackUserId, pageId: e.pageId, code: errorCodeOf(error).slice(0, 60), message },
+          e.pageId,
+          now(),
+        ),
+      );
+    }
+  };
+
+  return {
+    id: which === 'sms' ? 'paging-sms' : 'paging-calls',
+    filter: {
+      streamPrefixes: [PAGER_STREAM_PREFIX],
+      eventTypes: which === 'sms' ? ['PageRequested'] : ['PageCallRequested', 'PageStopped'],
+    },
+    async handle(recorded, ctx) {
+      const slackUserId = recorded.streamId.slice(PAGER_STREAM_PREFIX.length);
+      const event = parsePagerEvent(recorded);
+      if (event.type === 'PageRequested') {
+        await sendSms(event.data, slackUserId, recorded.streamId, ctx.store, ctx.now);
+        return;
+      }
+      if (event.type === 'PageStopped') {
+        await cancelTimer(ctx.store, pageCallTimerId(event.data.pageId), {
+          now: ctx.now(),
+          reason: event.data.reason,
+        });
+        // Acknowledged or resolved elsewhere while the call rings: end it (not when the person
+        // answered in this call: its NCCO is still saying what was recorded).
+        if (HANG_UP_REASONS.has(event.data.reason) && deps.client.hangUpCall) {
+          const page = (await readPagerState(ctx.store, recorded.streamId)).pages[event.data.pageId];
+          if (page?.callUuid) {
+            await deps.client.hangUpCall(page.callUuid).catch((error: unknown) => {
+              ctx.logger.info(
+                { err: asError(error), pageId: page.pageId },
+                'page call not hung up (ended already?)',
+              );
+            });
+          }
+        }
+        return;
+      }
+      if (event.type !== 'PageCallRequested') return;
+      const history = await ctx.store.readStream(recorded.streamId);
+      const state = foldHistory(pagerDecider, history);
+      const page = state.pages[event.data.pageId];
+      if (page?.status !== 'requested' || page.callUuid !== null || page.callFailed || !page.phone) {
+        return;
+      }
+      const requested = history
+        .filter((m) => m.kind === 'event' && m.type === 'PageRequested' && m.data.pageId === page.pageId)
+        .map((m) => parsePagerEvent(m))[0] as PagerEventOf<'PageRequested'> | undefined;
+      const spoken = requested?.data.spokenText ?? page.label;
+      try {
+        const call = await deps.client.createCall({
+          to: page.phone,
+          from: deps.from,
+          ncco: pageCallNcco(spoken, deps.voiceEventUrl),
+          ...(deps.voiceEventUrl ? { eventUrl: deps.voiceEventUrl } : {}),
+          ringingSeconds: deps.ringingSeconds ?? 45,
+        });
+        await dispatchCommand(
+          deps.dispatch(),
+          pagerCommand(
+            'RecordPageCallPlaced',
+            { slackUserId, pageId: page.pageId, callUuid: call.uuid },
+            page.pageId,
+            ctx.now(),
+          ),
+        );
+      } catch (error) {
+        if (!isPermanentError(error) || hasCode(error, 'SB_STORE_UNAVAILABLE')) throw error;
+        ctx.logger.warn({ err: asError(error), pageId: page.pageId }, 'page call refused');
+        const message = errorMessageOf(error, 300);
+        await deps.dispatch()(
+          pagerCommand(
+            'RecordPageCallFailed',
+            { slackUserId, pageId: page.pageId, code: errorCodeOf(error).slice(0, 60), message },
+            page.pageId,
+            ctx.now(),
+          ),
+        );
+      }
+    },
+  };
+};
