@@ -201,6 +201,7 @@ const createVerification = (
     client,
     fromNumber: config.fromNumber,
     verifySignature,
+    phoneKey: (digits) => phones.key(digits),
     ...(options?.voiceEventUrl ? { voiceEventUrl: options.voiceEventUrl } : {}),
   });
   // ─────────────────────────────────────────────────────────────────────────────────────────────

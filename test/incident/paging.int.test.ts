@@ -281,7 +281,17 @@ describe('paging by SMS, then voice', () => {
     await reply('4 9999');
     await h.idle();
     expect(h.pd.requestsFor('updateIncident')).toHaveLength(updates);
-    const strangerReplies = await h.stream(`pagerreply-${stranger}`);
+    // Reply streams are named by a keyed hash of the number, never the number itself.
+    const replyStreams = await h.sb.store.listStreams({ prefix: 'pagerreply-' });
+    expect(replyStreams.length).toBeGreaterThan(0);
+    expect(replyStreams.map((s) => s.streamId).filter((id) => !/^pagerreply-[0-9a-f]{32}$/.test(id))).toEqual(
+      [],
+    );
+    let strangerReplies: Awaited<ReturnType<typeof h.stream>> = [];
+    for (const s of replyStreams) {
+      const events = await h.stream(s.streamId);
+      if (events.some((e) => e.data.phone === stranger)) strangerReplies = events;
+    }
     expect(strangerReplies.map((e) => e.type)).toContain('PagerReplyHandled');
     expect(strangerReplies.find((e) => e.type === 'PagerReplyHandled')?.data.outcome).toBe('unknown_number');
     expect(h.vonage.phones.inbox(stranger)).toEqual([]);

@@ -234,7 +234,7 @@ const decideReply = (command: PagerReplyCommand, state: PagerReplyState): PagerE
   }
 };
 
-/** What one phone number sent back (`pagerreply-<digits>`). */
+/** What one phone number sent back (`pagerreply-<number key>`). */
 export const pagerReplyDecider: Decider<PagerReplyState, PagerReplyCommand, PagerEvent> = {
   decide: decideReply,
   evolve: (state, event) =>

@@ -52,7 +52,7 @@ export const pagerEventDataSchemas = {
   /** STOP: no pages to `phone` until it is verified again (a newer phone link). */
   PagingOptedOut: z.object({ phone: phoneDigitsSchema, at: isoTime }),
 
-  /** A reply from a phone, as received (`pagerreply-<digits>`). The text is kept to 160 characters. */
+  /** A reply from a phone, as received (`pagerreply-<number key>`). The text is kept to 160 characters. */
   PagerReplyReceived: z.object({
     replyId: z.string().min(1),
     via: z.enum(['sms', 'voice']),

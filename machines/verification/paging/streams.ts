@@ -4,8 +4,10 @@
 //   because they opted out), its SMS and call as sent, and when it stopped; their STOP opt-out.
 //   One stream per person, so "at most K pages an hour" and "the most recent page" are decided on
 //   one consistent history.
-// - `pagerreply-<digits>`: what a phone number sent back (SMS replies, keys pressed in a call),
-//   each once, with what was made of it: also for numbers nobody verified (recorded, ignored).
+// - `pagerreply-<number key>`: what a phone number sent back (SMS replies, keys pressed in a
+//   call), each once, with what was made of it: also for numbers nobody verified (recorded,
+//   ignored). The key is a keyed hash of the number (the verification module's phone sealer), so
+//   stream names, which logs, metrics and the event browser show, never carry a number.
 // - `pagerreceipt-<vendor uuid>`: the delivery receipts of one SMS or call, each status once.
 
 export const PAGER_STREAM_PREFIX = 'pager-';
@@ -13,7 +15,7 @@ export const PAGER_REPLY_STREAM_PREFIX = 'pagerreply-';
 export const PAGER_RECEIPT_STREAM_PREFIX = 'pagerreceipt-';
 
 const SLACK_USER = /^[UW][A-Z0-9]{2,30}$/;
-const DIGITS = /^[0-9]{6,15}$/;
+const NUMBER_KEY = /^[0-9a-f]{32}$/;
 const VENDOR_ID = /^[A-Za-z0-9-]{1,64}$/;
 /** A page id: `[A-Za-z0-9._:-]`, 1-100 characters (it goes in timer ids and `client_ref`). */
 export const PAGE_ID = /^[A-Za-z0-9._:-]{1,100}$/;
@@ -23,9 +25,10 @@ export const pagerStreamId = (slackUserId: string): string => {
   return PAGER_STREAM_PREFIX + slackUserId;
 };
 
-export const pagerReplyStreamId = (digits: string): string => {
-  if (!DIGITS.test(digits)) throw new TypeError(`not a phone number: ${JSON.stringify(digits)}`);
-  return PAGER_REPLY_STREAM_PREFIX + digits;
+/** `numberKey`: the keyed hash of the number (`PhoneSealer.key`), never the number. */
+export const pagerReplyStreamId = (numberKey: string): string => {
+  if (!NUMBER_KEY.test(numberKey)) throw new TypeError('not a phone number key');
+  return PAGER_REPLY_STREAM_PREFIX + numberKey;
 };
 
 export const pagerReceiptStreamId = (vendorId: string): string => {

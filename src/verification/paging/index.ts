@@ -53,6 +53,8 @@ export type PagingInput = Readonly<{
    * unset, the vendor uses the application's event URL.
    */
   voiceEventUrl?: string;
+  /** The keyed hash of a number (`PhoneSealer.key`): names the stream of its replies. */
+  phoneKey(digits: string): string;
 }>;
 
 export type Paging = Readonly<{
@@ -87,6 +89,10 @@ export const createPaging = (input: PagingInput): Paging => {
   const dispatch = () => (command: Command) => deps.dispatch(command);
   const incidentResponse = () => deps.ports.get('incidentResponse');
   const data = (c: Command) => c.data as Record<string, string>;
+  const numberKey = (phone: string | undefined): string => {
+    if (!phone || !/^[0-9]{6,15}$/.test(phone)) throw new TypeError('not a phone number');
+    return input.phoneKey(phone);
+  };
   const pager = createPager({ index, dispatch, now: () => deps.clock.now(), store: deps.store });
   return {
     routes: {
@@ -96,8 +102,8 @@ export const createPaging = (input: PagingInput): Paging => {
           route(pagerDecider, (c) => pagerStreamId(data(c).slackUserId ?? '')),
         ]),
       ),
-      RecordPagerReply: route(pagerReplyDecider, (c) => pagerReplyStreamId(data(c).phone ?? '')),
-      RecordPagerReplyOutcome: route(pagerReplyDecider, (c) => pagerReplyStreamId(data(c).phone ?? '')),
+      RecordPagerReply: route(pagerReplyDecider, (c) => pagerReplyStreamId(numberKey(data(c).phone))),
+      RecordPagerReplyOutcome: route(pagerReplyDecider, (c) => pagerReplyStreamId(numberKey(data(c).phone))),
       RecordPageReceipt: route(pageReceiptDecider, (c) => pagerReceiptStreamId(data(c).vendorId ?? '')),
     },
     processors: [
