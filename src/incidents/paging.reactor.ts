@@ -1,6 +1,12 @@
 import { incidentPhase, incidentStatus } from '../../machines/incident/decider.ts';
 import type { IncidentEvent } from '../../machines/incident/events.ts';
 import { parseIncidentEvent } from '../../machines/incident/events.ts';
+import {
+  INCIDENT_PAGING_STREAM_PREFIX,
+  incidentOfPagingStream,
+  pageTimerId,
+  type RecordIncidentPageActivity,
+} from '../../machines/incident/paging.ts';
 import { asError } from '../core/errors.ts';
 import type { LifecyclePorts } from '../lifecycles/ports.ts';
 import type { IdentityResolver } from '../people/identity.ts';
@@ -10,15 +16,7 @@ import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { cancelTimer, scheduleTimer } from '../processors/scheduler.ts';
 import { readIncidentState } from './incidentState.ts';
 import { listOnCallsInRange } from './onCall.ts';
-import {
-  INCIDENT_PAGING_STREAM_PREFIX,
-  incidentOfPagingStream,
-  incidentPageId,
-  pageActivity,
-  pageTimerId,
-  pageWording,
-  type RecordIncidentPageActivity,
-} from './paging.ts';
+import { incidentPageId, pageActivity, pageWording } from './paging.ts';
 import { DEFAULT_PAGING, type PagingSettings, pagingDelayMs } from './pagingConfig.ts';
 import type { ServiceDirectory } from './services.ts';
 

@@ -1,13 +1,19 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { incidentPhase, incidentStatus } from '../../machines/incident/decider.ts';
+import {
+  incidentPagingDecider,
+  incidentPagingStreamId,
+  pageActivityDecider,
+  type RecordIncidentPageActivity,
+  type recordIncidentPageActivitySchema,
+} from '../../machines/incident/paging.ts';
 import { isIncidentStreamId } from '../../machines/incident/streams.ts';
-import { type Decider, DecisionRejected } from '../../machines/shared/machineDecider.ts';
 import type { CommandRoute } from '../application/dispatch.ts';
 import { hasCode, ValidationError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
-import type { Command, Event } from '../core/messages.ts';
+import type { Command } from '../core/messages.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
-import type { IncidentResponses, PageReport, PhoneResponseOutcome } from '../lifecycles/ports.ts';
+import type { IncidentResponses, PhoneResponseOutcome } from '../lifecycles/ports.ts';
 import type { IdentityResolver } from '../people/identity.ts';
 import type { Dispatch } from '../processors/dispatchCommand.ts';
 import { formatTimestamp } from '../slack/blocks/format.ts';
@@ -15,8 +21,9 @@ import { incidentRejectionText } from './blocks/incidentReplies.ts';
 import { readIncidentState } from './incidentState.ts';
 
 /**
- * Paging, the incident lifecycle's half (issue 10 items 4-5): which page is due when, and what the
- * incident's timeline says about pages. The phone side is the verification lifecycle's `pager`
+ * Paging, the incident lifecycle's half (issue 10 items 4-5): the routes, ids and wording of pages
+ * and the `incidentResponse` port. Its rules (which page is due when, page activity on the timeline)
+ * are pure, in machines/incident/paging.ts. The phone side is the verification lifecycle's `pager`
  * port; the way back (a reply `4` acknowledging) is the `incidentResponse` port offered here.
  *
  * Streams and commands:
@@ -29,25 +36,6 @@ import { readIncidentState } from './incidentState.ts';
  *   who acknowledged by phone. `/incident timeline` shows them (blocks/incidentTimeline.ts).
  */
 
-export const INCIDENT_PAGING_STREAM_PREFIX = 'incidentpaging-';
-const INCIDENT_PREFIX = 'incident-';
-
-export const incidentPagingStreamId = (incidentStreamId: string): string => {
-  if (!isIncidentStreamId(incidentStreamId))
-    throw new TypeError(`not an incident stream: ${incidentStreamId}`);
-  return INCIDENT_PAGING_STREAM_PREFIX + incidentStreamId.slice(INCIDENT_PREFIX.length);
-};
-
-export const incidentOfPagingStream = (pagingStreamId: string): string =>
-  INCIDENT_PREFIX + pagingStreamId.slice(INCIDENT_PAGING_STREAM_PREFIX.length);
-
-/**
- * The page timer of a level. `round` counts the times the incident went back to triggered
- * (`IncidentUnacknowledged`, the service's acknowledgement timeout): each round pages again.
- */
-export const pageTimerId = (incidentStreamId: string, level: number, round = 0): string =>
-  `incident-page-${incidentStreamId.slice(INCIDENT_PREFIX.length)}-${level}${round ? `-r${round}` : ''}`;
-
 /** One page per incident, level, round and person: the pager's key (36 characters, fits `client_ref`). */
 export const incidentPageId = (
   incidentStreamId: string,
@@ -57,112 +45,6 @@ export const incidentPageId = (
 ): string => uuidv5(`incident-page:${incidentStreamId}:${level}:${slackUserId}${round ? `:r${round}` : ''}`);
 
 // ---------------------------------------------------------------- the paging-due rule
-
-const streamId = z.string().refine(isIncidentStreamId, 'is not an incident stream');
-const round = z.number().int().min(0).max(1000).optional();
-export const pageIncidentRespondersSchema = z.object({
-  incident: streamId,
-  level: z.number().int().min(1),
-  round,
-});
-type PageIncidentResponders = Command<'PageIncidentResponders', z.infer<typeof pageIncidentRespondersSchema>>;
-export type IncidentPagingDue = Event<
-  'IncidentPagingDue',
-  { incident: string; level: number; round?: number | undefined; at: string }
->;
-
-const incidentPagingDueSchema = z.object({
-  incident: streamId,
-  level: z.number().int().min(1),
-  round,
-  at: z.string().min(1),
-});
-
-const dueKey = (d: Readonly<{ level: number; round?: number | undefined }>) => `${d.level}:${d.round ?? 0}`;
-
-/** `incidentpaging-<id>`: each level's page (of each round) is due once. */
-export const incidentPagingDecider: Decider<readonly string[], PageIncidentResponders, IncidentPagingDue> = {
-  decide: (command, due) =>
-    due.includes(dueKey(command.data))
-      ? []
-      : [
-          {
-            type: 'IncidentPagingDue',
-            data: {
-              incident: command.data.incident,
-              level: command.data.level,
-              ...(command.data.round ? { round: command.data.round } : {}),
-              at: command.metadata.now,
-            },
-          },
-        ],
-  evolve: (due, event) => [...due, dueKey(event.data)],
-  initialState: () => [],
-  parseEvent: (stored) => {
-    if (stored.type !== 'IncidentPagingDue')
-      throw new ValidationError(`${stored.type} is not a paging event`);
-    return { type: 'IncidentPagingDue', data: incidentPagingDueSchema.parse(stored.data) };
-  },
-  commandSchemas: { PageIncidentResponders: pageIncidentRespondersSchema },
-};
-
-// ---------------------------------------------------------------- page activity on the incident's timeline
-
-export const PAGE_ACTIVITY_KINDS = [
-  'sms_submitted',
-  'sms_delivered',
-  'sms_rejected',
-  'sms_failed',
-  'call_created',
-  'call_ringing',
-  'call_answered',
-  'call_completed',
-  'call_busy',
-  'call_failed',
-  'call_unanswered',
-  'no_verified_phone',
-  'opted_out',
-  'held_back',
-  'reply_ignored',
-  'phone_acknowledged',
-  'phone_resolved',
-  'no_pager',
-  'nobody_on_call',
-  'no_slack_user',
-] as const satisfies readonly (PageReport['kind'] | string)[];
-export type PageActivityKind = (typeof PAGE_ACTIVITY_KINDS)[number];
-
-export const recordIncidentPageActivitySchema = z.object({
-  streamId,
-  kind: z.enum(PAGE_ACTIVITY_KINDS),
-  /** Who was paged (or answered); null when nobody in particular. */
-  slackUserId: z.string().nullable(),
-  /** A name, when there is no Slack user to mention. */
-  name: z.string().max(200).nullable(),
-  level: z.number().int().nullable(),
-  detail: z.string().max(300).nullable(),
-  via: z.enum(['sms', 'voice']).nullable(),
-});
-export type RecordIncidentPageActivity = Command<
-  'RecordIncidentPageActivity',
-  z.infer<typeof recordIncidentPageActivitySchema>
->;
-
-/**
- * Records page activity in an incident's stream, as a command and nothing else (the incident's
- * decider never sees it; the timeline reads it). Refused for a stream with no incident in it.
- */
-export const pageActivityDecider: Decider<number, RecordIncidentPageActivity, Event> = {
-  decide: (command, events) => {
-    if (events === 0) {
-      throw new DecisionRejected(`no incident in ${command.data.streamId}`, { reason: 'not_triggered' });
-    }
-    return [];
-  },
-  evolve: (events) => events + 1,
-  initialState: () => 0,
-  commandSchemas: { RecordIncidentPageActivity: recordIncidentPageActivitySchema },
-};
 
 export const pagingRoutes = (): Readonly<Record<string, CommandRoute>> => ({
   PageIncidentResponders: {

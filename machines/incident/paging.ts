@@ -1,0 +1,142 @@
+import { z } from 'zod';
+import { eventParser } from '../shared/eventSchemas.ts';
+import { type Decider, DecisionRejected } from '../shared/machineDecider.ts';
+import type { Command, Event } from '../shared/messages.ts';
+import { isIncidentStreamId } from './streams.ts';
+
+/**
+ * Paging, the incident lifecycle's rules (pure): when each level's page is due, once, and the page
+ * activity recorded on an incident's timeline. The effects (timers, the on-call lookup, the pager
+ * port) are in src/incidents/paging.reactor.ts.
+ *
+ * - `incidentpaging-<incident id>`: `PageIncidentResponders { incident, level, round }`, dispatched
+ *   by the durable timer `incident-page-<incident id>-<level>` N minutes after the incident was
+ *   triggered (or escalated), becomes `IncidentPagingDue` once per level and round.
+ * - `RecordIncidentPageActivity` is recorded in the incident's own stream as a command (it changes
+ *   nothing the incident decider folds): a receipt, a skip ("no verified phone"), a hold-back, or
+ *   who acknowledged by phone.
+ */
+
+export const INCIDENT_PAGING_STREAM_PREFIX = 'incidentpaging-';
+const INCIDENT_PREFIX = 'incident-';
+
+export const incidentPagingStreamId = (incidentStreamId: string): string => {
+  if (!isIncidentStreamId(incidentStreamId))
+    throw new TypeError(`not an incident stream: ${incidentStreamId}`);
+  return INCIDENT_PAGING_STREAM_PREFIX + incidentStreamId.slice(INCIDENT_PREFIX.length);
+};
+
+export const incidentOfPagingStream = (pagingStreamId: string): string =>
+  INCIDENT_PREFIX + pagingStreamId.slice(INCIDENT_PAGING_STREAM_PREFIX.length);
+
+/**
+ * The page timer of a level. `round` counts the times the incident went back to triggered
+ * (`IncidentUnacknowledged`, the service's acknowledgement timeout): each round pages again.
+ */
+export const pageTimerId = (incidentStreamId: string, level: number, round = 0): string =>
+  `incident-page-${incidentStreamId.slice(INCIDENT_PREFIX.length)}-${level}${round ? `-r${round}` : ''}`;
+
+const streamId = z.string().refine(isIncidentStreamId, 'is not an incident stream');
+const round = z.number().int().min(0).max(1000).optional();
+export const pageIncidentRespondersSchema = z.object({
+  incident: streamId,
+  level: z.number().int().min(1),
+  round,
+});
+type PageIncidentResponders = Command<'PageIncidentResponders', z.infer<typeof pageIncidentRespondersSchema>>;
+export type IncidentPagingDue = Event<
+  'IncidentPagingDue',
+  { incident: string; level: number; round?: number | undefined; at: string }
+>;
+
+const incidentPagingDueSchema = z.object({
+  incident: streamId,
+  level: z.number().int().min(1),
+  round,
+  at: z.string().min(1),
+});
+
+const dueKey = (d: Readonly<{ level: number; round?: number | undefined }>) => `${d.level}:${d.round ?? 0}`;
+
+/** `incidentpaging-<id>`: each level's page (of each round) is due once. */
+export const incidentPagingDecider: Decider<readonly string[], PageIncidentResponders, IncidentPagingDue> = {
+  decide: (command, due) =>
+    due.includes(dueKey(command.data))
+      ? []
+      : [
+          {
+            type: 'IncidentPagingDue',
+            data: {
+              incident: command.data.incident,
+              level: command.data.level,
+              ...(command.data.round ? { round: command.data.round } : {}),
+              at: command.metadata.now,
+            },
+          },
+        ],
+  evolve: (due, event) => [...due, dueKey(event.data)],
+  initialState: () => [],
+  parseEvent: eventParser<IncidentPagingDue>('incident paging', {
+    schemas: { IncidentPagingDue: incidentPagingDueSchema },
+    upcasters: {},
+  }),
+  commandSchemas: { PageIncidentResponders: pageIncidentRespondersSchema },
+};
+
+// ---------------------------------------------------------------- page activity on the incident's timeline
+
+export const PAGE_ACTIVITY_KINDS = [
+  'sms_submitted',
+  'sms_delivered',
+  'sms_rejected',
+  'sms_failed',
+  'call_created',
+  'call_ringing',
+  'call_answered',
+  'call_completed',
+  'call_busy',
+  'call_failed',
+  'call_unanswered',
+  'no_verified_phone',
+  'opted_out',
+  'held_back',
+  'reply_ignored',
+  'phone_acknowledged',
+  'phone_resolved',
+  'no_pager',
+  'nobody_on_call',
+  'no_slack_user',
+] as const;
+export type PageActivityKind = (typeof PAGE_ACTIVITY_KINDS)[number];
+
+export const recordIncidentPageActivitySchema = z.object({
+  streamId,
+  kind: z.enum(PAGE_ACTIVITY_KINDS),
+  /** Who was paged (or answered); null when nobody in particular. */
+  slackUserId: z.string().nullable(),
+  /** A name, when there is no Slack user to mention. */
+  name: z.string().max(200).nullable(),
+  level: z.number().int().nullable(),
+  detail: z.string().max(300).nullable(),
+  via: z.enum(['sms', 'voice']).nullable(),
+});
+export type RecordIncidentPageActivity = Command<
+  'RecordIncidentPageActivity',
+  z.infer<typeof recordIncidentPageActivitySchema>
+>;
+
+/**
+ * Records page activity in an incident's stream, as a command and nothing else (the incident's
+ * decider never sees it; the timeline reads it). Refused for a stream with no incident in it.
+ */
+export const pageActivityDecider: Decider<number, RecordIncidentPageActivity, Event> = {
+  decide: (command, events) => {
+    if (events === 0) {
+      throw new DecisionRejected(`no incident in ${command.data.streamId}`, { reason: 'not_triggered' });
+    }
+    return [];
+  },
+  evolve: (events) => events + 1,
+  initialState: () => 0,
+  commandSchemas: { RecordIncidentPageActivity: recordIncidentPageActivitySchema },
+};
