@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { eventParser } from '../shared/eventSchemas.ts';
 import { type Decider, DecisionRejected } from '../shared/machineDecider.ts';
 import { type Command, type Event, exhaustive } from '../shared/messages.ts';
-import { eventParser } from '../shared/eventSchemas.ts';
 
 /**
  * The employee directory as events, one stream (`timeoff-directory`, streams.ts), so requests,

@@ -1,8 +1,8 @@
 import {
-  type KnownBlock,
-  mrkdwn,
   escapeMrkdwn,
   formatTime,
+  type KnownBlock,
+  mrkdwn,
   type SlackMessage,
   truncate,
 } from '../../slack/blocks/format.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { TimeOffEvent } from '../../../machines/timeOff/events.ts';
 import { timeOffDecider } from '../../../machines/timeOff/decider.ts';
+import type { TimeOffEvent } from '../../../machines/timeOff/events.ts';
 import { approvalCard, teammatesOutText } from '../../../src/timeOff/blocks/approvalCard.ts';
 import { denyWithReasonModal, readDenySubmission } from '../../../src/timeOff/blocks/denyModal.ts';
 import { pendingApprovalsSection, upcomingTimeOffSection } from '../../../src/timeOff/blocks/home.ts';
