@@ -171,6 +171,14 @@ const checkDecider = (
       { actor },
     );
   }
+  if (card && context.staleCards.some((stale) => sameCard(stale, card))) {
+    throw refuse(
+      'other_card',
+      'That message is about an earlier version of this request; the dates have changed since. Use the newest DM.',
+      { actor, card },
+    );
+  }
+  // Before the card is recorded (a click that beats its recording) only the person is checked.
   if (card && context.card && !sameCard(card, context.card)) {
     throw refuse('other_card', 'That button belongs to another message. Use the request’s own DM.', {
       actor,

@@ -50,6 +50,8 @@ export type TimeOffContext = Readonly<{
   request: TimeOffRequestDetails | null;
   /** The approver's DM whose buttons decide the request; null until posted. */
   card: CardRef | null;
+  /** Cards of earlier versions of the request (before a resubmission changed the dates): their clicks are refused. */
+  staleCards: readonly CardRef[];
   remindersSent: number;
   decision: Readonly<{ by: TimeOffPerson; at: string; reason: string | null }> | null;
   /** The current submission's call id; null before approval. */
@@ -142,6 +144,7 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
             ...context,
             request,
             card: null,
+            staleCards: context.card ? [...context.staleCards, context.card] : context.staleCards,
             remindersSent: 0,
             decision: null,
             submitRequestId: null,
@@ -259,6 +262,7 @@ export const timeOffMachine = setup({
   context: {
     request: null,
     card: null,
+    staleCards: [],
     remindersSent: 0,
     decision: null,
     submitRequestId: null,

@@ -235,6 +235,52 @@ describe('time off: approving and denying', () => {
     ]);
   });
 
+  it('a click that beats the recording of its card is checked by person only', () => {
+    spec.given([requested]).when(approve()).then([approved]);
+  });
+
+  it('after a resubmission that changed the dates, the approver decides again on a new card', () => {
+    const failedEvent: TimeOffEvent = {
+      type: 'TimeOffSubmissionFailed',
+      data: { timeOffId: ID, submitRequestId: 'cmd-approve', reason: 'overlaps', at: T2 },
+    };
+    const resubmitted: TimeOffEvent = {
+      type: 'TimeOffResubmitted',
+      data: {
+        timeOffId: ID,
+        ...ASK,
+        endDate: '2026-12-08',
+        workingDays: 4,
+        reapproval: true,
+        submitRequestId: null,
+        remindAt: ['2026-11-24T11:00:25.000Z'],
+        expiresAt: '2026-12-02T11:00:25.000Z',
+        at: T3,
+      },
+    };
+    const history = [requested, asked, approved, failedEvent, resubmitted];
+    spec
+      .given(history)
+      .when(approve())
+      .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'other_card' } });
+    const newCard = { channel: 'D0BEN', ts: '1763899000.000300' };
+    const askedAgain: TimeOffEvent = {
+      type: 'TimeOffApprovalAsked',
+      data: { timeOffId: ID, card: newCard, at: T3 },
+    };
+    const state = spec
+      .given([...history, askedAgain])
+      .when(approve(BEN.slackUserId, newCard, 'cmd-approve-2'))
+      .then([
+        {
+          type: 'TimeOffApproved',
+          data: { timeOffId: ID, by: BEN, submitRequestId: 'cmd-approve-2', at: T1 },
+        },
+      ]);
+    expect(state.context.request).toMatchObject({ endDate: '2026-12-08', workingDays: 4 });
+    expect(state.context.requests.map((r) => r.requestId)).toEqual(['cmd-approve-2']);
+  });
+
   it('the approver approves from App Home (no card): only the person is checked', () => {
     spec.given([requested, asked]).when(approve(BEN.slackUserId, null)).then([approved]);
   });
