@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import type { Command } from '../shared/messages.ts';
+import { recordUpstreamCallFailedSchema, retryUpstreamCallSchema } from '../shared/upstreamRequest.ts';
+import { cardRefSchema, timeOffActionSchema, timeOffAskSchema, timeOffPersonSchema } from './events.ts';
+
+/**
+ * What people, timers and the HR processor ask of a time-off request (`<Verb><Subject>`). Every
+ * command names the request (`data.timeOffId`), whose stream it goes to. Who may act is checked
+ * by the decider against `metadata.actor` (a Slack user id) and the request's recorded people,
+ * never against anything else in the payload.
+ */
+const timeOffId = z.string().min(1).max(200);
+const id = z.string().min(1).max(200);
+const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a YYYY-MM-DD date');
+
+/** When the approver is reminded and when an undecided request expires, in working days. */
+export const approvalRulesSchema = z.object({
+  reminderWorkingDays: z.array(z.number().int().min(1).max(60)).max(10),
+  expiryWorkingDays: z.number().int().min(1).max(60),
+});
+export type ApprovalRules = z.infer<typeof approvalRulesSchema>;
+
+export const DEFAULT_APPROVAL_RULES: ApprovalRules = { reminderWorkingDays: [1, 3], expiryWorkingDays: 7 };
+
+/** What the edge looked up for a request: the calendar and the rules in force. */
+const calendar = {
+  /** Public holidays (YYYY-MM-DD) around the range and the approval window; not working days. */
+  holidays: z.array(isoDate).max(400),
+  /** Null: DEFAULT_APPROVAL_RULES. */
+  approvalRules: approvalRulesSchema.nullable(),
+};
+
+export const timeOffCommandDataSchemas = {
+  /** `/timeoff …` or the modal: the requester and their approver come from the directory. */
+  RequestTimeOff: timeOffAskSchema.extend({
+    timeOffId,
+    requester: timeOffPersonSchema,
+    approver: timeOffPersonSchema,
+    ...calendar,
+  }),
+  /** The approver's DM was posted. */
+  RecordTimeOffApprovalAsked: z.object({ timeOffId, card: cardRefSchema }),
+  /** A reminder timer (1-based). */
+  RemindTimeOffApprover: z.object({ timeOffId, reminder: z.number().int().min(1).max(10) }),
+  /** The expiry timer. */
+  ExpireTimeOff: z.object({ timeOffId }),
+  /** Approve on a card (`card`: the message clicked; null from App Home, where only the person is checked). */
+  ApproveTimeOff: z.object({ timeOffId, card: cardRefSchema.nullable() }),
+  DenyTimeOff: z.object({
+    timeOffId,
+    card: cardRefSchema.nullable(),
+    reason: z.string().max(3000).nullable(),
+  }),
+  CancelTimeOff: z.object({ timeOffId }),
+  /** After HR refused the submission: the requester's fixed request. */
+  ResubmitTimeOff: timeOffAskSchema.extend({ timeOffId, ...calendar }),
+  RecordTimeOffSubmitted: z.object({ timeOffId, submitRequestId: id, hrRequestId: id }),
+  /** HR answered the submission with a 400: what was wrong, in words. */
+  RecordTimeOffSubmissionRejected: z.object({ timeOffId, submitRequestId: id, reason: z.string().max(1000) }),
+  /** The read-back found the request in HR, with its status there. */
+  RecordTimeOffReadBack: z.object({ timeOffId, readBackRequestId: id, hrStatus: z.string().min(1).max(40) }),
+  /**
+   * HR cancelled it: our cancel call's answer (`cancelRequestId`), or a webhook / changes poll
+   * saying it was cancelled in HR (null).
+   */
+  RecordTimeOffCancelledInHr: z.object({ timeOffId, cancelRequestId: id.nullable() }),
+  RecordTimeOffUpstreamCallFailed: recordUpstreamCallFailedSchema(timeOffActionSchema).extend({ timeOffId }),
+  RetryTimeOffUpstreamCall: retryUpstreamCallSchema(timeOffActionSchema).extend({ timeOffId }),
+} as const;
+
+type Schemas = typeof timeOffCommandDataSchemas;
+export type TimeOffCommand = { [T in keyof Schemas]: Command<T, z.infer<Schemas[T]>> }[keyof Schemas];
+export type TimeOffCommandType = TimeOffCommand['type'];
+export type TimeOffCommandOf<T extends TimeOffCommandType> = Extract<TimeOffCommand, { type: T }>;

@@ -1,0 +1,564 @@
+import type { SnapshotFrom } from 'xstate';
+import { DecisionRejected, machineDecider } from '../shared/machineDecider.ts';
+import { exhaustive } from '../shared/messages.ts';
+import { decideFailure, decideRetry } from '../shared/upstreamRequest.ts';
+import {
+  type ApprovalRules,
+  DEFAULT_APPROVAL_RULES,
+  type TimeOffCommand,
+  timeOffCommandDataSchemas,
+} from './commands.ts';
+import { type CardRef, type TimeOffAsk, type TimeOffEvent, timeOffEventDataSchemas } from './events.ts';
+import {
+  findHrRequest,
+  pendingOf,
+  type TimeOffContext,
+  type TimeOffPhase,
+  timeOffMachine,
+} from './machine.ts';
+import {
+  addWorkingDays,
+  holidaySet,
+  isIsoDate,
+  MAX_RANGE_DAYS,
+  workingDaysRequested,
+} from './workingDays.ts';
+
+export type TimeOffState = SnapshotFrom<typeof timeOffMachine>;
+
+export const timeOffPhaseOf = (state: TimeOffState): TimeOffPhase => state.value as TimeOffPhase;
+
+/**
+ * `DecisionRejected.details.reason` of a time-off refusal. The edge records every refusal of a
+ * click (who, which request, this reason), so a forged or misdirected click leaves a trace.
+ */
+export type TimeOffRejectionReason =
+  /** No request behind the id (a forged or mistyped id). */
+  | 'unknown_request'
+  /** Someone other than the requester tried to request, cancel or resubmit it. */
+  | 'not_requester'
+  /** The requester clicked Approve / Deny on their own request. */
+  | 'own_request'
+  /** Someone other than the designated approver clicked Approve / Deny. */
+  | 'not_approver'
+  /** The click came from a message that is not this request's card. */
+  | 'other_card'
+  /** The approver named is the requester. */
+  | 'self_approval'
+  | 'invalid_dates'
+  | 'invalid_portion'
+  | 'no_working_days'
+  | 'already_requested'
+  | 'already_decided'
+  | 'expired'
+  | 'cancelled'
+  | 'not_due'
+  | 'nothing_to_resubmit'
+  | 'nothing_to_cancel';
+
+const refuse = (reason: TimeOffRejectionReason, message: string, details: Record<string, unknown> = {}) =>
+  new DecisionRejected(message, { reason, ...details });
+
+const PHASE_TEXT: Readonly<Record<TimeOffPhase, string>> = {
+  none: 'There is no such time-off request.',
+  requested: 'This request is waiting for its approver.',
+  awaitingApproval: 'This request is waiting for its approver.',
+  approved: 'This request is already approved and being recorded in HR.',
+  submitted: 'This request is already approved and recorded in HR.',
+  confirmed: 'This request is already approved and recorded in HR.',
+  submissionFailed: 'HR refused this request; the requester can fix it and send it again.',
+  cancelling: 'This request is being cancelled.',
+  denied: 'This request was already denied.',
+  expired: 'This request expired before anyone decided it.',
+  cancelled: 'This request was cancelled.',
+};
+
+/** The working days an ask takes; refuses an ask HR would refuse for its shape. */
+export const checkAsk = (ask: TimeOffAsk, holidays: readonly string[]): number => {
+  if (!isIsoDate(ask.startDate) || !isIsoDate(ask.endDate)) {
+    throw refuse('invalid_dates', 'The dates must be real calendar dates (YYYY-MM-DD).');
+  }
+  if (ask.endDate < ask.startDate) {
+    throw refuse(
+      'invalid_dates',
+      `The end date (${ask.endDate}) is before the start date (${ask.startDate}).`,
+    );
+  }
+  const span = (Date.parse(ask.endDate) - Date.parse(ask.startDate)) / 86_400_000;
+  if (span > MAX_RANGE_DAYS) {
+    throw refuse('invalid_dates', `A request can span at most ${MAX_RANGE_DAYS} days.`);
+  }
+  if (ask.startDate === ask.endDate) {
+    if (ask.startPortion !== ask.endPortion) {
+      throw refuse('invalid_portion', 'A one-day request takes the whole day, the morning or the afternoon.');
+    }
+  } else {
+    if (ask.startPortion === 'morning') {
+      throw refuse('invalid_portion', 'A request over several days starts with a whole day or an afternoon.');
+    }
+    if (ask.endPortion === 'afternoon') {
+      throw refuse('invalid_portion', 'A request over several days ends with a whole day or a morning.');
+    }
+  }
+  const days = workingDaysRequested({
+    start: ask.startDate,
+    end: ask.endDate,
+    startPortion: ask.startPortion,
+    endPortion: ask.endPortion,
+    holidays: holidaySet(holidays),
+  });
+  if (days <= 0) {
+    throw refuse(
+      'no_working_days',
+      `${ask.startDate === ask.endDate ? ask.startDate : `${ask.startDate} to ${ask.endDate}`} has no working days: nothing to take off.`,
+    );
+  }
+  return days;
+};
+
+/** When the approver is reminded and when the request expires, counted from `now`. */
+export const approvalSchedule = (
+  now: string,
+  rules: ApprovalRules | null,
+  holidays: readonly string[],
+): Readonly<{ remindAt: string[]; expiresAt: string }> => {
+  const r = rules ?? DEFAULT_APPROVAL_RULES;
+  const set = holidaySet(holidays);
+  const expiresAt = addWorkingDays(now, r.expiryWorkingDays, set);
+  const remindAt = [...new Set(r.reminderWorkingDays)]
+    .filter((n) => n < r.expiryWorkingDays)
+    .sort((a, b) => a - b)
+    .map((n) => addWorkingDays(now, n, set));
+  return { remindAt, expiresAt };
+};
+
+const askOf = (d: TimeOffAsk): TimeOffAsk => ({
+  policyType: d.policyType,
+  startDate: d.startDate,
+  endDate: d.endDate,
+  startPortion: d.startPortion,
+  endPortion: d.endPortion,
+  description: d.description,
+});
+
+const sameCard = (a: CardRef, b: CardRef): boolean => a.channel === b.channel && a.ts === b.ts;
+
+/** The request a command names, when there is one; refuses a forged id. */
+const existing = (context: TimeOffContext, timeOffId: string) => {
+  const request = context.request;
+  if (!request || request.timeOffId !== timeOffId) {
+    throw refuse('unknown_request', 'There is no such time-off request.', { timeOffId });
+  }
+  return request;
+};
+
+/** Approve and Deny: only the designated approver, on this request's card. */
+const checkDecider = (
+  context: TimeOffContext,
+  phase: TimeOffPhase,
+  actor: string,
+  card: CardRef | null,
+  timeOffId: string,
+) => {
+  const request = existing(context, timeOffId);
+  if (actor === request.requester.slackUserId) {
+    throw refuse('own_request', "You can't approve or deny your own time off.", { actor });
+  }
+  if (actor !== request.approver.slackUserId) {
+    throw refuse(
+      'not_approver',
+      `Only ${request.approver.displayName || 'the approver'} can approve or deny this request.`,
+      { actor },
+    );
+  }
+  if (card && context.staleCards.some((stale) => sameCard(stale, card))) {
+    throw refuse(
+      'other_card',
+      'That message is about an earlier version of this request; the dates have changed since. Use the newest DM.',
+      { actor, card },
+    );
+  }
+  // Before the card is recorded (a click that beats its recording) only the person is checked.
+  if (card && context.card && !sameCard(card, context.card)) {
+    throw refuse('other_card', 'That button belongs to another message. Use the request’s own DM.', {
+      actor,
+      card,
+    });
+  }
+  return { request, undecided: phase === 'requested' || phase === 'awaitingApproval' };
+};
+
+const refuseDecided = (phase: TimeOffPhase): never => {
+  const reason: TimeOffRejectionReason =
+    phase === 'expired'
+      ? 'expired'
+      : phase === 'cancelled' || phase === 'cancelling'
+        ? 'cancelled'
+        : 'already_decided';
+  throw refuse(reason, PHASE_TEXT[phase], { phase });
+};
+
+const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] => {
+  const { context } = state;
+  const phase = timeOffPhaseOf(state);
+  const now = command.metadata.now;
+  const actor = command.metadata.actor;
+  switch (command.type) {
+    case 'RequestTimeOff': {
+      const d = command.data;
+      if (phase !== 'none') {
+        // The same request delivered again (same requester, same ask): already recorded.
+        const r = context.request;
+        if (r && r.requester.slackUserId === actor && JSON.stringify(askOf(r)) === JSON.stringify(askOf(d))) {
+          return [];
+        }
+        throw refuse('already_requested', 'This request was already made.', { timeOffId: d.timeOffId });
+      }
+      if (actor !== d.requester.slackUserId) {
+        throw refuse('not_requester', 'You can only ask for time off for yourself.', { actor });
+      }
+      if (d.approver.hrId === d.requester.hrId || d.approver.slackUserId === d.requester.slackUserId) {
+        throw refuse(
+          'self_approval',
+          'You are your own approver in HR, and nobody can approve their own time off. Ask HR to set your manager.',
+        );
+      }
+      const workingDays = checkAsk(d, d.holidays);
+      const schedule = approvalSchedule(now, d.approvalRules, d.holidays);
+      return [
+        {
+          type: 'TimeOffRequested',
+          data: {
+            timeOffId: d.timeOffId,
+            ...askOf(d),
+            requester: d.requester,
+            approver: d.approver,
+            workingDays,
+            ...schedule,
+            at: now,
+          },
+        },
+      ];
+    }
+    case 'RecordTimeOffApprovalAsked': {
+      existing(context, command.data.timeOffId);
+      // Only the first card counts; a card posted after the request moved on changes nothing.
+      return phase === 'requested'
+        ? [
+            {
+              type: 'TimeOffApprovalAsked',
+              data: { timeOffId: command.data.timeOffId, card: command.data.card, at: now },
+            },
+          ]
+        : [];
+    }
+    case 'RemindTimeOffApprover': {
+      const request = existing(context, command.data.timeOffId);
+      const n = command.data.reminder;
+      if ((phase !== 'requested' && phase !== 'awaitingApproval') || n !== context.remindersSent + 1)
+        return [];
+      const due = request.remindAt[n - 1];
+      if (due === undefined) return [];
+      if (Date.parse(now) < Date.parse(due)) {
+        throw refuse('not_due', `Reminder ${n} is due at ${due}.`, { dueAt: due });
+      }
+      return [
+        { type: 'TimeOffApproverReminded', data: { timeOffId: request.timeOffId, reminder: n, at: now } },
+      ];
+    }
+    case 'ExpireTimeOff': {
+      const request = existing(context, command.data.timeOffId);
+      if (phase !== 'requested' && phase !== 'awaitingApproval') return [];
+      if (Date.parse(now) < Date.parse(request.expiresAt)) {
+        throw refuse('not_due', `The request expires at ${request.expiresAt}.`, { dueAt: request.expiresAt });
+      }
+      return [{ type: 'TimeOffExpired', data: { timeOffId: request.timeOffId, at: now } }];
+    }
+    case 'ApproveTimeOff': {
+      const { request, undecided } = checkDecider(
+        context,
+        phase,
+        actor,
+        command.data.card,
+        command.data.timeOffId,
+      );
+      if (!undecided) {
+        // A second click on Approve (or a redelivery) after approving: nothing more to do.
+        if (
+          context.decision &&
+          context.decision.reason === null &&
+          ['approved', 'submitted', 'confirmed', 'submissionFailed'].includes(phase)
+        ) {
+          return [];
+        }
+        return refuseDecided(phase);
+      }
+      return [
+        {
+          type: 'TimeOffApproved',
+          data: {
+            timeOffId: request.timeOffId,
+            by: request.approver,
+            submitRequestId: command.metadata.commandId,
+            at: now,
+          },
+        },
+      ];
+    }
+    case 'DenyTimeOff': {
+      const { request, undecided } = checkDecider(
+        context,
+        phase,
+        actor,
+        command.data.card,
+        command.data.timeOffId,
+      );
+      if (!undecided) {
+        if (phase === 'denied') return [];
+        return refuseDecided(phase);
+      }
+      const reason = command.data.reason?.trim() ?? '';
+      return [
+        {
+          type: 'TimeOffDenied',
+          data: {
+            timeOffId: request.timeOffId,
+            by: request.approver,
+            reason: reason === '' ? null : reason,
+            at: now,
+          },
+        },
+      ];
+    }
+    case 'CancelTimeOff': {
+      const request = existing(context, command.data.timeOffId);
+      if (actor !== request.requester.slackUserId) {
+        throw refuse('not_requester', 'Only the person who asked for this time off can cancel it.', {
+          actor,
+        });
+      }
+      const timeOffId = request.timeOffId;
+      switch (phase) {
+        case 'requested':
+        case 'awaitingApproval':
+        case 'submissionFailed':
+          return [
+            {
+              type: 'TimeOffCancelled',
+              data: { timeOffId, cancelRequestId: null, by: 'requester', at: now },
+            },
+          ];
+        case 'approved':
+        case 'submitted':
+        case 'confirmed':
+          return [
+            {
+              type: 'TimeOffCancelRequested',
+              data: {
+                timeOffId,
+                cancelRequestId: command.metadata.commandId,
+                hrRequestId: context.hrRequestId,
+                at: now,
+              },
+            },
+          ];
+        case 'cancelling':
+          return [];
+        case 'cancelled':
+          throw refuse('cancelled', 'This request is already cancelled.');
+        default:
+          throw refuse('nothing_to_cancel', PHASE_TEXT[phase], { phase });
+      }
+    }
+    case 'ResubmitTimeOff': {
+      const request = existing(context, command.data.timeOffId);
+      if (actor !== request.requester.slackUserId) {
+        throw refuse('not_requester', 'Only the person who asked for this time off can send it again.', {
+          actor,
+        });
+      }
+      if (phase !== 'submissionFailed') {
+        throw refuse('nothing_to_resubmit', PHASE_TEXT[phase], { phase });
+      }
+      const d = command.data;
+      const workingDays = checkAsk(d, d.holidays);
+      // What the approver approved is the days off; a new policy name or note keeps the approval.
+      const reapproval =
+        d.startDate !== request.startDate ||
+        d.endDate !== request.endDate ||
+        d.startPortion !== request.startPortion ||
+        d.endPortion !== request.endPortion;
+      const schedule = reapproval
+        ? approvalSchedule(now, d.approvalRules, d.holidays)
+        : { remindAt: [...request.remindAt], expiresAt: request.expiresAt };
+      return [
+        {
+          type: 'TimeOffResubmitted',
+          data: {
+            timeOffId: request.timeOffId,
+            ...askOf(d),
+            workingDays,
+            reapproval,
+            submitRequestId: reapproval ? null : command.metadata.commandId,
+            ...schedule,
+            at: now,
+          },
+        },
+      ];
+    }
+    case 'RecordTimeOffSubmitted': {
+      const d = command.data;
+      existing(context, d.timeOffId);
+      if (findHrRequest(context, d.submitRequestId)?.action !== 'submit') return [];
+      return [
+        {
+          type: 'TimeOffSubmitted',
+          data: {
+            timeOffId: d.timeOffId,
+            submitRequestId: d.submitRequestId,
+            hrRequestId: d.hrRequestId,
+            readBackRequestId: command.metadata.commandId,
+            at: now,
+          },
+        },
+      ];
+    }
+    case 'RecordTimeOffSubmissionRejected': {
+      const d = command.data;
+      existing(context, d.timeOffId);
+      if (findHrRequest(context, d.submitRequestId)?.action !== 'submit') return [];
+      return submissionEnded(context, phase, d.timeOffId, d.submitRequestId, d.reason, now);
+    }
+    case 'RecordTimeOffReadBack': {
+      const d = command.data;
+      existing(context, d.timeOffId);
+      if (findHrRequest(context, d.readBackRequestId)?.action !== 'read_back') return [];
+      const status = d.hrStatus.toLowerCase();
+      if (status === 'canceled' || status === 'cancelled' || status === 'declined') {
+        return [
+          {
+            type: 'TimeOffCancelled',
+            data: { timeOffId: d.timeOffId, cancelRequestId: null, by: 'hr', at: now },
+          },
+        ];
+      }
+      return [
+        {
+          type: 'TimeOffConfirmed',
+          data: {
+            timeOffId: d.timeOffId,
+            readBackRequestId: d.readBackRequestId,
+            hrStatus: d.hrStatus,
+            at: now,
+          },
+        },
+      ];
+    }
+    case 'RecordTimeOffCancelledInHr': {
+      const d = command.data;
+      existing(context, d.timeOffId);
+      if (d.cancelRequestId !== null) {
+        if (findHrRequest(context, d.cancelRequestId)?.action !== 'cancel') return [];
+        return [
+          {
+            type: 'TimeOffCancelled',
+            data: { timeOffId: d.timeOffId, cancelRequestId: d.cancelRequestId, by: 'requester', at: now },
+          },
+        ];
+      }
+      // Cancelled in the HR web app (a webhook or the changes poll).
+      if (phase === 'submitted' || phase === 'confirmed') {
+        return [
+          {
+            type: 'TimeOffCancelled',
+            data: { timeOffId: d.timeOffId, cancelRequestId: null, by: 'hr', at: now },
+          },
+        ];
+      }
+      if (phase === 'cancelling' && pendingOf(context, 'cancel')) {
+        // Our own cancel, seen by its webhook before the call's answer.
+        return [
+          {
+            type: 'TimeOffCancelled',
+            data: {
+              timeOffId: d.timeOffId,
+              cancelRequestId: pendingOf(context, 'cancel')?.requestId ?? null,
+              by: 'requester',
+              at: now,
+            },
+          },
+        ];
+      }
+      return [];
+    }
+    case 'RecordTimeOffUpstreamCallFailed': {
+      const d = command.data;
+      existing(context, d.timeOffId);
+      const request = findHrRequest(context, d.requestId);
+      const fact = decideFailure(request, d, now);
+      if (!fact) return [];
+      const failed: TimeOffEvent = { type: 'TimeOffUpstreamCallFailed', data: fact };
+      if (!fact.final) return [failed];
+      switch (fact.action) {
+        case 'submit':
+          return [
+            failed,
+            ...submissionEnded(
+              context,
+              phase,
+              d.timeOffId,
+              fact.requestId,
+              `HR could not be reached to record it (${fact.message || fact.code}). Send it again when HR is back.`,
+              now,
+            ),
+          ];
+        case 'cancel':
+          return [
+            failed,
+            {
+              type: 'TimeOffCancelFailed',
+              data: {
+                timeOffId: d.timeOffId,
+                cancelRequestId: fact.requestId,
+                reason: fact.message || fact.code,
+                at: now,
+              },
+            },
+          ];
+        case 'read_back':
+          // Still submitted; HR's own events or the changes poll can still confirm it.
+          return [failed];
+        default:
+          return exhaustive(fact.action, 'time-off action');
+      }
+    }
+    case 'RetryTimeOffUpstreamCall': {
+      const d = command.data;
+      existing(context, d.timeOffId);
+      const fact = decideRetry(findHrRequest(context, d.requestId), d, now);
+      return fact ? [{ type: 'TimeOffUpstreamCallRetried', data: fact }] : [];
+    }
+    default:
+      return exhaustive(command, 'time-off command');
+  }
+};
+
+/** The submission ended without an HR request: failed (the requester can fix it), or, when cancelling, cancelled. */
+const submissionEnded = (
+  context: TimeOffContext,
+  phase: TimeOffPhase,
+  timeOffId: string,
+  submitRequestId: string,
+  reason: string,
+  now: string,
+): TimeOffEvent[] =>
+  phase === 'cancelling' && context.hrRequestId === null
+    ? [{ type: 'TimeOffCancelled', data: { timeOffId, cancelRequestId: null, by: 'requester', at: now } }]
+    : [{ type: 'TimeOffSubmissionFailed', data: { timeOffId, submitRequestId, reason, at: now } }];
+
+export const timeOffDecider = machineDecider({
+  machine: timeOffMachine,
+  toEvents,
+  events: { schemas: timeOffEventDataSchemas },
+  commands: timeOffCommandDataSchemas,
+});

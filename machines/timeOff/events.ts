@@ -1,0 +1,139 @@
+import { z } from 'zod';
+import type { Event } from '../shared/messages.ts';
+import { upstreamCallFailedSchema, upstreamCallRetriedSchema } from '../shared/upstreamRequest.ts';
+
+/**
+ * The facts of one time-off request, one stream per request (streams.ts). The schemas are the
+ * source of the event types and check every stored event when it is folded.
+ *
+ * The HR service has no "approve" call: Switchboard runs the approval itself, then submits the
+ * approved request with approval bypassed and the approver named, reads it back (HR shows new
+ * data up to ~20 s late) and only then calls it confirmed. No HR credential is ever in a fact.
+ */
+
+/** Durable calls to the HR service (machines/shared/upstreamRequest.ts). */
+export const timeOffActionSchema = z.enum(['submit', 'read_back', 'cancel']);
+export type TimeOffAction = z.infer<typeof timeOffActionSchema>;
+
+export const dayPortionSchema = z.enum(['all_day', 'morning', 'afternoon']);
+
+const id = z.string().min(1).max(200);
+const at = z.string().min(1);
+const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a YYYY-MM-DD date');
+/** HR employee ids are opaque strings of digits in practice; kept as strings. */
+const hrId = z.string().min(1).max(64);
+const slackUserId = z.string().min(1).max(32);
+
+/** A person in a request: their HR id, Slack user and a name for people to read. */
+export const timeOffPersonSchema = z.object({ hrId, slackUserId, displayName: z.string().max(200) });
+export type TimeOffPerson = z.infer<typeof timeOffPersonSchema>;
+
+/** What is asked for: the fields the HR submit takes (range type `days`). */
+export const timeOffAskSchema = z.object({
+  /** The policy type's name in HR ("Holiday", "Sick", …). */
+  policyType: z.string().min(1).max(100),
+  startDate: isoDate,
+  endDate: isoDate,
+  startPortion: dayPortionSchema,
+  endPortion: dayPortionSchema,
+  description: z.string().max(1000),
+});
+export type TimeOffAsk = z.infer<typeof timeOffAskSchema>;
+
+/** The card (a DM to the approver) whose buttons may decide this request. */
+export const cardRefSchema = z.object({ channel: id, ts: id });
+export type CardRef = z.infer<typeof cardRefSchema>;
+
+export const timeOffEventDataSchemas = {
+  /** Asked for, with the approver (the requester's manager in HR) and the approval schedule. */
+  TimeOffRequested: timeOffAskSchema.extend({
+    timeOffId: id,
+    requester: timeOffPersonSchema,
+    approver: timeOffPersonSchema,
+    /** Working days the range takes (half days as 0.5), with the holidays the command carried. */
+    workingDays: z.number().min(0.5),
+    /** When the approver is reminded, in order (after 1 and 3 working days by default). */
+    remindAt: z.array(at).max(10),
+    /** When the request expires unless decided (after 7 working days by default). */
+    expiresAt: at,
+    at,
+  }),
+  /** The approver's DM was posted: its buttons are the only ones that decide the request. */
+  TimeOffApprovalAsked: z.object({ timeOffId: id, card: cardRefSchema, at }),
+  /** A reminder went to the approver (1-based, in `remindAt` order). */
+  TimeOffApproverReminded: z.object({ timeOffId: id, reminder: z.number().int().min(1), at }),
+  /** Approved by the approver: the submission to HR is requested (request id `submitRequestId`). */
+  TimeOffApproved: z.object({ timeOffId: id, by: timeOffPersonSchema, submitRequestId: id, at }),
+  TimeOffDenied: z.object({
+    timeOffId: id,
+    by: timeOffPersonSchema,
+    /** The approver's reason, as typed (escaped where shown); null when none was given. */
+    reason: z.string().max(3000).nullable(),
+    at,
+  }),
+  /** HR accepted the submission: its request id; the read-back is requested. */
+  TimeOffSubmitted: z.object({
+    timeOffId: id,
+    submitRequestId: id,
+    hrRequestId: id,
+    readBackRequestId: id,
+    at,
+  }),
+  /** HR refused the submission (a 400, or the call failed for good): why, in words. */
+  TimeOffSubmissionFailed: z.object({
+    timeOffId: id,
+    submitRequestId: id,
+    /** What HR said was wrong (the field or the policy), for the requester. */
+    reason: z.string().max(1000),
+    at,
+  }),
+  /** The requester fixed what HR refused and submits again; `reapproval` when what was approved changed. */
+  TimeOffResubmitted: timeOffAskSchema.extend({
+    timeOffId: id,
+    workingDays: z.number().min(0.5),
+    reapproval: z.boolean(),
+    /** The new submission's request id; null when it goes back to the approver first. */
+    submitRequestId: id.nullable(),
+    remindAt: z.array(at).max(10),
+    expiresAt: at,
+    at,
+  }),
+  /** Read back from HR: the request is there. */
+  TimeOffConfirmed: z.object({
+    timeOffId: id,
+    readBackRequestId: id,
+    hrStatus: z.string().max(40),
+    at,
+  }),
+  /** Cancel asked by the requester after approval: HR must cancel it too (once HR's id is known). */
+  TimeOffCancelRequested: z.object({
+    timeOffId: id,
+    cancelRequestId: id,
+    /** Known once submitted; null while the submission is still on its way. */
+    hrRequestId: id.nullable(),
+    at,
+  }),
+  /** Cancelled: before approval (nothing in HR), or HR confirmed the cancel, or it was cancelled in HR. */
+  TimeOffCancelled: z.object({
+    timeOffId: id,
+    /** The call that cancelled it in HR; null when nothing had to be cancelled there. */
+    cancelRequestId: id.nullable(),
+    by: z.enum(['requester', 'hr']),
+    at,
+  }),
+  /** HR would not cancel it (the cancel failed for good): it stands as it was, and why. */
+  TimeOffCancelFailed: z.object({ timeOffId: id, cancelRequestId: id, reason: z.string().max(1000), at }),
+  /** Not decided in time. */
+  TimeOffExpired: z.object({ timeOffId: id, at }),
+  TimeOffUpstreamCallFailed: upstreamCallFailedSchema(timeOffActionSchema),
+  TimeOffUpstreamCallRetried: upstreamCallRetriedSchema(timeOffActionSchema),
+} as const;
+
+type Schemas = typeof timeOffEventDataSchemas;
+type DataOf<T extends keyof Schemas> = z.infer<Schemas[T]>;
+
+export type TimeOffEvent = { [T in keyof Schemas]: Event<T, DataOf<T>> }[keyof Schemas];
+export type TimeOffEventType = TimeOffEvent['type'];
+export type TimeOffEventOf<T extends TimeOffEventType> = Extract<TimeOffEvent, { type: T }>;
+
+export const TIME_OFF_EVENT_TYPES = Object.keys(timeOffEventDataSchemas) as TimeOffEventType[];

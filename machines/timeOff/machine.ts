@@ -1,0 +1,348 @@
+import { and, assign, setup } from 'xstate';
+import { exhaustive } from '../shared/messages.ts';
+import {
+  attemptFailureApplies,
+  attemptRetryApplies,
+  FIRST_ATTEMPT,
+  type UpstreamRequest,
+  withFailedAttempt,
+  withRetry,
+} from '../shared/upstreamRequest.ts';
+import type { CardRef, TimeOffAction, TimeOffAsk, TimeOffEvent, TimeOffPerson } from './events.ts';
+
+/**
+ * One time-off request (stream `timeoff-<request id>`):
+ *
+ *   none ─Requested─► requested ─ApprovalAsked─► awaitingApproval
+ *                        │  (reminders stay)          │
+ *                        ├──────Approved──────────────┴─► approved ─Submitted─► submitted ─Confirmed─► confirmed
+ *                        ├──────Denied────────────────────► denied        │
+ *                        ├──────Expired───────────────────► expired       └─SubmissionFailed─► submissionFailed
+ *                        └──────Cancelled (requester)─────► cancelled          (Resubmitted ─► approved, or
+ *                                                                                requested when what was approved changed)
+ *   approved / submitted / confirmed ─CancelRequested─► cancelling ─Cancelled─► cancelled
+ *                                                         └─CancelFailed─► back to submitted / confirmed
+ *   submitted / confirmed ─Cancelled (in HR, by someone else)─► cancelled
+ *
+ * HR calls (submit, read_back, cancel) are pending requests following machines/shared/
+ * upstreamRequest.ts. While cancelling before HR's id is known, the submission's answer is still
+ * awaited: its id is then cancelled in HR (a submission cannot be recalled once sent).
+ */
+
+export type TimeOffHrRequest = UpstreamRequest<TimeOffAction> &
+  Readonly<{
+    /** `read_back`, `cancel`: HR's request id. */
+    hrRequestId: string | null;
+  }>;
+
+export type TimeOffRequestDetails = TimeOffAsk &
+  Readonly<{
+    timeOffId: string;
+    requester: TimeOffPerson;
+    approver: TimeOffPerson;
+    workingDays: number;
+    remindAt: readonly string[];
+    expiresAt: string;
+    requestedAt: string;
+  }>;
+
+export type TimeOffContext = Readonly<{
+  request: TimeOffRequestDetails | null;
+  /** The approver's DM whose buttons decide the request; null until posted. */
+  card: CardRef | null;
+  /** Cards of earlier versions of the request (before a resubmission changed the dates): their clicks are refused. */
+  staleCards: readonly CardRef[];
+  remindersSent: number;
+  decision: Readonly<{ by: TimeOffPerson; at: string; reason: string | null }> | null;
+  /** The current submission's call id; null before approval. */
+  submitRequestId: string | null;
+  hrRequestId: string | null;
+  confirmedAt: string | null;
+  /** Why HR refused the last submission, or the last cancel, in words. */
+  failure: string | null;
+  /** A cancel asked while the submission's answer is awaited: its call id. */
+  cancelRequestId: string | null;
+  endedAt: string | null;
+  requests: readonly TimeOffHrRequest[];
+}>;
+
+export type TimeOffPhase =
+  | 'none'
+  | 'requested'
+  | 'awaitingApproval'
+  | 'approved'
+  | 'submitted'
+  | 'confirmed'
+  | 'submissionFailed'
+  | 'cancelling'
+  | 'denied'
+  | 'expired'
+  | 'cancelled';
+
+const call = (requestId: string, action: TimeOffAction, hrRequestId: string | null): TimeOffHrRequest => ({
+  requestId,
+  action,
+  ...FIRST_ATTEMPT,
+  hrRequestId,
+});
+
+const without = (requests: readonly TimeOffHrRequest[], requestId: string | null) =>
+  requestId === null ? requests : requests.filter((r) => r.requestId !== requestId);
+
+export const findHrRequest = (context: TimeOffContext, requestId: string | null): TimeOffHrRequest | null =>
+  requestId === null ? null : (context.requests.find((r) => r.requestId === requestId) ?? null);
+
+export const pendingOf = (context: TimeOffContext, action: TimeOffAction): TimeOffHrRequest | null =>
+  context.requests.find((r) => r.action === action) ?? null;
+
+/** The context after an event (the machine's one `assign`). */
+export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent): TimeOffContext => {
+  switch (event.type) {
+    case 'TimeOffRequested': {
+      const { at, ...d } = event.data;
+      return { ...context, request: { ...d, requestedAt: at } };
+    }
+    case 'TimeOffApprovalAsked':
+      return { ...context, card: event.data.card };
+    case 'TimeOffApproverReminded':
+      return { ...context, remindersSent: event.data.reminder };
+    case 'TimeOffApproved':
+      return {
+        ...context,
+        decision: { by: event.data.by, at: event.data.at, reason: null },
+        submitRequestId: event.data.submitRequestId,
+        failure: null,
+        requests: [...context.requests, call(event.data.submitRequestId, 'submit', null)],
+      };
+    case 'TimeOffDenied':
+      return {
+        ...context,
+        decision: { by: event.data.by, at: event.data.at, reason: event.data.reason },
+        endedAt: event.data.at,
+      };
+    case 'TimeOffSubmitted': {
+      const d = event.data;
+      const rest = without(context.requests, d.submitRequestId);
+      // Cancelled while the submission was on its way: cancel HR's new request instead of reading it back.
+      const next =
+        context.cancelRequestId !== null
+          ? call(context.cancelRequestId, 'cancel', d.hrRequestId)
+          : call(d.readBackRequestId, 'read_back', d.hrRequestId);
+      return { ...context, hrRequestId: d.hrRequestId, requests: [...rest, next] };
+    }
+    case 'TimeOffSubmissionFailed':
+      return {
+        ...context,
+        failure: event.data.reason,
+        requests: without(context.requests, event.data.submitRequestId),
+      };
+    case 'TimeOffResubmitted': {
+      const { at, reapproval, submitRequestId, timeOffId: _id, ...ask } = event.data;
+      const request = context.request ? { ...context.request, ...ask } : null;
+      return reapproval
+        ? {
+            ...context,
+            request,
+            card: null,
+            staleCards: context.card ? [...context.staleCards, context.card] : context.staleCards,
+            remindersSent: 0,
+            decision: null,
+            submitRequestId: null,
+            failure: null,
+          }
+        : {
+            ...context,
+            request,
+            submitRequestId,
+            failure: null,
+            requests:
+              submitRequestId === null
+                ? context.requests
+                : [...context.requests, call(submitRequestId, 'submit', null)],
+          };
+    }
+    case 'TimeOffConfirmed':
+      return {
+        ...context,
+        confirmedAt: event.data.at,
+        requests: without(context.requests, event.data.readBackRequestId),
+      };
+    case 'TimeOffCancelRequested': {
+      const d = event.data;
+      return {
+        ...context,
+        cancelRequestId: d.cancelRequestId,
+        failure: null,
+        // Once HR's id is known the read-back has no more purpose: the cancel replaces it.
+        requests:
+          d.hrRequestId === null
+            ? context.requests
+            : [
+                ...context.requests.filter((r) => r.action !== 'read_back'),
+                call(d.cancelRequestId, 'cancel', d.hrRequestId),
+              ],
+      };
+    }
+    case 'TimeOffCancelFailed':
+      return {
+        ...context,
+        cancelRequestId: null,
+        failure: event.data.reason,
+        requests: without(context.requests, event.data.cancelRequestId),
+      };
+    case 'TimeOffCancelled':
+      return { ...context, endedAt: event.data.at, requests: [] };
+    case 'TimeOffExpired':
+      return { ...context, endedAt: event.data.at, requests: [] };
+    case 'TimeOffUpstreamCallFailed': {
+      const f = event.data;
+      return {
+        ...context,
+        requests: f.final
+          ? without(context.requests, f.requestId)
+          : context.requests.map((r) => (r.requestId === f.requestId ? withFailedAttempt(r, f) : r)),
+      };
+    }
+    case 'TimeOffUpstreamCallRetried':
+      return {
+        ...context,
+        requests: context.requests.map((r) =>
+          r.requestId === event.data.requestId ? withRetry(r, event.data) : r,
+        ),
+      };
+    default:
+      return exhaustive(event, 'time-off event');
+  }
+};
+
+const pending = (context: TimeOffContext, requestId: string | null, action: TimeOffAction): boolean =>
+  findHrRequest(context, requestId)?.action === action;
+
+export const timeOffMachine = setup({
+  types: { context: {} as TimeOffContext, events: {} as TimeOffEvent },
+  guards: {
+    nextReminder: ({ context, event }) =>
+      event.type === 'TimeOffApproverReminded' && event.data.reminder === context.remindersSent + 1,
+    answersSubmit: ({ context, event }) =>
+      (event.type === 'TimeOffSubmitted' || event.type === 'TimeOffSubmissionFailed') &&
+      event.data.submitRequestId === context.submitRequestId &&
+      (event.type === 'TimeOffSubmissionFailed' || pending(context, event.data.submitRequestId, 'submit')),
+    answersReadBack: ({ context, event }) =>
+      event.type === 'TimeOffConfirmed' && pending(context, event.data.readBackRequestId, 'read_back'),
+    answersCancel: ({ context, event }) =>
+      (event.type === 'TimeOffCancelled' || event.type === 'TimeOffCancelFailed') &&
+      event.data.cancelRequestId !== null &&
+      event.data.cancelRequestId === context.cancelRequestId,
+    byRequester: ({ event }) => event.type === 'TimeOffCancelled' && event.data.by === 'requester',
+    byHr: ({ event }) => event.type === 'TimeOffCancelled' && event.data.by === 'hr',
+    /** Cancelled with nothing in HR: the submission was refused or failed, and no HR id is known. */
+    nothingInHr: ({ context, event }) =>
+      event.type === 'TimeOffCancelled' &&
+      event.data.cancelRequestId === null &&
+      context.hrRequestId === null,
+    wasConfirmed: ({ context }) => context.confirmedAt !== null,
+    failureApplies: ({ context, event }) => {
+      if (event.type !== 'TimeOffUpstreamCallFailed') return false;
+      const r = findHrRequest(context, event.data.requestId);
+      return !!r && r.action === event.data.action && attemptFailureApplies(r, event.data.attempt);
+    },
+    retryApplies: ({ context, event }) => {
+      if (event.type !== 'TimeOffUpstreamCallRetried') return false;
+      const r = findHrRequest(context, event.data.requestId);
+      return !!r && r.action === event.data.action && attemptRetryApplies(r, event.data.attempt);
+    },
+    reapproval: ({ event }) => event.type === 'TimeOffResubmitted' && event.data.reapproval,
+  },
+  actions: {
+    apply: assign(({ context, event }) => applyTimeOffEvent(context, event)),
+  },
+}).createMachine({
+  id: 'timeOff',
+  initial: 'none',
+  context: {
+    request: null,
+    card: null,
+    staleCards: [],
+    remindersSent: 0,
+    decision: null,
+    submitRequestId: null,
+    hrRequestId: null,
+    confirmedAt: null,
+    failure: null,
+    cancelRequestId: null,
+    endedAt: null,
+    requests: [],
+  },
+  on: {
+    TimeOffUpstreamCallFailed: { guard: 'failureApplies', actions: 'apply' },
+    TimeOffUpstreamCallRetried: { guard: 'retryApplies', actions: 'apply' },
+  },
+  states: {
+    none: { on: { TimeOffRequested: { target: 'requested', actions: 'apply' } } },
+    requested: {
+      on: {
+        TimeOffApprovalAsked: { target: 'awaitingApproval', actions: 'apply' },
+        TimeOffApproverReminded: { guard: 'nextReminder', actions: 'apply' },
+        TimeOffApproved: { target: 'approved', actions: 'apply' },
+        TimeOffDenied: { target: 'denied', actions: 'apply' },
+        TimeOffExpired: { target: 'expired', actions: 'apply' },
+        TimeOffCancelled: { target: 'cancelled', guard: 'byRequester', actions: 'apply' },
+      },
+    },
+    awaitingApproval: {
+      on: {
+        TimeOffApproverReminded: { guard: 'nextReminder', actions: 'apply' },
+        TimeOffApproved: { target: 'approved', actions: 'apply' },
+        TimeOffDenied: { target: 'denied', actions: 'apply' },
+        TimeOffExpired: { target: 'expired', actions: 'apply' },
+        TimeOffCancelled: { target: 'cancelled', guard: 'byRequester', actions: 'apply' },
+      },
+    },
+    approved: {
+      on: {
+        TimeOffSubmitted: { target: 'submitted', guard: 'answersSubmit', actions: 'apply' },
+        TimeOffSubmissionFailed: { target: 'submissionFailed', guard: 'answersSubmit', actions: 'apply' },
+        TimeOffCancelRequested: { target: 'cancelling', actions: 'apply' },
+      },
+    },
+    submitted: {
+      on: {
+        TimeOffConfirmed: { target: 'confirmed', guard: 'answersReadBack', actions: 'apply' },
+        TimeOffCancelRequested: { target: 'cancelling', actions: 'apply' },
+        TimeOffCancelled: { target: 'cancelled', guard: 'byHr', actions: 'apply' },
+      },
+    },
+    confirmed: {
+      on: {
+        TimeOffCancelRequested: { target: 'cancelling', actions: 'apply' },
+        TimeOffCancelled: { target: 'cancelled', guard: 'byHr', actions: 'apply' },
+      },
+    },
+    submissionFailed: {
+      on: {
+        TimeOffResubmitted: [
+          { target: 'requested', guard: 'reapproval', actions: 'apply' },
+          { target: 'approved', actions: 'apply' },
+        ],
+        TimeOffCancelled: { target: 'cancelled', guard: 'byRequester', actions: 'apply' },
+      },
+    },
+    cancelling: {
+      on: {
+        // The submission's answer arrives after the cancel was asked: its HR id is cancelled next.
+        TimeOffSubmitted: { guard: 'answersSubmit', actions: 'apply' },
+        TimeOffCancelled: [
+          { target: 'cancelled', guard: 'answersCancel', actions: 'apply' },
+          { target: 'cancelled', guard: 'nothingInHr', actions: 'apply' },
+        ],
+        TimeOffCancelFailed: [
+          { target: 'confirmed', guard: and(['answersCancel', 'wasConfirmed']), actions: 'apply' },
+          { target: 'submitted', guard: 'answersCancel', actions: 'apply' },
+        ],
+      },
+    },
+    denied: { type: 'final' },
+    expired: { type: 'final' },
+    cancelled: { type: 'final' },
+  },
+});

@@ -1,0 +1,38 @@
+import { parseTimeOffRequestId } from '../../../machines/timeOff/streams.ts';
+
+/**
+ * Slack ids of the time-off surface (`timeoff.<verb>`), shared by the block builders here and the
+ * listeners a later change adds under handlers/.
+ *
+ * Button values carry only the time-off request id, never who may act: the handler parses the id
+ * (`timeOffIdFromValue`, null for anything not ours), and the decider checks the clicker against
+ * the request's designated approver and the card (channel, ts) the click came from against the card
+ * recorded for the request, refusing a click that names another request.
+ */
+export const TIME_OFF_ACTION = {
+  approve: 'timeoff.approve',
+  deny: 'timeoff.deny',
+  /** Opens the Deny-with-reason modal. */
+  denyWithReason: 'timeoff.deny_reason',
+  /** The requester's Cancel on their status message or App Home. */
+  cancel: 'timeoff.cancel',
+} as const;
+export type TimeOffActionId = (typeof TIME_OFF_ACTION)[keyof typeof TIME_OFF_ACTION];
+
+export const TIME_OFF_VIEW = { deny: 'timeoff.deny' } as const;
+
+export const TIME_OFF_FIELD = {
+  denyReason: { blockId: 'timeoff.deny.reason', actionId: 'reason' },
+} as const;
+
+const ACTIONS_BLOCK_PREFIX = 'timeoff.actions:';
+
+export const timeOffActionsBlockId = (timeOffId: string): string => ACTIONS_BLOCK_PREFIX + timeOffId;
+
+/** The time-off id a button value (or an actions block id) names, or null when it is not one of ours. */
+export const timeOffIdFromValue = (value: unknown): string | null => parseTimeOffRequestId(value);
+
+export const timeOffIdFromActionsBlockId = (blockId: string | undefined): string | null =>
+  blockId?.startsWith(ACTIONS_BLOCK_PREFIX)
+    ? parseTimeOffRequestId(blockId.slice(ACTIONS_BLOCK_PREFIX.length))
+    : null;

@@ -1,0 +1,94 @@
+import type { TimeOffState } from '../../../machines/timeOff/decider.ts';
+import { timeOffPhaseOf } from '../../../machines/timeOff/decider.ts';
+import type { TimeOffPerson } from '../../../machines/timeOff/events.ts';
+import type { TimeOffPhase } from '../../../machines/timeOff/machine.ts';
+import type { DayPortion } from '../../../machines/timeOff/workingDays.ts';
+import { escapeMrkdwn, mention } from '../../slack/blocks/format.ts';
+
+/** What the renderers show of one request: read from its folded stream, nothing else. */
+export type TimeOffView = Readonly<{
+  timeOffId: string;
+  phase: TimeOffPhase;
+  requester: TimeOffPerson;
+  approver: TimeOffPerson;
+  policyType: string;
+  startDate: string;
+  endDate: string;
+  startPortion: DayPortion;
+  endPortion: DayPortion;
+  description: string;
+  workingDays: number;
+  requestedAt: string;
+  expiresAt: string;
+  remindersSent: number;
+  denyReason: string | null;
+  /** HR's reason for refusing the submission, or the cancel, in words. */
+  failure: string | null;
+  /** True while an HR call is retrying after a failure. */
+  retrying: boolean;
+}>;
+
+/** The view of a folded request, or null before it was requested. */
+export const toTimeOffView = (state: TimeOffState): TimeOffView | null => {
+  const { context } = state;
+  const r = context.request;
+  if (!r) return null;
+  return {
+    timeOffId: r.timeOffId,
+    phase: timeOffPhaseOf(state),
+    requester: r.requester,
+    approver: r.approver,
+    policyType: r.policyType,
+    startDate: r.startDate,
+    endDate: r.endDate,
+    startPortion: r.startPortion,
+    endPortion: r.endPortion,
+    description: r.description,
+    workingDays: r.workingDays,
+    requestedAt: r.requestedAt,
+    expiresAt: r.expiresAt,
+    remindersSent: context.remindersSent,
+    denyReason: context.decision?.reason ?? null,
+    failure: context.failure,
+    retrying: context.requests.some((q) => q.failedAttempts > 0 && q.nextAttemptAt !== null),
+  };
+};
+
+const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** `Thu 3 Dec 2026` (the year only when `withYear`); anything not a date is shown escaped. */
+export const formatDay = (date: string, withYear = true): string => {
+  const d = new Date(`${date}T00:00:00.000Z`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(d.getTime())) return escapeMrkdwn(date);
+  const day = `${WEEKDAYS[d.getUTCDay()]} ${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]}`;
+  return withYear ? `${day} ${d.getUTCFullYear()}` : day;
+};
+
+const PORTION_TEXT: Readonly<Record<DayPortion, string>> = {
+  all_day: '',
+  morning: ' (morning)',
+  afternoon: ' (afternoon)',
+};
+
+/** `Thu 3 Dec – Mon 7 Dec 2026`, `Thu 3 Dec 2026 (afternoon)`, with half days named. */
+export const formatRange = (
+  range: Readonly<{ startDate: string; endDate: string; startPortion: DayPortion; endPortion: DayPortion }>,
+): string => {
+  if (range.startDate === range.endDate)
+    return `${formatDay(range.startDate)}${PORTION_TEXT[range.startPortion]}`;
+  const sameYear = range.startDate.slice(0, 4) === range.endDate.slice(0, 4);
+  return `${formatDay(range.startDate, !sameYear)}${PORTION_TEXT[range.startPortion]} – ${formatDay(range.endDate)}${PORTION_TEXT[range.endPortion]}`;
+};
+
+/** `3 working days`, `½ working day`, `2½ working days`. */
+export const formatWorkingDays = (days: number): string => {
+  const whole = Math.floor(days);
+  const half = days - whole >= 0.5;
+  const number = whole === 0 && half ? '½' : `${whole}${half ? '½' : ''}`;
+  return `${number} working day${days === 1 || (whole === 0 && half) ? '' : 's'}`;
+};
+
+/** A person as a mention when they have a Slack user, else their name, escaped. */
+export const personText = (person: Readonly<{ slackUserId: string | null; displayName: string }>): string =>
+  person.slackUserId ? mention(person.slackUserId) : escapeMrkdwn(person.displayName || 'someone');
