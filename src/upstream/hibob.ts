@@ -3,7 +3,12 @@ import { z } from 'zod';
 import { type Clock, systemClock } from '../core/clock.ts';
 import { ChatOpsError, ValidationError } from '../core/errors.ts';
 import type { Logger } from '../logger.ts';
-import { createUpstreamHttp, type UpstreamRequest, type UpstreamTimeouts, type VendorErrorInfo } from './http.ts';
+import {
+  createUpstreamHttp,
+  type UpstreamRequest,
+  type UpstreamTimeouts,
+  type VendorErrorInfo,
+} from './http.ts';
 import { createQueueingBudget, type QueueingBudget } from './vonageBudget.ts';
 
 /**
@@ -166,7 +171,11 @@ export type TimeOffBalance = Readonly<{
 
 // ---------------------------------------------------------------- answers
 
-const employeeRef = z.union([z.string(), z.number(), z.looseObject({ id: z.union([z.string(), z.number()]) })]);
+const employeeRef = z.union([
+  z.string(),
+  z.number(),
+  z.looseObject({ id: z.union([z.string(), z.number()]) }),
+]);
 const searchAnswer = z.looseObject({ employees: z.array(z.record(z.string(), z.unknown())) });
 const employeeAnswer = z.record(z.string(), z.unknown());
 const timeOffRequest = z.looseObject({
@@ -284,7 +293,8 @@ export const parseEmployee = (raw: Readonly<Record<string, unknown>>): HiBobEmpl
     site: listText(employeeField(raw, 'work.site')),
     managerId: managerIdOf(employeeField(raw, 'work.reportsTo')),
     startDate: text(employeeField(raw, 'work.startDate')),
-    status: text(employeeField(raw, 'internal.lifecycleStatus')) ?? text(employeeField(raw, 'internal.status')),
+    status:
+      text(employeeField(raw, 'internal.lifecycleStatus')) ?? text(employeeField(raw, 'internal.status')),
   };
 };
 
@@ -301,7 +311,8 @@ const parseHiBobError = (json: unknown): VendorErrorInfo | undefined => {
   const named = (['field', 'policy', 'permission'] as const)
     .filter((k) => typeof o[k] === 'string' && (o[k] as string).length <= 200)
     .map((k) => `${k}=${o[k] as string}`);
-  const message = typeof o.error === 'string' ? o.error : typeof o.message === 'string' ? o.message : undefined;
+  const message =
+    typeof o.error === 'string' ? o.error : typeof o.message === 'string' ? o.message : undefined;
   const code = typeof o.key === 'string' ? o.key : undefined;
   if (message === undefined && code === undefined && named.length === 0) return undefined;
   return { code, message, errors: named };
@@ -342,7 +353,10 @@ const refine = (e: unknown): never => {
     throw new ChatOpsError(
       e.code,
       `${e.message}${permission === undefined ? '' : ` (the HR service user lacks the permission "${permission}")`}`,
-      { cause: e, details: { ...e.details, reason: 'permission_missing', permission: permission ?? 'unknown' } },
+      {
+        cause: e,
+        details: { ...e.details, reason: 'permission_missing', permission: permission ?? 'unknown' },
+      },
     );
   }
   throw e;
@@ -382,7 +396,9 @@ const idOrEmail = (v: unknown): string => {
 
 const requestIdOf = (v: unknown): number => {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) {
-    throw new ValidationError('requestId must be a positive whole number', { details: { field: 'requestId' } });
+    throw new ValidationError('requestId must be a positive whole number', {
+      details: { field: 'requestId' },
+    });
   }
   return v;
 };
@@ -396,7 +412,10 @@ export type HiBobClient = Readonly<{
   searchPeople(input?: SearchPeopleInput): Promise<HiBobEmployee[]>;
   getEmployee(identifier: string, fields?: readonly string[]): Promise<HiBobEmployee>;
   /** `PUT /people/{identifier}`; a 304 (nothing changed) is success with `changed: false`. */
-  updateEmployee(identifier: string, fields: Readonly<Record<string, unknown>>): Promise<{ changed: boolean }>;
+  updateEmployee(
+    identifier: string,
+    fields: Readonly<Record<string, unknown>>,
+  ): Promise<{ changed: boolean }>;
   submitTimeOff(employeeId: string, input: SubmitTimeOffInput): Promise<void>;
   getTimeOffRequest(employeeId: string, requestId: number): Promise<TimeOffRequest>;
   cancelTimeOffRequest(employeeId: string, requestId: number): Promise<void>;
@@ -573,7 +592,9 @@ export const createHiBobClient = (options: HiBobClientOptions): HiBobClient => {
         });
       }
       if (filter.values.length === 0 || filter.values.some((v) => typeof v !== 'string' || v.length === 0)) {
-        throw new ValidationError('a people filter needs at least one value', { details: { field: 'filters' } });
+        throw new ValidationError('a people filter needs at least one value', {
+          details: { field: 'filters' },
+        });
       }
     }
     const { data } = await call(
@@ -583,7 +604,9 @@ export const createHiBobClient = (options: HiBobClientOptions): HiBobClient => {
         path: '/people/search',
         body: {
           fields,
-          ...(filter ? { filters: [{ fieldPath: filter.fieldPath, operator: 'equals', values: filter.values }] } : {}),
+          ...(filter
+            ? { filters: [{ fieldPath: filter.fieldPath, operator: 'equals', values: filter.values }] }
+            : {}),
           showInactive: input.showInactive ?? false,
         },
         schema: searchAnswer,
@@ -608,7 +631,12 @@ export const createHiBobClient = (options: HiBobClientOptions): HiBobClient => {
       const employee = parseEmployee(data);
       if (!employee) {
         throw new ChatOpsError('SB_UPSTREAM_REJECTED', 'hibob getEmployee: the answer has no employee id', {
-          details: { vendor: 'hibob', operation: 'getEmployee', retryable: false, reason: 'unexpected_response' },
+          details: {
+            vendor: 'hibob',
+            operation: 'getEmployee',
+            retryable: false,
+            reason: 'unexpected_response',
+          },
         });
       }
       return employee;
@@ -638,8 +666,14 @@ export const createHiBobClient = (options: HiBobClientOptions): HiBobClient => {
       if (endDate < startDate) {
         throw new ValidationError('endDate must not be before startDate', { details: { field: 'endDate' } });
       }
-      if (typeof input.policyType !== 'string' || input.policyType.trim() === '' || input.policyType.length > 100) {
-        throw new ValidationError('policyType must name one of HR policy types', { details: { field: 'policyType' } });
+      if (
+        typeof input.policyType !== 'string' ||
+        input.policyType.trim() === '' ||
+        input.policyType.length > 100
+      ) {
+        throw new ValidationError('policyType must name one of HR policy types', {
+          details: { field: 'policyType' },
+        });
       }
       for (const [field, v] of [
         ['startDatePortion', input.startDatePortion],
@@ -650,7 +684,9 @@ export const createHiBobClient = (options: HiBobClientOptions): HiBobClient => {
         }
       }
       if (input.description !== undefined && input.description.length > 1000) {
-        throw new ValidationError('description is at most 1000 characters', { details: { field: 'description' } });
+        throw new ValidationError('description is at most 1000 characters', {
+          details: { field: 'description' },
+        });
       }
       if (input.approver !== undefined) {
         employeeId(input.approver, 'approver');
@@ -672,7 +708,9 @@ export const createHiBobClient = (options: HiBobClientOptions): HiBobClient => {
           startDatePortion: input.startDatePortion ?? 'all_day',
           endDatePortion: input.endDatePortion ?? 'all_day',
           ...(input.description === undefined ? {} : { description: input.description }),
-          ...(input.skipManagerApproval === undefined ? {} : { skipManagerApproval: input.skipManagerApproval }),
+          ...(input.skipManagerApproval === undefined
+            ? {}
+            : { skipManagerApproval: input.skipManagerApproval }),
           ...(input.approver === undefined ? {} : { approver: input.approver }),
         },
         schema: anything,
@@ -714,7 +752,9 @@ export const createHiBobClient = (options: HiBobClientOptions): HiBobClient => {
 
     async balance(employee, policyType, date) {
       if (typeof policyType !== 'string' || policyType.trim() === '') {
-        throw new ValidationError('policyType must name one of HR policy types', { details: { field: 'policyType' } });
+        throw new ValidationError('policyType must name one of HR policy types', {
+          details: { field: 'policyType' },
+        });
       }
       const { data } = await call({
         operation: 'balance',

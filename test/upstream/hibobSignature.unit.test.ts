@@ -44,7 +44,10 @@ describe('Bob-Signature (Base64 HMAC-SHA512 of the raw body)', () => {
   });
 
   it('refuses a missing or malformed header without throwing', () => {
-    expect(verifyHiBobSignature(body, undefined, [secret])).toEqual({ ok: false, reason: 'missing_signature' });
+    expect(verifyHiBobSignature(body, undefined, [secret])).toEqual({
+      ok: false,
+      reason: 'missing_signature',
+    });
     expect(verifyHiBobSignature(body, '  ', [secret])).toEqual({ ok: false, reason: 'missing_signature' });
     expect(verifyHiBobSignature(body, 'not base64!', [secret])).toEqual({
       ok: false,
