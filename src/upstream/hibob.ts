@@ -437,6 +437,8 @@ export type HiBobClient = Readonly<{
   authCircuit(): Readonly<{ open: boolean; retryAt?: string; failures: number }>;
   /** Searches waiting for the budget now. */
   searchQueued(): number;
+  /** Searches let go whose answer is not in yet. */
+  searchInFlight(): number;
 }>;
 
 export const createHiBobClient = (options: HiBobClientOptions): HiBobClient => {
@@ -809,6 +811,7 @@ export const createHiBobClient = (options: HiBobClientOptions): HiBobClient => {
       return open ? { open, retryAt: new Date(openUntil).toISOString(), failures } : { open, failures };
     },
     searchQueued: () => search.queued(),
+    searchInFlight: () => search.inFlight(),
   };
   return client;
 };
