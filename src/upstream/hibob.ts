@@ -500,10 +500,16 @@ export const createHiBobClient = (options: HiBobClientOptions): HiBobClient => {
     return probe;
   };
 
+  /**
+   * Every 401 counts and pushes the reopening out; the operator is told once per opening (calls
+   * already out when the circuit opened may bring more 401s back).
+   */
   const openCircuit = (operation: string) => {
     failures += 1;
     const at = nowMs();
+    const wasOpen = at < openUntil;
     openUntil = at + authBlockMs;
+    if (wasOpen) return;
     const alert: HiBobAuthAlert = {
       operation,
       at: new Date(at).toISOString(),

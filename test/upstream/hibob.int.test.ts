@@ -370,6 +370,17 @@ describe('401: every HR call stops for five minutes', () => {
     expect((await hr.getEmployee(ANA)).id).toBe(ANA);
   });
 
+  it('calls already out when the circuit opens count their 401s, and the operator is told once', async () => {
+    await start();
+    sim.failNext('policyTypes', { status: 401, times: 2 });
+    const [a, b] = await Promise.all([failure(hr.policyTypes()), failure(hr.policyTypes())]);
+    expect([a.details.reason, b.details.reason]).toEqual(['auth_failed', 'auth_failed']);
+    expect(sim.requestsFor('policyTypes')).toHaveLength(2);
+    expect(hr.authCircuit()).toMatchObject({ open: true, failures: 2 });
+    expect(alerts).toHaveLength(1);
+    expect(sink.lines().filter((l) => l.code === 'HIBOB_AUTH_FAILED')).toHaveLength(1);
+  });
+
   it('wrong credentials: the first 401 stops the client, long before the service would block the address', async () => {
     await start({}, { token: 'wrong-token' });
     const e = await failure(hr.searchPeople());
