@@ -228,6 +228,37 @@ describe('time off through the read-after-write lag', () => {
   });
 });
 
+describe('time off made in the HR web app', () => {
+  it('a pending request shows in the changes feed and who is out only with includePending, after the lag', async () => {
+    await start();
+    const since = clock.now();
+    const id = sim.webApp.requestTimeOff({
+      employeeId: ANA,
+      policyType: 'Sick',
+      startDate: '2026-11-24',
+      endDate: '2026-11-24',
+      startDatePortion: 'afternoon',
+    });
+    expect(await hr.changesSince(since, { includePending: true })).toEqual([]);
+    clock.advance(LAG_MS);
+    expect(await hr.changesSince(since)).toEqual([]);
+    expect(await hr.changesSince(since, { includePending: true })).toMatchObject([
+      {
+        changeType: 'Created',
+        requestId: id,
+        employeeId: ANA,
+        status: 'pending',
+        startDatePortion: 'afternoon',
+      },
+    ]);
+    expect(await hr.whosOut({ from: '2026-11-24', to: '2026-11-24' })).toEqual([]);
+    expect(await hr.whosOut({ from: '2026-11-24', to: '2026-11-24', includePending: true })).toMatchObject([
+      { requestId: id, employeeId: ANA, employeeDisplayName: 'Ana Silva', status: 'pending' },
+    ]);
+    expect((await hr.getTimeOffRequest(ANA, id)).totalDuration).toBe(0.5);
+  });
+});
+
 describe('errors', () => {
   it('400 names the unknown policy or the refused field, in words for the requester', async () => {
     await start();
@@ -403,5 +434,22 @@ describe('the search budget', () => {
     for (let i = 50; i < ats.length; i++) expect(ats[i]! - ats[i - 50]!).toBeGreaterThanOrEqual(60_000);
     // It took the two minutes it had to: no faster, as the service counts.
     expect(ats.at(-1)! - ats[0]!).toBeGreaterThanOrEqual(120_000);
+  });
+
+  it('a search that would queue longer than maxQueueMs is refused unsent, naming when to come back', async () => {
+    await start();
+    const outcomes = await drive(() =>
+      Promise.allSettled(Array.from({ length: 150 }, () => hr.searchPeople())),
+    );
+    const refused = outcomes.filter((o) => o.status === 'rejected');
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(100);
+    expect(refused).toHaveLength(50);
+    const e = (refused[0] as PromiseRejectedResult).reason as {
+      code: string;
+      details: Record<string, unknown>;
+    };
+    expect(e.code).toBe('SB_UPSTREAM_RATE_LIMITED');
+    expect(e.details).toMatchObject({ vendor: 'hibob', retryAfterSource: 'budget' });
+    expect(sim.requestsFor('searchPeople')).toHaveLength(100);
   });
 });

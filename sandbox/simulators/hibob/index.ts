@@ -109,6 +109,8 @@ type Change = {
   at: number;
   changeType: 'Created' | 'Canceled';
   requestId: number;
+  /** The request's status the change left it in. */
+  status: SimTimeOffRequest['status'];
 };
 
 /** A value's versions: each visible to reads from `visibleAt`. */
@@ -698,7 +700,7 @@ export const startHiBobSimulator = async (options: HiBobSimulatorOptions = {}) =
           .filter((c) => c.at >= since && c.visibleAt <= t)
           .flatMap((c) => {
             const r = latest(requestsById.get(c.requestId)!);
-            if (!pending && c.changeType === 'Created' && r.status === 'pending') return [];
+            if (!pending && c.status === 'pending') return [];
             const e = findEmployee(r.employeeId, false);
             return [
               {
@@ -714,8 +716,7 @@ export const startHiBobSimulator = async (options: HiBobSimulatorOptions = {}) =
                 endDate: r.endDate,
                 startDatePortion: r.startDatePortion,
                 endDatePortion: r.endDatePortion,
-                status:
-                  c.changeType === 'Canceled' ? 'canceled' : r.status === 'canceled' ? 'approved' : r.status,
+                status: c.status,
               },
             ];
           });
@@ -797,6 +798,7 @@ export const startHiBobSimulator = async (options: HiBobSimulatorOptions = {}) =
       at: now(),
       changeType: 'Created',
       requestId: request.requestId,
+      status: request.status,
       visibleAt: now() + lagMs,
     });
     return request;
@@ -804,7 +806,13 @@ export const startHiBobSimulator = async (options: HiBobSimulatorOptions = {}) =
 
   const cancelRequest = (r: SimTimeOffRequest, by: string) => {
     write(requestsById, r.requestId, { ...r, status: 'canceled' });
-    changes.push({ at: now(), changeType: 'Canceled', requestId: r.requestId, visibleAt: now() + lagMs });
+    changes.push({
+      at: now(),
+      changeType: 'Canceled',
+      requestId: r.requestId,
+      status: 'canceled',
+      visibleAt: now() + lagMs,
+    });
     emit('timeoff.request.cancelled', by, timeOffData(r));
   };
 
