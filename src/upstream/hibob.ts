@@ -318,6 +318,18 @@ const parseHiBobError = (json: unknown): VendorErrorInfo | undefined => {
   return { code, message, errors: named };
 };
 
+/** The request's fields as the requester knows them. */
+const FIELD_WORDS: Readonly<Record<string, string>> = {
+  policyType: 'the policy',
+  startDate: 'the start date (or the dates overlap time off you already have)',
+  endDate: 'the end date',
+  startDatePortion: 'the half day on the first day',
+  endDatePortion: 'the half day on the last day',
+  description: 'the note',
+  approver: 'the approver',
+  requestRangeType: 'the kind of request',
+};
+
 const named = (e: ChatOpsError, name: string): string | undefined => {
   const errors = e.details.vendorErrors;
   if (!Array.isArray(errors)) return undefined;
@@ -336,7 +348,7 @@ const refine = (e: unknown): never => {
       policy !== undefined
         ? `HR has no time-off policy called "${policy}". Pick one of the policies HR offers.`
         : field !== undefined
-          ? `HR refused the value of ${field}. Check it and try again.`
+          ? `HR refused ${FIELD_WORDS[field] ?? `the field ${field}`}. Check it and try again.`
           : 'HR refused the request as it stands. Check the dates and the policy and try again.';
     throw new ChatOpsError(e.code, e.message, {
       cause: e,
@@ -475,25 +487,27 @@ export const createHiBobClient = (options: HiBobClientOptions): HiBobClient => {
   let probing = false;
   let failures = 0;
 
-  const refuseWhileOpen = (operation: string) => {
+  const circuitOpenError = (operation: string) => {
     const now = nowMs();
-    if (now < openUntil || (openUntil > 0 && probing)) {
-      const retryAtMs = Math.max(openUntil, now);
-      throw new ChatOpsError(
-        'SB_UPSTREAM_AUTH',
-        `hibob ${operation} not sent: HR refused our credentials; every HR call is stopped until ${new Date(retryAtMs).toISOString()}`,
-        {
-          details: {
-            vendor: 'hibob',
-            operation,
-            retryable: false,
-            reason: 'auth_circuit_open',
-            retryAt: new Date(retryAtMs).toISOString(),
-            retryAfterMs: retryAtMs - now,
-          },
+    const retryAtMs = Math.max(openUntil, now);
+    return new ChatOpsError(
+      'SB_UPSTREAM_AUTH',
+      `hibob ${operation} not sent: HR refused our credentials; every HR call is stopped until ${new Date(retryAtMs).toISOString()}`,
+      {
+        details: {
+          vendor: 'hibob',
+          operation,
+          retryable: false,
+          reason: 'auth_circuit_open',
+          retryAt: new Date(retryAtMs).toISOString(),
+          retryAfterMs: retryAtMs - now,
         },
-      );
-    }
+      },
+    );
+  };
+
+  const refuseWhileOpen = (operation: string) => {
+    if (nowMs() < openUntil || (openUntil > 0 && probing)) throw circuitOpenError(operation);
     // The block is over: this call is the probe (until it answers, the others are refused).
     const probe = openUntil > 0;
     if (probe) probing = true;
@@ -530,9 +544,11 @@ export const createHiBobClient = (options: HiBobClientOptions): HiBobClient => {
   };
 
   /** Sends once (through the budget when given); 401 opens the circuit; 400/403 are refined. */
-  const send = async <T>(req: UpstreamRequest<T>, budget?: QueueingBudget) => {
+  const send = async <T>(req: UpstreamRequest<T>, probe: boolean, budget?: QueueingBudget) => {
     const release = budget ? await budget.take(req.operation) : () => undefined;
     try {
+      // A call that queued (search budget, a 429's reset) while a 401 opened the circuit stays unsent.
+      if (!probe && nowMs() < openUntil) throw circuitOpenError(req.operation);
       return await http.request(req);
     } catch (e) {
       const retryAfterMs = retryAfterOf(e);
@@ -548,13 +564,13 @@ export const createHiBobClient = (options: HiBobClientOptions): HiBobClient => {
     try {
       let res: Awaited<ReturnType<typeof send<T>>>;
       try {
-        res = await send(req, budget);
+        res = await send(req, probe, budget);
       } catch (e) {
         // 429: wait for the reset the service named, once, when it is near enough.
         const retryAfterMs = retryAfterOf(e);
         if (retryAfterMs === undefined || retryAfterMs > maxQueueMs) throw e;
         await waitUntil(nowMs() + retryAfterMs);
-        res = await send(req, budget);
+        res = await send(req, probe, budget);
       }
       if (probe) openUntil = 0;
       return res;

@@ -275,7 +275,9 @@ describe('errors', () => {
     );
     expect(overlap.code).toBe('SB_VALIDATION');
     expect(overlap.details.field).toBe('startDate');
-    expect(overlap.details.forRequester).toContain('startDate');
+    expect(overlap.details.forRequester).toBe(
+      'HR refused the start date (or the dates overlap time off you already have). Check it and try again.',
+    );
   });
 
   it('bad input is refused before anything is sent, naming what was wrong', async () => {
@@ -410,6 +412,26 @@ describe('401: every HR call stops for five minutes', () => {
     expect(hr.authCircuit()).toMatchObject({ open: true, failures: 2 });
     expect(alerts).toHaveLength(1);
     expect(sink.lines().filter((l) => l.code === 'HIBOB_AUTH_FAILED')).toHaveLength(1);
+  });
+
+  it('searches queued for the budget when a 401 opens the circuit are never sent', async () => {
+    await start();
+    sim.failNext('searchPeople', { status: 401 });
+    const outcomes = await drive(() =>
+      Promise.allSettled(Array.from({ length: 60 }, () => hr.searchPeople())),
+    );
+    // The ten of the second minute waited past the 401: refused unsent, whatever the first 50 did.
+    const arrivals = sim.requestsFor('searchPeople');
+    expect(arrivals.length).toBeLessThanOrEqual(50);
+    expect(arrivals.every((r) => r.at === Date.parse(NOW))).toBe(true);
+    const refused = outcomes.filter((o) => o.status === 'rejected');
+    expect(refused.length).toBeGreaterThanOrEqual(11);
+    expect(
+      refused.every(
+        (o) => ((o as PromiseRejectedResult).reason as { code: string }).code === 'SB_UPSTREAM_AUTH',
+      ),
+    ).toBe(true);
+    expect(alerts).toHaveLength(1);
   });
 
   it('wrong credentials: the first 401 stops the client, long before the service would block the address', async () => {
