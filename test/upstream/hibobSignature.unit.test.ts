@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import type { WebhookVerifier } from '../../handlers/webhooks/routes.ts';
 import {
   hibobDeliveryId,
   hibobWebhookVerify,
@@ -69,7 +70,7 @@ describe('Bob-Signature (Base64 HMAC-SHA512 of the raw body)', () => {
   });
 
   it('reads bob-signature from the headers as a WebhookVerifier does', () => {
-    const verify = hibobWebhookVerify({ secrets: [secret] });
+    const verify: WebhookVerifier['verify'] = hibobWebhookVerify({ secrets: [secret] });
     expect(verify(body, { 'bob-signature': signHiBobWebhook(body, secret) }).ok).toBe(true);
     expect(verify(body, {})).toEqual({ ok: false, reason: 'missing_signature' });
   });
