@@ -532,7 +532,7 @@ export const createHiBobClient = (options: HiBobClientOptions): HiBobClient => {
     };
     options.logger?.error(
       { code: 'HIBOB_AUTH_FAILED', alert: 'operator', ...alert },
-      'HR refused the service user credentials (401): every HR call is stopped; check HIBOB_SERVICE_USER_ID and HIBOB_TOKEN',
+      'HR refused the service user credentials (401): every HR call is stopped; check HIBOB_SERVICE_USER_ID and HIBOB_SERVICE_USER_TOKEN',
     );
     options.onAuthAlert?.(alert);
   };

@@ -989,9 +989,9 @@ export const startHiBobSimulator = async (options: HiBobSimulatorOptions = {}) =
     clock,
     webhookSecret,
     env: () => ({
-      HIBOB_BASE_URL: `${url}/v1`,
+      HIBOB_API_URL: `${url}/v1`,
       HIBOB_SERVICE_USER_ID: primary[0],
-      HIBOB_TOKEN: primary[1].token,
+      HIBOB_SERVICE_USER_TOKEN: primary[1].token,
       HIBOB_WEBHOOK_SECRET: webhookSecret,
     }),
     /** What `createHiBobClient` needs (credentials of the first service user). */
