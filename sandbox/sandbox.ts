@@ -32,6 +32,7 @@ import {
   INCIDENTS_CHANNEL,
   PEOPLE,
   pagerDutySeed,
+  phoneBook,
   routingKeyOf,
   SEED_INCIDENTS,
   SERVICES,
@@ -142,6 +143,8 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     });
     simulators.push(sim);
     if (saved) importStates(simulators, saved.simulators);
+    // Each person's phone number: the saved world's, else the demo world's.
+    const phones: Readonly<Record<string, string>> = { ...phoneBook(), ...saved?.phones };
 
     const store = await openEventStore(`sqlite:${dbPath}`);
     cleanups.push(() => (store.isOpen() ? store.close() : undefined));
@@ -189,6 +192,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       now: () => Date.now(),
       onPagerDutyChange: () => pagerDutyChanged(),
       app,
+      phoneBook: phones,
     });
     // The console closes before the bot (its store tail must stop before the store closes).
     cleanups.push(() => consoleServer.close());
@@ -201,7 +205,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     const save = () => {
       if (saveTimer) clearTimeout(saveTimer);
       saveTimer = undefined;
-      writeWorld(worldPath, simulators);
+      writeWorld(worldPath, simulators, phones);
     };
     const saveSoon = () => {
       saveTimer ??= setTimeout(save, 500);
