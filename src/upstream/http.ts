@@ -98,6 +98,11 @@ export type UpstreamHttpOptions = {
   readonly classify?: ErrorClassifier;
   /** `retryAfterMs` on a 429 whose headers say nothing. Default 60 s (per-minute windows). */
   readonly defaultRetryAfterMs?: number;
+  /**
+   * Credentials this client sends some other way than `defaultHeaders` (per-request headers, parts
+   * of a Basic pair): scrubbed from whatever the vendor echoes, like the default headers are.
+   */
+  readonly secrets?: readonly string[];
 };
 
 export type UpstreamHttp = {
@@ -308,10 +313,14 @@ const CREDENTIAL_HEADER = /auth|token|key|secret|cookie|signature/i;
  * A scrubber that also knows the credentials this client sends (whole header values and their
  * parts: `Token token=<key>` is echoed whole or as the bare key), on top of `scrubText`.
  */
-const credentialScrubber = (headers: Readonly<Record<string, string>> = {}) => {
+const credentialScrubber = (
+  headers: Readonly<Record<string, string>> = {},
+  secrets: readonly string[] = [],
+) => {
   const values = Object.entries(headers)
     .filter(([name]) => CREDENTIAL_HEADER.test(name))
-    .flatMap(([, v]) => [v, ...v.split(/[\s=]+/)]);
+    .flatMap(([, v]) => [v, ...v.split(/[\s=]+/)])
+    .concat(secrets);
   const own = createScrubber(values);
   return (text: string) => scrubText(own(text));
 };
@@ -319,7 +328,7 @@ const credentialScrubber = (headers: Readonly<Record<string, string>> = {}) => {
 /** Builds the request function a vendor client wraps. See the module comment for the error table. */
 export const createUpstreamHttp = (options: UpstreamHttpOptions): UpstreamHttp => {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-  const scrub = credentialScrubber(options.defaultHeaders);
+  const scrub = credentialScrubber(options.defaultHeaders, options.secrets);
   const now = () => (options.clock ? options.clock.now().getTime() : Date.now());
 
   const request = async <T>(req: UpstreamRequest<T>): Promise<UpstreamResponse<T>> => {

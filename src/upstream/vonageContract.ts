@@ -39,7 +39,11 @@ export type StartVerificationInput = Readonly<{
   channelTimeoutSeconds?: number;
   /** e.g. `en-gb`. */
   locale?: string;
-  /** Ours, echoed on the vendor's verify events: the verification stream's attempt id. */
+  /**
+   * Ours, echoed on the vendor's verify events: the verification stream's attempt id. 1–40 letters
+   * and digits only (the vendor's pattern `^[a-zA-Z0-9]*$`; anything else is refused before it is
+   * sent): a UUID goes without its hyphens.
+   */
   clientRef: string;
 }>;
 
@@ -51,7 +55,7 @@ export type SendSmsInput = Readonly<{
   to: string;
   from: string;
   text: string;
-  /** Ours, echoed on status webhooks: correlates receipts and makes a retry recognisable. */
+  /** Ours, echoed on status webhooks: correlates receipts and makes a retry recognisable. 1–40 characters. */
   clientRef: string;
 }>;
 
