@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync, rmSync, type WriteStream } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -7,6 +7,7 @@ import { type LogLevel, loadConfig } from '../src/config.ts';
 import type { EventStore } from '../src/eventStore/eventStore.ts';
 import { openEventStore } from '../src/eventStore/openEventStore.ts';
 import { createLogger } from '../src/logger.ts';
+import { type SandboxPhones, simulatorPhones } from './console/phones.ts';
 import { type ConsoleServer, listenConsole } from './console/server.ts';
 import { readSlackAppSettings } from './manifest.ts';
 import { readWorld, writeWorld } from './persistence.ts';
@@ -25,6 +26,7 @@ import {
   stopAll,
 } from './simulators/simulator.ts';
 import { type FakeSlack, startFakeSlack } from './simulators/slack/fakeSlack.ts';
+import { startVonageSimulator, type VonageSimulator } from './simulators/vonage/index.ts';
 import { createSlackSurface, type SlackSurface } from './slackSurface.ts';
 import {
   ADMIN,
@@ -36,15 +38,17 @@ import {
   routingKeyOf,
   SEED_INCIDENTS,
   SERVICES,
+  SWITCHBOARD_NUMBER,
   slackUsers,
 } from './world.ts';
 
 /**
  * The whole sandbox in one process, on loopback: the real bot (`createSwitchboard`, embedded
- * SQLite store), the simulators (the fake Slack Web API, the incident service), and the console
- * server, wired with secrets generated at start so every request is signed as in production (Slack
- * v0 signatures on what the console sends the bot, V3 webhook signatures on what the simulator
- * sends). The bot's configuration, saving and restoring, and stopping loop over the simulators
+ * SQLite store), the simulators (the fake Slack Web API, the incident service, the communications
+ * service with everyone's phone), and the console server, wired with secrets generated at start so
+ * every request is signed as in production (Slack v0 signatures on what the console sends the bot,
+ * V3 webhook signatures on what the incident service sends, HS256 webhook JWTs on what the
+ * communications service sends). The bot's configuration, saving and restoring, and stopping loop over the simulators
  * (`simulators/simulator.ts`); only the console and the demo world know each vendor.
  *
  * `npm run sandbox` (sandbox/main.ts) calls this; so do the sandbox and browser tests, on
@@ -72,6 +76,13 @@ export type SandboxOptions = Readonly<{
   seed?: boolean;
   /** How often the incident service runs its timers (escalations, ack timeouts). Default 15 s. */
   timersEveryMs?: number;
+  /**
+   * When the bot pages the on-call by phone, in whole minutes (`PAGING_DELAY_MINUTES`,
+   * `PAGING_CALL_AFTER_MINUTES`): an incident still triggered `delayMinutes` after it was
+   * triggered is paged by SMS, and by a call `callAfterMinutes` later. Default: the bot's own
+   * (5 and 3); `npm run sandbox -- --page-after 0 --call-after 1` to see it at once.
+   */
+  paging?: Readonly<{ delayMinutes?: number; callAfterMinutes?: number }>;
 }>;
 
 export type Sandbox = Readonly<{
@@ -86,7 +97,13 @@ export type Sandbox = Readonly<{
   store: EventStore;
   fake: FakeSlack;
   sim: PagerDutySimulator;
-  /** Every simulator, in start order (`fake`, `sim`). */
+  /** The communications service: Verify, SMS, calls, and everyone's phone (`vonage.phones`). */
+  vonage: VonageSimulator;
+  /** Each person's phone number (E.164), by Slack user id. */
+  phoneBook: Readonly<Record<string, string>>;
+  /** The phones as the console shows them. */
+  phones: SandboxPhones;
+  /** Every simulator, in start order (`fake`, `sim`, `vonage`). */
   simulators: readonly Simulator[];
   surface: SlackSurface;
   console: ConsoleServer;
@@ -142,9 +159,24 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       webhooks: { retryDelaysMs: [250, 1_000, 3_000, 10_000] },
     });
     simulators.push(sim);
+    // The communications account's credentials, made here like the others' (its application's RSA
+    // key pair is made by the simulator with node:crypto, and its private key reaches the bot as
+    // VONAGE_PRIVATE_KEY). The API secret follows the vendor's rule: 8–25 characters with an
+    // uppercase letter, a lowercase letter and a digit.
+    const vonage = await startVonageSimulator({
+      apiKey: randomBytes(4).toString('hex'),
+      apiSecret: `Sb1${randomBytes(9).toString('hex')}`,
+      applicationId: randomUUID(),
+      signatureSecret: secret(),
+      fromNumber: SWITCHBOARD_NUMBER,
+      webhooks: { retryDelaysMs: [250, 1_000, 3_000, 10_000] },
+    });
+    simulators.push(vonage);
     if (saved) importStates(simulators, saved.simulators);
     // Each person's phone number: the saved world's, else the demo world's.
-    const phones: Readonly<Record<string, string>> = { ...phoneBook(), ...saved?.phones };
+    const phoneNumbers: Readonly<Record<string, string>> = { ...phoneBook(), ...saved?.phones };
+    const phones = simulatorPhones(vonage, { numbers: Object.values(phoneNumbers) });
+    cleanups.push(() => phones.stop());
 
     const store = await openEventStore(`sqlite:${dbPath}`);
     cleanups.push(() => (store.isOpen() ? store.close() : undefined));
@@ -153,6 +185,12 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       PORT: String(ports.bot ?? 0),
       EVENT_STORE_URL: `sqlite:${dbPath}`,
       LOG_LEVEL: options.logLevel ?? 'info',
+      ...(options.paging?.delayMinutes === undefined
+        ? {}
+        : { PAGING_DELAY_MINUTES: String(options.paging.delayMinutes) }),
+      ...(options.paging?.callAfterMinutes === undefined
+        ? {}
+        : { PAGING_CALL_AFTER_MINUTES: String(options.paging.callAfterMinutes) }),
       CI: 'true',
     });
     let logFile: WriteStream | undefined;
@@ -192,7 +230,8 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       now: () => Date.now(),
       onPagerDutyChange: () => pagerDutyChanged(),
       app,
-      phoneBook: phones,
+      phones,
+      phoneBook: phoneNumbers,
     });
     // The console closes before the bot (its store tail must stop before the store closes).
     cleanups.push(() => consoleServer.close());
@@ -205,7 +244,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     const save = () => {
       if (saveTimer) clearTimeout(saveTimer);
       saveTimer = undefined;
-      writeWorld(worldPath, simulators, phones);
+      writeWorld(worldPath, simulators, phoneNumbers);
     };
     const saveSoon = () => {
       saveTimer ??= setTimeout(save, 500);
@@ -231,6 +270,9 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       store,
       fake,
       sim,
+      vonage,
+      phoneBook: phoneNumbers,
+      phones,
       simulators,
       surface,
       console: consoleServer,

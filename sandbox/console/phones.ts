@@ -1,3 +1,5 @@
+import type { VonageSimulator } from '../simulators/vonage/index.ts';
+
 /**
  * What the console needs from the sandbox's phones: each person's handset on the communications
  * simulator, seen from the person holding it. The console shows one phone (the person you are
@@ -94,4 +96,148 @@ const ACTIONS: readonly CallAction[] = ['answer', 'reject', 'hangup', 'press'];
 export const parseCallAction = (raw: unknown): CallAction => {
   if (typeof raw === 'string' && (ACTIONS as readonly string[]).includes(raw)) return raw as CallAction;
   throw new PhoneInputError(`action must be one of ${ACTIONS.join(', ')}`);
+};
+
+/** The communications simulator's phone hooks this adapter uses (`sandbox/simulators/vonage/`). */
+type SimPhones = Pick<
+  VonageSimulator['phones'],
+  'inbox' | 'sent' | 'calls' | 'replySms' | 'answer' | 'pressKeys' | 'hangUp'
+>;
+
+const plus = (digits: string): string => (digits.startsWith('+') ? digits : `+${digits}`);
+
+/**
+ * The console's phones on the communications simulator's `phones` hooks. The simulator tells
+ * nobody when a phone changes, so this looks at the watched numbers every `pollMs` (default 200)
+ * and calls the listeners for those that changed; what the console does itself is told at once.
+ * It remembers which NCCO answered each key press (the simulator keeps only the one playing).
+ */
+export const simulatorPhones = (
+  sim: Readonly<{ phones: SimPhones }>,
+  options: Readonly<{ numbers: readonly string[]; pollMs?: number }>,
+): SandboxPhones & { stop(): void } => {
+  const listeners = new Set<(number: string) => void>();
+  const answers = new Map<string, PhoneKeyPress[]>();
+  const declined = new Set<string>();
+  const bare = (n: string) => n.replace(/^\+/, '');
+
+  const view = (number: string): PhoneView => {
+    const n = bare(number);
+    const sms: PhoneSms[] = [
+      ...sim.phones.inbox(n).map(
+        (m): PhoneSms => ({
+          id: m.messageUuid,
+          direction: 'received',
+          peer: plus(m.from),
+          text: m.text,
+          at: m.at,
+        }),
+      ),
+      ...sim.phones.sent(n).map(
+        (m): PhoneSms => ({
+          id: m.messageUuid,
+          direction: 'sent',
+          peer: plus(m.to),
+          text: m.text,
+          at: m.at,
+        }),
+      ),
+    ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    const calls = sim.phones.calls(n).map((c): PhoneCall => {
+      const known = answers.get(c.uuid) ?? [];
+      // Keys pressed elsewhere (a test on the simulator): the last one's answer is what plays now.
+      const keys = c.keys.map(
+        (digits, i): PhoneKeyPress =>
+          known[i] ?? {
+            digits,
+            at: c.answeredAt ?? c.at,
+            answer: i === c.keys.length - 1 ? c.ncco : null,
+          },
+      );
+      return {
+        id: c.uuid,
+        from: plus(c.from),
+        status: declined.has(c.uuid) ? 'rejected' : c.status,
+        startedAt: c.at,
+        spoken: [...c.spoken],
+        awaitingKeys: c.status === 'answered' && c.awaitingInput !== undefined,
+        keys,
+      };
+    });
+    return { sms, calls };
+  };
+
+  const fingerprint = (number: string) => {
+    const n = bare(number);
+    const calls = sim.phones
+      .calls(n)
+      .map((c) => `${c.uuid}:${c.status}:${c.spoken.length}:${c.keys.length}:${c.awaitingInput ? 1 : 0}`);
+    return `${sim.phones.inbox(n).length}|${sim.phones.sent(n).length}|${calls.join(',')}`;
+  };
+  const seen = new Map(options.numbers.map((n) => [n, fingerprint(n)]));
+  const changed = (number: string) => {
+    seen.set(number, fingerprint(number));
+    for (const l of listeners) l(number);
+  };
+  const poll = setInterval(() => {
+    if (listeners.size === 0) return;
+    for (const n of options.numbers) if (seen.get(n) !== fingerprint(n)) changed(n);
+  }, options.pollMs ?? 200);
+  poll.unref();
+
+  const callOf = (number: string, callId: string) => {
+    const call = sim.phones.calls(bare(number)).find((c) => c.uuid === callId);
+    if (!call) throw new PhoneInputError('no such call on this phone', 404);
+    return call;
+  };
+
+  return {
+    view,
+    async sendSms(from, text) {
+      // The text has left the phone; the service delivers it to Switchboard (and retries) on its own.
+      void sim.phones.replySms(bare(from), text);
+      changed(from);
+    },
+    async callAction(number, callId, action, digits) {
+      const call = callOf(number, callId);
+      if (action === 'answer' || action === 'reject') {
+        if (call.status !== 'ringing')
+          throw new PhoneInputError(`the call is ${call.status}, not ringing`, 409);
+        if (action === 'answer') sim.phones.answer(callId);
+        else {
+          declined.add(callId);
+          sim.phones.hangUp(callId);
+        }
+      } else if (action === 'hangup') {
+        if (call.status !== 'answered')
+          throw new PhoneInputError(
+            `the call is ${call.status}: only a call in progress can be hung up`,
+            409,
+          );
+        sim.phones.hangUp(callId);
+      } else {
+        if (call.status !== 'answered' || call.awaitingInput === undefined)
+          throw new PhoneInputError('the call is not waiting for keys', 409);
+        const keys = parseDigits(digits);
+        const at = new Date().toISOString();
+        const list = answers.get(callId) ?? [];
+        answers.set(callId, list);
+        const index = call.keys.length;
+        list[index] = { digits: keys, at, answer: null };
+        const pressed = sim.phones.pressKeys(callId, keys);
+        changed(number);
+        const result = await pressed;
+        list[index] = { digits: keys, at, answer: Array.isArray(result.ncco) ? result.ncco : [] };
+      }
+      changed(number);
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    stop() {
+      clearInterval(poll);
+      listeners.clear();
+    },
+  };
 };
