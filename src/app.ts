@@ -194,7 +194,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
   const ports = createPortDirectory(() => offers);
   // The bus is built below from every route; reactors dispatch through it once it exists.
   const dispatch = (command: Parameters<CommandBus['dispatch']>[0]) => bus.dispatch(command);
-  const lifecycleDeps: LifecycleDeps = { store, clock, logger, slack, people, dispatch, ports };
+  const lifecycleDeps: LifecycleDeps = { store, clock, logger, slack, people, dispatch, ports, metrics };
   const lifecycleOptions = (options.lifecycleOptions ?? {}) as Readonly<Record<string, unknown>>;
   const createLifecycles = () => {
     const running: RunningLifecycle[] = modules

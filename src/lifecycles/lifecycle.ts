@@ -6,6 +6,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Command } from '../core/messages.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
 import type { PeopleDirectory } from '../people/directory.ts';
 import type { Dispatch } from '../processors/dispatchCommand.ts';
 import type { CommandRejectedData } from '../processors/inboxDispatch.reactor.ts';
@@ -63,6 +64,8 @@ export type LifecycleDeps = Readonly<{
   dispatch: Dispatch;
   /** What the other switched-on lifecycles offer (see ports.ts for the rules). */
   ports: PortDirectory;
+  /** The app's Prometheus registry (`/metrics`): a module registers its own counters here. */
+  metrics: Metrics;
 }>;
 
 /** One module's part of the App Home tab. */

@@ -7,7 +7,7 @@ import {
   loadStoreConfig,
 } from '../../src/config.ts';
 import { incidents } from '../../src/incidents/module.ts';
-import { verification } from '../../src/lifecycles/planned.ts';
+import { verification } from '../../src/verification/module.ts';
 
 const slack = {
   SLACK_BOT_TOKEN: 'xoxb-1-secret-bot-token',

@@ -34,7 +34,8 @@ const configFor = (fake: FakeSlack, dir: string, env: Env, modules: readonly Lif
 
 const start = async (
   env: Env,
-  modules: readonly LifecycleModule[] = [...LIFECYCLES, tickets],
+  // Tickets right after incidents, as when this test was written: the help list follows module order.
+  modules: readonly LifecycleModule[] = [LIFECYCLES[0], tickets, ...LIFECYCLES.slice(1)],
   lifecycleOptions: Readonly<Record<string, unknown>> = {},
 ): Promise<Running> => {
   const fake = await startFakeSlack({ botToken: TEST_BOT_TOKEN });

@@ -1,0 +1,92 @@
+import type { App } from '@slack/bolt';
+import { ValidationError } from '../../src/core/errors.ts';
+import { parsePhone } from '../../src/verification/phone.ts';
+import { slackInputOf } from '../middleware/slackInput.ts';
+import { replies } from '../replies.ts';
+import { ephemeral, type VerificationListenerDeps, verificationCommand } from './deps.ts';
+
+export const VERIFY_USAGE = '/verify <phone number, e.g. +44 7700 900123> | status | cancel | test | help';
+
+export const verifyHelp = (): string =>
+  [
+    '*Phone verification*: Switchboard pages you by SMS, then by phone call, when an incident waits for you.',
+    '• `/verify +44 7700 900123`: Switchboard texts a code to that number (international form, with +); enter it from the DM.',
+    '• `/verify status`: your verified number (masked) and where a verification stands.',
+    '• `/verify cancel`: cancel a verification in progress (possible from 30 seconds after the code was sent, until the call).',
+    '• `/verify test`: a test SMS and a test call to your verified number.',
+    'Limits: 5 codes per person and 10 minutes, 3 wrong codes per code.',
+  ].join('\n');
+
+/**
+ * `/verify …`. The number is parsed here (libphonenumber-js), sealed at once (the recorded command
+ * never holds it in clear) and keyed for comparison; the rest is decided on the person's stream.
+ */
+export const registerVerifyCommand = (app: App, deps: VerificationListenerDeps): void => {
+  const { inbox } = deps;
+  const v = deps.verification;
+  app.command('/verify', async ({ command, ack, context }) => {
+    const input = slackInputOf(context);
+    const slackUserId = command.user_id;
+    const text = command.text.trim();
+    const word = text.toLowerCase();
+    if (word === '' || word === 'help') {
+      await inbox.accept({ input });
+      await ack(ephemeral(verifyHelp()));
+      return;
+    }
+    if (word === 'status') {
+      await inbox.accept({ input });
+      await ack(ephemeral(await v.status(slackUserId)));
+      return;
+    }
+    if (word === 'cancel' || word === 'test') {
+      await inbox.accept({
+        input,
+        commands: [
+          verificationCommand(input, {
+            type: word === 'cancel' ? 'CancelVerification' : 'TestVerifiedPhone',
+            data: { slackUserId },
+          }),
+        ],
+      });
+      await ack(
+        ephemeral(
+          word === 'cancel'
+            ? ':hourglass_flowing_sand: Cancelling your verification…'
+            : ':hourglass_flowing_sand: Sending a test SMS and call to your verified number…',
+        ),
+      );
+      return;
+    }
+    const parsed = parsePhone(text);
+    if (!parsed.ok) {
+      const looksLikeWord = /^[a-z]+$/i.test(text);
+      const problem = looksLikeWord
+        ? `\`${text.slice(0, 20)}\` is not something \`/verify\` knows.`
+        : parsed.problem;
+      await inbox.accept({ input, rejection: new ValidationError(problem) });
+      await ack(replies.invalid(`:pencil2: ${problem}`, VERIFY_USAGE));
+      return;
+    }
+    await inbox.accept({
+      input,
+      commands: [
+        verificationCommand(input, {
+          type: 'StartVerification',
+          data: {
+            slackUserId,
+            number: v.phones.seal(parsed.digits),
+            masked: parsed.masked,
+            numberKey: v.phones.key(parsed.digits),
+            codeLength: v.codeLength,
+            orgStarts: null,
+            orgLimit: null,
+          },
+        }),
+      ],
+    });
+    await ack(
+      ephemeral(`:hourglass_flowing_sand: Sending a code to ${parsed.masked}… Switchboard will DM you.`),
+    );
+  });
+};

@@ -1,0 +1,95 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+/**
+ * Where a typed one-time code waits between the modal submission and the vendor's check, so the
+ * code is never readable in the store, a backup, a log or the event browser.
+ *
+ * The code travels in the command and the `VerificationCodeSubmitted` fact sealed with AES-256-GCM
+ * under a random key made for that one submission (the check's request id). The key lives only in
+ * this process's memory: the check processor opens the code, calls the vendor, records only the
+ * outcome, and drops the key. Keys not used within 15 minutes are dropped too. So once the check is
+ * answered, or the process restarts, the sealed value in the store can be opened by no one, this
+ * process included (crypto-shredding). A restart between the submission and the check finds no
+ * key: the person is asked, in a DM, to enter the code again.
+ *
+ * @example
+ * const vault = createCodeVault({ now: () => clock.now() });
+ * const sealed = vault.seal(checkId, '123456'); // 'vault:v1:<checkId>:…'
+ * vault.open(sealed); // '123456', or null when the key is gone
+ * vault.drop(checkId);
+ */
+export type CodeVault = Readonly<{
+  /** Seals `code` under a new key for `keyId` (replacing any earlier one). */
+  seal(keyId: string, code: string): string;
+  /** The code, or null when its key is gone (used, expired, or made by another process). */
+  open(sealed: string): string | null;
+  /** Forgets the key: what it sealed can no longer be opened. */
+  drop(keyId: string): void;
+  /** How many keys are held (for tests). */
+  size(): number;
+}>;
+
+export const CODE_VAULT_TTL_MS = 15 * 60_000;
+const PREFIX = 'vault:v1:';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+export const createCodeVault = (options: Readonly<{ now: () => Date; ttlMs?: number }>): CodeVault => {
+  const ttl = options.ttlMs ?? CODE_VAULT_TTL_MS;
+  const keys = new Map<string, { key: Buffer; until: number }>();
+  const sweep = () => {
+    const now = options.now().getTime();
+    for (const [id, k] of keys) {
+      if (k.until <= now) {
+        k.key.fill(0);
+        keys.delete(id);
+      }
+    }
+  };
+  const drop = (keyId: string) => {
+    keys.get(keyId)?.key.fill(0);
+    keys.delete(keyId);
+  };
+  return {
+    seal(keyId, code) {
+      sweep();
+      if (!/^[A-Za-z0-9:-]{1,200}$/.test(keyId)) throw new TypeError('a vault key id is a plain id');
+      drop(keyId);
+      const key = randomBytes(32);
+      keys.set(keyId, { key, until: options.now().getTime() + ttl });
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      cipher.setAAD(Buffer.from(keyId));
+      const body = Buffer.concat([cipher.update(code, 'utf8'), cipher.final()]);
+      return `${PREFIX}${keyId}:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')}`;
+    },
+    open(sealed) {
+      sweep();
+      if (!sealed.startsWith(PREFIX)) return null;
+      const rest = sealed.slice(PREFIX.length);
+      const cut = rest.lastIndexOf(':');
+      if (cut <= 0) return null;
+      const keyId = rest.slice(0, cut);
+      const held = keys.get(keyId);
+      if (!held) return null;
+      const raw = Buffer.from(rest.slice(cut + 1), 'base64url');
+      if (raw.length < IV_BYTES + TAG_BYTES) return null;
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', held.key, raw.subarray(0, IV_BYTES));
+        decipher.setAAD(Buffer.from(keyId));
+        decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+        return Buffer.concat([
+          decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)),
+          decipher.final(),
+        ]).toString('utf8');
+      } catch {
+        return null;
+      }
+    },
+    drop,
+    size: () => {
+      sweep();
+      return keys.size;
+    },
+  };
+};

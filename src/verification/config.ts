@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { type LifecycleConfig, nonEmptyVariable, urlVariable, withoutSlash } from '../lifecycles/config.ts';
+
+/** The verification lifecycle's configuration: the communications service (Vonage-shaped). */
+export type VerificationConfig = Readonly<{
+  apiUrl: string;
+  restUrl: string;
+  apiKey: string;
+  apiSecret: string;
+  applicationId: string;
+  privateKey: string;
+  signatureSecret: string;
+  fromNumber: string;
+  /** Starts and resends across the organisation per 10 minutes (default 50). */
+  orgLimit: number;
+}>;
+
+export const verificationConfig: LifecycleConfig<VerificationConfig> = {
+  variables: {
+    VONAGE_API_URL: {
+      purpose: 'communications API (Verify, Messages, Voice); default https://api.nexmo.com',
+      schema: urlVariable,
+    },
+    VONAGE_REST_URL: {
+      purpose: 'communications legacy REST API; default https://rest.nexmo.com',
+      schema: urlVariable,
+    },
+    VONAGE_API_KEY: {
+      purpose: 'communications API key (verification lifecycle)',
+      secret: true,
+      schema: nonEmptyVariable,
+    },
+    VONAGE_API_SECRET: {
+      purpose: 'communications API secret (verification lifecycle)',
+      secret: true,
+      schema: nonEmptyVariable,
+    },
+    VONAGE_APPLICATION_ID: {
+      purpose: 'communications application id, for JWTs (verification lifecycle)',
+      schema: nonEmptyVariable,
+    },
+    VONAGE_PRIVATE_KEY: {
+      purpose: 'PEM private key of the communications application, signs JWTs (verification lifecycle)',
+      secret: true,
+      // One line with `\n` escapes works too (env files and CI secrets rarely keep newlines).
+      normalize: (raw) => raw.replace(/\\n/g, '\n'),
+      schema: z
+        .string()
+        .refine((v) => /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(v), 'must be a PEM private key'),
+    },
+    VONAGE_SIGNATURE_SECRET: {
+      purpose: 'verifies signed webhooks on /webhooks/vonage/* (verification lifecycle)',
+      secret: true,
+      schema: nonEmptyVariable,
+    },
+    VONAGE_FROM_NUMBER: {
+      purpose: 'sender number for SMS and voice pages, E.164 without + (verification lifecycle)',
+      schema: z.string().regex(/^\+?[1-9]\d{5,14}$/, 'must be a phone number in E.164 form'),
+    },
+    VERIFY_ORG_LIMIT: {
+      purpose: 'verification codes Switchboard sends across the organisation per 10 minutes; default 50',
+      schema: z.string().regex(/^[1-9][0-9]{0,5}$/, 'a whole number of codes, 1 or more'),
+    },
+  },
+  credentials: [
+    'VONAGE_API_KEY',
+    'VONAGE_API_SECRET',
+    'VONAGE_APPLICATION_ID',
+    'VONAGE_PRIVATE_KEY',
+    'VONAGE_SIGNATURE_SECRET',
+    'VONAGE_FROM_NUMBER',
+  ],
+  read: (v) => ({
+    apiUrl: withoutSlash(v.optional('VONAGE_API_URL') ?? 'https://api.nexmo.com'),
+    restUrl: withoutSlash(v.optional('VONAGE_REST_URL') ?? 'https://rest.nexmo.com'),
+    apiKey: v.required('VONAGE_API_KEY'),
+    apiSecret: v.required('VONAGE_API_SECRET'),
+    applicationId: v.required('VONAGE_APPLICATION_ID'),
+    privateKey: v.required('VONAGE_PRIVATE_KEY'),
+    signatureSecret: v.required('VONAGE_SIGNATURE_SECRET'),
+    fromNumber: v.required('VONAGE_FROM_NUMBER').replace(/^\+/, ''),
+    orgLimit: Number(v.optional('VERIFY_ORG_LIMIT') ?? 50),
+  }),
+};

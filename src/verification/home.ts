@@ -1,0 +1,35 @@
+import { phaseOf } from '../../machines/verification/decider.ts';
+import type { EventStore } from '../eventStore/eventStore.ts';
+import type { HomeSection } from '../lifecycles/lifecycle.ts';
+import { type KnownBlock, mrkdwn } from '../slack/blocks/format.ts';
+import { readVerificationState } from './state.ts';
+
+const PHASE_TEXT: Readonly<Record<string, string>> = {
+  none: '',
+  requested: 'A code is on its way',
+  codeSent: 'Waiting for you to enter the code',
+  verified: 'Verified',
+  failed: 'The last verification failed',
+  expired: 'The last code expired',
+  cancelled: 'The last verification was cancelled',
+};
+
+/** The App Home section: the verified number, masked, and where the latest verification stands. */
+export const createVerificationHomeSection = (deps: Readonly<{ store: EventStore }>): HomeSection => ({
+  async render(user) {
+    const state = await readVerificationState(deps.store, user);
+    const phase = phaseOf(state);
+    const verified = state.context.verified;
+    const lines = [
+      '*Phone*',
+      verified
+        ? `:iphone: Your on-call number: *${verified.masked}* (verified ${verified.at.slice(0, 10)}).`
+        : ':iphone: No verified number yet: `/verify <your phone number>` lets Switchboard page you by SMS and call.',
+    ];
+    if (phase !== 'verified' && phase !== 'none') {
+      const masked = state.context.attempt?.masked;
+      lines.push(`${PHASE_TEXT[phase] ?? phase}${masked ? ` (${masked})` : ''}.`);
+    }
+    return [{ type: 'section', text: mrkdwn(lines.join('\n')) } as KnownBlock];
+  },
+});

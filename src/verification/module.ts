@@ -1,0 +1,294 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { register as registerVerificationListeners } from '../../handlers/verification/index.ts';
+import { verifyWebhookVerifier } from '../../handlers/verification/webhooks.ts';
+import type { WebhookVerification } from '../../handlers/webhooks/routes.ts';
+import {
+  VERIFICATION_COUNTED_COMMANDS,
+  VERIFICATION_USER_COMMANDS,
+} from '../../machines/verification/commands.ts';
+import { phaseOf } from '../../machines/verification/decider.ts';
+import { verificationStreamId } from '../../machines/verification/streams.ts';
+import { ValidationError } from '../core/errors.ts';
+import { defineLifecycle, type LifecycleDeps, type LifecycleInstance } from '../lifecycles/lifecycle.ts';
+import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
+import type { SlackMessage } from '../slack/blocks/format.ts';
+import { createVonageClient } from '../upstream/vonage.ts';
+import type { VonageClient } from '../upstream/vonageContract.ts';
+import { verifyVonageSignature } from '../upstream/vonageSignature.ts';
+import { VERIFICATION_SENSITIVE_ACTION_IDS } from './blocks/ids.ts';
+import { type CodeVault, createCodeVault } from './codeVault.ts';
+import { type VerificationConfig, verificationConfig } from './config.ts';
+import { createVerificationHomeSection } from './home.ts';
+import {
+  createVerificationNoticesReactor,
+  createVerificationPeopleReactor,
+  createVerificationTimersReactor,
+} from './notices.reactor.ts';
+import { createPhoneSealer, type PhoneSealer } from './phone.ts';
+import { createVerificationReadModel, type VerificationReadModel } from './readModel.projection.ts';
+import { verificationRoutes } from './routes.ts';
+import { readVerificationState } from './state.ts';
+import { createVerificationUpstreamReactor } from './upstreamCalls.reactor.ts';
+
+/**
+ * The verification lifecycle (Vonage-shaped communications service): `/verify`, the code DM and
+ * its modal, `POST /webhooks/vonage/verify`, its App Home section, and (from the paging slice) the
+ * `pager` port. On when the VONAGE_* credentials are set.
+ *
+ * Where things are: rules in `machines/verification/`; the Slack and webhook edge in
+ * `handlers/verification/`; the client wiring, reactors, read model and Block Kit here.
+ *
+ * **The one-time code is never stored or logged in clear.** The modal's code input is one of the
+ * module's `sensitiveActionIds`, so the recorded Slack input keeps `[Redacted]`. The listener
+ * seals the code (AES-256-GCM) under a random key made for that one submission, held only in this
+ * process's memory (`codeVault.ts`); the command and the `VerificationCodeSubmitted` fact carry
+ * only the sealed value. The check processor opens it, calls the vendor, records only the outcome
+ * (right, wrong with the tries left, ended) and drops the key; unused keys are dropped after 15
+ * minutes. From then on, and after any restart, the sealed value in the store cannot be opened by
+ * anyone (crypto-shredding). A restart between the submission and the check finds no key: the
+ * check records `VerificationCodeLost` and the person is asked, in a DM, to enter the code again.
+ *
+ * **Phone numbers** are sealed in commands and events (under a key derived from
+ * VONAGE_SIGNATURE_SECRET), with a masked form for people (`+44 •••• ••0123`) and a keyed hash to
+ * tell numbers apart. The clear number is written in one place: the people directory's
+ * `PersonLinked { system: 'phone', externalId: '+447700900123' }`, which the pager needs. (The
+ * raw `/verify +44…` slash command, recorded as Slack sent it by the shared inbox, holds the text
+ * typed too.)
+ *
+ * @example
+ * const sb = await createSwitchboard({ config, logger, lifecycleOptions: { verification: { retry: { baseMs: 30 } } } });
+ */
+
+export type VerificationApi = Readonly<{
+  client: VonageClient;
+  vault: CodeVault;
+  phones: PhoneSealer;
+  readModel: VerificationReadModel;
+}>;
+
+export type VerificationOptions = Readonly<{
+  /** Durable retries of communications calls (default UPSTREAM_RETRY: 5 attempts from 2 s). */
+  retry?: Partial<RetryPolicy>;
+  /** The communications client (default: the real one, built from the configuration). */
+  client?: VonageClient;
+  /** How long a code submission waits for the vendor's answer before the modal closes (default 2 s). */
+  checkBudgetMs?: number;
+  /** Digits in a code (default 6). */
+  codeLength?: number;
+  /** What the code SMS and call say it is from (default "Switchboard"). */
+  brand?: string;
+  /** Absolute URL of `/webhooks/vonage/voice`, given to calls for their events. */
+  voiceEventUrl?: string;
+}>;
+
+const LOOKUP_BUDGET_MS = 2_000;
+
+/** The signed-webhook check of every `/webhooks/vonage/*` route: the JWT over the raw body, fresh. */
+const signatureCheck =
+  (config: VerificationConfig, deps: LifecycleDeps) =>
+  (rawBody: Buffer, headers: IncomingHttpHeaders): WebhookVerification => {
+    const checked = verifyVonageSignature(rawBody, headers.authorization, config.signatureSecret, {
+      now: deps.clock.now(),
+    });
+    return checked.ok ? { ok: true } : { ok: false, reason: checked.reason };
+  };
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+const createVerification = (
+  config: VerificationConfig,
+  deps: LifecycleDeps,
+  options: VerificationOptions | undefined,
+): LifecycleInstance<VerificationApi> => {
+  const { store, clock, slack, dispatch, logger } = deps;
+  // One client, so one budget per API, for every caller: verification and paging.
+  const client =
+    options?.client ??
+    createVonageClient({
+      apiUrl: config.apiUrl,
+      restUrl: config.restUrl,
+      apiKey: config.apiKey,
+      apiSecret: config.apiSecret,
+      applicationId: config.applicationId,
+      privateKey: config.privateKey,
+      clock,
+    });
+  const verifySignature = signatureCheck(config, deps);
+  const phones = createPhoneSealer(config.signatureSecret);
+  const vault = createCodeVault({ now: () => clock.now() });
+  const readModel = createVerificationReadModel({ store });
+  const codeLength = options?.codeLength ?? 6;
+  const brand = options?.brand ?? 'Switchboard';
+  const outOfCredit = deps.metrics.registry.counter(
+    'switchboard_vonage_out_of_credit_total',
+    'Calls the communications service refused because the account is out of credit (402): an operator alert',
+    ['action'],
+  );
+
+  const status = async (slackUserId: string): Promise<SlackMessage> => {
+    const state = await readVerificationState(store, slackUserId);
+    const phase = phaseOf(state);
+    const verified = state.context.verified;
+    const attempt = state.context.attempt;
+    const lines = [
+      verified
+        ? `:iphone: Your verified number is ${verified.masked} (since ${verified.at.slice(0, 16).replace('T', ' ')} UTC).`
+        : ":iphone: You don't have a verified number yet.",
+    ];
+    if (attempt && phase !== 'verified') {
+      const where: Record<string, string> = {
+        requested: `A code is on its way to ${attempt.masked}.`,
+        codeSent: `A code was sent to ${attempt.masked}${attempt.voice ? ' (now by phone call)' : ''}; enter it from the DM before ${attempt.expiresAt.slice(11, 16)} UTC. Wrong codes so far: ${attempt.wrongCodes} of 3.`,
+        failed: `Your last verification (${attempt.masked}) failed.`,
+        expired: `Your last code (${attempt.masked}) expired.`,
+        cancelled: `Your last verification (${attempt.masked}) was cancelled.`,
+      };
+      if (where[phase]) lines.push(where[phase]);
+    }
+    if (!verified && phase !== 'requested' && phase !== 'codeSent')
+      lines.push('Use `/verify <your phone number>` to start.');
+    const text = lines.join('\n');
+    return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] };
+  };
+
+  const checkOutcome = async (slackUserId: string, requestId: string, budgetMs: number) => {
+    const until = Date.now() + budgetMs;
+    const streamId = verificationStreamId(slackUserId);
+    for (;;) {
+      const events = await store.readStream(streamId);
+      for (const e of events) {
+        const d = e.data as { requestId?: unknown; triesLeft?: unknown };
+        if (d.requestId !== requestId) continue;
+        if (e.type === 'VerificationCodeRejected' && typeof d.triesLeft === 'number') {
+          return { outcome: 'wrong_code' as const, triesLeft: d.triesLeft };
+        }
+        if (e.type === 'VerificationVerified') return { outcome: 'verified' as const };
+        if (e.type === 'VerificationCodeLost') return { outcome: 'lost' as const };
+      }
+      if (Date.now() >= until) return null;
+      await sleep(Math.min(50, Math.max(1, until - Date.now())));
+    }
+  };
+
+  const CODE_PROBLEM: Readonly<Record<string, string>> = {
+    none: 'There is no verification in progress. Start one with /verify.',
+    requested: 'Your code is still on its way: wait for the SMS.',
+    verified: 'This verification is already done: your number is verified.',
+    failed: 'This verification has failed. Start again with /verify.',
+    expired: 'This code has expired. Start again with /verify.',
+    cancelled: 'This verification was cancelled. Start again with /verify.',
+  };
+  const codeProblem = async (slackUserId: string, attemptId: string): Promise<string | null> => {
+    const state = await readVerificationState(store, slackUserId);
+    if (state.context.attempt?.attemptId !== attemptId) {
+      return 'This form is from an earlier verification: use the latest DM from Switchboard.';
+    }
+    const phase = phaseOf(state);
+    return phase === 'codeSent' ? null : (CODE_PROBLEM[phase] ?? 'This code cannot be checked now.');
+  };
+
+  /** Number Insight before a start: a number the vendor reads otherwise is refused; no answer never blocks. */
+  const lookup = async (sealedNumber: string): Promise<void> => {
+    const digits = phones.open(sealedNumber);
+    const found = await Promise.race([
+      client.lookupNumber(digits).catch(() => null),
+      sleep(LOOKUP_BUDGET_MS).then(() => null),
+    ]);
+    if (found && found.international.replace(/\D/g, '') !== digits) {
+      throw new ValidationError(
+        'The communications service reads that number differently: check it, in international form (+ and the country code).',
+        { details: { reason: 'number_insight_mismatch' } },
+      );
+    }
+  };
+
+  // ─── paging ──────────────────────────────────────────────────────────────────────────────────
+  // PAGING SLICE: `createPaging(...)` from `./paging/index.ts` is built here and spread into the
+  // instance below (routes, processors, webhooks, provides: { pager }). It gets `deps`, `client`,
+  // `config.fromNumber`, `verifySignature` and `options?.voiceEventUrl`.
+  const paging = {
+    routes: {},
+    processors: [],
+    webhooks: [],
+    provides: {},
+  } as const;
+  // ─────────────────────────────────────────────────────────────────────────────────────────────
+
+  return {
+    routes: { ...verificationRoutes, ...paging.routes },
+    processors: [
+      readModel.processor,
+      createVerificationUpstreamReactor({
+        client,
+        vault,
+        phones,
+        dispatch,
+        retry: { ...UPSTREAM_RETRY, ...options?.retry },
+        logger: logger.child({ lifecycle: 'verification' }),
+        fromNumber: config.fromNumber,
+        brand,
+        ...(options?.voiceEventUrl ? { voiceEventUrl: options.voiceEventUrl } : {}),
+        onOutOfCredit: (action) => outOfCredit.inc({ action }),
+      }),
+      createVerificationNoticesReactor({
+        slack: {
+          postMessage: async (channel, m) => {
+            const r = await slack.chat.postMessage({ channel, text: m.text, blocks: m.blocks });
+            return { channel: r.channel ?? channel, ts: String(r.ts) };
+          },
+        },
+      }),
+      createVerificationTimersReactor(),
+      createVerificationPeopleReactor({ people: deps.people, phones }),
+      ...paging.processors,
+    ],
+    listeners: (app, handlerDeps) =>
+      registerVerificationListeners(app, {
+        ...handlerDeps,
+        verification: {
+          phones,
+          vault,
+          codeLength,
+          openView: async (triggerId, view) => {
+            await slack.views.open({ trigger_id: triggerId, view });
+          },
+          status,
+          checkOutcome,
+          codeProblem,
+          checkBudgetMs: options?.checkBudgetMs ?? 2_000,
+        },
+      }),
+    webhooks: [verifyWebhookVerifier({ verifySignature, logger }), ...paging.webhooks],
+    home: createVerificationHomeSection({ store }),
+    sensitiveActionIds: VERIFICATION_SENSITIVE_ACTION_IDS,
+    enrich: async (command) => {
+      if (!VERIFICATION_USER_COMMANDS.has(command.type)) return command;
+      if (command.type === 'StartVerification') await lookup(String(command.data.number));
+      if (!VERIFICATION_COUNTED_COMMANDS.has(command.type)) return command;
+      await readModel.catchUp();
+      return {
+        ...command,
+        data: {
+          ...command.data,
+          orgStarts: readModel.startsSince(new Date(command.metadata.now)),
+          orgLimit: config.orgLimit,
+        },
+      };
+    },
+    rejectionText: (r) =>
+      r.commandType in verificationRoutes && r.code === 'SB_ILLEGAL_STATE'
+        ? { text: `:warning: ${r.message}` }
+        : undefined,
+    provides: { ...paging.provides },
+    api: { client, vault, phones, readModel },
+  };
+};
+
+export const verification = defineLifecycle({
+  name: 'verification',
+  title: 'Phone verification',
+  slashCommands: ['/verify'],
+  config: verificationConfig,
+  create: (config: VerificationConfig, deps: LifecycleDeps, options: VerificationOptions | undefined) =>
+    createVerification(config, deps, options),
+});

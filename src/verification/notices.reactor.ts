@@ -1,0 +1,228 @@
+import { type VerificationState, verificationDecider } from '../../machines/verification/decider.ts';
+import type { VerificationEvent } from '../../machines/verification/events.ts';
+import { slackUserOfStream, VERIFICATION_STREAM_PREFIX } from '../../machines/verification/streams.ts';
+import { storedEvent } from '../application/fold.ts';
+import { ConcurrencyError } from '../core/errors.ts';
+import { uuidv5 } from '../core/ids.ts';
+import type { JsonObject } from '../core/messages.ts';
+import type { EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
+import type { PeopleDirectory } from '../people/directory.ts';
+import type { Processor, ProcessorContext } from '../processors/runner.ts';
+import { scheduleTimer } from '../processors/scheduler.ts';
+import type { SlackMessage } from '../slack/blocks/format.ts';
+import {
+  cancelledMessage,
+  cancelRefusedMessage,
+  codeLostMessage,
+  codeSentMessage,
+  expiredMessage,
+  failedMessage,
+  movedToVoiceMessage,
+  testSentMessage,
+  upstreamFailedMessage,
+  verifiedMessage,
+  wrongCodeMessage,
+} from './blocks/messages.ts';
+import type { PhoneSealer } from './phone.ts';
+
+/**
+ * `verification-notices`: the person's DMs about their verification, once each (recorded as
+ * `VerificationNoticeSent` in `verificationNotice-<uuid>`, checked before sending): the code is on
+ * its way (with "Enter code", "Resend", "Call me instead"), a call is coming, a wrong code
+ * ("Wrong code, 2 tries left"), the code must be typed again after a restart, verified (and the old
+ * number told, after a change), failed, expired, cancelled, a cancel or resend the vendor refused,
+ * the test sent, and any call that failed for good ("Switchboard couldn't …: the communications
+ * service could not be reached").
+ *
+ * `verification-timers`: schedules each attempt's expiry (`ExpireVerification` at `expiresAt`) with
+ * the durable scheduler. `verification-people`: links a verified number in the people directory
+ * (`system: 'phone'`, the E.164 digits), which the pager reads.
+ */
+export const VERIFICATION_NOTICES_PROCESSOR = 'verification-notices';
+export const VERIFICATION_TIMERS_PROCESSOR = 'verification-timers';
+export const VERIFICATION_PEOPLE_PROCESSOR = 'verification-people';
+export const VERIFICATION_NOTICE_STREAM_PREFIX = 'verificationNotice-';
+
+export type VerificationNoticesSlack = Readonly<{
+  /** `channel` is the person's user id: the message goes to the app's DM with them. */
+  postMessage(channel: string, message: SlackMessage): Promise<{ channel: string; ts: string }>;
+}>;
+
+const VERB: Readonly<Record<string, string>> = {
+  start: 'send your code',
+  resend: 'send a new code',
+  check: 'check your code',
+  cancel: 'cancel the verification',
+  next: 'switch to a phone call',
+  test: 'send the test SMS and call',
+  notify_old: 'text your old number about the change',
+};
+
+/** Why the last attempt failed, for people. */
+export const verificationFailureText = (code: string, message: string): string => {
+  switch (code) {
+    case 'SB_UPSTREAM_UNAVAILABLE':
+    case 'SB_TIMEOUT':
+      return 'the communications service could not be reached. Please try again later.';
+    case 'SB_UPSTREAM_RATE_LIMITED':
+      return 'the communications service kept asking Switchboard to slow down. Please try again later.';
+    case 'SB_UPSTREAM_AUTH':
+      return "the communications service refused Switchboard's credentials (an admin needs to check the VONAGE_* settings).";
+    default:
+      return message.endsWith('.') ? message : `${message}.`;
+  }
+};
+
+/** The person's state just after `event` (what the event's message should say). */
+const stateAt = async (store: EventStore, event: RecordedEvent): Promise<VerificationState> => {
+  let state = verificationDecider.initialState();
+  for (const m of await store.readStream(event.streamId)) {
+    if (m.kind !== 'event') continue;
+    state = verificationDecider.evolve(state, storedEvent(verificationDecider, m));
+    if (m.id === event.id) break;
+  }
+  return state;
+};
+
+export const createVerificationNoticesReactor = (
+  options: Readonly<{ slack: VerificationNoticesSlack }>,
+): Processor => {
+  const sendOnce = async (ctx: ProcessorContext, key: string, user: string, message: SlackMessage) => {
+    const streamId = `${VERIFICATION_NOTICE_STREAM_PREFIX}${uuidv5(`verification-notice:${key}`)}`;
+    if ((await ctx.store.readStream(streamId, { maxCount: 1 })).length > 0) return;
+    const sent = await options.slack.postMessage(user, message);
+    try {
+      await ctx.store.appendToStream(
+        streamId,
+        [
+          {
+            id: uuidv5(`verification-notice-sent:${key}`),
+            type: 'VerificationNoticeSent',
+            data: { key, channel: sent.channel, ts: sent.ts, at: ctx.now().toISOString() } as JsonObject,
+          },
+        ],
+        { expectedRevision: 'no_stream' },
+      );
+    } catch (error) {
+      if (!(error instanceof ConcurrencyError)) throw error;
+    }
+  };
+
+  const messageFor = (e: VerificationEvent, state: VerificationState): SlackMessage | null => {
+    const attempt = state.context.attempt;
+    const masked = attempt?.masked ?? 'your phone';
+    const value = attempt ? { attemptId: attempt.attemptId, codeLength: attempt.codeLength } : null;
+    switch (e.type) {
+      case 'VerificationCodeSent':
+        return value && attempt ? codeSentMessage(masked, value, attempt.expiresAt) : null;
+      case 'VerificationMovedToVoice':
+        return value ? movedToVoiceMessage(masked, value) : null;
+      case 'VerificationCodeRejected':
+        return value && e.data.triesLeft > 0 ? wrongCodeMessage(e.data.triesLeft, value) : null;
+      case 'VerificationCodeLost':
+        return value ? codeLostMessage(value) : null;
+      case 'VerificationVerified':
+        return verifiedMessage(e.data.masked, e.data.previous?.masked ?? null);
+      case 'VerificationFailed':
+        return failedMessage(e.data.reason, e.data.message);
+      case 'VerificationExpired':
+        return expiredMessage(masked);
+      case 'VerificationCancelled':
+        return cancelledMessage(masked);
+      case 'VerificationCancelRefused':
+        return cancelRefusedMessage(e.data.action, e.data.reason);
+      case 'VerificationTestSent':
+        return testSentMessage(
+          state.context.verified?.masked ?? 'your number',
+          e.data.messageId !== null,
+          e.data.callId !== null,
+        );
+      case 'VerificationUpstreamCallFailed':
+        // A start that failed for good is told by its VerificationFailed.
+        if (!e.data.final || e.data.action === 'start') return null;
+        return upstreamFailedMessage(
+          VERB[e.data.action] ?? 'finish',
+          verificationFailureText(e.data.code, e.data.message),
+        );
+      default:
+        return null;
+    }
+  };
+
+  return {
+    id: VERIFICATION_NOTICES_PROCESSOR,
+    filter: {
+      streamPrefixes: [VERIFICATION_STREAM_PREFIX],
+      eventTypes: [
+        'VerificationCodeSent',
+        'VerificationMovedToVoice',
+        'VerificationCodeRejected',
+        'VerificationCodeLost',
+        'VerificationVerified',
+        'VerificationFailed',
+        'VerificationExpired',
+        'VerificationCancelled',
+        'VerificationCancelRefused',
+        'VerificationTestSent',
+        'VerificationUpstreamCallFailed',
+      ],
+    },
+    async handle(event, ctx) {
+      const user = slackUserOfStream(event.streamId);
+      if (!user || event.kind !== 'event') return;
+      const parsed = storedEvent(verificationDecider, event);
+      const message = messageFor(parsed, await stateAt(ctx.store, event));
+      if (message) await sendOnce(ctx, event.id, user, message);
+    },
+  };
+};
+
+export const verificationExpiryTimerId = (attemptId: string): string => `verification-expiry-${attemptId}`;
+
+export const createVerificationTimersReactor = (): Processor => ({
+  id: VERIFICATION_TIMERS_PROCESSOR,
+  filter: { streamPrefixes: [VERIFICATION_STREAM_PREFIX], eventTypes: ['VerificationRequested'] },
+  async handle(event, ctx) {
+    const user = slackUserOfStream(event.streamId);
+    const d = event.data as { attemptId?: unknown; expiresAt?: unknown };
+    if (!user || typeof d.attemptId !== 'string' || typeof d.expiresAt !== 'string') return;
+    await scheduleTimer(ctx.store, {
+      timerId: verificationExpiryTimerId(d.attemptId),
+      dueAt: d.expiresAt,
+      now: ctx.now(),
+      command: {
+        type: 'ExpireVerification',
+        data: { slackUserId: user, attemptId: d.attemptId },
+        metadata: { actor: 'system:verification-timers', causationId: event.id },
+      },
+    });
+  },
+});
+
+export const createVerificationPeopleReactor = (
+  options: Readonly<{ people: PeopleDirectory; phones: PhoneSealer }>,
+): Processor => ({
+  id: VERIFICATION_PEOPLE_PROCESSOR,
+  filter: { streamPrefixes: [VERIFICATION_STREAM_PREFIX], eventTypes: ['VerificationVerified'] },
+  async handle(event, ctx) {
+    const user = slackUserOfStream(event.streamId);
+    if (!user || event.kind !== 'event') return;
+    const e = storedEvent(verificationDecider, event);
+    if (e.type !== 'VerificationVerified') return;
+    // Only the person's latest verified number is linked (a redelivery of an older fact is not).
+    const state = await stateAt(ctx.store, event);
+    const latest = (await ctx.store.readStream(event.streamId))
+      .filter((m) => m.type === 'VerificationVerified')
+      .at(-1);
+    if (latest && latest.id !== event.id) return;
+    const e164 = `+${options.phones.open(e.data.number)}`;
+    const current = await options.people.linkOf(user, 'phone');
+    if (current?.externalId === e164) return;
+    await options.people.link(user, {
+      system: 'phone',
+      externalId: e164,
+      email: null,
+      name: state.context.verified?.masked ?? null,
+    });
+  },
+});

@@ -1,0 +1,129 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { VERIFICATION_ACTION } from '../../src/verification/blocks/ids.ts';
+import { waitFor } from '../support/waitFor.ts';
+import { ANA, PHONE_A, PHONE_B, startVerificationHarness, type VerificationHarness } from './harness.ts';
+
+/**
+ * Phone verification end to end: `/verify` through the real Bolt receiver, the DM and its modal,
+ * the communications simulator sending the code to the person's phone, and what is left in the
+ * store file afterwards.
+ */
+let h: VerificationHarness;
+afterEach(async () => {
+  await h?.stop();
+});
+
+const codeOn = (digits: string) =>
+  waitFor(() => h.sim.phones.lastCode(digits), { what: `a code on ${digits}` });
+
+/** Where `needle` occurs in `haystack` as a token (not inside a longer run of letters or digits). */
+const tokenAt = (haystack: string, needle: string): number[] => {
+  const found: number[] = [];
+  const re = new RegExp(`(?<![0-9A-Za-z])${needle}(?![0-9A-Za-z])`, 'g');
+  for (let m = re.exec(haystack); m; m = re.exec(haystack)) found.push(m.index);
+  return found;
+};
+
+describe('phone verification', () => {
+  it('verifies a number end to end: /verify, the DM, the code modal, verified, linked, on App Home', async () => {
+    h = await startVerificationHarness();
+    const started = await h.verify(PHONE_A.typed);
+    expect(started.status).toBe(200);
+    expect(started.text).toContain(`Sending a code to ${PHONE_A.masked}`);
+
+    const sent = await h.dm(/sent a 6-digit code by SMS to \+44 •••• ••0123/);
+    expect(JSON.stringify(sent.blocks)).toContain(VERIFICATION_ACTION.enterCode);
+    const code = await codeOn(PHONE_A.digits);
+    expect(h.sim.phones.inbox(PHONE_A.digits).at(-1)?.text).toContain(code);
+
+    const submitted = await h.enterCode(code);
+    expect(submitted.status).toBe(200);
+    expect(submitted.body?.['response_action']).toBeUndefined();
+    await h.dm(/\+44 •••• ••0123 is verified/);
+    await waitFor(
+      async () => (await h.sb.people.linkOf(ANA, 'phone'))?.externalId === `+${PHONE_A.digits}` || undefined,
+      {
+        what: 'the phone link',
+      },
+    );
+    expect(await h.types()).toEqual([
+      'VerificationRequested',
+      'VerificationCodeSent',
+      'VerificationCodeSubmitted',
+      'VerificationVerified',
+    ]);
+
+    const status = await h.verify('status');
+    expect(status.text).toContain(`Your verified number is ${PHONE_A.masked}`);
+    h.sim.assertNoViolations();
+  });
+
+  it('keeps neither the code nor the number in clear in the store file: the code is unreadable once checked', async () => {
+    h = await startVerificationHarness();
+    await h.verify(PHONE_A.typed);
+    await h.dm(/sent a 6-digit code/);
+    const code = await codeOn(PHONE_A.digits);
+    await h.enterCode(code);
+    await h.dm(/is verified/);
+    await h.idle();
+
+    // The store as files on disk, the WAL included, read as bytes.
+    const bytes = [h.dbPath, `${h.dbPath}-wal`]
+      .filter((p) => existsSync(p))
+      .map((p) => readFileSync(p).toString('latin1'))
+      .join('\n');
+    expect(bytes.length).toBeGreaterThan(10_000);
+    expect(tokenAt(bytes, code), 'the code, anywhere in the store').toEqual([]);
+    // The recorded modal input keeps [Redacted]; the command and the fact carry it sealed.
+    expect(bytes).toContain('[Redacted]');
+    expect(bytes).toMatch(/vault:v1:/);
+    // The number in clear only in the people directory's link, which the pager reads.
+    const hits = tokenAt(bytes, PHONE_A.digits).concat(tokenAt(bytes, `\\+${PHONE_A.digits}`));
+    expect(hits.length).toBeGreaterThan(0);
+    for (const at of hits) {
+      expect(bytes.slice(Math.max(0, at - 400), at + 400), 'a clear number outside the phone link').toContain(
+        '"system":"phone"',
+      );
+    }
+
+    // Through the store: after the check nobody can open the sealed code, this process included.
+    const submittedEvent = (await h.sb.store.readStream(`verification-${ANA}`)).find(
+      (e) => e.type === 'VerificationCodeSubmitted',
+    );
+    const sealed = String((submittedEvent?.data as { sealedCode?: unknown } | undefined)?.sealedCode);
+    expect(sealed).toMatch(/^vault:v1:/);
+    expect(h.sb.lifecycle('verification')?.vault.open(sealed)).toBeNull();
+    // Every stored event other than the link holds the number only sealed or masked.
+    const all = await h.sb.store.readAll({ maxCount: 10_000 });
+    const clear = all.filter((e) => JSON.stringify(e.data).includes(PHONE_A.digits)).map((e) => e.type);
+    expect(clear).toEqual(['PersonLinked']);
+  });
+
+  it('changes the number: both numbers are texted, the link moves to the new one', async () => {
+    h = await startVerificationHarness();
+    await h.verify(PHONE_A.typed);
+    await h.enterCode(await codeOn(PHONE_A.digits));
+    await h.dm(/\+44 •••• ••0123 is verified/);
+
+    const again = await h.verify(PHONE_A.typed);
+    expect(await h.response(again.responseUrl, /already your verified number/)).toContain(PHONE_A.masked);
+
+    await h.verify(PHONE_B.typed);
+    await h.dm(/sent a 6-digit code by SMS to \+44 •••• ••0456/);
+    await h.enterCode(await codeOn(PHONE_B.digits));
+    await h.dm(/\+44 •••• ••0456 is verified and replaces \+44 •••• ••0123/);
+    const notice = await waitFor(
+      () => h.sim.phones.inbox(PHONE_A.digits).find((m) => m.kind === 'sms' && m.text.includes('changed')),
+      { what: 'the SMS to the old number' },
+    );
+    expect(notice.text).toContain(PHONE_B.masked);
+    expect(notice.text).not.toContain(PHONE_B.digits);
+    await waitFor(
+      async () => (await h.sb.people.linkOf(ANA, 'phone'))?.externalId === `+${PHONE_B.digits}` || undefined,
+      {
+        what: 'the link moved to the new number',
+      },
+    );
+  });
+});
