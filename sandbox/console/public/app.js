@@ -887,7 +887,7 @@ const renderPhone = () => {
     <h3>Messages <span class="count">${ph.sms.length}</span></h3>
     <ul class="sms-list" data-testid="phone-inbox">${sms || '<li class="empty-row">No messages yet.</li>'}</ul>
     <form class="sms-reply" id="sms-reply" autocomplete="off">
-      <input name="text" id="sms-text" aria-label="Text message" placeholder="Text Switchboard (4 acknowledges a page)" value="${escapeHtml(S.phoneDraft)}">
+      <input name="text" id="sms-text" aria-label="Reply by SMS" placeholder="Text Switchboard (4 acknowledges a page)" value="${escapeHtml(S.phoneDraft)}">
       <button type="submit" class="bk-button bk-primary small">Send</button>
     </form>
     ${past.length ? `<h3>Recent calls</h3><ul class="phone-calls">${past.map(callHtml).join('')}</ul>` : ''}`;

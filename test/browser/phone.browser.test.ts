@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../sandbox/sandbox.ts';
+import { PEOPLE } from '../../sandbox/world.ts';
+import { tempDir } from '../support/startApp.ts';
+import { type Chromium, launchChromium } from './chromium.ts';
+
+// The phone walkthrough, as a newcomer does it in the sandbox console in Debian's Chromium: verify
+// a phone number with the code that arrives on the phone in the side panel. Every step goes
+// through the page, and leaves a screenshot in test-results/.
+
+const ANA = PEOPLE.find((p) => p.handle === 'ana')!;
+
+let sandbox: Sandbox;
+let browser: Chromium;
+let cleanup: () => void;
+
+beforeAll(async () => {
+  const tmp = tempDir('sandbox-phone-browser-');
+  cleanup = tmp.cleanup;
+  sandbox = await startSandbox({ dataDir: tmp.dir, reset: true, ports: 0, logLevel: 'debug' });
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await sandbox?.stop();
+  cleanup?.();
+});
+
+describe('the sandbox phone', () => {
+  it('verify: /verify, the code arrives on the phone, Enter code in the DM, verified on App Home', async () => {
+    const { page } = browser;
+    await page.goto(sandbox.consoleUrl);
+    await page.getByText('● live').waitFor();
+    await page.getByLabel('You are').selectOption(ANA.slackId);
+    await page.getByRole('button', { name: '# incidents' }).click();
+    await page.getByRole('tab', { name: 'Phone' }).click();
+    const panel = page.getByTestId('panel-phone');
+    await panel.getByText('No messages yet.').waitFor();
+    expect(await panel.getByTestId('phone-number').textContent()).toBe('+44 7700 900101');
+    await browser.screenshot('phone-01-empty-phone');
+
+    await page.getByLabel('Message').fill(`/verify ${ANA.phone}`);
+    await page.getByLabel('Message').press('Enter');
+    await page.locator('.msg.ephemeral', { hasText: 'Sending a code to +44 •••• ••0101' }).waitFor();
+    const sms = panel.getByTestId('phone-sms').filter({ hasText: 'Switchboard code' });
+    await sms.waitFor({ timeout: 15_000 });
+    const code = /(\d{4,10})/.exec((await sms.locator('.sms-text').textContent()) ?? '')?.[1] ?? '';
+    expect(code).toMatch(/^\d{4,10}$/);
+    expect(await sms.textContent()).toContain('from +44 7700 900000');
+    await browser.screenshot('phone-02-code-arrived');
+
+    await page.getByRole('button', { name: 'Switchboard', exact: false }).first().click();
+    await page.locator('.app-tab[data-tab="messages"]').click();
+    const prompt = page.locator('.msg[data-surface-kind="message"]', { hasText: 'Enter it here before' });
+    await prompt.getByRole('button', { name: 'Enter code' }).click();
+    const modal = page.getByRole('dialog');
+    await modal.getByText('Verify your phone').waitFor();
+    await modal.getByRole('textbox').fill(code);
+    await browser.screenshot('phone-03-code-entered');
+    await modal.getByRole('button', { name: 'Verify' }).click();
+    await page.locator('.msg', { hasText: 'is verified' }).waitFor({ timeout: 15_000 });
+    await browser.screenshot('phone-04-verified-dm');
+
+    await page.locator('.app-tab[data-tab="home"]').click();
+    const home = page.getByTestId('home');
+    await home.getByText('Your on-call number').waitFor({ timeout: 15_000 });
+    expect(await home.textContent()).toContain('+44 •••• ••0101');
+    await browser.screenshot('phone-05-verified-home');
+    expect(browser.pageErrors).toEqual([]);
+  });
+});
