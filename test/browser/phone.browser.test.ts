@@ -68,4 +68,29 @@ describe('the sandbox phone', () => {
     await browser.screenshot('phone-05-verified-home');
     expect(browser.pageErrors).toEqual([]);
   });
+
+  it('/verify test: a test text and a test call reach the phone; answer it and hear it', async () => {
+    const { page } = browser;
+    await page.getByRole('button', { name: '# incidents' }).click();
+    await page.getByLabel('Message').fill('/verify test');
+    await page.getByLabel('Message').press('Enter');
+    const panel = page.getByTestId('panel-phone');
+    await panel
+      .getByTestId('phone-sms')
+      .filter({ hasText: 'this is a test message' })
+      .waitFor({ timeout: 15_000 });
+    const call = panel.getByTestId('phone-call').filter({ hasText: 'Incoming call' });
+    await call.waitFor({ timeout: 15_000 });
+    expect(await page.getByRole('tab', { name: 'Phone' }).getAttribute('class')).toContain('ringing');
+    expect(await call.textContent()).toContain('from +44 7700 900000');
+    await browser.screenshot('phone-06-test-call-ringing');
+    await call.getByRole('button', { name: 'Answer' }).click();
+    // A talk-only call says its text and ends.
+    const ended = panel.getByTestId('phone-call').filter({ hasText: 'Call ended' });
+    await ended.waitFor({ timeout: 15_000 });
+    expect(await ended.getByTestId('call-says').textContent()).toContain('This is a test call from');
+    expect(await page.getByRole('tab', { name: 'Phone' }).getAttribute('class')).not.toContain('ringing');
+    await browser.screenshot('phone-07-test-call-heard');
+    expect(browser.pageErrors).toEqual([]);
+  });
 });

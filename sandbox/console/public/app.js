@@ -829,7 +829,6 @@ const keypad = () =>
     .join('')}</div>`;
 
 const callHtml = (c) => {
-  const live = LIVE_CALL.has(c.status);
   const spoken = c.spoken.length
     ? `<div class="call-says" data-testid="call-says">${c.spoken.map((t) => `<p>“${escapeHtml(t)}”</p>`).join('')}</div>`
     : '';
@@ -848,7 +847,7 @@ const callHtml = (c) => {
     actions = `${c.awaitingKeys ? keypad() : ''}<div class="call-actions"><button type="button" class="bk-button bk-danger small" data-call-act="hangup">Hang up</button></div>`;
   return `<li class="phone-call call-${escapeHtml(c.status)}" data-call="${escapeHtml(c.id)}" data-testid="phone-call">
     <div class="call-head"><span class="call-icon" aria-hidden="true">📞</span> <b>${escapeHtml(CALL_LABEL[c.status] ?? c.status)}</b> <span class="muted">from ${escapeHtml(showNumber(c.from))} · ${timeOfIso(c.startedAt)}</span></div>
-    ${live || c.keys.length ? spoken : ''}
+    ${spoken}
     ${keys ? `<ul class="call-keys">${keys}</ul>` : ''}
     ${actions}
   </li>`;
