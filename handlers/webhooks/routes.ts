@@ -65,6 +65,11 @@ export type WebhookVerifier = Readonly<{
   keepHeaders?: readonly string[];
   /** Body limit in bytes; default 1 MiB. */
   bodyLimit?: number;
+  /**
+   * The 200 answer's JSON body once the delivery is recorded (default `{ ok: true }`), for a vendor
+   * that reads it: a call's keys pressed are answered with the next NCCO, after the durable append.
+   */
+  answer?(parsed: ParsedWebhook, duplicate: boolean): unknown;
 }>;
 
 export type WebhookRoutesDeps = Readonly<{ inbox: Inbox; clock: Clock; logger: Logger }>;
@@ -157,7 +162,13 @@ export const webhookRoute = (verifier: WebhookVerifier, deps: WebhookRoutesDeps)
           input: inputFor(parsed.deliveryId),
           commands: parsed.commands,
         });
-        sendJson(res, 200, { ok: true, ...(receipt.deduplicated ? { duplicate: true } : {}) });
+        sendJson(
+          res,
+          200,
+          verifier.answer
+            ? await verifier.answer(parsed, receipt.deduplicated)
+            : { ok: true, ...(receipt.deduplicated ? { duplicate: true } : {}) },
+        );
       } catch (e) {
         if (hasCode(e, 'SB_STORE_UNAVAILABLE')) {
           logger.error(

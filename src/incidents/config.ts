@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type LifecycleConfig, nonEmptyVariable, urlVariable, withoutSlash } from '../lifecycles/config.ts';
+import { PAGING_VARIABLES, type PagingSettings, readPagingSettings } from './pagingConfig.ts';
 
 /** The incident lifecycle's configuration: the incident service (PagerDuty-shaped). */
 export type IncidentsConfig = Readonly<{
@@ -10,6 +11,11 @@ export type IncidentsConfig = Readonly<{
   webhookSecret: string;
   /** REST requests a minute all callers share (the service's limit per key; default 960). */
   requestsPerMinute: number;
+  /**
+   * Paging the on-call by phone when an incident stays triggered (src/incidents/pagingConfig.ts);
+   * undefined when no PAGING_* variable is set: DEFAULT_PAGING.
+   */
+  paging?: PagingSettings | undefined;
 }>;
 
 export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
@@ -37,6 +43,7 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
         'incident service REST requests a minute Switchboard may send; default 960 (its limit per key)',
       schema: z.string().regex(/^[1-9][0-9]{0,6}$/, 'a whole number of requests, 1 or more'),
     },
+    ...PAGING_VARIABLES,
   },
   credentials: ['PAGERDUTY_TOKEN', 'PAGERDUTY_WEBHOOK_SECRET'],
   read: (v) => ({
@@ -45,5 +52,6 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
     token: v.required('PAGERDUTY_TOKEN'),
     webhookSecret: v.required('PAGERDUTY_WEBHOOK_SECRET'),
     requestsPerMinute: Number(v.optional('PAGERDUTY_REQUESTS_PER_MINUTE') ?? 960),
+    paging: readPagingSettings(v),
   }),
 };

@@ -22,6 +22,8 @@ import { createEscalationLevels } from './escalationLevels.ts';
 import { createIncidentHomeSection } from './home.ts';
 import { createIncidentNoticesReactor } from './notices.reactor.ts';
 import { createOnCallLookups, createScheduleOverridesPort } from './onCall.ts';
+import { createIncidentPagingReactor, createOnCallAtLevel } from './paging.reactor.ts';
+import { createIncidentResponses, pagingRoutes } from './paging.ts';
 import { createIncidentQueries } from './queries.ts';
 import { createIncidentReadModels, type IncidentReadModels } from './readModels.projection.ts';
 import { incidentRoutes } from './routes.ts';
@@ -108,7 +110,10 @@ const createIncidents = (
   };
 
   return {
-    routes: incidentRoutes({ streamForUpstreamId: readModels.streamForUpstreamId }),
+    routes: {
+      ...incidentRoutes({ streamForUpstreamId: readModels.streamForUpstreamId }),
+      ...pagingRoutes(),
+    },
     processors: [
       readModels.processor,
       createIncidentUpstreamReactor({
@@ -170,6 +175,12 @@ const createIncidents = (
           },
         },
       }),
+      createIncidentPagingReactor({
+        settings: config.paging,
+        dispatch: () => dispatch,
+        pager: () => deps.ports.get('pager'),
+        onCallAt: createOnCallAtLevel({ pagerduty, services, identity }),
+      }),
       createIncidentNoticesReactor({
         slack: {
           postMessage: post,
@@ -222,6 +233,12 @@ const createIncidents = (
     provides: {
       onCall: createOnCallLookups({ pagerduty, identity, now: () => clock.now() }),
       scheduleOverrides: createScheduleOverridesPort({ pagerduty, identity }),
+      incidentResponse: createIncidentResponses({
+        store,
+        dispatch: () => dispatch,
+        identity,
+        now: () => clock.now(),
+      }),
     },
     api: { pagerduty, readModels },
   };

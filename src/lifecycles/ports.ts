@@ -10,7 +10,8 @@ import { ChatOpsError } from '../core/errors.ts';
  * | `onCall`            | incidents    | time off (conflicts in approval DMs), verification (who to page) |
  * | `scheduleOverrides` | incidents    | time off ("Approve and cover with …")                       |
  * | `absences`          | time off     | incidents (paging and escalation skip people on leave)      |
- * | `pager`             | verification | incidents (page by SMS, then voice)                         |
+ * | `pager`             | verification | incidents (page by SMS, then voice; stop when acknowledged) |
+ * | `incidentResponse`  | incidents    | verification (acknowledge / resolve from the phone, receipts) |
  *
  * Rules:
  * - A module that is switched off offers nothing: its ports are absent, not stubs.
@@ -115,21 +116,105 @@ export type Absences = Readonly<{
 
 export type PageRequest = Readonly<{
   person: PersonRef;
-  /** What they read (SMS) or hear (voice). */
+  /** What they read in the SMS (one segment or two: keep it short). */
   text: string;
-  /** Stable per reason to page (e.g. the incident stream and escalation level): a repeat pages once. */
+  /** What the call says before asking for a key (default `text`). */
+  spokenText?: string;
+  /**
+   * Stable per reason to page (the incident stream, its escalation level and the person): a repeat
+   * pages once. 1-100 characters from `[A-Za-z0-9._:-]`.
+   */
   pageId: string;
-  /** Stream whose timeline should show the delivery receipts (sent, delivered, answered). */
+  /**
+   * The incident stream the page is about: its timeline gets the receipts (sent, delivered,
+   * answered), replies act on it, and `stop(reportTo)` ends the page.
+   */
   reportTo: string;
+  /** The incident's number, so a reply `4 12` can name it; null when not known. */
+  number: number | null;
+  /** How replies name it back to the person: `#12 Checkout 5xx`. */
+  label: string;
+  /** Call after this long when nobody acknowledged (null: SMS only). */
+  callAfterMs: number | null;
+  /** At most this many pages per person in any hour; a page over it is held back (recorded). */
+  maxPerHour: number;
 }>;
+
+/**
+ * What became of a page request:
+ * - `paged`: recorded; the SMS goes out from the pager's processors, the call later;
+ * - `already_paged`: that pageId was recorded before (nothing new);
+ * - `no_verified_phone`: the person has no verified phone (nothing recorded by the pager);
+ * - `opted_out`: they replied STOP and have not verified again since (recorded);
+ * - `held_back`: over `maxPerHour` (recorded).
+ */
+export type PageOutcome = 'paged' | 'already_paged' | 'no_verified_phone' | 'opted_out' | 'held_back';
 
 export type Pager = Readonly<{
   /**
-   * Records a page for the person's verified phone: SMS first, then a call if it is not
-   * acknowledged. Delivery happens in the pager's processors, not in this call. Throws
-   * SB_NOT_FOUND when the person has no verified phone.
+   * Records a page for the person's verified phone: SMS first, then a call after `callAfterMs` if it
+   * is not stopped. Delivery happens in the pager's processors, not in this call.
    */
-  page(request: PageRequest): Promise<void>;
+  page(request: PageRequest): Promise<PageOutcome>;
+  /**
+   * Stops every page about `reportTo` (the incident was acknowledged or resolved): calls not yet
+   * placed are cancelled. Idempotent.
+   */
+  stop(input: Readonly<{ reportTo: string; reason: string; at: Date }>): Promise<void>;
+}>;
+
+// ---------------------------------------------------------------- incidents: responses from a phone
+
+/** A person answering a page from their phone: a reply to the SMS or a key pressed in the call. */
+export type PhoneResponse = Readonly<{
+  person: PersonRef;
+  /** The incident stream (the page's `reportTo`). */
+  incident: string;
+  action: 'acknowledge' | 'resolve';
+  via: 'sms' | 'voice';
+  /** Deterministic per reply (from the vendor's message or call id): a redelivery acts once. */
+  responseId: string;
+  at: Date;
+}>;
+
+export type PhoneResponseOutcome =
+  /** Recorded as the person's command; the incident service is called on the normal durable path. */
+  | Readonly<{ ok: true; label: string }>
+  /** Refused (already acknowledged or resolved, not theirs to act on): `reason` reads as a sentence. */
+  | Readonly<{ ok: false; label: string; reason: string }>;
+
+/** What the pager tells an incident's timeline about a page (a receipt, a skip, a hold-back). */
+export type PageReport = Readonly<{
+  incident: string;
+  /** Deterministic per fact (the receipt's delivery): recorded once. */
+  reportId: string;
+  person: PersonRef;
+  kind:
+    | 'sms_submitted'
+    | 'sms_delivered'
+    | 'sms_rejected'
+    | 'sms_failed'
+    | 'call_created'
+    | 'call_ringing'
+    | 'call_answered'
+    | 'call_completed'
+    | 'call_busy'
+    | 'call_failed'
+    | 'call_unanswered'
+    | 'no_verified_phone'
+    | 'opted_out'
+    | 'held_back'
+    | 'reply_ignored';
+  /** The vendor's reason (a rejection), or what was ignored; null when there is nothing to add. */
+  detail: string | null;
+  at: Date;
+}>;
+
+export type IncidentResponses = Readonly<{
+  /** Acknowledges or resolves the incident as the person, recorded as their command. */
+  respond(response: PhoneResponse): Promise<PhoneResponseOutcome>;
+  /** Records a page's receipt on the incident's timeline. */
+  report(report: PageReport): Promise<void>;
 }>;
 
 // ---------------------------------------------------------------- the directory
@@ -139,6 +224,7 @@ export type LifecyclePorts = Readonly<{
   scheduleOverrides: ScheduleOverrides;
   absences: Absences;
   pager: Pager;
+  incidentResponse: IncidentResponses;
 }>;
 
 export type PortName = keyof LifecyclePorts;
@@ -149,6 +235,7 @@ export const PORT_NAMES: Readonly<Record<PortName, string>> = {
   scheduleOverrides: 'schedule overrides',
   absences: 'absences',
   pager: 'a pager',
+  incidentResponse: 'incident responses from a phone',
 };
 
 export type PortDirectory = Readonly<{

@@ -24,6 +24,7 @@ import {
   createVerificationPeopleReactor,
   createVerificationTimersReactor,
 } from './notices.reactor.ts';
+import { createPaging } from './paging/index.ts';
 import { createPhoneSealer, type PhoneSealer } from './phone.ts';
 import { createVerificationReadModel, type VerificationReadModel } from './readModel.projection.ts';
 import { verificationRoutes } from './routes.ts';
@@ -206,12 +207,13 @@ const createVerification = (
   // PAGING SLICE: `createPaging(...)` from `./paging/index.ts` is built here and spread into the
   // instance below (routes, processors, webhooks, provides: { pager }). It gets `deps`, `client`,
   // `config.fromNumber`, `verifySignature` and `options?.voiceEventUrl`.
-  const paging = {
-    routes: {},
-    processors: [],
-    webhooks: [],
-    provides: {},
-  } as const;
+  const paging = createPaging({
+    deps,
+    client,
+    fromNumber: config.fromNumber,
+    verifySignature,
+    ...(options?.voiceEventUrl ? { voiceEventUrl: options.voiceEventUrl } : {}),
+  });
   // ─────────────────────────────────────────────────────────────────────────────────────────────
 
   return {

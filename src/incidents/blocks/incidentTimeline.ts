@@ -148,12 +148,65 @@ const commandSummary = (type: string, d: Data): string => {
       return `Upstream ${esc(d.action, 20)} call failed (${attemptText(d)}: ${esc(failureReasonText(String(d.code), String(d.message ?? '')), 200)})`;
     case 'RetryIncidentUpstreamCall':
       return `Scheduled retry of ${esc(d.action, 20)} (${attemptText(d)})`;
+    case 'RecordIncidentPageActivity':
+      return pageActivityText(d);
     case 'RecordIncidentCardPosted':
       return 'Card posted';
     case 'RecordIncidentCardUpdated':
       return 'Card updated';
     default:
       return humanize(type);
+  }
+};
+
+/** Page activity (src/incidents/paging.ts): receipts, skips, and answers from the phone. */
+export const pageActivityText = (d: Data): string => {
+  const who = str(d.slackUserId) ? mention(String(d.slackUserId)) : str(d.name) ? esc(d.name, 80) : 'someone';
+  const detail = str(d.detail) ? `: ${esc(d.detail, 200)}` : '';
+  const level = num(d.level) === null ? '' : ` at level ${num(d.level)}`;
+  switch (d.kind) {
+    case 'sms_submitted':
+      return `:iphone: Paged ${who} by SMS`;
+    case 'sms_delivered':
+      return `:iphone: SMS page to ${who} delivered`;
+    case 'sms_rejected':
+      return `:iphone: SMS page to ${who} rejected${detail}`;
+    case 'sms_failed':
+      return `:iphone: SMS page to ${who} could not be sent${detail}`;
+    case 'call_created':
+      return `:telephone_receiver: Calling ${who}`;
+    case 'call_ringing':
+      return `:telephone_receiver: Call to ${who} ringing`;
+    case 'call_answered':
+      return `:telephone_receiver: Call to ${who} answered`;
+    case 'call_completed':
+      return `:telephone_receiver: Call to ${who} completed`;
+    case 'call_busy':
+      return `:telephone_receiver: Call to ${who}: busy`;
+    case 'call_unanswered':
+      return `:telephone_receiver: Call to ${who}: no answer`;
+    case 'call_failed':
+      return `:telephone_receiver: Call to ${who} failed${detail}`;
+    case 'no_verified_phone':
+      return `Not paged ${who}${level}: no verified phone (\`/verify\`)`;
+    case 'opted_out':
+      return `Not paged ${who}${level}: they replied STOP to pages`;
+    case 'held_back':
+      return `Page to ${who} held back: too many pages this hour${detail}`;
+    case 'reply_ignored':
+      return `Reply from ${who} ignored${detail}`;
+    case 'phone_acknowledged':
+      return `Acknowledged by ${who} by phone${d.via === 'voice' ? ' (keypad)' : ' (SMS reply)'}`;
+    case 'phone_resolved':
+      return `Resolved by ${who} by phone${d.via === 'voice' ? ' (keypad)' : ' (SMS reply)'}`;
+    case 'no_pager':
+      return `Nobody paged${level}: phone verification is switched off`;
+    case 'nobody_on_call':
+      return `Nobody on call${level} to page`;
+    case 'no_slack_user':
+      return `Not paged ${who}${level}: no Slack user found for them`;
+    default:
+      return 'Page activity';
   }
 };
 
@@ -208,7 +261,11 @@ const PLUMBING_EVENTS: ReadonlySet<string> = new Set([
 const isPerson = (actor: unknown): boolean => typeof actor === 'string' && /^[UW][A-Z0-9]{2,}$/.test(actor);
 
 const inStory = (r: TimelineRecord): boolean => {
-  if (r.kind === 'command') return r.type === 'CommandRefused' && isPerson(r.metadata.actor);
+  if (r.kind === 'command') {
+    return (
+      (r.type === 'CommandRefused' && isPerson(r.metadata.actor)) || r.type === 'RecordIncidentPageActivity'
+    );
+  }
   if (r.type === 'IncidentUpstreamCallFailed') return r.data.final === true;
   return !PLUMBING_EVENTS.has(r.type);
 };

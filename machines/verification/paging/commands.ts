@@ -1,0 +1,145 @@
+import { z } from 'zod';
+import type { Command } from '../../shared/messages.ts';
+import { phoneDigitsSchema, replyActionSchema } from './events.ts';
+
+// The pager's commands. Time is `metadata.now`; ids are deterministic (a repeat is a no-op).
+
+const pageId = z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/);
+const slackUserId = z.string().regex(/^[UW][A-Z0-9]{2,30}$/);
+
+export const requestPageSchema = z.object({
+  slackUserId,
+  pageId,
+  reportTo: z.string().min(1),
+  number: z.number().int().nullable(),
+  label: z.string().min(1).max(200),
+  phone: phoneDigitsSchema,
+  /** When the phone was (last) verified: an opt-out older than this no longer holds. */
+  phoneVerifiedAt: z.string().min(1),
+  text: z.string().min(1).max(1000),
+  spokenText: z.string().min(1).max(1500),
+  callAfterMs: z.number().int().min(0).nullable(),
+  maxPerHour: z.number().int().min(1),
+});
+const byPage = { slackUserId, pageId };
+export const recordPageSmsSentSchema = z.object({ ...byPage, messageUuid: z.string().min(1) });
+export const recordPageSendFailedSchema = z.object({
+  ...byPage,
+  code: z.string().max(60),
+  message: z.string().max(300),
+});
+export const placePageCallSchema = z.object({ ...byPage });
+export const recordPageCallPlacedSchema = z.object({ ...byPage, callUuid: z.string().min(1) });
+export const stopPageSchema = z.object({ ...byPage, reason: z.string().min(1).max(200) });
+export const optOutOfPagingSchema = z.object({ slackUserId, phone: phoneDigitsSchema });
+
+export const recordPagerReplySchema = z.object({
+  replyId: z.string().min(1).max(200),
+  via: z.enum(['sms', 'voice']),
+  phone: phoneDigitsSchema,
+  text: z.string().max(160),
+  action: replyActionSchema,
+  number: z.number().int().nullable(),
+  callUuid: z.string().max(64).nullable(),
+});
+export const recordPagerReplyOutcomeSchema = z.object({
+  phone: phoneDigitsSchema,
+  replyId: z.string().min(1).max(200),
+  outcome: z.enum([
+    'acknowledged',
+    'resolved',
+    'refused',
+    'opted_out',
+    'unknown_number',
+    'not_paged',
+    'not_understood',
+  ]),
+  slackUserId: z.string().nullable(),
+  pageId: pageId.nullable(),
+  detail: z.string().max(300).nullable(),
+});
+
+export const recordPageReceiptSchema = z.object({
+  vendorId: z.string().regex(/^[A-Za-z0-9-]{1,64}$/),
+  channel: z.enum(['sms', 'voice']),
+  status: z.string().min(1).max(40),
+  reason: z.string().max(300).nullable(),
+  pageId: pageId.nullable(),
+  vendorTimestamp: z.string().max(64).nullable(),
+});
+
+type Data<S extends z.ZodType> = z.infer<S>;
+export type RequestPage = Command<'RequestPage', Data<typeof requestPageSchema>>;
+export type RecordPageSmsSent = Command<'RecordPageSmsSent', Data<typeof recordPageSmsSentSchema>>;
+export type RecordPageSmsFailed = Command<'RecordPageSmsFailed', Data<typeof recordPageSendFailedSchema>>;
+export type PlacePageCall = Command<'PlacePageCall', Data<typeof placePageCallSchema>>;
+export type RecordPageCallPlaced = Command<'RecordPageCallPlaced', Data<typeof recordPageCallPlacedSchema>>;
+export type RecordPageCallFailed = Command<'RecordPageCallFailed', Data<typeof recordPageSendFailedSchema>>;
+export type StopPage = Command<'StopPage', Data<typeof stopPageSchema>>;
+export type OptOutOfPaging = Command<'OptOutOfPaging', Data<typeof optOutOfPagingSchema>>;
+export type RecordPagerReply = Command<'RecordPagerReply', Data<typeof recordPagerReplySchema>>;
+export type RecordPagerReplyOutcome = Command<
+  'RecordPagerReplyOutcome',
+  Data<typeof recordPagerReplyOutcomeSchema>
+>;
+export type RecordPageReceipt = Command<'RecordPageReceipt', Data<typeof recordPageReceiptSchema>>;
+
+export type PagerCommand =
+  | RequestPage
+  | RecordPageSmsSent
+  | RecordPageSmsFailed
+  | PlacePageCall
+  | RecordPageCallPlaced
+  | RecordPageCallFailed
+  | StopPage
+  | OptOutOfPaging;
+export type PagerReplyCommand = RecordPagerReply | RecordPagerReplyOutcome;
+export type PageReceiptCommand = RecordPageReceipt;
+
+export const pagerCommandDataSchemas = {
+  RequestPage: requestPageSchema,
+  RecordPageSmsSent: recordPageSmsSentSchema,
+  RecordPageSmsFailed: recordPageSendFailedSchema,
+  PlacePageCall: placePageCallSchema,
+  RecordPageCallPlaced: recordPageCallPlacedSchema,
+  RecordPageCallFailed: recordPageSendFailedSchema,
+  StopPage: stopPageSchema,
+  OptOutOfPaging: optOutOfPagingSchema,
+} as const satisfies Readonly<Record<PagerCommand['type'], z.ZodType>>;
+
+export const pagerReplyCommandDataSchemas = {
+  RecordPagerReply: recordPagerReplySchema,
+  RecordPagerReplyOutcome: recordPagerReplyOutcomeSchema,
+} as const satisfies Readonly<Record<PagerReplyCommand['type'], z.ZodType>>;
+
+export const pageReceiptCommandDataSchemas = {
+  RecordPageReceipt: recordPageReceiptSchema,
+} as const satisfies Readonly<Record<PageReceiptCommand['type'], z.ZodType>>;
+
+/**
+ * What a reply says: `4` / `ACK` acknowledge, `6` / `RES` / `RESOLVE` resolve, `STOP` opts out; an
+ * incident number may follow (`4 12`, `ack #12`). Any case, any whitespace. Anything else is
+ * `unknown` (answered with how to reply).
+ *
+ * @example
+ * parseReply(' ack  #12 ') // { action: 'acknowledge', number: 12 }
+ */
+export const parseReply = (
+  text: string,
+): { action: z.infer<typeof replyActionSchema>; number: number | null } => {
+  const words = text.trim().toUpperCase().split(/\s+/).filter(Boolean);
+  const [verb, ref, ...rest] = words;
+  if (verb === undefined || rest.length > 0) return { action: 'unknown', number: null };
+  const action =
+    verb === '4' || verb === 'ACK' || verb === 'ACKNOWLEDGE'
+      ? 'acknowledge'
+      : verb === '6' || verb === 'RES' || verb === 'RESOLVE'
+        ? 'resolve'
+        : verb === 'STOP' || verb === 'STOPALL' || verb === 'UNSUBSCRIBE'
+          ? 'stop'
+          : 'unknown';
+  if (ref === undefined) return { action, number: null };
+  if (action === 'unknown' || action === 'stop') return { action: 'unknown', number: null };
+  const m = /^#?([1-9][0-9]{0,8})$/.exec(ref);
+  return m ? { action, number: Number(m[1]) } : { action: 'unknown', number: null };
+};

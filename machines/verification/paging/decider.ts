@@ -1,0 +1,270 @@
+import { type Decider, DecisionRejected } from '../../shared/machineDecider.ts';
+import { exhaustive } from '../../shared/messages.ts';
+import {
+  type PageReceiptCommand,
+  type PagerCommand,
+  type PagerReplyCommand,
+  pageReceiptCommandDataSchemas,
+  pagerCommandDataSchemas,
+  pagerReplyCommandDataSchemas,
+} from './commands.ts';
+import { type PagerEvent, type PagerEventOf, parsePagerEvent } from './events.ts';
+
+// Pure deciders of the pager's three kinds of stream (streams.ts). Plain decide / evolve (emmett's
+// shape): a page's life is short and linear (requested → SMS sent → call requested → call placed,
+// stopped at any point), so a state machine would add nothing a few fields do not say.
+
+const HOUR_MS = 3_600_000;
+
+export type PageView = Readonly<{
+  pageId: string;
+  reportTo: string;
+  number: number | null;
+  label: string;
+  phone: string | null;
+  /** `requested`: being sent (until stopped); `held_back` / `skipped`: never sent. */
+  status: 'requested' | 'held_back' | 'skipped' | 'stopped';
+  requestedAt: string;
+  callDueAt: string | null;
+  messageUuid: string | null;
+  smsFailed: boolean;
+  callRequested: boolean;
+  callUuid: string | null;
+  callFailed: boolean;
+}>;
+
+export type PagerState = Readonly<{
+  pages: Readonly<Record<string, PageView>>;
+  /** Page ids in the order they were recorded. */
+  order: readonly string[];
+  /** Times of the pages actually sent (for the per-hour limit). */
+  sentAt: readonly string[];
+  optedOut: Readonly<{ phone: string; at: string }> | null;
+}>;
+
+const initialPagerState = (): PagerState => ({ pages: {}, order: [], sentAt: [], optedOut: null });
+
+const withPage = (state: PagerState, page: PageView): PagerState => ({
+  ...state,
+  pages: { ...state.pages, [page.pageId]: page },
+  order: state.pages[page.pageId] ? state.order : [...state.order, page.pageId],
+});
+
+const patch = (state: PagerState, pageId: string, change: Partial<PageView>): PagerState => {
+  const page = state.pages[pageId];
+  return page ? withPage(state, { ...page, ...change }) : state;
+};
+
+const newPage = (
+  d: Readonly<{ pageId: string; reportTo: string; number: number | null; label: string; at: string }>,
+  status: PageView['status'],
+): PageView => ({
+  pageId: d.pageId,
+  reportTo: d.reportTo,
+  number: d.number,
+  label: d.label,
+  phone: null,
+  status,
+  requestedAt: d.at,
+  callDueAt: null,
+  messageUuid: null,
+  smsFailed: false,
+  callRequested: false,
+  callUuid: null,
+  callFailed: false,
+});
+
+const evolvePager = (state: PagerState, event: PagerEvent): PagerState => {
+  switch (event.type) {
+    case 'PageRequested': {
+      const d = event.data;
+      return {
+        ...withPage(state, { ...newPage(d, 'requested'), phone: d.phone, callDueAt: d.callDueAt }),
+        sentAt: [...state.sentAt, d.at],
+      };
+    }
+    case 'PageHeldBack':
+      return withPage(state, newPage(event.data, 'held_back'));
+    case 'PageSkipped':
+      return withPage(state, newPage(event.data, 'skipped'));
+    case 'PageSmsSent':
+      return patch(state, event.data.pageId, { messageUuid: event.data.messageUuid });
+    case 'PageSmsFailed':
+      return patch(state, event.data.pageId, { smsFailed: true });
+    case 'PageCallRequested':
+      return patch(state, event.data.pageId, { callRequested: true });
+    case 'PageCallPlaced':
+      return patch(state, event.data.pageId, { callUuid: event.data.callUuid });
+    case 'PageCallFailed':
+      return patch(state, event.data.pageId, { callFailed: true });
+    case 'PageStopped':
+      return patch(state, event.data.pageId, { status: 'stopped' });
+    case 'PagingOptedOut':
+      return { ...state, optedOut: { phone: event.data.phone, at: event.data.at } };
+    default:
+      return state;
+  }
+};
+
+const pageOf = (state: PagerState, pageId: string, command: string): PageView => {
+  const page = state.pages[pageId];
+  if (!page) throw new DecisionRejected(`${command}: no page ${pageId}`, { reason: 'unknown_page', pageId });
+  return page;
+};
+
+const decidePager = (command: PagerCommand, state: PagerState): PagerEvent[] => {
+  const at = command.metadata.now;
+  switch (command.type) {
+    case 'RequestPage': {
+      const d = command.data;
+      if (state.pages[d.pageId]) return [];
+      const subject = { pageId: d.pageId, reportTo: d.reportTo, number: d.number, label: d.label, at };
+      const opt = state.optedOut;
+      if (opt && opt.phone === d.phone && Date.parse(opt.at) >= Date.parse(d.phoneVerifiedAt)) {
+        return [{ type: 'PageSkipped', data: { ...subject, reason: 'opted_out' } }];
+      }
+      const now = Date.parse(at);
+      const inLastHour = state.sentAt.filter((t) => now - Date.parse(t) < HOUR_MS).length;
+      if (inLastHour >= d.maxPerHour) {
+        return [
+          {
+            type: 'PageHeldBack',
+            data: { ...subject, pagesInLastHour: inLastHour, maxPerHour: d.maxPerHour },
+          },
+        ];
+      }
+      return [
+        {
+          type: 'PageRequested',
+          data: {
+            ...subject,
+            phone: d.phone,
+            text: d.text,
+            spokenText: d.spokenText,
+            callDueAt: d.callAfterMs === null ? null : new Date(now + d.callAfterMs).toISOString(),
+          },
+        },
+      ];
+    }
+    case 'RecordPageSmsSent': {
+      const page = pageOf(state, command.data.pageId, command.type);
+      if (page.messageUuid !== null || page.smsFailed) return [];
+      return [
+        { type: 'PageSmsSent', data: { pageId: page.pageId, messageUuid: command.data.messageUuid, at } },
+      ];
+    }
+    case 'RecordPageSmsFailed': {
+      const page = pageOf(state, command.data.pageId, command.type);
+      if (page.messageUuid !== null || page.smsFailed) return [];
+      const { code, message } = command.data;
+      return [{ type: 'PageSmsFailed', data: { pageId: page.pageId, code, message, at } }];
+    }
+    case 'PlacePageCall': {
+      const page = pageOf(state, command.data.pageId, command.type);
+      // A page stopped (acknowledged) before its call was due: no call, and nothing to refuse.
+      if (page.status !== 'requested' || page.callRequested || page.callDueAt === null) return [];
+      return [{ type: 'PageCallRequested', data: { pageId: page.pageId, at } }];
+    }
+    case 'RecordPageCallPlaced': {
+      const page = pageOf(state, command.data.pageId, command.type);
+      if (page.callUuid !== null || page.callFailed) return [];
+      return [{ type: 'PageCallPlaced', data: { pageId: page.pageId, callUuid: command.data.callUuid, at } }];
+    }
+    case 'RecordPageCallFailed': {
+      const page = pageOf(state, command.data.pageId, command.type);
+      if (page.callUuid !== null || page.callFailed) return [];
+      const { code, message } = command.data;
+      return [{ type: 'PageCallFailed', data: { pageId: page.pageId, code, message, at } }];
+    }
+    case 'StopPage': {
+      const page = pageOf(state, command.data.pageId, command.type);
+      if (page.status !== 'requested') return [];
+      return [{ type: 'PageStopped', data: { pageId: page.pageId, reason: command.data.reason, at } }];
+    }
+    case 'OptOutOfPaging':
+      return [{ type: 'PagingOptedOut', data: { phone: command.data.phone, at } }];
+    default:
+      return exhaustive(command, 'pager command');
+  }
+};
+
+/** One person's pages (`pager-<slackUserId>`). */
+export const pagerDecider: Decider<PagerState, PagerCommand, PagerEvent> = {
+  decide: decidePager,
+  evolve: evolvePager,
+  initialState: initialPagerState,
+  parseEvent: parsePagerEvent,
+  commandSchemas: pagerCommandDataSchemas,
+};
+
+/** The page the person most recently got (sent, not held back), optionally the one about incident `number`. */
+export const latestPage = (state: PagerState, number: number | null = null): PageView | null => {
+  for (let i = state.order.length - 1; i >= 0; i--) {
+    const page = state.pages[state.order[i]!]!;
+    if (page.status !== 'requested' && page.status !== 'stopped') continue;
+    if (number === null || page.number === number) return page;
+  }
+  return null;
+};
+
+// ---------------------------------------------------------------- replies
+
+export type PagerReplyState = Readonly<{
+  received: Readonly<Record<string, PagerEventOf<'PagerReplyReceived'>['data']>>;
+  handled: readonly string[];
+}>;
+
+const decideReply = (command: PagerReplyCommand, state: PagerReplyState): PagerEvent[] => {
+  const at = command.metadata.now;
+  switch (command.type) {
+    case 'RecordPagerReply': {
+      if (state.received[command.data.replyId]) return [];
+      return [{ type: 'PagerReplyReceived', data: { ...command.data, at } }];
+    }
+    case 'RecordPagerReplyOutcome': {
+      const { phone: _phone, ...d } = command.data;
+      if (!state.received[d.replyId]) {
+        throw new DecisionRejected(`no reply ${d.replyId}`, { reason: 'unknown_reply' });
+      }
+      if (state.handled.includes(d.replyId)) return [];
+      return [{ type: 'PagerReplyHandled', data: { ...d, at } }];
+    }
+    default:
+      return exhaustive(command, 'pager reply command');
+  }
+};
+
+/** What one phone number sent back (`pagerreply-<digits>`). */
+export const pagerReplyDecider: Decider<PagerReplyState, PagerReplyCommand, PagerEvent> = {
+  decide: decideReply,
+  evolve: (state, event) =>
+    event.type === 'PagerReplyReceived'
+      ? { ...state, received: { ...state.received, [event.data.replyId]: event.data } }
+      : event.type === 'PagerReplyHandled'
+        ? { ...state, handled: [...state.handled, event.data.replyId] }
+        : state,
+  initialState: () => ({ received: {}, handled: [] }),
+  parseEvent: parsePagerEvent,
+  commandSchemas: pagerReplyCommandDataSchemas,
+};
+
+// ---------------------------------------------------------------- receipts
+
+/** Statuses already recorded, as `status|vendorTimestamp`. */
+export type PageReceiptState = Readonly<{ seen: readonly string[] }>;
+
+const receiptKey = (d: Readonly<{ status: string; vendorTimestamp: string | null }>): string =>
+  `${d.status}|${d.vendorTimestamp ?? ''}`;
+
+/** The receipts of one SMS or call (`pagerreceipt-<uuid>`): each status (and time) once. */
+export const pageReceiptDecider: Decider<PageReceiptState, PageReceiptCommand, PagerEvent> = {
+  decide: (command, state) => {
+    if (state.seen.includes(receiptKey(command.data))) return [];
+    return [{ type: 'PageReceiptReceived', data: { ...command.data, at: command.metadata.now } }];
+  },
+  evolve: (state, event) =>
+    event.type === 'PageReceiptReceived' ? { seen: [...state.seen, receiptKey(event.data)] } : state,
+  initialState: () => ({ seen: [] }),
+  parseEvent: parsePagerEvent,
+  commandSchemas: pageReceiptCommandDataSchemas,
+};

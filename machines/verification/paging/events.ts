@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import { eventParser, type StoredEvent } from '../../shared/eventSchemas.ts';
+import type { Event } from '../../shared/messages.ts';
+
+// The pager's facts (see streams.ts for where each lives). The schemas are the source of the
+// types; every fold parses stored events with them first.
+
+const isoTime = z.string().min(1);
+const pageId = z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/);
+/** E.164 digits without `+`. */
+export const phoneDigitsSchema = z.string().regex(/^[1-9][0-9]{5,14}$/);
+
+/** What a page is about, as the replies and receipts name it. */
+const subject = {
+  pageId,
+  /** The incident stream the page reports to. */
+  reportTo: z.string().min(1),
+  number: z.number().int().nullable(),
+  label: z.string().min(1).max(200),
+};
+
+export const replyActionSchema = z.enum(['acknowledge', 'resolve', 'stop', 'unknown']);
+export type ReplyAction = z.infer<typeof replyActionSchema>;
+
+export const pagerEventDataSchemas = {
+  /** The SMS is to be sent now; the call at `callDueAt` (null: none) unless the page stops first. */
+  PageRequested: z.object({
+    ...subject,
+    phone: phoneDigitsSchema,
+    text: z.string().min(1).max(1000),
+    spokenText: z.string().min(1).max(1500),
+    callDueAt: isoTime.nullable(),
+    at: isoTime,
+  }),
+  /** Over the per-hour limit: not sent. */
+  PageHeldBack: z.object({
+    ...subject,
+    pagesInLastHour: z.number().int(),
+    maxPerHour: z.number().int(),
+    at: isoTime,
+  }),
+  /** Not sent: the person replied STOP and has not verified their phone again since. */
+  PageSkipped: z.object({ ...subject, reason: z.enum(['opted_out']), at: isoTime }),
+  PageSmsSent: z.object({ pageId, messageUuid: z.string().min(1), at: isoTime }),
+  PageSmsFailed: z.object({ pageId, code: z.string(), message: z.string(), at: isoTime }),
+  /** The call is due (the page was not stopped): the pager's processor places it. */
+  PageCallRequested: z.object({ pageId, at: isoTime }),
+  PageCallPlaced: z.object({ pageId, callUuid: z.string().min(1), at: isoTime }),
+  PageCallFailed: z.object({ pageId, code: z.string(), message: z.string(), at: isoTime }),
+  /** Nothing more is sent for this page (acknowledged, resolved, answered). */
+  PageStopped: z.object({ pageId, reason: z.string().min(1).max(200), at: isoTime }),
+  /** STOP: no pages to `phone` until it is verified again (a newer phone link). */
+  PagingOptedOut: z.object({ phone: phoneDigitsSchema, at: isoTime }),
+
+  /** A reply from a phone, as received (`pagerreply-<digits>`). The text is kept to 160 characters. */
+  PagerReplyReceived: z.object({
+    replyId: z.string().min(1),
+    via: z.enum(['sms', 'voice']),
+    phone: phoneDigitsSchema,
+    text: z.string().max(160),
+    action: replyActionSchema,
+    /** `4 12`: the incident number named; null for a bare `4`. */
+    number: z.number().int().nullable(),
+    /** The call the keys were pressed in (voice). */
+    callUuid: z.string().nullable(),
+    at: isoTime,
+  }),
+  /** What was made of it. */
+  PagerReplyHandled: z.object({
+    replyId: z.string().min(1),
+    outcome: z.enum([
+      'acknowledged',
+      'resolved',
+      'refused',
+      'opted_out',
+      'unknown_number',
+      'not_paged',
+      'not_understood',
+    ]),
+    slackUserId: z.string().nullable(),
+    pageId: pageId.nullable(),
+    detail: z.string().max(300).nullable(),
+    at: isoTime,
+  }),
+
+  /** One delivery receipt of an SMS or a call (`pagerreceipt-<uuid>`). */
+  PageReceiptReceived: z.object({
+    vendorId: z.string().min(1),
+    channel: z.enum(['sms', 'voice']),
+    status: z.string().min(1).max(40),
+    /** The vendor's reason for a rejection or failure. */
+    reason: z.string().max(300).nullable(),
+    /** From `client_ref` (SMS); null for calls (found by call uuid). */
+    pageId: pageId.nullable(),
+    vendorTimestamp: z.string().nullable(),
+    at: isoTime,
+  }),
+} as const;
+
+type Schemas = typeof pagerEventDataSchemas;
+export type PagerEventType = keyof Schemas;
+export type PagerEvent = { [T in PagerEventType]: Event<T, z.infer<Schemas[T]>> }[PagerEventType];
+export type PagerEventOf<T extends PagerEventType> = Extract<PagerEvent, { type: T }>;
+
+export const PAGER_EVENT_TYPES = Object.keys(pagerEventDataSchemas) as PagerEventType[];
+
+export const parsePagerEvent: (stored: StoredEvent) => PagerEvent = eventParser<PagerEvent>('the pager', {
+  schemas: pagerEventDataSchemas,
+  upcasters: {},
+});

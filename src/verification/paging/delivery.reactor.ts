@@ -1,0 +1,217 @@
+import { pagerDecider } from '../../../machines/verification/paging/decider.ts';
+import type { PagerEventOf } from '../../../machines/verification/paging/events.ts';
+import { parsePagerEvent } from '../../../machines/verification/paging/events.ts';
+import { PAGER_STREAM_PREFIX, pageCallTimerId } from '../../../machines/verification/paging/streams.ts';
+import { foldHistory } from '../../application/fold.ts';
+import { asError, hasCode } from '../../core/errors.ts';
+import { uuidv5 } from '../../core/ids.ts';
+import type { EventStore } from '../../eventStore/eventStore.ts';
+import type { IncidentResponses, PageReport } from '../../lifecycles/ports.ts';
+import type { Dispatch } from '../../processors/dispatchCommand.ts';
+import { dispatchCommand } from '../../processors/dispatchCommand.ts';
+import { errorCodeOf, errorMessageOf, isPermanentError } from '../../processors/retryPolicy.ts';
+import type { Processor } from '../../processors/runner.ts';
+import { cancelTimer, scheduleTimer } from '../../processors/scheduler.ts';
+import type { NccoAction, VonageClient } from '../../upstream/vonageContract.ts';
+import { pagerCommand } from './pager.ts';
+
+export type PagingDeliveryDeps = Readonly<{
+  client: Pick<VonageClient, 'sendSms' | 'createCall'>;
+  /** Our sending number (E.164 digits). */
+  from: string;
+  /**
+   * Where the call's events and keys pressed go (`…/webhooks/vonage/voice`); undefined: the
+   * application's event URL (set in the vendor's dashboard) is used.
+   */
+  voiceEventUrl: string | undefined;
+  dispatch: () => Dispatch;
+  /** The incident lifecycle's port, when it is on (receipts go to the incident's timeline). */
+  incidentResponse: () => IncidentResponses | undefined;
+  /** Seconds a page call rings before it counts as unanswered. */
+  ringingSeconds?: number;
+}>;
+
+export const readPagerState = async (store: EventStore, streamId: string) =>
+  foldHistory(pagerDecider, await store.readStream(streamId));
+
+/** The call: the incident read out, then one key (4 acknowledges, 6 resolves). */
+export const pageCallNcco = (spokenText: string, eventUrl: string | undefined): NccoAction[] => [
+  {
+    action: 'talk',
+    text: `${spokenText}. Press 4 to acknowledge, or 6 to resolve.`,
+    bargeIn: true,
+    loop: 2,
+  },
+  {
+    action: 'input',
+    type: ['dtmf'],
+    dtmf: { maxDigits: 1, timeOut: 10 },
+    ...(eventUrl ? { eventUrl: [eventUrl], eventMethod: 'POST' as const } : {}),
+  },
+];
+
+/**
+ * `paging-delivery`: sends what the pager recorded.
+ *
+ * - `PageRequested`: the call timer is made sure of first (a durable timer, `page-call-<pageId>`,
+ *   due at `callDueAt`), then the SMS is sent with `client_ref` = the page id (the vendor's
+ *   idempotency key and how its receipts find the page) and `RecordPageSmsSent` recorded. A page
+ *   stopped before its SMS went out sends nothing. A refused SMS (bad number, out of credit) is
+ *   recorded and reported on the incident's timeline; a transient failure is retried by the runner.
+ * - `PageCallRequested` (the timer fired and the page was still on): the call is created with an
+ *   NCCO that reads the incident and asks for a key, and `RecordPageCallPlaced` recorded. Calls
+ *   have no idempotency key: a redelivery finds the call recorded and does not call again; the
+ *   window between the vendor creating the call and the record is the one place a crash can call
+ *   twice.
+ * - `PageStopped`: the call timer is cancelled.
+ */
+export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps): Processor => {
+  const report = async (r: PageReport): Promise<void> => {
+    await deps.incidentResponse()?.report(r);
+  };
+
+  const sendSms = async (
+    e: PagerEventOf<'PageRequested'>['data'],
+    slackUserId: string,
+    streamId: string,
+    store: EventStore,
+    now: () => Date,
+  ): Promise<void> => {
+    if (e.callDueAt !== null) {
+      await scheduleTimer(store, {
+        timerId: pageCallTimerId(e.pageId),
+        dueAt: e.callDueAt,
+        command: { type: 'PlacePageCall', data: { slackUserId, pageId: e.pageId } },
+        now: now(),
+      });
+    }
+    const state = await readPagerState(store, streamId);
+    const page = state.pages[e.pageId];
+    if (page?.status !== 'requested' || page.messageUuid !== null || page.smsFailed) return;
+    try {
+      const sent = await deps.client.sendSms({
+        to: e.phone,
+        from: deps.from,
+        text: e.text,
+        clientRef: e.pageId,
+      });
+      await deps.dispatch()(
+        pagerCommand(
+          'RecordPageSmsSent',
+          { slackUserId, pageId: e.pageId, messageUuid: sent.messageUuid },
+          e.pageId,
+          now(),
+        ),
+      );
+      await report({
+        incident: e.reportTo,
+        reportId: uuidv5(`page-sms-sent:${e.pageId}`),
+        person: { slackUserId },
+        kind: 'sms_submitted',
+        detail: null,
+        at: now(),
+      });
+    } catch (error) {
+      if (!isPermanentError(error)) throw error;
+      const message = errorMessageOf(error, 300);
+      await deps.dispatch()(
+        pagerCommand(
+          'RecordPageSmsFailed',
+          { slackUserId, pageId: e.pageId, code: errorCodeOf(error).slice(0, 60), message },
+          e.pageId,
+          now(),
+        ),
+      );
+      await report({
+        incident: e.reportTo,
+        reportId: uuidv5(`page-sms-failed:${e.pageId}`),
+        person: { slackUserId },
+        kind: 'sms_failed',
+        detail: message,
+        at: now(),
+      });
+    }
+  };
+
+  return {
+    id: 'paging-delivery',
+    filter: {
+      streamPrefixes: [PAGER_STREAM_PREFIX],
+      eventTypes: ['PageRequested', 'PageCallRequested', 'PageStopped'],
+    },
+    async handle(recorded, ctx) {
+      const slackUserId = recorded.streamId.slice(PAGER_STREAM_PREFIX.length);
+      const event = parsePagerEvent(recorded);
+      if (event.type === 'PageRequested') {
+        await sendSms(event.data, slackUserId, recorded.streamId, ctx.store, ctx.now);
+        return;
+      }
+      if (event.type === 'PageStopped') {
+        await cancelTimer(ctx.store, pageCallTimerId(event.data.pageId), {
+          now: ctx.now(),
+          reason: event.data.reason,
+        });
+        return;
+      }
+      if (event.type !== 'PageCallRequested') return;
+      const state = await readPagerState(ctx.store, recorded.streamId);
+      const page = state.pages[event.data.pageId];
+      if (page?.status !== 'requested' || page.callUuid !== null || page.callFailed || !page.phone) {
+        return;
+      }
+      const requested = (await ctx.store.readStream(recorded.streamId))
+        .filter((m) => m.kind === 'event' && m.type === 'PageRequested')
+        .map((m) => parsePagerEvent(m))
+        .find((m) => m.type === 'PageRequested' && m.data.pageId === page.pageId) as
+        | PagerEventOf<'PageRequested'>
+        | undefined;
+      const spoken = requested?.data.spokenText ?? page.label;
+      try {
+        const call = await deps.client.createCall({
+          to: page.phone,
+          from: deps.from,
+          ncco: pageCallNcco(spoken, deps.voiceEventUrl),
+          ...(deps.voiceEventUrl ? { eventUrl: deps.voiceEventUrl } : {}),
+          ringingSeconds: deps.ringingSeconds ?? 45,
+        });
+        await dispatchCommand(
+          deps.dispatch(),
+          pagerCommand(
+            'RecordPageCallPlaced',
+            { slackUserId, pageId: page.pageId, callUuid: call.uuid },
+            page.pageId,
+            ctx.now(),
+          ),
+        );
+        await report({
+          incident: page.reportTo,
+          reportId: uuidv5(`page-call-created:${page.pageId}`),
+          person: { slackUserId },
+          kind: 'call_created',
+          detail: null,
+          at: ctx.now(),
+        });
+      } catch (error) {
+        if (!isPermanentError(error) || hasCode(error, 'SB_STORE_UNAVAILABLE')) throw error;
+        ctx.logger.warn({ err: asError(error), pageId: page.pageId }, 'page call refused');
+        const message = errorMessageOf(error, 300);
+        await deps.dispatch()(
+          pagerCommand(
+            'RecordPageCallFailed',
+            { slackUserId, pageId: page.pageId, code: errorCodeOf(error).slice(0, 60), message },
+            page.pageId,
+            ctx.now(),
+          ),
+        );
+        await report({
+          incident: page.reportTo,
+          reportId: uuidv5(`page-call-failed:${page.pageId}`),
+          person: { slackUserId },
+          kind: 'call_failed',
+          detail: message,
+          at: ctx.now(),
+        });
+      }
+    },
+  };
+};

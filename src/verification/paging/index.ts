@@ -1,0 +1,135 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { pagingWebhookVerifiers } from '../../../handlers/verification/pagingWebhooks.ts';
+import type { WebhookVerification, WebhookVerifier } from '../../../handlers/webhooks/routes.ts';
+import type { PagerCommand } from '../../../machines/verification/paging/commands.ts';
+import {
+  pageReceiptDecider,
+  pagerDecider,
+  pagerReplyDecider,
+} from '../../../machines/verification/paging/decider.ts';
+import {
+  pagerReceiptStreamId,
+  pagerReplyStreamId,
+  pagerStreamId,
+} from '../../../machines/verification/paging/streams.ts';
+import type { CommandRoute } from '../../application/dispatch.ts';
+import type { Command } from '../../core/messages.ts';
+import type { LifecycleDeps } from '../../lifecycles/lifecycle.ts';
+import type { Pager } from '../../lifecycles/ports.ts';
+import type { Processor } from '../../processors/runner.ts';
+import type { VonageClient } from '../../upstream/vonageContract.ts';
+import { createPagingDeliveryReactor } from './delivery.reactor.ts';
+import { createPager } from './pager.ts';
+import { createPagerIndex, type PagerIndex } from './pagerIndex.ts';
+import { createPagingReceiptsReactor } from './receipts.reactor.ts';
+import { createPagingRepliesReactor } from './replies.reactor.ts';
+
+/**
+ * Paging, the verification lifecycle's half (issue 10 items 4-6): the `pager` port it offers the
+ * incident lifecycle, the processors that send SMS pages and place calls, act on replies and keys
+ * pressed, and put receipts on incident timelines, and the `/webhooks/vonage/messages` and
+ * `/webhooks/vonage/voice` routes. The verification module spreads this into its instance:
+ *
+ * @example
+ * const paging = createPaging({ deps, client, fromNumber: config.fromNumber, verifySignature });
+ * return { routes: { ...routes, ...paging.routes }, processors: [...processors, ...paging.processors],
+ *          webhooks: [...webhooks, ...paging.webhooks], provides: { ...paging.provides }, … };
+ *
+ * Who is paged, when, and what the page says is the incident lifecycle's business
+ * (src/incidents/paging.reactor.ts); what was done with a reply goes back through its
+ * `incidentResponse` port. Neither reaches into the other.
+ */
+
+export type PagingInput = Readonly<{
+  deps: LifecycleDeps;
+  client: Pick<VonageClient, 'sendSms' | 'createCall'>;
+  /** Our sending number, E.164 digits without `+` (VONAGE_FROM_NUMBER). */
+  fromNumber: string;
+  /** The signed-webhook check (HS256 JWT over the raw body). Must not throw. */
+  verifySignature(rawBody: Buffer, headers: IncomingHttpHeaders): WebhookVerification;
+  /**
+   * Absolute URL of our `/webhooks/vonage/voice`, given to each call for its events and keys; when
+   * unset, the vendor uses the application's event URL.
+   */
+  voiceEventUrl?: string;
+}>;
+
+export type Paging = Readonly<{
+  routes: Readonly<Record<string, CommandRoute>>;
+  processors: readonly Processor[];
+  webhooks: readonly WebhookVerifier[];
+  pager: Pager;
+  /** What the verification module offers the others: `{ pager }`. */
+  provides: Readonly<{ pager: Pager }>;
+  index: PagerIndex;
+}>;
+
+const PAGER_COMMANDS: readonly PagerCommand['type'][] = [
+  'RequestPage',
+  'RecordPageSmsSent',
+  'RecordPageSmsFailed',
+  'PlacePageCall',
+  'RecordPageCallPlaced',
+  'RecordPageCallFailed',
+  'StopPage',
+  'OptOutOfPaging',
+];
+
+const route = (decider: unknown, streamId: (c: Command) => string): CommandRoute => ({
+  decider: decider as CommandRoute['decider'],
+  streamId,
+});
+
+export const createPaging = (input: PagingInput): Paging => {
+  const { deps } = input;
+  const index = createPagerIndex({ store: deps.store });
+  const dispatch = () => (command: Command) => deps.dispatch(command);
+  const incidentResponse = () => deps.ports.get('incidentResponse');
+  const data = (c: Command) => c.data as Record<string, string>;
+  const pager = createPager({ index, dispatch, now: () => deps.clock.now() });
+  return {
+    routes: {
+      ...Object.fromEntries(
+        PAGER_COMMANDS.map((type) => [
+          type,
+          route(pagerDecider, (c) => pagerStreamId(data(c).slackUserId ?? '')),
+        ]),
+      ),
+      RecordPagerReply: route(pagerReplyDecider, (c) => pagerReplyStreamId(data(c).phone ?? '')),
+      RecordPagerReplyOutcome: route(pagerReplyDecider, (c) => pagerReplyStreamId(data(c).phone ?? '')),
+      RecordPageReceipt: route(pageReceiptDecider, (c) => pagerReceiptStreamId(data(c).vendorId ?? '')),
+    },
+    processors: [
+      createPagingDeliveryReactor({
+        client: input.client,
+        from: input.fromNumber,
+        voiceEventUrl: input.voiceEventUrl,
+        dispatch,
+        incidentResponse,
+      }),
+      createPagingRepliesReactor({
+        client: input.client,
+        from: input.fromNumber,
+        index,
+        dispatch,
+        incidentResponse,
+        tellInSlack: async (slackUserId, text) => {
+          await deps.slack.chat.postMessage({ channel: slackUserId, text });
+        },
+      }),
+      createPagingReceiptsReactor({ index, incidentResponse }),
+    ],
+    webhooks: pagingWebhookVerifiers({
+      verify: input.verifySignature,
+      fromNumber: input.fromNumber,
+      voiceEventUrl: input.voiceEventUrl,
+      pageLabelOfCall: async (callUuid) => {
+        await index.catchUp();
+        return index.pageOfCall(callUuid)?.label ?? null;
+      },
+    }),
+    pager,
+    provides: { pager },
+    index,
+  };
+};

@@ -1,0 +1,88 @@
+import type { PagerEvent } from '../../../machines/verification/paging/events.ts';
+import { PAGE_ID, pagerStreamId } from '../../../machines/verification/paging/streams.ts';
+import { ValidationError } from '../../core/errors.ts';
+import { uuidv5 } from '../../core/ids.ts';
+import type { Command } from '../../core/messages.ts';
+import type { PageOutcome, Pager } from '../../lifecycles/ports.ts';
+import type { Dispatch } from '../../processors/dispatchCommand.ts';
+import { dispatchCommand } from '../../processors/dispatchCommand.ts';
+import type { PagerIndex } from './pagerIndex.ts';
+
+/** `metadata.actor` of everything the pager records on its own. */
+export const PAGER_ACTOR = 'system:pager';
+
+export const pagerCommand = (type: string, data: Command['data'], key: string, now: Date): Command => ({
+  type,
+  data,
+  metadata: { now: now.toISOString(), commandId: uuidv5(`pager:${type}:${key}`), actor: PAGER_ACTOR },
+});
+
+const outcomeOf = (events: readonly Readonly<{ type: string }>[]): PageOutcome => {
+  const types = new Set(events.map((e) => e.type as PagerEvent['type']));
+  if (types.has('PageRequested')) return 'paged';
+  if (types.has('PageHeldBack')) return 'held_back';
+  if (types.has('PageSkipped')) return 'opted_out';
+  return 'already_paged';
+};
+
+/**
+ * The `pager` port the verification lifecycle offers (src/lifecycles/ports.ts): `page` records a
+ * page in the person's stream (`RequestPage`, decided on their history: the per-hour limit and a
+ * STOP opt-out), and the delivery processor sends it; `stop` stops every page about an incident.
+ * Both are idempotent (deterministic command ids), so a caller's redelivery changes nothing.
+ *
+ * @example
+ * const outcome = await pager.page({ person: { slackUserId: 'U0ANA' }, pageId, reportTo, … });
+ */
+export const createPager = (
+  deps: Readonly<{ index: PagerIndex; dispatch: () => Dispatch; now: () => Date }>,
+): Pager => ({
+  async page(request) {
+    if (!PAGE_ID.test(request.pageId) || request.pageId.length > 40) {
+      throw new ValidationError(`a page id is 1-40 characters from [A-Za-z0-9._:-]: ${request.pageId}`);
+    }
+    await deps.index.catchUp();
+    const phone = deps.index.phoneOf(request.person.slackUserId);
+    if (!phone) return 'no_verified_phone';
+    const command = pagerCommand(
+      'RequestPage',
+      {
+        slackUserId: request.person.slackUserId,
+        pageId: request.pageId,
+        reportTo: request.reportTo,
+        number: request.number,
+        label: request.label.slice(0, 200),
+        phone: phone.digits,
+        phoneVerifiedAt: phone.at,
+        text: request.text.slice(0, 1000),
+        spokenText: (request.spokenText ?? request.text).slice(0, 1500),
+        callAfterMs: request.callAfterMs,
+        maxPerHour: request.maxPerHour,
+      },
+      request.pageId,
+      deps.now(),
+    );
+    const result = (await deps.dispatch()(command)) as { events: readonly { type: string }[] };
+    return outcomeOf(result.events);
+  },
+
+  async stop(input) {
+    await deps.index.catchUp();
+    for (const page of deps.index.pagesAbout(input.reportTo)) {
+      const outcome = await dispatchCommand(
+        deps.dispatch(),
+        pagerCommand(
+          'StopPage',
+          { slackUserId: page.slackUserId, pageId: page.pageId, reason: input.reason.slice(0, 200) },
+          page.pageId,
+          input.at,
+        ),
+      );
+      if (outcome.outcome === 'rejected' && outcome.code !== 'SB_ILLEGAL_STATE') {
+        throw new ValidationError(`stopping page ${page.pageId}: ${outcome.message}`);
+      }
+    }
+  },
+});
+
+export { pagerStreamId };

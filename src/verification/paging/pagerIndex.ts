@@ -1,0 +1,116 @@
+import { parsePagerEvent } from '../../../machines/verification/paging/events.ts';
+import { PAGER_STREAM_PREFIX } from '../../../machines/verification/paging/streams.ts';
+import type { EventFilter, EventStore, RecordedEvent } from '../../eventStore/eventStore.ts';
+import { PERSON_EVENT_TYPES, PERSON_STREAM_PREFIX, upcastPersonEvent } from '../../people/events.ts';
+
+/**
+ * What the pager looks up by a vendor's id or a phone number, folded from the store in memory:
+ * verified phone → person (the people directory's `phone` links), page id → whose page about which
+ * incident, call uuid → page, incident → its pages. Read-your-writes: `catchUp()` applies whatever
+ * it has not seen yet (the same pattern as the incident read models), so a webhook for a call
+ * created a moment ago finds it.
+ *
+ * @example
+ * await index.catchUp();
+ * index.personOfPhone('447700900123'); // 'U0ANA'
+ */
+
+export type PageEntry = Readonly<{
+  pageId: string;
+  slackUserId: string;
+  reportTo: string;
+  number: number | null;
+  label: string;
+}>;
+
+export type PagerIndex = Readonly<{
+  catchUp(): Promise<void>;
+  /** The Slack user whose verified phone this is (E.164 digits), or null. */
+  personOfPhone(digits: string): string | null;
+  /** The person's verified phone (digits) and when it was verified, or null. */
+  phoneOf(slackUserId: string): Readonly<{ digits: string; at: string }> | null;
+  page(pageId: string): PageEntry | undefined;
+  pageOfCall(callUuid: string): PageEntry | undefined;
+  /** Pages sent about an incident (its stream), any person. */
+  pagesAbout(reportTo: string): readonly PageEntry[];
+}>;
+
+const FILTER: EventFilter = {
+  streamPrefixes: [PERSON_STREAM_PREFIX, PAGER_STREAM_PREFIX],
+  eventTypes: [...PERSON_EVENT_TYPES, 'PageRequested', 'PageCallPlaced'],
+};
+
+/** E.164 digits without `+` (what every vendor API takes), from any spelling we stored. */
+export const phoneDigits = (phone: string): string => phone.replace(/[^0-9]/g, '');
+
+export const createPagerIndex = (deps: Readonly<{ store: EventStore }>): PagerIndex => {
+  let applied: bigint | undefined;
+  const phoneBySlack = new Map<string, { digits: string; at: string }>();
+  const slackByPhone = new Map<string, string>();
+  const pages = new Map<string, PageEntry>();
+  const byCall = new Map<string, string>();
+  const byIncident = new Map<string, Set<string>>();
+
+  const apply = (e: RecordedEvent): void => {
+    if (e.kind !== 'event') return;
+    if (applied !== undefined && e.position <= applied) return;
+    applied = e.position;
+    if (e.streamId.startsWith(PERSON_STREAM_PREFIX)) {
+      const fact = upcastPersonEvent(e);
+      if (fact?.data.system !== 'phone') return;
+      const { slackUserId } = fact.data;
+      const previous = phoneBySlack.get(slackUserId);
+      if (previous && slackByPhone.get(previous.digits) === slackUserId) slackByPhone.delete(previous.digits);
+      phoneBySlack.delete(slackUserId);
+      if (fact.type === 'PersonLinked') {
+        const digits = phoneDigits(fact.data.externalId);
+        phoneBySlack.set(slackUserId, { digits, at: fact.data.at });
+        slackByPhone.set(digits, slackUserId);
+      }
+      return;
+    }
+    const slackUserId = e.streamId.slice(PAGER_STREAM_PREFIX.length);
+    const event = parsePagerEvent(e);
+    if (event.type === 'PageRequested') {
+      const { pageId, reportTo, number, label } = event.data;
+      pages.set(pageId, { pageId, slackUserId, reportTo, number, label });
+      const set = byIncident.get(reportTo) ?? new Set<string>();
+      set.add(pageId);
+      byIncident.set(reportTo, set);
+    } else if (event.type === 'PageCallPlaced') {
+      byCall.set(event.data.callUuid, event.data.pageId);
+    }
+  };
+
+  let running: Promise<void> | undefined;
+  const catchUp = (): Promise<void> => {
+    const run = async () => {
+      for (;;) {
+        const batch = await deps.store.readAll({
+          ...(applied === undefined ? {} : { after: applied }),
+          filter: FILTER,
+          maxCount: 1_000,
+        });
+        for (const e of batch) apply(e);
+        if (batch.length < 1_000) return;
+      }
+    };
+    // One read at a time; a caller arriving during a read waits for it, then reads again.
+    const next = (running ?? Promise.resolve()).then(run, run);
+    running = next.catch(() => undefined);
+    return next;
+  };
+
+  return {
+    catchUp,
+    personOfPhone: (digits) => slackByPhone.get(phoneDigits(digits)) ?? null,
+    phoneOf: (slackUserId) => phoneBySlack.get(slackUserId) ?? null,
+    page: (pageId) => pages.get(pageId),
+    pageOfCall: (callUuid) => {
+      const pageId = byCall.get(callUuid);
+      return pageId === undefined ? undefined : pages.get(pageId);
+    },
+    pagesAbout: (reportTo) =>
+      [...(byIncident.get(reportTo) ?? [])].map((id) => pages.get(id)).filter((p) => p !== undefined),
+  };
+};

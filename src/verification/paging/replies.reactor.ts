@@ -1,0 +1,186 @@
+import { latestPage, pagerReplyDecider } from '../../../machines/verification/paging/decider.ts';
+import { parsePagerEvent } from '../../../machines/verification/paging/events.ts';
+import { PAGER_REPLY_STREAM_PREFIX, pagerStreamId } from '../../../machines/verification/paging/streams.ts';
+import { foldHistory } from '../../application/fold.ts';
+import { asError, hasCode } from '../../core/errors.ts';
+import { uuidv5 } from '../../core/ids.ts';
+import type { IncidentResponses } from '../../lifecycles/ports.ts';
+import type { Dispatch } from '../../processors/dispatchCommand.ts';
+import type { Processor } from '../../processors/runner.ts';
+import type { VonageClient } from '../../upstream/vonageContract.ts';
+import { readPagerState } from './delivery.reactor.ts';
+import { pagerCommand } from './pager.ts';
+import type { PagerIndex } from './pagerIndex.ts';
+
+export type PagingRepliesDeps = Readonly<{
+  client: Pick<VonageClient, 'sendSms'>;
+  from: string;
+  index: PagerIndex;
+  dispatch: () => Dispatch;
+  incidentResponse: () => IncidentResponses | undefined;
+  /** Tells the person in Slack (a DM) that their STOP switched paging off. */
+  tellInSlack(slackUserId: string, text: string): Promise<void>;
+}>;
+
+export const HOW_TO_REPLY =
+  'Reply 4 to acknowledge, 6 to resolve; add the incident number to choose one (4 12).';
+
+type Outcome =
+  | 'acknowledged'
+  | 'resolved'
+  | 'refused'
+  | 'opted_out'
+  | 'unknown_number'
+  | 'not_paged'
+  | 'not_understood';
+
+/**
+ * `paging-replies`: acts on what a phone sent back (`PagerReplyReceived`), once per reply.
+ *
+ * The number is mapped to the person by their verified phone (keys pressed in a call, by the call's
+ * page). `4` / `ACK` acknowledges, `6` resolves the incident of their most recent page, or of the
+ * page about the number they named (`4 12`), through the incident lifecycle's `incidentResponse`
+ * port: recorded as their own command, so it shows on the card and the timeline. `STOP` opts the
+ * number out (until it is verified again), stops their pages in flight and tells them in Slack.
+ * An unknown number, or a person never paged about the incident named, is recorded
+ * (`PagerReplyHandled`) and nothing else happens. An SMS reply says what was done.
+ */
+export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor => ({
+  id: 'paging-replies',
+  filter: { streamPrefixes: [PAGER_REPLY_STREAM_PREFIX], eventTypes: ['PagerReplyReceived'] },
+  async handle(recorded, ctx) {
+    const event = parsePagerEvent(recorded);
+    if (event.type !== 'PagerReplyReceived') return;
+    const reply = event.data;
+    const replyState = foldHistory(pagerReplyDecider, await ctx.store.readStream(recorded.streamId));
+    if (replyState.handled.includes(reply.replyId)) return;
+
+    const record = async (
+      outcome: Outcome,
+      slackUserId: string | null,
+      pageId: string | null,
+      detail: string | null,
+    ) => {
+      await deps.dispatch()(
+        pagerCommand(
+          'RecordPagerReplyOutcome',
+          {
+            phone: reply.phone,
+            replyId: reply.replyId,
+            outcome,
+            slackUserId,
+            pageId,
+            detail: detail?.slice(0, 300) ?? null,
+          },
+          reply.replyId,
+          ctx.now(),
+        ),
+      );
+    };
+    const answer = async (text: string) => {
+      if (reply.via !== 'sms') return; // the call said it already (the input's NCCO)
+      try {
+        await deps.client.sendSms({
+          to: reply.phone,
+          from: deps.from,
+          text: `[Switchboard] ${text}`.slice(0, 320),
+          clientRef: uuidv5(`pager-answer:${reply.replyId}`).replace(/-/g, '').slice(0, 32),
+        });
+      } catch (error) {
+        // The answer is a courtesy: what was done is recorded and on the incident's timeline.
+        ctx.logger.warn({ err: asError(error) }, 'could not answer a page reply by SMS');
+      }
+    };
+
+    await deps.index.catchUp();
+    const byCall = reply.callUuid ? deps.index.pageOfCall(reply.callUuid) : undefined;
+    const slackUserId = byCall?.slackUserId ?? deps.index.personOfPhone(reply.phone);
+    if (!slackUserId) {
+      ctx.logger.info({ replyId: reply.replyId }, 'a reply from a number nobody verified: ignored');
+      await record('unknown_number', null, null, null);
+      return;
+    }
+
+    if (reply.action === 'stop') {
+      await deps.dispatch()(
+        pagerCommand('OptOutOfPaging', { slackUserId, phone: reply.phone }, reply.replyId, ctx.now()),
+      );
+      const state = await readPagerState(ctx.store, pagerStreamId(slackUserId));
+      for (const pageId of state.order) {
+        if (state.pages[pageId]?.status !== 'requested') continue;
+        await deps.dispatch()(
+          pagerCommand('StopPage', { slackUserId, pageId, reason: 'opted out (STOP)' }, pageId, ctx.now()),
+        );
+      }
+      await deps.tellInSlack(
+        slackUserId,
+        ':no_bell: You replied STOP to a page, so Switchboard will not page your phone any more. ' +
+          'Verify your number again with `/verify` to be paged by SMS and voice again.',
+      );
+      await record('opted_out', slackUserId, null, null);
+      return;
+    }
+    if (reply.action === 'unknown') {
+      await answer(`Not understood. ${HOW_TO_REPLY}`);
+      await record('not_understood', slackUserId, null, reply.text);
+      return;
+    }
+
+    const state = await readPagerState(ctx.store, pagerStreamId(slackUserId));
+    const page = byCall ? (state.pages[byCall.pageId] ?? null) : latestPage(state, reply.number);
+    if (!page) {
+      await answer(
+        reply.number === null
+          ? 'You have not been paged about an incident.'
+          : `You were not paged about #${reply.number}. ${HOW_TO_REPLY}`,
+      );
+      await record('not_paged', slackUserId, null, reply.number === null ? null : `#${reply.number}`);
+      return;
+    }
+    const port = deps.incidentResponse();
+    if (!port) {
+      await answer(`Incidents are switched off: nothing was done about ${page.label}.`);
+      await record('refused', slackUserId, page.pageId, 'incidents are switched off');
+      return;
+    }
+    const action = reply.action;
+    let result: Awaited<ReturnType<IncidentResponses['respond']>>;
+    try {
+      result = await port.respond({
+        person: { slackUserId },
+        incident: page.reportTo,
+        action,
+        via: reply.via,
+        responseId: reply.replyId,
+        at: new Date(reply.at),
+      });
+    } catch (error) {
+      if (!hasCode(error, 'SB_UNMAPPED_USER')) throw error;
+      result = { ok: false, label: page.label, reason: (error as Error).message };
+    }
+    if (!result.ok) {
+      await answer(`${result.label}: ${result.reason}`);
+      await record('refused', slackUserId, page.pageId, result.reason);
+      return;
+    }
+    await deps.dispatch()(
+      pagerCommand(
+        'StopPage',
+        {
+          slackUserId,
+          pageId: page.pageId,
+          reason: action === 'acknowledge' ? 'acknowledged by phone' : 'resolved by phone',
+        },
+        page.pageId,
+        ctx.now(),
+      ),
+    );
+    const more =
+      reply.number === null && state.order.filter((id) => state.pages[id]?.status === 'requested').length > 1;
+    await answer(
+      `${action === 'acknowledge' ? 'Acknowledged' : 'Resolved'} ${result.label}.` +
+        (more ? ' Other incidents paged you too: reply 4 with the number to acknowledge one (4 12).' : ''),
+    );
+    await record(action === 'acknowledge' ? 'acknowledged' : 'resolved', slackUserId, page.pageId, null);
+  },
+});
