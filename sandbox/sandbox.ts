@@ -1,5 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync, rmSync, type WriteStream } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { createSwitchboard, type Switchboard } from '../src/app.ts';
@@ -118,6 +120,17 @@ export const DEFAULT_CONSOLE_PORT = 3100;
 
 const secret = (bytes = 24): string => randomBytes(bytes).toString('hex');
 
+/** A loopback port free now (the OS's pick), for a server that must know its URL before it listens. */
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+
 export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> => {
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
@@ -178,11 +191,14 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     const phones = simulatorPhones(vonage, { numbers: Object.values(phoneNumbers) });
     cleanups.push(() => phones.stop());
 
+    // The bot tells the communications service where a call's events and keys go
+    // (`/webhooks/vonage/voice`, in each call's NCCO), so its port is chosen before it starts.
+    const botPort = ports.bot ? ports.bot : await freePort();
     const store = await openEventStore(`sqlite:${dbPath}`);
     cleanups.push(() => (store.isOpen() ? store.close() : undefined));
     const config = loadConfig({
       ...simulatorEnv(simulators),
-      PORT: String(ports.bot ?? 0),
+      PORT: String(botPort),
       EVENT_STORE_URL: `sqlite:${dbPath}`,
       LOG_LEVEL: options.logLevel ?? 'info',
       ...(options.paging?.delayMinutes === undefined
@@ -205,7 +221,16 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       destination: options.log ?? logFile!,
       base: { sandbox: 'true' },
     });
-    const sb = await createSwitchboard({ config, logger, store, host: '127.0.0.1', httpGraceMs: 1_000 });
+    const sb = await createSwitchboard({
+      config,
+      logger,
+      store,
+      host: '127.0.0.1',
+      httpGraceMs: 1_000,
+      lifecycleOptions: {
+        verification: { voiceEventUrl: `http://127.0.0.1:${botPort}/webhooks/vonage/voice` },
+      },
+    });
     cleanups.push(() => sb.stop());
     const { url: botUrl } = await sb.start();
 

@@ -5,8 +5,10 @@ import { tempDir } from '../support/startApp.ts';
 import { type Chromium, launchChromium } from './chromium.ts';
 
 // The phone walkthrough, as a newcomer does it in the sandbox console in Debian's Chromium: verify
-// a phone number with the code that arrives on the phone in the side panel. Every step goes
-// through the page, and leaves a screenshot in test-results/.
+// a phone number with the code that arrives on the phone in the side panel, then be paged for an
+// incident and acknowledge it from the phone's keypad. Every step goes through the page, and leaves
+// a screenshot in test-results/. The sandbox's paging delays are set to 0 minutes
+// (`--page-after 0 --call-after 0`), so nothing waits on the clock.
 
 const ANA = PEOPLE.find((p) => p.handle === 'ana')!;
 
@@ -17,7 +19,14 @@ let cleanup: () => void;
 beforeAll(async () => {
   const tmp = tempDir('sandbox-phone-browser-');
   cleanup = tmp.cleanup;
-  sandbox = await startSandbox({ dataDir: tmp.dir, reset: true, ports: 0, logLevel: 'debug' });
+  // Pages at once: the SMS as soon as an incident is triggered, the call right after it.
+  sandbox = await startSandbox({
+    dataDir: tmp.dir,
+    reset: true,
+    ports: 0,
+    logLevel: 'debug',
+    paging: { delayMinutes: 0, callAfterMinutes: 0 },
+  });
   browser = await launchChromium();
 });
 afterAll(async () => {
@@ -91,6 +100,54 @@ describe('the sandbox phone', () => {
     expect(await ended.getByTestId('call-says').textContent()).toContain('This is a test call from');
     expect(await page.getByRole('tab', { name: 'Phone' }).getAttribute('class')).not.toContain('ringing');
     await browser.screenshot('phone-07-test-call-heard');
+    expect(browser.pageErrors).toEqual([]);
+  });
+
+  it('paged: trigger an incident, the SMS page arrives, then the call; press 4: the card shows it acknowledged, the timeline by phone (keypad)', async () => {
+    const { page } = browser;
+    await page.getByRole('button', { name: '# incidents' }).click();
+    // api's escalation policy starts with the Payments rotation, Ana's turn this week.
+    await page.getByLabel('Message').fill('/incident trigger api Card payments failing');
+    await page.getByLabel('Message').press('Enter');
+    const card = page.locator('.msg[data-surface-kind="message"]', { hasText: 'Card payments failing' });
+    await card.getByRole('button', { name: 'Acknowledge' }).waitFor({ timeout: 15_000 });
+
+    const panel = page.getByTestId('panel-phone');
+    const sms = panel.getByTestId('phone-sms').filter({ hasText: 'Card payments failing' });
+    await sms.waitFor({ timeout: 15_000 });
+    expect(await sms.textContent()).toContain('reply 4 to acknowledge');
+    const call = panel.getByTestId('phone-call').filter({ hasText: 'Incoming call' });
+    await call.waitFor({ timeout: 15_000 });
+    await browser.screenshot('phone-08-paged-sms-and-call');
+
+    await call.getByRole('button', { name: 'Answer' }).click();
+    const onCall = panel.getByTestId('phone-call').filter({ hasText: 'On a call' });
+    await onCall.getByRole('group', { name: 'Keypad' }).waitFor({ timeout: 15_000 });
+    expect(await onCall.getByTestId('call-says').textContent()).toContain('Card payments failing');
+    await browser.screenshot('phone-09-call-answered-keypad');
+    await onCall.getByRole('button', { name: 'Key 4' }).click();
+    const ncco = panel.getByTestId('call-ncco').first();
+    await ncco.waitFor({ timeout: 15_000 });
+    expect(await ncco.textContent()).toContain('"action": "talk"');
+    expect(await ncco.textContent()).toContain('acknowledge');
+
+    await expect
+      .poll(async () => (await card.locator('.bk-fields').textContent()) ?? '', { timeout: 15_000 })
+      .toContain('Acknowledged');
+    expect(await card.textContent()).toContain('Acknowledged by @Ana Silva');
+    await card.scrollIntoViewIfNeeded();
+    await browser.screenshot('phone-10-card-acknowledged');
+    // The timeline says how: by phone, from the keypad, after the SMS and the call.
+    const number = /#(\d+) Card payments failing/.exec((await card.textContent()) ?? '')?.[1];
+    await page.getByLabel('Message').fill(`/incident timeline ${number}`);
+    await page.getByLabel('Message').press('Enter');
+    const timeline = page.locator('.msg.ephemeral', { hasText: 'by phone (keypad)' });
+    await timeline.waitFor({ timeout: 15_000 });
+    const told = (await timeline.textContent()) ?? '';
+    expect(told).toContain('Acknowledged by @Ana Silva by phone (keypad)');
+    expect(told).toContain('Paged @Ana Silva by SMS');
+    await timeline.scrollIntoViewIfNeeded();
+    await browser.screenshot('phone-11-timeline-acknowledged-by-phone');
     expect(browser.pageErrors).toEqual([]);
   });
 });
