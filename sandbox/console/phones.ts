@@ -200,20 +200,19 @@ export const simulatorPhones = (
     },
     async callAction(number, callId, action, digits) {
       const call = callOf(number, callId);
+      const shown = declined.has(callId) ? 'rejected' : call.status;
       if (action === 'answer' || action === 'reject') {
-        if (call.status !== 'ringing')
-          throw new PhoneInputError(`the call is ${call.status}, not ringing`, 409);
+        if (call.status !== 'ringing') throw new PhoneInputError(`the call is ${shown}, not ringing`, 409);
         if (action === 'answer') sim.phones.answer(callId);
         else {
           declined.add(callId);
           sim.phones.hangUp(callId);
         }
       } else if (action === 'hangup') {
+        if (call.status === 'ringing')
+          throw new PhoneInputError('the call is still ringing: answer or decline it', 409);
         if (call.status !== 'answered')
-          throw new PhoneInputError(
-            `the call is ${call.status}: only a call in progress can be hung up`,
-            409,
-          );
+          throw new PhoneInputError(`the call has already ended (${shown})`, 409);
         sim.phones.hangUp(callId);
       } else {
         if (call.status !== 'answered' || call.awaitingInput === undefined)

@@ -291,4 +291,53 @@ describe('the sandbox phones', () => {
       await receiver.stop();
     }
   });
+  it('a ringing call can be declined (the bot hears it was rejected), an answered one hung up', async () => {
+    const vonage = createVonageClient({ ...sandbox.vonage.clientOptions() });
+    const ncco = [
+      { action: 'talk' as const, text: 'Hello.' },
+      { action: 'input' as const, type: ['dtmf'] as const },
+    ];
+    const ring = async () => {
+      const created = await vonage.createCall({
+        to: ANA.phone.slice(1),
+        from: SWITCHBOARD_NUMBER.slice(1),
+        ncco,
+      });
+      return created.uuid;
+    };
+    const declined = await ring();
+    expect(
+      (await post('/api/phone/call', { user: ANA.slackId, callId: declined, action: 'reject' })).status,
+    ).toBe(200);
+    const hangUpEarly = await post('/api/phone/call', {
+      user: ANA.slackId,
+      callId: declined,
+      action: 'hangup',
+    });
+    expect(hangUpEarly).toEqual({
+      status: 409,
+      json: { ok: false, error: 'the call has already ended (rejected)' },
+    });
+    expect((await phoneOf(ANA.slackId)).calls.find((c) => c.id === declined)?.status).toBe('rejected');
+    const rejected = await waitFor(
+      () =>
+        sandbox.vonage.webhooks.attempts.find(
+          (a) => a.kind === 'call-event' && a.body.includes(declined) && a.body.includes('"rejected"'),
+        ),
+      { what: 'the rejected call event' },
+    );
+    expect(rejected.url).toBe(`${sandbox.botUrl}/webhooks/vonage/voice`);
+
+    const answered = await ring();
+    await post('/api/phone/call', { user: ANA.slackId, callId: answered, action: 'answer' });
+    expect(
+      (await post('/api/phone/call', { user: ANA.slackId, callId: answered, action: 'hangup' })).status,
+    ).toBe(200);
+    expect((await phoneOf(ANA.slackId)).calls.find((c) => c.id === answered)?.status).toBe('completed');
+    const unknown = await post('/api/phone/call', { user: ANA.slackId, callId: answered, action: 'dial' });
+    expect(unknown).toEqual({
+      status: 400,
+      json: { ok: false, error: 'action must be one of answer, reject, hangup, press' },
+    });
+  });
 });
