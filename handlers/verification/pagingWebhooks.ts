@@ -268,9 +268,9 @@ export const pagingWebhookVerifiers = (deps: PagingWebhookDeps): WebhookVerifier
     bodyLimit: 64 * 1024,
     verify: deps.verify,
     parse: (raw, _headers, context) => parseVoiceWebhook(raw, context, deps.fromNumber),
-    async answer(parsed) {
+    async answer(parsed, duplicate) {
       const reply = parsed.commands.find((c) => c.type === 'RecordPagerReply');
-      if (!reply) return { ok: true };
+      if (!reply) return { ok: true, ...(duplicate ? { duplicate: true } : {}) };
       const data = reply.data as { text: string; callUuid: string };
       return keysAnswer(data.text, await deps.pageLabelOfCall(data.callUuid), deps.voiceEventUrl);
     },

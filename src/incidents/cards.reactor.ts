@@ -11,6 +11,7 @@ import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import { incidentCard } from './blocks/incidentCard.ts';
 import { type IncidentView, toIncidentView } from './blocks/incidentView.ts';
+import { pagingSummary } from './blocks/pagingSummary.ts';
 import { foldIncidentHistory, readIncidentState } from './incidentState.ts';
 import type { SlackUserOf } from './pagerdutyMapping.ts';
 
@@ -86,6 +87,9 @@ export type CardMarker = Readonly<{ stream: string; postKey: string }>;
 
 /** The `event_type` of a card's message metadata. */
 export const CARD_METADATA_EVENT_TYPE = 'switchboard_incident_card';
+/** Page activity, recorded as commands in the incident's stream (src/incidents/paging.ts). */
+const PAGE_ACTIVITY = 'RecordIncidentPageActivity';
+
 /** How far before the post's intent the history read starts (clock skew between us and Slack). */
 export const HISTORY_MARGIN_MS = 5 * 60_000;
 /** Messages read when looking for a card posted before a crash. */
@@ -247,6 +251,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     revision: number,
     state: IncidentState,
     since: Date,
+    paging: string | null = null,
   ): Promise<'done' | 'newer'> => {
     const streamId = cause.streamId;
     const raw = toIncidentView(streamId, state);
@@ -256,7 +261,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     const view = withSlackUsers(raw, slackUserOf);
     const lastLevel =
       view.service && options.lastEscalationLevel ? await options.lastEscalationLevel(view.service.id) : null;
-    const message = incidentCard(view, { lastEscalationLevel: lastLevel });
+    const message = incidentCard(view, { lastEscalationLevel: lastLevel, paging });
     const log = ctx.logger.child({ streamId });
 
     const trigger = state.context.trigger;
@@ -327,7 +332,8 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     id: INCIDENT_CARDS_PROCESSOR,
     filter: { streamPrefixes: ['incident-'] },
     async handle(event, ctx) {
-      if (event.kind !== 'event' || CARD_EVENTS.has(event.type)) return;
+      // Page activity (src/incidents/paging.ts) is recorded as commands; the card shows its summary.
+      if ((event.kind !== 'event' && event.type !== PAGE_ACTIVITY) || CARD_EVENTS.has(event.type)) return;
       const streamId = event.streamId;
       // When a post this event may have made could have happened at the earliest: after the stream's
       // last card bookkeeping, or its first event (read before this delivery records anything).
@@ -337,14 +343,24 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
         since ??= (history.findLast((m) => m.kind === 'event' && CARD_EVENTS.has(m.type)) ?? history[0])
           ?.recordedAt;
         const newest = history.reduce(
-          (max, m) => (m.kind === 'event' && !CARD_EVENTS.has(m.type) ? Math.max(max, m.revision) : max),
+          (max, m) =>
+            (m.kind === 'event' && !CARD_EVENTS.has(m.type)) || m.type === PAGE_ACTIVITY
+              ? Math.max(max, m.revision)
+              : max,
           -1,
         );
         // Coalesce: a newer event of this incident is waiting and will render the latest state.
         if (event.revision < newest) return;
         if ((rendered.get(streamId) ?? -1) >= newest) return;
         try {
-          const outcome = await render(ctx, event, newest, foldIncidentHistory(history), since ?? ctx.now());
+          const outcome = await render(
+            ctx,
+            event,
+            newest,
+            foldIncidentHistory(history),
+            since ?? ctx.now(),
+            pagingSummary(history),
+          );
           if (outcome === 'done') rendered.set(streamId, newest);
           else continue;
           return;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../src/core/clock.ts';
 import { readTimer } from '../../src/processors/scheduler.ts';
+import { signVonageWebhook } from '../../src/upstream/vonageSignature.ts';
 import { waitFor } from '../support/waitFor.ts';
 import { ANA, CHEN, FRANK, MINUTE, type PagingHarness, startPagingHarness } from './pagingHarness.ts';
 
@@ -40,6 +41,17 @@ const timeline = async (number: number): Promise<string> => {
   );
   return JSON.stringify(posted.body);
 };
+
+/** The incident's card in #ops, as JSON, once it says `what`. */
+const cardSays = (number: number, what: string) =>
+  waitFor(
+    () => {
+      const card = h.fake.messages('C0OPS').find((m) => m.bot_id !== '' && m.text.startsWith(`#${number} `));
+      const text = JSON.stringify(card?.blocks ?? []);
+      return text.includes(what) ? text : undefined;
+    },
+    { what: `#${number}'s card to say “${what}”`, timeoutMs: 10_000 },
+  );
 
 /** Replies from Chen's phone and waits until the reply is handled. */
 const reply = async (text: string): Promise<void> => {
@@ -104,6 +116,7 @@ describe('paging by SMS, then voice', () => {
     expect(told).toContain('Calling <@U0CHEN>');
     expect(told).toContain('Call to <@U0CHEN> answered');
     expect(told).toContain('Acknowledged by <@U0CHEN> by phone (keypad)');
+    await cardSays(number, '*Paging* <@U0CHEN> acknowledged by phone');
   });
 
   it('a bare 4 acknowledges the most recent page and says which; `4 <n>` names one; no call follows', async () => {
@@ -215,6 +228,7 @@ describe('paging by SMS, then voice', () => {
       via: null,
     });
     expect(await timeline(d.number)).toContain('Not paged <@U0FRANK> at level 2: no verified phone');
+    await cardSays(d.number, '*Paging* <@U0FRANK> skipped: no verified phone');
   });
 
   it('a reply from a number nobody verified, or about an incident never paged, is recorded and ignored', async () => {
@@ -271,5 +285,42 @@ describe('paging by SMS, then voice', () => {
       slackUserId: CHEN.slack,
       via: null,
     });
+  });
+
+  it('webhooks: unsigned or forged → 401, signed but malformed → 400 naming what was wrong, a redelivery → once', async () => {
+    const env = h.vonage.env();
+    const post = (path: string, raw: string, authorization?: string) =>
+      fetch(`${h.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+        body: raw,
+      });
+    const sign = (raw: string, secret = env.VONAGE_SIGNATURE_SECRET) =>
+      signVonageWebhook(raw, secret, { now: clock.now(), apiKey: env.VONAGE_API_KEY });
+
+    const reply = JSON.stringify({ channel: 'sms', message_uuid: 'f0f0-1', from: CHEN.phone, text: '4' });
+    expect((await post('/webhooks/vonage/messages', reply)).status).toBe(401);
+    expect((await post('/webhooks/vonage/messages', reply, sign(reply, 'not-the-secret'))).status).toBe(401);
+    expect((await post('/webhooks/vonage/messages', reply, sign(`${reply} `))).status).toBe(401);
+
+    const bad = JSON.stringify({ channel: 'sms', message_uuid: 'f0f0-2', from: 'evil', text: '4' });
+    const refused = await post('/webhooks/vonage/messages', bad, sign(bad));
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('from is not a phone number');
+    const keys = JSON.stringify({ uuid: 'call-x', dtmf: { digits: 'DROP' } });
+    const refusedKeys = await post('/webhooks/vonage/voice', keys, sign(keys));
+    expect(refusedKeys.status).toBe(400);
+    expect(await refusedKeys.text()).toContain('dtmf.digits');
+
+    // The same call event twice (a redelivery) is recorded once.
+    const event = JSON.stringify({ uuid: 'call-y', status: 'ringing', timestamp: '2026-11-23T10:00:00Z' });
+    const first = await post('/webhooks/vonage/voice', event, sign(event));
+    const again = await post('/webhooks/vonage/voice', event, sign(event));
+    expect(first.status).toBe(200);
+    expect(await again.json()).toMatchObject({ ok: true, duplicate: true });
+    await h.idle();
+    expect(
+      (await h.stream('pagerreceipt-call-y')).filter((e) => e.type === 'PageReceiptReceived'),
+    ).toHaveLength(1);
   });
 });

@@ -40,6 +40,17 @@ describe('limits', () => {
       slackUserId: CHEN.slack,
       via: null,
     });
+    await waitFor(
+      () => {
+        const card = h.fake
+          .messages('C0OPS')
+          .find((m) => m.bot_id !== '' && m.text.startsWith(`#${held.number} `));
+        return (
+          JSON.stringify(card?.blocks ?? []).includes('held back: too many pages this hour') || undefined
+        );
+      },
+      { what: 'the card to say the page was held back', timeoutMs: 10_000 },
+    );
 
     // An hour later the person can be paged again.
     await h.advance(60 * MINUTE);

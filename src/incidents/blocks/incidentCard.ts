@@ -128,6 +128,8 @@ const button = (
 export type IncidentCardOptions = Readonly<{
   /** The last level of the incident's escalation policy (null: unknown, Escalate stays offered). */
   lastEscalationLevel?: number | null;
+  /** One line on paging by phone (blocks/pagingSummary.ts), shown under the fields; null: none. */
+  paging?: string | null;
 }>;
 
 const actionsBlock = (view: IncidentView, options: IncidentCardOptions): KnownBlock | null => {
@@ -229,6 +231,7 @@ export const incidentCard = (view: IncidentView, options: IncidentCardOptions = 
       : null,
   ].filter((line): line is string => line !== null);
   if (history.length) blocks.push({ type: 'context', elements: [mrkdwn(history.join('\n'))] });
+  if (options.paging) blocks.push({ type: 'context', elements: [mrkdwn(options.paging)] });
 
   if (view.pending.length) {
     blocks.push({

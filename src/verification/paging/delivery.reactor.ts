@@ -4,9 +4,7 @@ import { parsePagerEvent } from '../../../machines/verification/paging/events.ts
 import { PAGER_STREAM_PREFIX, pageCallTimerId } from '../../../machines/verification/paging/streams.ts';
 import { foldHistory } from '../../application/fold.ts';
 import { asError, hasCode } from '../../core/errors.ts';
-import { uuidv5 } from '../../core/ids.ts';
 import type { EventStore } from '../../eventStore/eventStore.ts';
-import type { IncidentResponses, PageReport } from '../../lifecycles/ports.ts';
 import type { Dispatch } from '../../processors/dispatchCommand.ts';
 import { dispatchCommand } from '../../processors/dispatchCommand.ts';
 import { errorCodeOf, errorMessageOf, isPermanentError } from '../../processors/retryPolicy.ts';
@@ -25,8 +23,6 @@ export type PagingDeliveryDeps = Readonly<{
    */
   voiceEventUrl: string | undefined;
   dispatch: () => Dispatch;
-  /** The incident lifecycle's port, when it is on (receipts go to the incident's timeline). */
-  incidentResponse: () => IncidentResponses | undefined;
   /** Seconds a page call rings before it counts as unanswered. */
   ringingSeconds?: number;
 }>;
@@ -51,25 +47,26 @@ export const pageCallNcco = (spokenText: string, eventUrl: string | undefined): 
 ];
 
 /**
- * `paging-delivery`: sends what the pager recorded.
+ * `paging-sms` and `paging-calls`: send what the pager recorded.
  *
  * - `PageRequested`: the call timer is made sure of first (a durable timer, `page-call-<pageId>`,
  *   due at `callDueAt`), then the SMS is sent with `client_ref` = the page id (the vendor's
  *   idempotency key and how its receipts find the page) and `RecordPageSmsSent` recorded. A page
  *   stopped before its SMS went out sends nothing. A refused SMS (bad number, out of credit) is
- *   recorded and reported on the incident's timeline; a transient failure is retried by the runner.
+ *   recorded (paging-receipts puts it on the incident's timeline); a transient failure is retried by
+ *   the runner.
  * - `PageCallRequested` (the timer fired and the page was still on): the call is created with an
  *   NCCO that reads the incident and asks for a key, and `RecordPageCallPlaced` recorded. Calls
  *   have no idempotency key: a redelivery finds the call recorded and does not call again; the
  *   window between the vendor creating the call and the record is the one place a crash can call
  *   twice.
  * - `PageStopped`: the call timer is cancelled.
+ *
+ * Two processors share this code (`which`): `paging-sms` (PageRequested) and `paging-calls`
+ * (PageCallRequested, PageStopped), so SMS pages never wait behind calls queued for the call
+ * creation budget (3 a second) in a storm.
  */
-export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps): Processor => {
-  const report = async (r: PageReport): Promise<void> => {
-    await deps.incidentResponse()?.report(r);
-  };
-
+export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sms' | 'calls'): Processor => {
   const sendSms = async (
     e: PagerEventOf<'PageRequested'>['data'],
     slackUserId: string,
@@ -103,14 +100,6 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps): Processor
           now(),
         ),
       );
-      await report({
-        incident: e.reportTo,
-        reportId: uuidv5(`page-sms-sent:${e.pageId}`),
-        person: { slackUserId },
-        kind: 'sms_submitted',
-        detail: null,
-        at: now(),
-      });
     } catch (error) {
       if (!isPermanentError(error)) throw error;
       const message = errorMessageOf(error, 300);
@@ -122,22 +111,14 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps): Processor
           now(),
         ),
       );
-      await report({
-        incident: e.reportTo,
-        reportId: uuidv5(`page-sms-failed:${e.pageId}`),
-        person: { slackUserId },
-        kind: 'sms_failed',
-        detail: message,
-        at: now(),
-      });
     }
   };
 
   return {
-    id: 'paging-delivery',
+    id: which === 'sms' ? 'paging-sms' : 'paging-calls',
     filter: {
       streamPrefixes: [PAGER_STREAM_PREFIX],
-      eventTypes: ['PageRequested', 'PageCallRequested', 'PageStopped'],
+      eventTypes: which === 'sms' ? ['PageRequested'] : ['PageCallRequested', 'PageStopped'],
     },
     async handle(recorded, ctx) {
       const slackUserId = recorded.streamId.slice(PAGER_STREAM_PREFIX.length);
@@ -154,17 +135,15 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps): Processor
         return;
       }
       if (event.type !== 'PageCallRequested') return;
-      const state = await readPagerState(ctx.store, recorded.streamId);
+      const history = await ctx.store.readStream(recorded.streamId);
+      const state = foldHistory(pagerDecider, history);
       const page = state.pages[event.data.pageId];
       if (page?.status !== 'requested' || page.callUuid !== null || page.callFailed || !page.phone) {
         return;
       }
-      const requested = (await ctx.store.readStream(recorded.streamId))
-        .filter((m) => m.kind === 'event' && m.type === 'PageRequested')
-        .map((m) => parsePagerEvent(m))
-        .find((m) => m.type === 'PageRequested' && m.data.pageId === page.pageId) as
-        | PagerEventOf<'PageRequested'>
-        | undefined;
+      const requested = history
+        .filter((m) => m.kind === 'event' && m.type === 'PageRequested' && m.data.pageId === page.pageId)
+        .map((m) => parsePagerEvent(m))[0] as PagerEventOf<'PageRequested'> | undefined;
       const spoken = requested?.data.spokenText ?? page.label;
       try {
         const call = await deps.client.createCall({
@@ -183,14 +162,6 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps): Processor
             ctx.now(),
           ),
         );
-        await report({
-          incident: page.reportTo,
-          reportId: uuidv5(`page-call-created:${page.pageId}`),
-          person: { slackUserId },
-          kind: 'call_created',
-          detail: null,
-          at: ctx.now(),
-        });
       } catch (error) {
         if (!isPermanentError(error) || hasCode(error, 'SB_STORE_UNAVAILABLE')) throw error;
         ctx.logger.warn({ err: asError(error), pageId: page.pageId }, 'page call refused');
@@ -203,14 +174,6 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps): Processor
             ctx.now(),
           ),
         );
-        await report({
-          incident: page.reportTo,
-          reportId: uuidv5(`page-call-failed:${page.pageId}`),
-          person: { slackUserId },
-          kind: 'call_failed',
-          detail: message,
-          at: ctx.now(),
-        });
       }
     },
   };

@@ -100,13 +100,17 @@ export const createPaging = (input: PagingInput): Paging => {
       RecordPageReceipt: route(pageReceiptDecider, (c) => pagerReceiptStreamId(data(c).vendorId ?? '')),
     },
     processors: [
-      createPagingDeliveryReactor({
-        client: input.client,
-        from: input.fromNumber,
-        voiceEventUrl: input.voiceEventUrl,
-        dispatch,
-        incidentResponse,
-      }),
+      ...(['sms', 'calls'] as const).map((which) =>
+        createPagingDeliveryReactor(
+          {
+            client: input.client,
+            from: input.fromNumber,
+            voiceEventUrl: input.voiceEventUrl,
+            dispatch,
+          },
+          which,
+        ),
+      ),
       createPagingRepliesReactor({
         client: input.client,
         from: input.fromNumber,

@@ -1,0 +1,258 @@
+import { describe, expect, it } from 'vitest';
+import { parseMessagesWebhook, parseVoiceWebhook } from '../../handlers/verification/pagingWebhooks.ts';
+import { parseReply } from '../../machines/verification/paging/commands.ts';
+import { latestPage, pageReceiptDecider, pagerDecider } from '../../machines/verification/paging/decider.ts';
+import type { PagerEvent } from '../../machines/verification/paging/events.ts';
+import { ValidationError } from '../../src/core/errors.ts';
+import type { Command } from '../../src/core/messages.ts';
+import { pagingSummary } from '../../src/incidents/blocks/pagingSummary.ts';
+import { parseServiceDelays } from '../../src/incidents/pagingConfig.ts';
+
+const at = (minute: number) => new Date(Date.UTC(2026, 10, 23, 9, minute)).toISOString();
+const meta = (minute: number, id: string) => ({ now: at(minute), commandId: id, actor: 'system:pager' });
+
+const request = (pageId: string, minute: number, extra: Record<string, unknown> = {}) =>
+  ({
+    type: 'RequestPage',
+    data: {
+      slackUserId: 'U0CHEN',
+      pageId,
+      reportTo: 'incident-PINC1',
+      number: 12,
+      label: '#12 Checkout 5xx',
+      phone: '447700900103',
+      phoneVerifiedAt: at(0),
+      text: '[Switchboard] #12 Checkout 5xx — reply 4 to acknowledge, 6 to resolve',
+      spokenText: 'Incident 12',
+      callAfterMs: 180_000,
+      maxPerHour: 2,
+      ...extra,
+    },
+    metadata: meta(minute, `c-${pageId}`),
+  }) as Parameters<typeof pagerDecider.decide>[0];
+
+const run = (commands: readonly Command[]) => {
+  let state = pagerDecider.initialState();
+  const out: PagerEvent[] = [];
+  for (const c of commands) {
+    const events = pagerDecider.decide(c as Parameters<typeof pagerDecider.decide>[0], state);
+    out.push(...events);
+    state = events.reduce(pagerDecider.evolve, state);
+  }
+  return { state, events: out };
+};
+
+describe('the pager decider', () => {
+  it('records a page once, with its call due M minutes later', () => {
+    const { events } = run([request('p1', 5), request('p1', 6)]);
+    expect(events.map((e) => e.type)).toEqual(['PageRequested']);
+    expect(events[0]?.data).toMatchObject({ pageId: 'p1', callDueAt: at(8), at: at(5) });
+  });
+
+  it('holds back a page over K an hour, and pages again once the hour has passed', () => {
+    const { events } = run([request('p1', 0), request('p2', 10), request('p3', 20), request('p4', 61)]);
+    expect(events.map((e) => e.type)).toEqual([
+      'PageRequested',
+      'PageRequested',
+      'PageHeldBack',
+      'PageRequested',
+    ]);
+  });
+
+  it('a stopped page places no call; STOP skips pages until the phone is verified again', () => {
+    const stop = {
+      type: 'StopPage',
+      data: { slackUserId: 'U0CHEN', pageId: 'p1', reason: 'acknowledged' },
+      metadata: meta(6, 's1'),
+    } as Command;
+    const call = {
+      type: 'PlacePageCall',
+      data: { slackUserId: 'U0CHEN', pageId: 'p1' },
+      metadata: meta(8, 't1'),
+    } as Command;
+    const optOut = {
+      type: 'OptOutOfPaging',
+      data: { slackUserId: 'U0CHEN', phone: '447700900103' },
+      metadata: meta(9, 'o1'),
+    } as Command;
+    const { events, state } = run([
+      request('p1', 5),
+      stop,
+      call,
+      optOut,
+      request('p2', 10),
+      request('p3', 30, { phoneVerifiedAt: at(20) }),
+    ]);
+    expect(events.map((e) => e.type)).toEqual([
+      'PageRequested',
+      'PageStopped',
+      'PagingOptedOut',
+      'PageSkipped',
+      'PageRequested',
+    ]);
+    expect(latestPage(state)?.pageId).toBe('p3');
+    expect(latestPage(state, 12)?.pageId).toBe('p3');
+    expect(latestPage(state, 13)).toBeNull();
+  });
+
+  it('refuses a record about a page it never made', () => {
+    const sent = {
+      type: 'RecordPageSmsSent',
+      data: { slackUserId: 'U0CHEN', pageId: 'nope', messageUuid: 'm1' },
+      metadata: meta(1, 'x'),
+    };
+    expect(() => run([sent as Command])).toThrow(/no page nope/);
+  });
+
+  it('records each receipt status once', () => {
+    const receipt = (status: string, ts: string) =>
+      ({
+        type: 'RecordPageReceipt',
+        data: {
+          vendorId: 'call-1',
+          channel: 'voice',
+          status,
+          reason: null,
+          pageId: null,
+          vendorTimestamp: ts,
+        },
+        metadata: meta(1, `${status}${ts}`),
+      }) as Parameters<typeof pageReceiptDecider.decide>[0];
+    let state = pageReceiptDecider.initialState();
+    const types: string[] = [];
+    for (const c of [receipt('ringing', 'a'), receipt('ringing', 'a'), receipt('answered', 'b')]) {
+      const events = pageReceiptDecider.decide(c, state);
+      types.push(...events.map((e) => e.type));
+      state = events.reduce(pageReceiptDecider.evolve, state);
+    }
+    expect(types).toEqual(['PageReceiptReceived', 'PageReceiptReceived']);
+  });
+});
+
+describe('replies', () => {
+  it.each([
+    ['4', 'acknowledge', null],
+    [' ack ', 'acknowledge', null],
+    ['Ack #12', 'acknowledge', 12],
+    ['4 12', 'acknowledge', 12],
+    ['6', 'resolve', null],
+    ['resolve 7', 'resolve', 7],
+    ['STOP', 'stop', null],
+    ['stop', 'stop', null],
+    ['hello there', 'unknown', null],
+    ['4 twelve', 'unknown', null],
+    ['STOP 12', 'unknown', null],
+    ['', 'unknown', null],
+  ])('%j → %s %s', (text, action, number) => {
+    expect(parseReply(text)).toEqual({ action, number });
+  });
+});
+
+describe('the paging webhooks', () => {
+  const context = {
+    receivedAt: at(0),
+    metadata: (deliveryId: string) => ({ now: at(0), commandId: deliveryId, actor: 'system:vonage' }),
+  };
+  const body = (v: unknown) => Buffer.from(JSON.stringify(v));
+
+  it('turns an inbound SMS into a reply and a status into a receipt, each keyed for redeliveries', () => {
+    const inbound = parseMessagesWebhook(
+      body({
+        channel: 'sms',
+        message_uuid: 'aaaa-1',
+        from: '447700900103',
+        to: '447700900999',
+        text: '4 12',
+      }),
+      context,
+    );
+    expect(inbound.deliveryId).toBe('sms-in:aaaa-1');
+    expect(inbound.commands[0]).toMatchObject({
+      type: 'RecordPagerReply',
+      data: { action: 'acknowledge', number: 12, phone: '447700900103' },
+    });
+    const status = parseMessagesWebhook(
+      body({
+        message_uuid: 'aaaa-2',
+        status: 'rejected',
+        client_ref: 'page-1',
+        timestamp: '2026-11-23T09:00:01Z',
+        error: { title: '1240', detail: 'Illegal Number' },
+      }),
+      context,
+    );
+    expect(status.deliveryId).toBe('sms-status:aaaa-2:rejected');
+    expect(status.commands[0]?.data).toMatchObject({
+      status: 'rejected',
+      pageId: 'page-1',
+      reason: '1240 Illegal Number',
+    });
+    const call = parseVoiceWebhook(
+      body({ uuid: 'call-1', status: 'answered', timestamp: 't1' }),
+      context,
+      '447700900999',
+    );
+    expect(call.deliveryId).toBe('call:call-1:answered:t1');
+    const keys = parseVoiceWebhook(
+      body({
+        uuid: 'call-1',
+        dtmf: { digits: '4' },
+        from: '447700900103',
+        to: '447700900999',
+        timestamp: 't2',
+      }),
+      context,
+      '447700900999',
+    );
+    expect(keys.commands[0]?.data).toMatchObject({
+      via: 'voice',
+      action: 'acknowledge',
+      phone: '447700900103',
+      callUuid: 'call-1',
+    });
+  });
+
+  it.each([
+    ['not JSON', Buffer.from('{'), /not JSON/],
+    [
+      'a bad sender',
+      body({ message_uuid: 'a-1', from: '+44 7700 <script>', text: '4' }),
+      /from is not a phone number/,
+    ],
+    ['a bad message id', body({ message_uuid: '../../etc', status: 'delivered' }), /message_uuid/],
+    ['a bad status', body({ message_uuid: 'a-1', status: 'DELIVERED; DROP' }), /status/],
+  ])('refuses %s, naming what was wrong', (_what, raw, message) => {
+    expect(() => parseMessagesWebhook(raw, context)).toThrow(ValidationError);
+    expect(() => parseMessagesWebhook(raw, context)).toThrow(message);
+  });
+
+  it('refuses keys that are not keys', () => {
+    expect(() =>
+      parseVoiceWebhook(body({ uuid: 'call-1', dtmf: { digits: '4; rm' } }), context, '447700900999'),
+    ).toThrow(/dtmf.digits/);
+  });
+});
+
+describe('paging settings and the card line', () => {
+  it('reads per-service delays', () => {
+    expect(parseServiceDelays('PSVC001=2, PSVC002 = 10')).toEqual({ PSVC001: 120_000, PSVC002: 600_000 });
+    expect(parseServiceDelays(undefined)).toEqual({});
+  });
+
+  it('sums up where each person’s page stands', () => {
+    const activity = (kind: string, slackUserId: string | null) => ({
+      type: 'RecordIncidentPageActivity',
+      kind: 'command' as const,
+      data: { kind, slackUserId, name: null },
+    });
+    expect(
+      pagingSummary([
+        activity('sms_submitted', 'U0CHEN'),
+        activity('no_verified_phone', 'U0FRANK'),
+        activity('phone_acknowledged', 'U0CHEN'),
+        activity('call_completed', 'U0CHEN'),
+      ]),
+    ).toBe(':iphone: *Paging* <@U0CHEN> acknowledged by phone · <@U0FRANK> skipped: no verified phone');
+    expect(pagingSummary([])).toBeNull();
+  });
+});
