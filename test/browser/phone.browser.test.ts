@@ -103,7 +103,7 @@ describe('the sandbox phone', () => {
     expect(browser.pageErrors).toEqual([]);
   });
 
-  it('paged: trigger an incident, the SMS page arrives, then the call; press 4: the card shows it acknowledged, the timeline by phone (keypad)', async () => {
+  it('paged: trigger an incident, the SMS page arrives, then the call; press 4: the card shows it acknowledged by phone, the timeline from the keypad', async () => {
     const { page } = browser;
     await page.getByRole('button', { name: '# incidents' }).click();
     // api's escalation policy starts with the Payments rotation, Ana's turn this week.
@@ -135,8 +135,11 @@ describe('the sandbox phone', () => {
       .poll(async () => (await card.locator('.bk-fields').textContent()) ?? '', { timeout: 15_000 })
       .toContain('Acknowledged');
     expect(await card.textContent()).toContain('Acknowledged by @Ana Silva');
+    await expect
+      .poll(async () => (await card.textContent()) ?? '', { timeout: 15_000 })
+      .toContain('Paging @Ana Silva acknowledged by phone');
     await card.scrollIntoViewIfNeeded();
-    await browser.screenshot('phone-10-card-acknowledged');
+    await browser.screenshot('phone-10-card-acknowledged-by-phone');
     // The timeline says how: by phone, from the keypad, after the SMS and the call.
     const number = /#(\d+) Card payments failing/.exec((await card.textContent()) ?? '')?.[1];
     await page.getByLabel('Message').fill(`/incident timeline ${number}`);
