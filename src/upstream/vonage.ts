@@ -30,9 +30,13 @@ import { createApplicationJwtSigner } from './vonageJwt.ts';
  * (SMS), Voice (create a call with an NCCO) and Number Insight basic, each on `createUpstreamHttp`
  * (undici, deadlines, zod-checked answers, coded and scrubbed errors).
  *
- * Credentials, as the service takes them: HTTP Basic (`api_key:api_secret`) on Verify v2,
- * Messages SMS and Number Insight; an application JWT (RS256 with `VONAGE_PRIVATE_KEY`, fresh
- * `jti`, five-minute `exp`; see vonageJwt.ts) on Voice, the only API that takes nothing else.
+ * Credentials, as the service takes them: an application JWT (RS256 with `VONAGE_PRIVATE_KEY`,
+ * a fresh `jti` per request, five-minute `exp`; see vonageJwt.ts) on Voice, which takes nothing
+ * else, and by default on Verify v2 and Messages too: they also take HTTP Basic
+ * (`api_key:api_secret`, `auth: { verify: 'basic' }`), but the vendor sends an application's
+ * callbacks (verify events, message status) only for requests made with its JWT
+ * (https://developer.vonage.com/en/getting-started/concepts/authentication). Number Insight:
+ * Basic.
  *
  * Rate limits: one queueing budget per API per client instance (vonageBudget.ts), shared by every
  * caller of that instance: call creation 3/s (across all voice products), other voice requests
@@ -84,6 +88,12 @@ export type VonageClientOptions = Readonly<{
   maxQueueMs?: number;
   /** Application JWT lifetime, default 300 s. */
   jwtTtlSeconds?: number;
+  /**
+   * The credential per API (Voice always takes the JWT, Number Insight Basic). Default `jwt`:
+   * both APIs take Basic, but only requests made with the application's JWT get its callbacks
+   * (verify events, message status): Basic is "for synchronous calls" in the Verify v2 document.
+   */
+  auth?: Readonly<{ verify?: 'basic' | 'jwt'; messages?: 'basic' | 'jwt' }>;
 }>;
 
 // ---------------------------------------------------------------- answers (fields we use)
@@ -201,7 +211,7 @@ export const parseVonageError = (json: unknown): VendorErrorInfo | undefined => 
 
 const AUTH_HINT = /unauthori[sz]ed|credential|jwt|token|api[_ ]?key|secret/i;
 
-type Refined = { code: ErrorCode; reason: string; extra?: Record<string, unknown>; say?: string };
+type Refined = { code: ErrorCode; reason: string; say: string };
 
 /** The contract's table: how each answer reads for the operation that got it. */
 const refineFor = (
@@ -276,8 +286,19 @@ const refineError = (err: unknown): never => {
 
 // ---------------------------------------------------------------- the client
 
-/** The contract, plus how many requests wait in the budgets now (for a gauge, and for tests). */
-export type VonageClientWithBudgets = VonageClient & Readonly<{ queued(api?: VonageApi): number }>;
+/** The contract, plus what the budgets hold now (for a gauge, and for tests). */
+export type VonageClientWithBudgets = VonageClient &
+  Readonly<{
+    /** Requests waiting for their turn. */
+    queued(api?: VonageApi): number;
+    /** Requests sent whose answer is not in yet. */
+    inFlight(api?: VonageApi): number;
+    /**
+     * Ends a call now, ringing or answered (Voice `PUT /v1/calls/{uuid}` `hangup`, on the 15/s
+     * budget): a page nobody needs any more. A call that is already over, or unknown, is done.
+     */
+    hangUpCall(uuid: string): Promise<void>;
+  }>;
 
 export const createVonageClient = (options: VonageClientOptions): VonageClientWithBudgets => {
   const clock = options.clock ?? systemClock;
@@ -294,12 +315,8 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
     defaultRetryAfterMs: 1_000,
     secrets,
   };
+  /** Verify, Messages and Voice: the credential goes per request (Basic or a fresh JWT). */
   const api = createUpstreamHttp({
-    ...common,
-    baseUrl: options.apiUrl,
-    defaultHeaders: { authorization: basic, accept: 'application/json' },
-  });
-  const voice = createUpstreamHttp({
     ...common,
     baseUrl: options.apiUrl,
     defaultHeaders: { accept: 'application/json' },
@@ -336,22 +353,41 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
     ]),
   ) as Record<VonageApi, QueueingBudget>;
 
-  /** Waits for the API's budget, sends, closes the budget on a 429, maps the errors. */
+  /** A 429 that came anyway (another client on the key) closes the API's budget for Retry-After. */
+  const closeOn429 = (budget: QueueingBudget, e: unknown) => {
+    const d = (e as { code?: unknown; details?: { retryAfterMs?: unknown } }) ?? {};
+    if (d.code === 'SB_UPSTREAM_RATE_LIMITED' && typeof d.details?.retryAfterMs === 'number') {
+      budget.exhaustUntil(nowMs() + d.details.retryAfterMs);
+    }
+  };
+
+  const authFor: Record<'verify' | 'messages', 'basic' | 'jwt'> = {
+    verify: options.auth?.verify ?? 'jwt',
+    messages: options.auth?.messages ?? 'jwt',
+  };
+
+  /**
+   * Waits for the API's budget, sends, closes the budget on a 429, maps the errors. A JWT is
+   * signed before the request queues (the queue is at most a minute, the token lives five), so
+   * nothing slow sits between its turn and the request leaving.
+   */
   const call = async <T>(
     budgetName: VonageApi,
     http: UpstreamHttp,
+    auth: 'basic' | 'jwt' | 'default',
     req: Parameters<UpstreamHttp['request']>[0] & { schema: z.ZodType<T> },
   ): Promise<T> => {
+    const authorization = auth === 'jwt' ? `Bearer ${await signJwt()}` : auth === 'basic' ? basic : undefined;
     const budget = budgets[budgetName];
-    await budget.take(req.operation);
+    const release = await budget.take(req.operation);
     try {
-      return (await http.request(req)).data;
+      const headers = { ...req.headers, ...(authorization === undefined ? {} : { authorization }) };
+      return (await http.request({ ...req, headers })).data;
     } catch (e) {
-      const d = (e as { code?: unknown; details?: { retryAfterMs?: unknown } }) ?? {};
-      if (d.code === 'SB_UPSTREAM_RATE_LIMITED' && typeof d.details?.retryAfterMs === 'number') {
-        budget.exhaustUntil(nowMs() + d.details.retryAfterMs);
-      }
+      closeOn429(budget, e);
       return refineError(e);
+    } finally {
+      release();
     }
   };
 
@@ -384,7 +420,7 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
         details: { field: 'clientRef' },
       });
     }
-    const data = await call('verify', api, {
+    const data = await call('verify', api, authFor.verify, {
       operation: 'startVerification',
       method: 'POST',
       path: '/v2/verify',
@@ -409,7 +445,7 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
         details: { field: 'code', reason: 'malformed_code' },
       });
     }
-    await call('verify', api, {
+    await call('verify', api, authFor.verify, {
       operation: 'checkCode',
       method: 'POST',
       path: `/v2/verify/${encodeURIComponent(rid)}`,
@@ -421,7 +457,7 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
 
   const cancelVerification = async (id: string): Promise<void> => {
     const rid = requestId(id);
-    await call('verify', api, {
+    await call('verify', api, authFor.verify, {
       operation: 'cancelVerification',
       method: 'DELETE',
       path: `/v2/verify/${encodeURIComponent(rid)}`,
@@ -431,7 +467,7 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
 
   const nextWorkflow = async (id: string): Promise<void> => {
     const rid = requestId(id);
-    await call('verify', api, {
+    await call('verify', api, authFor.verify, {
       operation: 'nextWorkflow',
       method: 'POST',
       path: `/v2/verify/${encodeURIComponent(rid)}/next_workflow`,
@@ -451,7 +487,7 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
     if (typeof input.clientRef !== 'string' || input.clientRef.length === 0 || input.clientRef.length > 40) {
       throw new ValidationError('clientRef must be 1 to 40 characters', { details: { field: 'clientRef' } });
     }
-    const data = await call('messages', api, {
+    const data = await call('messages', api, authFor.messages, {
       operation: 'sendSms',
       method: 'POST',
       path: '/v1/messages',
@@ -472,32 +508,39 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
       input.ringingSeconds === undefined
         ? undefined
         : integerIn(input.ringingSeconds, 60, 1, 120, 'ringingSeconds');
-    // Signed when its turn comes, so a queued request does not carry an old token.
-    const budget = budgets.callCreation;
-    await budget.take('createCall');
-    const token = await signJwt();
-    try {
-      const { data } = await voice.request({
-        operation: 'createCall',
-        method: 'POST',
-        path: '/v1/calls',
-        headers: { authorization: `Bearer ${token}` },
-        body: {
-          to: [{ type: 'phone', number: to }],
-          from: { type: 'phone', number: from },
-          ncco,
-          ...(input.eventUrl === undefined ? {} : { event_url: [input.eventUrl], event_method: 'POST' }),
-          ...(ringing === undefined ? {} : { ringing_timer: ringing }),
-        },
-        schema: createdCall,
+    const data = await call('callCreation', api, 'jwt', {
+      operation: 'createCall',
+      method: 'POST',
+      path: '/v1/calls',
+      body: {
+        to: [{ type: 'phone', number: to }],
+        from: { type: 'phone', number: from },
+        ncco,
+        ...(input.eventUrl === undefined ? {} : { event_url: [input.eventUrl], event_method: 'POST' }),
+        ...(ringing === undefined ? {} : { ringing_timer: ringing }),
+      },
+      schema: createdCall,
+    });
+    return { uuid: data.uuid, conversationUuid: data.conversation_uuid, status: data.status };
+  };
+
+  const hangUpCall = async (uuid: string): Promise<void> => {
+    if (typeof uuid !== 'string' || !/^[A-Za-z0-9-]{1,100}$/.test(uuid)) {
+      throw new ValidationError('uuid must be the id the service returned for the call', {
+        details: { field: 'uuid' },
       });
-      return { uuid: data.uuid, conversationUuid: data.conversation_uuid, status: data.status };
+    }
+    try {
+      await call('voiceOther', api, 'jwt', {
+        operation: 'hangUpCall',
+        method: 'PUT',
+        path: `/v1/calls/${encodeURIComponent(uuid)}`,
+        body: { action: 'hangup' },
+        schema: empty,
+      });
     } catch (e) {
-      const d = (e as { code?: unknown; details?: { retryAfterMs?: unknown } }) ?? {};
-      if (d.code === 'SB_UPSTREAM_RATE_LIMITED' && typeof d.details?.retryAfterMs === 'number') {
-        budget.exhaustUntil(nowMs() + d.details.retryAfterMs);
-      }
-      return refineError(e);
+      if ((e as { code?: unknown }).code === 'SB_NOT_FOUND') return;
+      throw e;
     }
   };
 
@@ -506,7 +549,7 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
     // Retired: not even asked (the answer would be 404/410).
     if (nowMs() >= NUMBER_INSIGHT_SUNSET.getTime()) return null;
     try {
-      const data = await call('numberInsight', rest, {
+      const data = await call('numberInsight', rest, 'default', {
         operation: 'lookupNumber',
         method: 'GET',
         path: '/ni/basic/json',
@@ -527,8 +570,8 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
     }
   };
 
-  const queued = (name?: VonageApi) =>
-    name === undefined ? Object.values(budgets).reduce((n, b) => n + b.queued(), 0) : budgets[name].queued();
+  const count = (what: 'queued' | 'inFlight') => (name?: VonageApi) =>
+    name === undefined ? Object.values(budgets).reduce((n, b) => n + b[what](), 0) : budgets[name][what]();
 
   return {
     startVerification,
@@ -538,6 +581,8 @@ export const createVonageClient = (options: VonageClientOptions): VonageClientWi
     sendSms,
     createCall,
     lookupNumber,
-    queued,
+    hangUpCall,
+    queued: count('queued'),
+    inFlight: count('inFlight'),
   };
 };

@@ -12,30 +12,36 @@ import { ChatOpsError } from '../core/errors.ts';
  * in microseconds and without depending on the machine's speed).
  *
  * @example
- * const budget = createQueueingBudget({ name: 'voice call creation', perSecond: 3, now: () => Date.now() });
- * await budget.take('createCall'); // resolves when the request may go
+ * const budget = createQueueingBudget({ name: 'callCreation', perSecond: 3, now: () => Date.now() });
+ * const release = await budget.take('createCall'); // resolves when the request may go
+ * try { await send(); } finally { release(); }
  */
 export type QueueingBudget = Readonly<{
-  /** Waits for a slot (FIFO), then counts the request as sent. */
-  take(operation: string): Promise<void>;
+  /**
+   * Waits for a slot (FIFO) and holds it while the request is out: call the returned `release`
+   * when the answer (or the failure) is in. The slot's second starts then, not when the request
+   * left: the service counted it on arrival, which is no later than our answer, so the next
+   * request, one window after that, can never land inside the same second at the service, however
+   * the network, the connection pool or a busy event loop delayed this one.
+   */
+  take(operation: string): Promise<() => void>;
   /** The service answered 429 anyway (another client on the key): nothing more until `untilMs`. */
   exhaustUntil(untilMs: number): void;
   /** Callers waiting now. */
   queued(): number;
+  /** Requests let go whose answer is not in yet. */
+  inFlight(): number;
 }>;
 
 export type QueueingBudgetOptions = Readonly<{
-  /** Named in errors: `voice call creation`. */
+  /** Named in errors: `callCreation`. */
   name: string;
   vendor?: string;
   /** Requests per window; Infinity for no limit (429s still close it). */
   perSecond: number;
-  /** Default 1000 ms plus `marginMs`. */
+  /** Default 1000 ms. */
   windowMs?: number;
-  /**
-   * Added to the window, default 20 ms: requests leave our process a little before the vendor
-   * counts them, and a request that left late must not land inside the previous window.
-   */
+  /** Added to the window (default 0): slack for a service whose clock runs its windows differently. */
   marginMs?: number;
   now: () => number;
   waitUntil?: (atMs: number) => Promise<void>;
@@ -50,28 +56,34 @@ const timerWait =
 
 export const createQueueingBudget = (options: QueueingBudgetOptions): QueueingBudget => {
   const limit = options.perSecond === Infinity ? Infinity : Math.max(1, Math.floor(options.perSecond));
-  const windowMs = (options.windowMs ?? 1000) + (options.marginMs ?? 20);
+  const windowMs = (options.windowMs ?? 1000) + (options.marginMs ?? 0);
   const waitUntil = options.waitUntil ?? timerWait(options.now);
   const maxWaitMs = options.maxWaitMs ?? 60_000;
-  const sent: number[] = [];
+  /** One per request in the window: `at` is when its answer came, Infinity while it is out. */
+  const slots: Array<{ at: number }> = [];
   let blockedUntil = 0;
   /** The tail of the FIFO: each taker waits for the one before it. */
   let tail: Promise<void> = Promise.resolve();
   let waiting = 0;
+  let released: () => void = () => undefined;
+  let nextRelease = new Promise<void>((resolve) => {
+    released = resolve;
+  });
 
-  /** When the next request may go, given what has been sent. */
+  /** When the next request may go (Infinity: when a request still out comes back). */
   const freeAt = (now: number) => {
-    while (sent.length > 0 && sent[0]! <= now - windowMs) sent.shift();
-    const byWindow = limit !== Infinity && sent.length >= limit ? sent[sent.length - limit]! + windowMs : 0;
-    return Math.max(blockedUntil, byWindow);
+    for (let i = slots.length - 1; i >= 0; i--) if (slots[i]!.at <= now - windowMs) slots.splice(i, 1);
+    if (limit === Infinity || slots.length < limit) return blockedUntil;
+    const ats = slots.map((x) => x.at).sort((a, b) => a - b);
+    return Math.max(blockedUntil, ats[slots.length - limit]! + windowMs);
   };
 
-  /** A rough forecast for callers already queued: each needs `1/limit` of a window. */
+  /** A rough forecast for a newcomer: the head's wait, plus a window per `limit` callers ahead. */
   const forecastWaitMs = (now: number) => {
-    const ahead = waiting;
-    const first = Math.max(0, freeAt(now) - now);
+    const at = freeAt(now);
+    const first = at === Infinity ? windowMs : Math.max(0, at - now);
     if (limit === Infinity) return first;
-    return first + Math.floor(ahead / limit) * windowMs;
+    return first + Math.floor(waiting / limit) * windowMs;
   };
 
   return {
@@ -79,13 +91,14 @@ export const createQueueingBudget = (options: QueueingBudgetOptions): QueueingBu
       const now = options.now();
       const forecast = forecastWaitMs(now);
       if (forecast > maxWaitMs) {
+        const vendor = options.vendor ?? 'vonage';
         return Promise.reject(
           new ChatOpsError(
             'SB_UPSTREAM_RATE_LIMITED',
-            `${options.vendor ?? 'vonage'} ${operation} not sent: the ${options.name} budget is queued ${Math.ceil(forecast / 1000)} s deep`,
+            `${vendor} ${operation} not sent: the ${options.name} budget is queued ${Math.ceil(forecast / 1000)} s deep`,
             {
               details: {
-                vendor: options.vendor ?? 'vonage',
+                vendor,
                 operation,
                 retryable: true,
                 retryAfterMs: forecast,
@@ -101,12 +114,27 @@ export const createQueueingBudget = (options: QueueingBudgetOptions): QueueingBu
         for (;;) {
           const at = freeAt(options.now());
           if (at <= options.now()) break;
-          await waitUntil(at);
+          await (at === Infinity ? nextRelease : waitUntil(at));
         }
-        sent.push(options.now());
+        const slot = { at: Infinity };
+        slots.push(slot);
+        let done = false;
+        return () => {
+          if (done) return;
+          done = true;
+          slot.at = options.now();
+          const wake = released;
+          nextRelease = new Promise<void>((resolve) => {
+            released = resolve;
+          });
+          wake();
+        };
       });
       // The next taker waits for this one whether it went or failed.
-      tail = turn.catch(() => undefined);
+      tail = turn.then(
+        () => undefined,
+        () => undefined,
+      );
       return turn.finally(() => {
         waiting -= 1;
       });
@@ -115,5 +143,6 @@ export const createQueueingBudget = (options: QueueingBudgetOptions): QueueingBu
       blockedUntil = Math.max(blockedUntil, untilMs);
     },
     queued: () => waiting,
+    inFlight: () => slots.filter((x) => x.at === Infinity).length,
   };
 };

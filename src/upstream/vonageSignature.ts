@@ -14,10 +14,14 @@ import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto
  * the header must say `alg: HS256` (no `none`, no RS256-with-the-secret confusion), the HMAC is
  * compared in constant time, then the body hash and `iat`. It never throws on hostile input.
  *
+ * Naming a delivery: each attempt is signed afresh (a new `iat` and `jti` per retry, or the token
+ * would go stale while the vendor retries), but its body is the same bytes, so `payload_hash` is
+ * what a redelivery shares with the first attempt: use it (not `jti`) as the delivery id.
+ *
  * @example
  * const checked = verifyVonageSignature(rawBody, req.headers.authorization, secret, { now: clock.now() });
  * if (!checked.ok) return reply(401, checked.reason);
- * const deliveryId = checked.claims.jti;
+ * const deliveryId = `vonage:${checked.claims.payload_hash}`;
  */
 
 /** Slack's window for signed requests, used for `iat` here too. */
@@ -179,7 +183,7 @@ export const signVonageWebhook = (
  * The `verify` a `WebhookVerifier` (handlers/webhooks/routes.ts) needs for the three
  * `/webhooks/vonage/*` routes: reads `Authorization`, judges `iat` on the clock, never throws.
  * The answer is a `WebhookVerification` (`{ ok: true }` or `{ ok: false, reason }`), with the
- * claims when it is good (`claims.jti` names the delivery).
+ * claims when it is good (`claims.payload_hash` names the delivery, retries included).
  *
  * @example
  * const verify = vonageWebhookVerify({ secrets: [config.signatureSecret], clock });

@@ -213,7 +213,12 @@ describe('webhooks', () => {
       [3, 200, 'delivered'],
     ]);
     expect(new Set(submitted.map((a) => a.headers.authorization)).size).toBe(3);
-    expect(receiver.on('/webhooks/vonage/messages').every((w) => w.check.ok)).toBe(true);
+    const got = receiver.on('/webhooks/vonage/messages').filter((w) => w.body.status === 'submitted');
+    // What names the delivery across its attempts: the body's hash, not the token's jti.
+    const claims = got.map((w) => (w.check.ok ? w.check.claims : undefined));
+    expect(claims.every((c) => c !== undefined)).toBe(true);
+    expect(new Set(claims.map((c) => c?.payload_hash)).size).toBe(1);
+    expect(new Set(claims.map((c) => c?.jti)).size).toBe(3);
   });
 
   it('give up after the last retry', async () => {
@@ -254,7 +259,21 @@ describe('phones', () => {
     expect(sim.phones.sent(PHONE).map((s) => s.text)).toEqual(['ACK']);
   });
 
-  it('a busy phone: the call is started then busy; its SMS are rejected', async () => {
+  it('lists the phones and says which one changed, for a console that shows them live', async () => {
+    await start();
+    const seen: string[] = [];
+    const stop = sim.phones.onChange((n) => seen.push(n));
+    await sms('one');
+    const created = await call('two');
+    sim.phones.answer(String(created.body?.uuid));
+    await sim.phones.replySms('447700900555', 'hi');
+    stop();
+    await sms('unseen');
+    expect(sim.phones.numbers()).toEqual([PHONE, '447700900555']);
+    expect(seen).toEqual([PHONE, PHONE, PHONE, PHONE, '447700900555']);
+  });
+
+  it('a busy phone: the call is started then busy; restored, it rings again', async () => {
     await start();
     sim.phones.reject(PHONE, 'busy');
     await call();

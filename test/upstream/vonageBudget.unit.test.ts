@@ -33,7 +33,10 @@ describe('createQueueingBudget', () => {
     const order: Array<[number, number]> = [];
     await Promise.all(
       Array.from({ length: 7 }, (_, i) =>
-        budget.take('op').then(() => order.push([i, clock.now().getTime() - t0])),
+        budget.take('op').then((release) => {
+          order.push([i, clock.now().getTime() - t0]);
+          release();
+        }),
       ),
     );
     expect(order).toEqual([
@@ -50,25 +53,41 @@ describe('createQueueingBudget', () => {
 
   it('slides: a request sent late in a window frees its slot a window after it went', async () => {
     const { clock, budget, t0 } = setup(2);
-    await budget.take('a');
+    (await budget.take('a'))();
     clock.advance(600);
-    await budget.take('b');
-    await budget.take('c'); // waits for a's slot: t0 + 1000
+    (await budget.take('b'))();
+    (await budget.take('c'))(); // waits for a's slot: t0 + 1000
     expect(clock.now().getTime() - t0).toBe(1000);
-    await budget.take('d'); // waits for b's slot: t0 + 1600
+    (await budget.take('d'))(); // waits for b's slot: t0 + 1600
     expect(clock.now().getTime() - t0).toBe(1600);
+  });
+
+  it("a request's second starts when its answer came: the next waits for the one still out", async () => {
+    const { clock, budget, t0 } = setup(1);
+    const release = await budget.take('a');
+    let next = false;
+    const b = budget.take('b').then((r) => {
+      next = true;
+      return r;
+    });
+    clock.advance(1_500); // a is slow to answer
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(next).toBe(false);
+    release(); // answered at t0 + 1500: b may go at t0 + 2500
+    (await b)();
+    expect(clock.now().getTime() - t0).toBe(2_500);
   });
 
   it('a 429 from the service closes it until the time named', async () => {
     const { clock, budget, t0 } = setup(100);
     budget.exhaustUntil(t0 + 5_000);
-    await budget.take('a');
+    (await budget.take('a'))();
     expect(clock.now().getTime() - t0).toBe(5_000);
   });
 
   it('refuses unsent a caller that would wait beyond maxWaitMs, saying when to come back', async () => {
     const { budget } = setup(1, 500);
-    await budget.take('a');
+    (await budget.take('a'))();
     await expect(budget.take('b')).rejects.toMatchObject({
       code: 'SB_UPSTREAM_RATE_LIMITED',
       details: { retryAfterMs: 1000, retryAfterSource: 'budget', operation: 'b' },
@@ -77,7 +96,8 @@ describe('createQueueingBudget', () => {
 
   it('with no limit nobody waits', async () => {
     const { budget, waits } = setup(Infinity);
-    await Promise.all(Array.from({ length: 50 }, () => budget.take('x')));
+    const releases = await Promise.all(Array.from({ length: 50 }, () => budget.take('x')));
+    for (const release of releases) release();
     expect(waits).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
+import type { WebhookVerifier } from '../../handlers/webhooks/routes.ts';
 import { manualClock } from '../../src/core/clock.ts';
 import {
   signVonageWebhook,
@@ -89,7 +90,8 @@ describe('verifyVonageSignature', () => {
       applicationId: 'app-1',
       jti: 'd-1',
     });
-    const verify = vonageWebhookVerify({ secrets: [SECRET], clock });
+    // What the webhook route takes as its `verify` (checked by the type checker).
+    const verify: WebhookVerifier['verify'] = vonageWebhookVerify({ secrets: [SECRET], clock });
     expect(verify(body, { authorization: auth })).toMatchObject({
       ok: true,
       claims: { jti: 'd-1', api_key: 'k1', application_id: 'app-1', iss: 'Vonage' },

@@ -12,6 +12,7 @@ import {
   type ValidationIssue,
 } from '../openapi.ts';
 import type { ContractViolation, Simulator } from '../simulator.ts';
+import { createCallbackValidator } from './callbacks.ts';
 import {
   createVonageWebhooks,
   type DeliveryResult,
@@ -26,8 +27,9 @@ import {
  * it. It is a {@link Simulator} (../simulator.ts): `env()`, `connect(botUrl)`, `exportState()`…
  *
  * What it checks, as the vendor would:
- * - every request against the vendored OpenAPI files (`./specs/`), and its own 2xx answers;
- *   whatever breaks them is a violation (`violations`, `assertNoViolations()`) and answers 422;
+ * - every request against the vendored OpenAPI files (`./specs/`), and its own 2xx answers and
+ *   webhook bodies (./callbacks.ts); whatever breaks them is a violation (`violations`,
+ *   `assertNoViolations()`), and a request that does answers 422;
  * - credentials: HTTP Basic (`VONAGE_API_KEY:VONAGE_API_SECRET`) on Verify, Messages, Number
  *   Insight and legacy SMS; an RS256 application JWT, checked against the application's public key
  *   (`application_id`, `iat`, `jti`, `exp` at most 24 h after `iat`), on Voice (required) and
@@ -35,12 +37,14 @@ import {
  * - rate limits per API, on a sliding one-second window of its clock: call creation 3/s, other
  *   voice 15/s, Messages 75/s, legacy SMS 30/s (Verify: none unless `limits.verify` is set); over
  *   it → 429 with `Retry-After` and `X-RateLimit-*`, RFC 7807 body;
- * - Verify v2's rules: 409 for a second verification to a number with one running (`#concurrent`);
- *   a wrong code → 400 (`#invalid-code`; `wrongCodeStatus: 401` gives the seed's 401); the third
- *   wrong code fails the request → 410; a check on an expired, failed or cancelled request → 410,
- *   on a completed one → 409; cancel only from 30 s after the start and before the second workflow
- *   event → 409 otherwise; the workflow moves from SMS to voice after `channel_timeout` on its
- *   clock and expires after the last step's;
+ * - Verify v2's rules: callbacks (events, summary) only for a verification started with the
+ *   application's JWT (Basic is "for synchronous calls", says the Verify v2 document); 409 for a
+ *   second verification to a number with one running (`#concurrent`); a wrong code → 400
+ *   (`#invalid-code`; `wrongCodeStatus: 401` gives the seed's 401); the third wrong code fails the
+ *   request → 410; a check on an expired, failed or cancelled request → 410, on a completed one →
+ *   409; cancel only from 30 s after the start and before the second workflow event → 409
+ *   otherwise; the workflow moves from SMS to voice after `channel_timeout` on its clock and
+ *   expires after the last step's;
  * - credit: every billable request costs (verify 0.05, SMS 0.0075, call 0.02 EUR); below the price
  *   → 402 (`setCredit`);
  * - Number Insight answers 410 from 2027-02-04 on its clock (the sunset).
@@ -51,23 +55,25 @@ import {
  * `phones.replySms(from, text)` (an inbound SMS webhook), `phones.answer(callUuid)`,
  * `phones.pressKeys(callUuid, digits)` (posts the DTMF input to the NCCO's input `eventUrl`, plays
  * the NCCO it answers), `phones.hangUp(callUuid)`, `phones.reject(n, 'busy' | 'failed')` (calls are
- * refused and SMS rejected until `phones.restore(n)`).
+ * refused and SMS rejected until `phones.restore(n)`). `phones.numbers()` lists the phones and
+ * `phones.onChange(listener)` says which one changed, for a console that shows them live.
  *
  * Webhooks (signed HS256 with `payload_hash`, see src/upstream/vonageSignature.ts), once
  * `connect(botUrl)` named the bot: verify events and summaries to `/webhooks/vonage/verify`,
  * message status (submitted, delivered | rejected with the reason) and inbound SMS to
  * `/webhooks/vonage/messages`, call events (started, ringing, answered, completed, busy, failed,
- * timeout) to the call's `event_url` or `/webhooks/vonage/voice`. Non-2xx answers are retried;
- * `webhooks.duplicateNext(n)` redelivers, `webhooks.hold()`/`release()` queue them,
+ * timeout, cancelled) to the call's `event_url` or `/webhooks/vonage/voice`. Non-2xx answers are
+ * retried; `webhooks.duplicateNext(n)` redelivers, `webhooks.hold()`/`release()` queue them,
  * `webhooks.idle()` waits until all are out, `webhooks.attempts` lists every attempt.
  *
  * Faults and records: `failNext(operation, fault)` (an operation is the vendor's operationId or
  * the client's name: `startVerification`/`newRequest`, `checkCode`, `cancelVerification`/
- * `cancelRequest`, `nextWorkflow`, `sendSms`/`SendMessage`, `createCall`, `send-an-sms`,
- * `lookupNumber`/`niBasic`), `delayNext(operation, { until })` (held until a promise the test
- * opens), `requests` (each with the clock time it arrived, `at`), `requestsFor(operation)`,
- * `setCredit(eur)`, `runTimers()` (channel timeouts, expiry, unanswered calls due on the clock;
- * with the system clock it also runs by itself), `stop()`.
+ * `cancelRequest`, `nextWorkflow`, `sendSms`/`SendMessage`, `createCall`, `hangUpCall`/
+ * `updateCall`, `send-an-sms`, `lookupNumber`/`niBasic`), `delayNext(operation, { until })`
+ * (held until a promise the test opens), `requests` (each with the clock time it arrived, `at`),
+ * `requestsFor(operation)`, `setCredit(eur)`, `setLimits`, `rotateSignatureSecret`,
+ * `runTimers()` (channel timeouts, expiry, unanswered calls due on the clock; with the system
+ * clock it also runs by itself), `stop()`.
  *
  * @example
  * const sim = await startVonageSimulator({ clock });
@@ -88,6 +94,7 @@ export type VonageOperation =
   | 'nextWorkflow'
   | 'SendMessage'
   | 'createCall'
+  | 'updateCall'
   | 'send-an-sms'
   | 'niBasic'
   | (string & {});
@@ -96,6 +103,7 @@ const ALIASES: Readonly<Record<string, string>> = {
   startVerification: 'newRequest',
   cancelVerification: 'cancelRequest',
   sendSms: 'SendMessage',
+  hangUpCall: 'updateCall',
   lookupNumber: 'niBasic',
 };
 const canonical = (op: string) => ALIASES[op] ?? op;
@@ -129,7 +137,7 @@ export type RecordedVonageRequest = {
 };
 
 export type VonageViolation = Readonly<{
-  kind: 'request' | 'response' | 'route' | 'contract' | 'crash';
+  kind: 'request' | 'response' | 'route' | 'contract' | 'webhook' | 'crash';
   operationId: string | undefined;
   method: string;
   path: string;
@@ -156,7 +164,7 @@ export type CallOnPhone = {
   readonly to: string;
   /** `verify`: a one-time code read out by Verify. */
   readonly kind: 'call' | 'verify';
-  status: 'ringing' | 'answered' | 'completed' | 'busy' | 'failed' | 'timeout';
+  status: 'ringing' | 'answered' | 'completed' | 'busy' | 'failed' | 'timeout' | 'cancelled';
   /** The NCCO being played (the last one answered). */
   ncco: unknown[];
   /** Everything the call said, in order (talk actions). */
@@ -189,6 +197,8 @@ type Verification = {
   steps: VerifyStep[];
   wrongCodes: number;
   status: 'in_progress' | 'completed' | 'failed' | 'expired' | 'cancelled';
+  /** Started with the application's JWT: only then are its events and summary sent. */
+  callbacks: boolean;
 };
 
 export type VonageSimState = {
@@ -345,12 +355,40 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
   let botUrl: string | undefined;
   const hookUrl = (route: 'verify' | 'messages' | 'voice') =>
     botUrl === undefined ? undefined : `${botUrl}/webhooks/vonage/${route}`;
+  const callbacks = createCallbackValidator();
+  const messagesDoc = loadOpenApiDocument(new URL('vonage-messages-openapi.yml', SPECS));
+  const verifyDoc = loadOpenApiDocument(new URL('vonage-verify-v2-openapi.yml', SPECS));
+  /** The documented schema of a webhook body, when the vendored documents give one. */
+  const callbackSchema = (kind: Parameters<typeof webhooks.send>[0], payload: unknown) => {
+    if (kind === 'message-status') return { document: messagesDoc, schema: 'messageStatusSMS' };
+    if (kind === 'inbound-sms') return { document: messagesDoc, schema: 'inboundMessageSMS' };
+    if (kind === 'verify') {
+      const type = (payload as { type?: unknown }).type;
+      return {
+        document: verifyDoc,
+        schema: type === 'summary' ? 'VerifyResource' : 'VerifyResourceEventCallBackExample',
+      };
+    }
+    return undefined;
+  };
   const publish = (
     kind: Parameters<typeof webhooks.send>[0],
     url: string | undefined,
     payload: unknown,
-  ): Promise<DeliveryResult> =>
-    url === undefined ? Promise.resolve({ ok: false }) : webhooks.send(kind, url, payload);
+  ): Promise<DeliveryResult> => {
+    const target = callbackSchema(kind, payload);
+    const issues = target ? callbacks.validate(target, payload) : [];
+    if (issues.length > 0) {
+      violations.push({
+        kind: 'webhook',
+        operationId: target?.schema,
+        method: 'POST',
+        path: url ?? kind,
+        issues,
+      });
+    }
+    return url === undefined ? Promise.resolve({ ok: false }) : webhooks.send(kind, url, payload);
+  };
 
   // ---------------------------------------------------------------- state
 
@@ -367,6 +405,17 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     return p;
   };
   const callsByUuid = new Map<string, CallOnPhone>();
+  const listeners = new Set<(number: string) => void>();
+  /** Something on this phone changed (for a console that shows the phones live). */
+  const changed = (number: string) => {
+    for (const listener of listeners) {
+      try {
+        listener(number);
+      } catch {
+        // A watcher's failure is not the phone's.
+      }
+    }
+  };
   const iso = () => clock.now().toISOString();
   const nowMs = () => clock.now().getTime();
 
@@ -405,6 +454,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       sms.status = 'delivered';
       p.inbox.push(sms);
     }
+    changed(p.number);
     return sms;
   };
 
@@ -455,6 +505,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     } else {
       callEvent(call, 'ringing');
     }
+    changed(p.number);
     return call;
   };
 
@@ -462,6 +513,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     if (call.status === 'completed') return;
     call.status = 'completed';
     call.awaitingInput = undefined;
+    changed(call.to);
     const start = call.answeredAt ?? call.at;
     const duration = Math.max(0, Math.round((nowMs() - Date.parse(start)) / 1000));
     callEvent(call, 'completed', {
@@ -502,29 +554,34 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
   // ---------------------------------------------------------------- Verify v2
 
   const verifyEvent = (v: Verification, channel: string, status: string) =>
-    publish('verify', hookUrl('verify'), {
-      request_id: v.id,
-      triggered_at: iso(),
-      type: 'event',
-      channel,
-      status,
-      finalized_at: iso(),
-      ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
-    });
+    !v.callbacks
+      ? undefined
+      : publish('verify', hookUrl('verify'), {
+          request_id: v.id,
+          triggered_at: iso(),
+          type: 'event',
+          channel,
+          status,
+          finalized_at: iso(),
+          channel_timeout: v.channelTimeout,
+          ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
+        });
   const verifySummary = (v: Verification) =>
-    publish('verify', hookUrl('verify'), {
-      request_id: v.id,
-      submitted_at: v.submittedAt,
-      status: v.status,
-      type: 'summary',
-      channel_timeout: v.channelTimeout,
-      workflow: v.steps.map((s) => ({
-        channel: s.channel,
-        ...(s.initiatedAt ? { initiated_at: s.initiatedAt } : {}),
-        status: s.status,
-      })),
-      ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
-    });
+    !v.callbacks
+      ? undefined
+      : publish('verify', hookUrl('verify'), {
+          request_id: v.id,
+          submitted_at: v.submittedAt,
+          status: v.status,
+          type: 'summary',
+          channel_timeout: v.channelTimeout,
+          workflow: v.steps.map((s) => ({
+            channel: s.channel,
+            ...(s.initiatedAt ? { initiated_at: s.initiatedAt } : {}),
+            status: s.status,
+          })),
+          ...(v.clientRef === undefined ? {} : { client_ref: v.clientRef }),
+        });
 
   const sendCodeStep = (v: Verification) => {
     const step = v.steps[v.step]!;
@@ -576,6 +633,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       if (call.status === 'ringing' && now >= call.ringingUntil) {
         call.status = 'timeout';
         callEvent(call, 'timeout');
+        changed(call.to);
       }
     }
   };
@@ -592,7 +650,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
     return v;
   };
 
-  const verifyStart = (body: Record<string, unknown>) => {
+  const verifyStart = (body: Record<string, unknown>, viaJwt: boolean) => {
     const workflow = (body.workflow as Array<{ channel: string; to: string }>) ?? [];
     const channels = workflow.map((w) => w.channel);
     if (channels.some((c) => c !== 'sms' && c !== 'voice')) {
@@ -656,6 +714,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       })),
       wrongCodes: 0,
       status: 'in_progress',
+      callbacks: viaJwt,
     };
     verifications.set(v.id, v);
     sendCodeStep(v);
@@ -813,6 +872,28 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
         conversation_uuid: call.conversationUuid,
       },
     };
+  };
+
+  /** `PUT /v1/calls/{uuid}`: only `hangup` is simulated. */
+  const updateCall = (uuid: string, body: Record<string, unknown>) => {
+    const call = callsByUuid.get(uuid);
+    if (call?.kind !== 'call') throw problem(404, '#not-found', 'Not Found', `No call ${uuid}.`);
+    if (body.action !== 'hangup') {
+      throw problem(
+        400,
+        '#bad-request',
+        'Bad Request',
+        `The simulator only simulates hangup, not ${String(body.action)}.`,
+      );
+    }
+    if (call.status === 'ringing') {
+      call.status = 'cancelled';
+      callEvent(call, 'cancelled');
+      changed(call.to);
+    } else if (call.status === 'answered') {
+      finishCall(call);
+    }
+    return { status: 204, body: undefined };
   };
 
   const legacySms = (body: Record<string, unknown>) => {
@@ -1136,7 +1217,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       let result: { status: number; body: unknown };
       switch (operationId) {
         case 'newRequest':
-          result = verifyStart(body);
+          result = verifyStart(body, !basicOk(req.headers.authorization));
           break;
         case 'checkCode':
           result = verifyCheck(id, body);
@@ -1152,6 +1233,9 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
           break;
         case 'createCall':
           result = createCall(body);
+          break;
+        case 'updateCall':
+          result = updateCall(pathParams.uuid ?? '', body);
           break;
         case 'send-an-sms':
           result = legacySms(body);
@@ -1209,6 +1293,16 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
   // ---------------------------------------------------------------- the person holding the phone
 
   const phonesApi = {
+    /** Every number that has received or sent something, in order of first use. */
+    numbers: (): readonly string[] => [...phones.keys()],
+    /**
+     * Calls `listener(number)` whenever something on a phone changes (an SMS in or out, a call
+     * placed, answered, spoken to, ended). Returns the function that stops it.
+     */
+    onChange(listener: (number: string) => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     /** The SMS this number received, oldest first (verification codes included). */
     inbox: (number: string): readonly SmsOnPhone[] => phone(number).inbox,
     /** The SMS this number sent (replies), oldest first. */
@@ -1236,6 +1330,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
         status: 'delivered',
       };
       phone(n).sent.push(sms);
+      changed(n);
       return publish('inbound-sms', hookUrl('messages'), {
         channel: 'sms',
         message_uuid: sms.messageUuid,
@@ -1256,6 +1351,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       call.answeredAt = iso();
       callEvent(call, 'answered', { start_time: call.answeredAt });
       if (call.kind === 'call') play(call, call.ncco);
+      changed(call.to);
       return call;
     },
     /**
@@ -1297,6 +1393,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
         call.spoken.push('(the call could not continue)');
         finishCall(call);
       }
+      changed(call.to);
       return { status: result.status, ncco, call };
     },
     /** The person hangs up (or the call ends): a `completed` event. */
@@ -1305,6 +1402,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       if (call.status === 'ringing') {
         call.status = 'failed';
         callEvent(call, 'rejected');
+        changed(call.to);
         return call;
       }
       finishCall(call);
