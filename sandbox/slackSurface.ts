@@ -236,6 +236,7 @@ export const createSlackSurface = (options: SlackSurfaceOptions) => {
       if (!parsed) throw new SurfaceError('not a slash command');
       const channel = fake.channels.get(input.channel);
       if (!channel) throw new SurfaceError(`no channel ${input.channel}`);
+      const responseUrl = fake.responseUrl({ channel: channel.id, user: input.user });
       const body = slashCommandBody({
         token: VERIFICATION_TOKEN,
         team_id: fake.teamId,
@@ -250,7 +251,7 @@ export const createSlackSurface = (options: SlackSurfaceOptions) => {
             ? escapeMentions(parsed.text, people(), channelsList())
             : parsed.text,
         api_app_id: SANDBOX_APP_ID,
-        response_url: fake.responseUrl({ channel: channel.id, user: input.user }),
+        response_url: responseUrl,
         trigger_id: fake.issueTrigger({ user: input.user }),
       });
       const result = await post(body, 'form');
@@ -260,7 +261,13 @@ export const createSlackSurface = (options: SlackSurfaceOptions) => {
       }
       const answer = result.body;
       if (typeof answer === 'string' && answer.trim() !== '') {
-        fake.recordEphemeral({ channel: channel.id, user: input.user, text: answer, via: 'ack' });
+        fake.recordEphemeral({
+          channel: channel.id,
+          user: input.user,
+          text: answer,
+          via: 'ack',
+          responseUrl,
+        });
       } else if (answer && typeof answer === 'object') {
         const a = answer as Json;
         const text = typeof a['text'] === 'string' ? a['text'] : '';
@@ -276,7 +283,14 @@ export const createSlackSurface = (options: SlackSurfaceOptions) => {
               body: JSON.stringify({ text, ...(blocks ? { blocks } : {}), response_type: 'in_channel' }),
             });
           } else {
-            fake.recordEphemeral({ channel: channel.id, user: input.user, text, blocks, via: 'ack' });
+            fake.recordEphemeral({
+              channel: channel.id,
+              user: input.user,
+              text,
+              blocks,
+              via: 'ack',
+              responseUrl,
+            });
           }
         }
       }

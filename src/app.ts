@@ -189,12 +189,38 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     throw error;
   });
 
+  const slackReplies: SlackReplies = {
+    // response_urls come from request bodies: only Slack's host (and the fake Slack when
+    // SLACK_API_URL points at one, in tests and the sandbox) may be posted to.
+    respond: createResponseUrlPoster({
+      allowedOrigins: responseUrlOrigins(config.slack.apiUrl),
+      open: responseUrls.open,
+    }),
+    postEphemeral: async (channel, user, message) => {
+      await slack.chat.postEphemeral({
+        channel,
+        user,
+        text: message.text,
+        ...(message.blocks ? { blocks: [...message.blocks] as never } : {}),
+      });
+    },
+  };
   // The switched-on lifecycles, created in list order. Ports and the bus exist once all of them are.
   let offers: PortOffer[] | undefined;
   const ports = createPortDirectory(() => offers);
   // The bus is built below from every route; reactors dispatch through it once it exists.
   const dispatch = (command: Parameters<CommandBus['dispatch']>[0]) => bus.dispatch(command);
-  const lifecycleDeps: LifecycleDeps = { store, clock, logger, slack, people, dispatch, ports, metrics };
+  const lifecycleDeps: LifecycleDeps = {
+    store,
+    clock,
+    logger,
+    slack,
+    people,
+    dispatch,
+    ports,
+    replies: slackReplies,
+    metrics,
+  };
   const lifecycleOptions = (options.lifecycleOptions ?? {}) as Readonly<Record<string, unknown>>;
   const createLifecycles = () => {
     const running: RunningLifecycle[] = modules
@@ -228,22 +254,6 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
   const instances = running.map((r) => r.instance);
   const homeSections = instances.flatMap((i) => (i.home ? [i.home] : []));
 
-  const slackReplies: SlackReplies = {
-    // response_urls come from request bodies: only Slack's host (and the fake Slack when
-    // SLACK_API_URL points at one, in tests and the sandbox) may be posted to.
-    respond: createResponseUrlPoster({
-      allowedOrigins: responseUrlOrigins(config.slack.apiUrl),
-      open: responseUrls.open,
-    }),
-    postEphemeral: async (channel, user, message) => {
-      await slack.chat.postEphemeral({
-        channel,
-        user,
-        text: message.text,
-        ...(message.blocks ? { blocks: [...message.blocks] as never } : {}),
-      });
-    },
-  };
   const enrich = enrichByOwner(ownerOf);
   const processors = createProcessorRunner({
     store,

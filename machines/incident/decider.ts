@@ -662,6 +662,8 @@ const webhook = (command: RecordIncidentWebhook, state: IncidentState): Incident
  * behind (eventual consistency) or repeats what we know changes nothing. The facts are attributed
  * to whoever the vendor says made the change, and confirm our pending request when it was us.
  */
+const STATUS_RANK: Readonly<Record<IncidentStatus, number>> = { triggered: 0, acknowledged: 1, resolved: 2 };
+
 const snapshot = (command: RecordIncidentUpstreamSnapshot, state: IncidentState): IncidentEvent[] => {
   const { incident: inc, statusChangedBy } = command.data;
   const ctx = state.context;
@@ -673,8 +675,18 @@ const snapshot = (command: RecordIncidentUpstreamSnapshot, state: IncidentState)
   const at = inc.statusChangedAt ?? null;
   if (at === null) return [];
   const known = ctx.upstreamStatusAt;
-  if (known !== null && Date.parse(at) <= Date.parse(known)) return [];
-  if (incidentStatus(state) === inc.status) return [];
+  const held = incidentStatus(state);
+  if (held === inc.status) return [];
+  if (known !== null) {
+    const read = Date.parse(at);
+    const ours = Date.parse(known);
+    // Older than what we hold: a read that lags. At the same instant (the vendor's times are often
+    // whole seconds; an acknowledge and a resolve land in the same one), a read only moves the
+    // status forward (triggered → acknowledged → resolved): a lagging read cannot show a later
+    // status than the vendor had, and a reopen within the same instant is left to its webhook.
+    if (read < ours) return [];
+    if (read === ours && (held === null || STATUS_RANK[inc.status] <= STATUS_RANK[held])) return [];
+  }
   const out: IncidentEvent[] = [];
   let s = state;
   const push = (e: IncidentEvent) => {

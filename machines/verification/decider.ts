@@ -38,7 +38,6 @@ export const VERIFICATION_LIMITS = {
 export type VerificationRejectionReason =
   | 'not_yours'
   | 'already_running'
-  | 'already_verified'
   | 'person_limit'
   | 'org_limit'
   | 'no_code_expected'
@@ -143,17 +142,15 @@ const toEvents = (command: VerificationCommand, state: VerificationState): Verif
           `A code is already on its way to ${context.attempt?.masked ?? 'your phone'}. Enter it from Switchboard's DM, or use \`/verify cancel\` first.`,
         );
       }
-      if (context.verified?.numberKey === d.numberKey) {
-        throw refuse(
-          'already_verified',
-          `${d.masked} is already your verified number. \`/verify test\` sends it a test SMS and call.`,
-        );
-      }
       checkLimits(context, d, now);
       const attemptId = command.metadata.commandId;
-      const previous = context.verified
-        ? { number: context.verified.number, masked: context.verified.masked }
-        : null;
+      // Verifying the same number again is allowed (it ends an opt-out from paging); only another
+      // number is a change, whose old number is told.
+      const verified = context.verified;
+      const previous =
+        verified && verified.numberKey !== d.numberKey
+          ? { number: verified.number, masked: verified.masked }
+          : null;
       return [
         {
           type: 'VerificationRequested',

@@ -157,6 +157,7 @@ export const ephemeralJson = (e: FakeEphemeral) => ({
   text: e.text,
   blocks: e.blocks ?? null,
   via: e.via,
+  edits: e.edits ?? 0,
 });
 
 export const viewJson = (v: FakeView | undefined) =>
@@ -313,6 +314,9 @@ const createConsole = (options: ConsoleServerOptions) => {
           return;
         case 'ephemeral.posted':
           if (change.ephemeral.user === user) send('ephemeral', ephemeralJson(change.ephemeral));
+          return;
+        case 'ephemeral.updated':
+          if (change.ephemeral.user === user) send('ephemeral-updated', ephemeralJson(change.ephemeral));
           return;
         case 'home.published':
           if (change.view.user === user) send('home', viewJson(change.view));

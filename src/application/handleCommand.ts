@@ -2,6 +2,7 @@ import type { Decider } from '../../machines/shared/machineDecider.ts';
 import { ConcurrencyError, hasCode, IllegalStateError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { Command, Event, JsonObject } from '../core/messages.ts';
+import { isSealedValue } from '../core/sealed.ts';
 import type { EventStore, ExpectedRevision, NewEvent, RecordedEvent } from '../eventStore/eventStore.ts';
 import { foldHistory } from './fold.ts';
 
@@ -33,6 +34,10 @@ const metadataOf = (command: Command): JsonObject => {
   };
   if (command.metadata.causationId) m.causationId = command.metadata.causationId;
   if (command.metadata.channelId) m.channelId = command.metadata.channelId;
+  // Where to answer the person later (replace "⏳ Creating…" in place): kept only sealed, never in
+  // clear (the inbox seals it before any command is recorded).
+  const responseUrl = command.metadata.responseUrl;
+  if (responseUrl && isSealedValue(responseUrl)) m.responseUrl = responseUrl;
   return m;
 };
 

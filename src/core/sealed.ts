@@ -22,6 +22,9 @@ export type Sealer = Readonly<{
 }>;
 
 const PREFIX = 'sealed:v1:';
+
+/** Whether a stored value is sealed (by any sealer): safe to keep at rest. */
+export const isSealedValue = (value: string): boolean => value.startsWith(PREFIX);
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 

@@ -187,6 +187,7 @@ const createIncidents = (
           postEphemeral: async (channel, user, m) => {
             await slack.chat.postEphemeral({ channel, user, text: m.text, blocks: m.blocks });
           },
+          respond: (responseUrl, m) => deps.replies.respond(responseUrl, m),
         },
       }),
     ],

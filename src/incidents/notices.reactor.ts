@@ -5,6 +5,7 @@ import { uuidv5 } from '../core/ids.ts';
 import type { JsonObject } from '../core/messages.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
 import { abortableSleep } from '../processors/abortableSleep.ts';
+import type { SlackReplyMessage } from '../processors/ports.ts';
 import { retryAfterMsOf } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { escapeMrkdwn, mention, type SlackMessage, truncate } from '../slack/blocks/format.ts';
@@ -27,6 +28,11 @@ import { foldIncidentHistory, readIncidentState } from './incidentState.ts';
  *   in the incident service. Its card is in #ops."); by DM if the bot cannot post there.
  * - A channel subscribed to a service (`IncidentChannelSubscribed`): the channel is told, and who
  *   subscribed it gets a DM if the bot cannot post there (not invited).
+ * - `/incident trigger …` typed as text answers "⏳ Creating the incident…" at once; once the
+ *   incident exists upstream (`IncidentLinked`) and has a card, that answer is replaced in place, through the command's
+ *   sealed `response_url`, by "✅ Created #12 … its card is in #ops", and when the create fails for
+ *   good by "❌ Not created: …", so the person is left with one truthful message. A `response_url`
+ *   that has expired (30 minutes) or been used up leaves the old answer: the card and the DM say it.
  *
  * Each notice is recorded as `IncidentNoticeSent` in `incidentNotice-<uuid>` (UUIDv5 of what it is
  * about), checked before sending, so a redelivery does not send it again.
@@ -39,6 +45,11 @@ export type NoticesSlackPort = Readonly<{
   postMessage(channel: string, message: SlackMessage): Promise<{ channel: string; ts: string }>;
   /** An ephemeral message only `user` sees in `channel`; without it, confirmations go by DM. */
   postEphemeral?(channel: string, user: string, message: SlackMessage): Promise<void>;
+  /**
+   * Posts through a recorded (sealed) `response_url`; with `replaceOriginal` it replaces the answer
+   * the slash command got. Without it, "⏳ Creating the incident…" stays as it was.
+   */
+  respond?(responseUrl: string, message: SlackReplyMessage): Promise<void>;
 }>;
 
 export const INCIDENT_NOTICES_PROCESSOR = 'incident-notices';
@@ -130,6 +141,60 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
     }
   };
 
+  /**
+   * Replaces the slash command's "⏳ Creating…" answer, once per request. A URL Slack no longer
+   * takes (expired, used up) is given up quietly: the card and the DM tell the same story.
+   */
+  const answerTrigger = async (
+    ctx: ProcessorContext,
+    request: { data: Record<string, unknown>; metadata: Record<string, unknown> } | undefined,
+    text: string,
+  ) => {
+    const responseUrl = request?.metadata.responseUrl;
+    const requestId = request?.data.requestId;
+    if (!options.slack.respond || typeof responseUrl !== 'string' || typeof requestId !== 'string') return;
+    const respond = options.slack.respond;
+    await sendOnce(ctx, `trigger-answer:${requestId}`, async () => {
+      try {
+        await respond(responseUrl, {
+          text,
+          blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }],
+          replaceOriginal: true,
+        });
+      } catch (error) {
+        if (!isChatOpsError(error) || error.details.retryable === true) throw error;
+        if (error.code === 'SB_UPSTREAM_UNAVAILABLE' || error.code === 'SB_TIMEOUT') throw error;
+        ctx.logger.info(
+          { code: error.code },
+          'the trigger answer could not be replaced (response_url refused)',
+        );
+      }
+      return null;
+    });
+  };
+
+  /**
+   * An incident triggered by a typed `/incident trigger`, once it exists upstream (linked) and has a
+   * card (either may come first; the card is posted "Creating…" before the create is answered):
+   * "✅ Created #12 …: its card is in #ops".
+   */
+  const created = async (ctx: ProcessorContext, event: RecordedEvent) => {
+    const { state, history } = await readIncidentState(ctx.store, event.streamId);
+    const card = state.context.cards[0];
+    if (!state.context.link || !card) return;
+    const request = history.find((m) => m.kind === 'event' && m.type === 'IncidentTriggerRequested');
+    if (!request) return;
+    const view = toIncidentView(event.streamId, state);
+    const channel = card.channel;
+    const where =
+      channel === request.metadata.channelId
+        ? 'its card is in this channel'
+        : /^[CG][A-Z0-9]{2,}$/.test(channel)
+          ? `its card is in <#${channel}>`
+          : 'its card is in your DM with Switchboard';
+    await answerTrigger(ctx, request, `:white_check_mark: Created ${incidentLabel(view)}: ${where}.`);
+  };
+
   const finalFailure = async (ctx: ProcessorContext, streamId: string, data: Record<string, unknown>) => {
     const requestId = String(data.requestId);
     const { state, history } = await readIncidentState(ctx.store, streamId);
@@ -152,6 +217,14 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
     await sendOnce(ctx, `final-failure:${requestId}`, () =>
       options.slack.postMessage(by, { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] }),
     );
+    if (action === 'trigger') {
+      await answerTrigger(
+        ctx,
+        request,
+        `:x: Not created: ${failureReasonText(String(data.code), String(data.message ?? ''))}. ` +
+          `Tried ${attempts} time${attempts === 1 ? '' : 's'}; the details are in your DM with Switchboard.`,
+      );
+    }
   };
 
   /** Requests the resolve `event` overtook: pending just before it, not its own. */
@@ -260,6 +333,8 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
         'IncidentChannelSubscribed',
         'IncidentAcknowledged',
         'IncidentResolved',
+        'IncidentCardPosted',
+        'IncidentLinked',
       ],
     },
     async handle(event, ctx) {
@@ -276,6 +351,11 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
         await confirmed(ctx, event);
       } else if (event.type === 'IncidentAcknowledged' && event.streamId.startsWith('incident-')) {
         await confirmed(ctx, event);
+      } else if (
+        (event.type === 'IncidentCardPosted' || event.type === 'IncidentLinked') &&
+        event.streamId.startsWith('incident-')
+      ) {
+        await created(ctx, event);
       } else if (event.type === 'IncidentChannelSubscribed') {
         await subscribed(ctx, event.id, data);
       }

@@ -10,7 +10,7 @@ import type { Metrics } from '../metrics.ts';
 import type { PeopleDirectory } from '../people/directory.ts';
 import type { Dispatch } from '../processors/dispatchCommand.ts';
 import type { CommandRejectedData } from '../processors/inboxDispatch.reactor.ts';
-import type { SlackReplyMessage } from '../processors/ports.ts';
+import type { SlackReplies, SlackReplyMessage } from '../processors/ports.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { KnownBlock } from '../slack/blocks/format.ts';
 import type { SwitchboardWebClient } from '../slack/webClient.ts';
@@ -64,6 +64,11 @@ export type LifecycleDeps = Readonly<{
   dispatch: Dispatch;
   /** What the other switched-on lifecycles offer (see ports.ts for the rules). */
   ports: PortDirectory;
+  /**
+   * Replies through a recorded `response_url` (sealed at rest; `respond` opens it and posts only to
+   * Slack's host) or as an ephemeral: for processors that answer a person's command later.
+   */
+  replies: SlackReplies;
   /** The app's Prometheus registry (`/metrics`): a module registers its own counters here. */
   metrics: Metrics;
 }>;

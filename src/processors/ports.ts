@@ -25,6 +25,12 @@ export type ProcessorLogger = {
 export type SlackReplyMessage = Readonly<{
   text: string;
   blocks?: readonly Readonly<Record<string, unknown>>[];
+  /**
+   * Through a `response_url` only: replace the message that URL belongs to (for a slash command,
+   * the answer Switchboard gave it) instead of adding one, so the person is left with one truthful
+   * message ("⏳ Creating…" becomes "✅ Created #12").
+   */
+  replaceOriginal?: boolean;
 }>;
 
 /**

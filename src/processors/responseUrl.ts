@@ -53,7 +53,7 @@ export const createResponseUrlPoster = (
       text: message.text,
       ...(message.blocks ? { blocks: message.blocks } : {}),
       response_type: 'ephemeral',
-      replace_original: false,
+      replace_original: message.replaceOriginal === true,
     });
     let response: Dispatcher.ResponseData;
     try {

@@ -19,7 +19,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
  * vault.drop(checkId);
  */
 export type CodeVault = Readonly<{
-  /** Seals `code` under a new key for `keyId` (replacing any earlier one). */
+  /** Seals `code` under the key of `keyId`, made on first use. */
   seal(keyId: string, code: string): string;
   /** The code, or null when its key is gone (used, expired, or made by another process). */
   open(sealed: string): string | null;
@@ -54,9 +54,11 @@ export const createCodeVault = (options: Readonly<{ now: () => Date; ttlMs?: num
     seal(keyId, code) {
       sweep();
       if (!/^[A-Za-z0-9:-]{1,200}$/.test(keyId)) throw new TypeError('a vault key id is a plain id');
-      drop(keyId);
-      const key = randomBytes(32);
-      keys.set(keyId, { key, until: options.now().getTime() + ttl });
+      // A redelivered submission (the same check id) reuses the key, so the value recorded the
+      // first time still opens.
+      const held = keys.get(keyId);
+      const key = held?.key ?? randomBytes(32);
+      if (!held) keys.set(keyId, { key, until: options.now().getTime() + ttl });
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv('aes-256-gcm', key, iv);
       cipher.setAAD(Buffer.from(keyId));

@@ -1,7 +1,5 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { register as registerVerificationListeners } from '../../handlers/verification/index.ts';
 import { verifyWebhookVerifier } from '../../handlers/verification/webhooks.ts';
-import type { WebhookVerification } from '../../handlers/webhooks/routes.ts';
 import {
   VERIFICATION_COUNTED_COMMANDS,
   VERIFICATION_USER_COMMANDS,
@@ -14,7 +12,7 @@ import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import { createVonageClient } from '../upstream/vonage.ts';
 import type { VonageClient } from '../upstream/vonageContract.ts';
-import { verifyVonageSignature } from '../upstream/vonageSignature.ts';
+import { vonageWebhookVerify } from '../upstream/vonageSignature.ts';
 import { VERIFICATION_SENSITIVE_ACTION_IDS } from './blocks/ids.ts';
 import { type CodeVault, createCodeVault } from './codeVault.ts';
 import { type VerificationConfig, verificationConfig } from './config.ts';
@@ -84,16 +82,6 @@ export type VerificationOptions = Readonly<{
 
 const LOOKUP_BUDGET_MS = 2_000;
 
-/** The signed-webhook check of every `/webhooks/vonage/*` route: the JWT over the raw body, fresh. */
-const signatureCheck =
-  (config: VerificationConfig, deps: LifecycleDeps) =>
-  (rawBody: Buffer, headers: IncomingHttpHeaders): WebhookVerification => {
-    const checked = verifyVonageSignature(rawBody, headers.authorization, config.signatureSecret, {
-      now: deps.clock.now(),
-    });
-    return checked.ok ? { ok: true } : { ok: false, reason: checked.reason };
-  };
-
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 const createVerification = (
@@ -114,7 +102,8 @@ const createVerification = (
       privateKey: config.privateKey,
       clock,
     });
-  const verifySignature = signatureCheck(config, deps);
+  // The signed-webhook check of every `/webhooks/vonage/*` route: the JWT over the raw body, fresh.
+  const verifySignature = vonageWebhookVerify({ secrets: [config.signatureSecret], clock });
   const phones = createPhoneSealer(config.signatureSecret);
   const vault = createCodeVault({ now: () => clock.now() });
   const readModel = createVerificationReadModel({ store });

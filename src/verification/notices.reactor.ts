@@ -124,7 +124,8 @@ export const createVerificationNoticesReactor = (
       case 'VerificationVerified':
         return verifiedMessage(e.data.masked, e.data.previous?.masked ?? null);
       case 'VerificationFailed':
-        return failedMessage(e.data.reason, e.data.message);
+        // A start that failed for good is told with its failure's reason (below).
+        return e.data.reason === 'not_started' ? null : failedMessage(e.data.reason, e.data.message);
       case 'VerificationExpired':
         return expiredMessage(masked);
       case 'VerificationCancelled':
@@ -138,8 +139,10 @@ export const createVerificationNoticesReactor = (
           e.data.callId !== null,
         );
       case 'VerificationUpstreamCallFailed':
-        // A start that failed for good is told by its VerificationFailed.
-        if (!e.data.final || e.data.action === 'start') return null;
+        if (!e.data.final) return null;
+        if (e.data.action === 'start') {
+          return failedMessage('not_started', verificationFailureText(e.data.code, e.data.message));
+        }
         return upstreamFailedMessage(
           VERB[e.data.action] ?? 'finish',
           verificationFailureText(e.data.code, e.data.message),
@@ -216,8 +219,10 @@ export const createVerificationPeopleReactor = (
       .at(-1);
     if (latest && latest.id !== event.id) return;
     const e164 = `+${options.phones.open(e.data.number)}`;
+    // Linked again when the same number is verified again (a new fact the pager can read: the end
+    // of an opt-out), but once per verification: a redelivery finds the link as recent.
     const current = await options.people.linkOf(user, 'phone');
-    if (current?.externalId === e164) return;
+    if (current?.externalId === e164 && Date.parse(current.at) >= Date.parse(e.data.at)) return;
     await options.people.link(user, {
       system: 'phone',
       externalId: e164,

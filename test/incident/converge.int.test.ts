@@ -100,10 +100,7 @@ describe.each([
       const events = (await h.stream(streamId)).map(
         (e) => `${e.type} ${JSON.stringify(e.data).slice(0, 300)}`,
       );
-      const warnings = h.logs.lines().filter((l) => Number(l.level) >= 40 || String(l.msg).includes('read'));
-      throw new Error(
-        `${error.message}\nstream:\n${events.join('\n')}\nlogs:\n${warnings.map((w) => JSON.stringify(w)).join('\n')}\nrequests: ${JSON.stringify(h.sim.requests.slice(-8).map((r) => [r.operationId, r.status]))}`,
-      );
+      throw new Error(`${error.message}\nstream:\n${events.join('\n')}\n${await h.diagnose()}`);
     });
     h.sim.webhooks.release();
     await cardMatchesVendor(incidentId, number);

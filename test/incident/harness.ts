@@ -113,6 +113,8 @@ export type IncidentHarness = Readonly<{
   cardOf(channel: string, number: number): FakeMessage | undefined;
   /** Ephemeral messages a user got through response_url or chat.postEphemeral (from index `from` on). */
   ephemeralsFor(user: string, from?: number): string[];
+  /** Warnings, processor states and the last requests: printed when a wait times out. */
+  diagnose(): Promise<string>;
   idle(): Promise<void>;
   /**
    * Stops the app and starts it again on the same store and port, as after a crash or a deploy;
@@ -190,8 +192,14 @@ export const startIncidentHarness = async (
   const { url, port } = first;
   await connectAll(simulators, url);
 
-  const post = (body: string, kind: 'form' | 'json', o?: SignedPostOptions) =>
-    postSigned(`${url}/slack/events`, body, kind, o);
+  // Slack signs with its own time, which agrees with the app's: the skew these tests set up is
+  // between the app and the incident service (signed 5 minutes off, a request is rightly refused).
+  const appClock = options.clock;
+  const post = (body: string, kind: 'form' | 'json', o: SignedPostOptions = {}) =>
+    postSigned(`${url}/slack/events`, body, kind, {
+      ...(appClock ? { timestamp: Math.floor(appClock.now().getTime() / 1000) } : {}),
+      ...o,
+    });
   const json = async (res: Response): Promise<Record<string, unknown> | null> => {
     const text = await res.text();
     try {
@@ -291,11 +299,15 @@ export const startIncidentHarness = async (
         .map((e) => e.text),
     async trigger(title) {
       const before = new Set(sim.state.incidents.keys());
-      await harness.slash(`trigger Payments API ${title}`);
+      const typed = await harness.slash(`trigger Payments API ${title}`);
+      if (typed.status !== 200)
+        throw new Error(`/incident trigger answered ${typed.status}: ${JSON.stringify(typed.body)}`);
       const incident = await waitFor(
         () => [...sim.state.incidents.values()].find((i) => !before.has(i.id) && i.title === title),
         { what: `incident “${title}” upstream`, timeoutMs: 10_000 },
-      );
+      ).catch(async (error: Error) => {
+        throw new Error(`${error.message}\n${await harness.diagnose()}`);
+      });
       const card = await waitFor(
         () => {
           const c = harness.cardOf(OPS, incident.number);
@@ -305,6 +317,20 @@ export const startIncidentHarness = async (
       );
       const streamId = await harness.streamOfNumber(incident.number);
       return { streamId, incidentId: incident.id, number: incident.number, card };
+    },
+    async diagnose() {
+      const warnings = logs
+        .lines()
+        .filter((l) => Number(l.level) >= 40)
+        .slice(-15)
+        .map((l) => JSON.stringify(l).slice(0, 600));
+      const processors = (await sb.processors.status()).map((p) =>
+        JSON.stringify(p, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+      );
+      const requests = sim.requests.slice(-10).map((r) => `${r.method} ${r.url} → ${r.status}`);
+      return ['warnings:', ...warnings, 'processors:', ...processors, 'last requests:', ...requests].join(
+        '\n',
+      );
     },
     async idle() {
       await sim.webhooks.idle();

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/waitFor.ts';
-import { ANA, type IncidentHarness, OPS, PAYMENTS_CHANNEL, startIncidentHarness } from './harness.ts';
+import { ANA, BEN, type IncidentHarness, OPS, PAYMENTS_CHANNEL, startIncidentHarness } from './harness.ts';
 
 /**
  * Issue 9 item 10: replies converge to one truthful message per action. A person who acknowledges
@@ -74,5 +74,51 @@ describe('confirmations where the card is not', () => {
     });
     await h.idle();
     expect(h.fake.ephemerals.slice(mark).filter((e) => e.text.includes('is acknowledged'))).toHaveLength(0);
+  });
+});
+
+describe('a typed trigger is answered once, truthfully', () => {
+  /** Slash-types `/incident trigger …` and shows its answer the way Slack does (linked to its URL). */
+  const typeTrigger = async (title: string, user: string = ANA.slack) => {
+    const res = await h.slash(`trigger Payments API ${title}`, { user });
+    const answer = String((res.body as { text?: unknown } | undefined)?.text ?? '');
+    expect(answer).toContain('Creating the incident');
+    return h.fake.recordEphemeral({
+      channel: OPS,
+      user,
+      text: answer,
+      via: 'ack',
+      responseUrl: res.responseUrl,
+    });
+  };
+
+  it('"⏳ Creating the incident…" is replaced in place by "Created #N", naming where the card is', async () => {
+    const shown = await typeTrigger('replaced in place');
+    const created = await waitFor(() => (shown.text.includes('Created') ? shown.text : undefined), {
+      what: 'the answer replaced in place',
+      timeoutMs: 10_000,
+    });
+    const incident = [...h.sim.state.incidents.values()].find((i) => i.title === 'replaced in place')!;
+    expect(created).toContain(`#${incident.number}`);
+    expect(created).toContain('its card is in this channel');
+    expect(created).not.toContain('Creating');
+    expect(shown.edits).toBe(1);
+    await h.idle();
+    // One answer for the one action: nothing else was added for Ana about it.
+    expect(
+      h.fake.ephemerals.filter((e) => e.user === ANA.slack && e.text.includes('replaced in place')),
+    ).toEqual([shown]);
+  });
+
+  it('a create that fails for good replaces it with "Not created" and why', async () => {
+    h.sim.failNext('createIncident', { status: 500, times: 5 });
+    const shown = await typeTrigger('never there', BEN.slack);
+    const failed = await waitFor(() => (shown.text.includes('Not created') ? shown.text : undefined), {
+      what: 'the answer replaced by the failure',
+      timeoutMs: 15_000,
+    });
+    expect(failed).toContain('could not be reached');
+    expect(failed).not.toContain('SB_');
+    expect(shown.edits).toBe(1);
   });
 });

@@ -165,6 +165,25 @@ describe("showing the app's answers", () => {
     expect(shown).toMatchObject({ text: 'Incident *#4* triggered', via: 'response_url' });
   });
 
+  it("a replace_original through a slash command's response_url replaces its answer in place", async () => {
+    answers.push({ body: { response_type: 'ephemeral', text: 'Creating the incident…' } });
+    await surface.slashCommand({ user: 'U0ALICE', channel: 'C0INCIDENTS', text: '/incident trigger db y' });
+    const shown = fake.ephemerals.at(-1)!;
+    expect(shown).toMatchObject({ via: 'ack', text: 'Creating the incident…' });
+    const updated = fake.waitFor((c) => c.kind === 'ephemeral.updated', 5_000);
+    const responseUrl = received.at(-1)!.form.get('response_url')!;
+    const res = await fetch(responseUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'Created #5 db y', replace_original: true }),
+    });
+    expect(res.status).toBe(200);
+    const change = await updated;
+    expect(change.kind === 'ephemeral.updated' && change.ephemeral).toBe(shown);
+    expect(shown).toMatchObject({ text: 'Created #5 db y', edits: 1 });
+    expect(fake.ephemerals.filter((e) => e.text.includes('db y'))).toEqual([shown]);
+  });
+
   it("an app that takes over 3 s, or fails, gets Slack's notice instead", async () => {
     answers.push({ delayMs: 1_000 });
     const slow = await surface.slashCommand({ user: 'U0ALICE', channel: 'C0INCIDENTS', text: '/oncall' });

@@ -20,6 +20,16 @@ describe('code vault', () => {
     expect(vault.size()).toBe(0);
   });
 
+  it('a redelivered submission seals under the same key: the first sealed value still opens', () => {
+    const clock = manualClock();
+    const vault = createCodeVault({ now: () => clock.now() });
+    const first = vault.seal('check-r', '246810');
+    const again = vault.seal('check-r', '246810');
+    expect(again).not.toBe(first);
+    expect(vault.open(first)).toBe('246810');
+    expect(vault.size()).toBe(1);
+  });
+
   it('forgets keys after 15 minutes', () => {
     const clock = manualClock();
     const vault = createCodeVault({ now: () => clock.now() });

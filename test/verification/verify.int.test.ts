@@ -87,6 +87,18 @@ describe('phone verification', () => {
       );
     }
 
+    // The number as typed is in one place more: the `/verify` slash command, recorded as Slack sent it.
+    for (const at of tokenAt(bytes, PHONE_A.typed.replace(/[+]/g, '\\+'))) {
+      expect(
+        bytes.slice(Math.max(0, at - 600), at + 600),
+        'the typed number outside the recorded command',
+      ).toContain('"command":"/verify"');
+    }
+    // Nor in the logs.
+    const logs = h.logs.text();
+    expect(tokenAt(logs, code)).toEqual([]);
+    expect(logs).not.toContain(PHONE_A.digits);
+
     // Through the store: after the check nobody can open the sealed code, this process included.
     const submittedEvent = (await h.sb.store.readStream(`verification-${ANA}`)).find(
       (e) => e.type === 'VerificationCodeSubmitted',
@@ -106,9 +118,6 @@ describe('phone verification', () => {
     await h.enterCode(await codeOn(PHONE_A.digits));
     await h.dm(/\+44 •••• ••0123 is verified/);
 
-    const again = await h.verify(PHONE_A.typed);
-    expect(await h.response(again.responseUrl, /already your verified number/)).toContain(PHONE_A.masked);
-
     await h.verify(PHONE_B.typed);
     await h.dm(/sent a 6-digit code by SMS to \+44 •••• ••0456/);
     await h.enterCode(await codeOn(PHONE_B.digits));
@@ -125,5 +134,27 @@ describe('phone verification', () => {
         what: 'the link moved to the new number',
       },
     );
+
+    // The same number verified again (after a STOP, say) is no change: nobody else is texted, and
+    // the link is recorded again, a fact the pager can read.
+    h.clock.advance(60_000);
+    await h.verify(PHONE_B.typed);
+    await waitFor(
+      () => h.dms().filter((m) => m.text.includes('sent a 6-digit code')).length === 3 || undefined,
+      {
+        what: 'the third code DM',
+      },
+    );
+    await h.enterCode(await codeOn(PHONE_B.digits));
+    await waitFor(
+      () => h.dms().filter((m) => m.text.includes('0456 is verified. ')).length === 1 || undefined,
+      {
+        what: 'verified again',
+      },
+    );
+    await h.idle();
+    expect(h.sim.phones.inbox(PHONE_A.digits).filter((m) => m.text.includes('changed'))).toHaveLength(1);
+    const links = (await h.sb.store.readStream(`identity-${ANA}`)).filter((e) => e.type === 'PersonLinked');
+    expect(links).toHaveLength(3);
   });
 });

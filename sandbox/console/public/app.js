@@ -243,6 +243,17 @@ const appendToTimeline = (html) => {
   if (nearBottom) box.scrollTop = box.scrollHeight;
 };
 
+/** A slash command's answer replaced in place (`replace_original` through its response_url). */
+const updateEphemeral = (e) => {
+  const i = S.data.ephemerals.findIndex((x) => x.channel === e.channel && x.ts === e.ts);
+  if (i >= 0) S.data.ephemerals[i] = e;
+  else S.data.ephemerals.push(e);
+  const old = document.querySelector(
+    `article[data-surface-kind="ephemeral"][data-channel="${CSS.escape(e.channel)}"][data-ts="${CSS.escape(e.ts)}"]`,
+  );
+  if (old) old.outerHTML = messageHtml(e, true);
+};
+
 const addEphemeral = (e) => {
   S.data.ephemerals.push(e);
   if (!e.text && !e.blocks) return;
@@ -985,6 +996,7 @@ const connect = () => {
   });
   on('message', (e) => upsertMessage(e.change, e.message));
   on('ephemeral', addEphemeral);
+  on('ephemeral-updated', updateEphemeral);
   on('modal', showModal);
   on('home', (view) => {
     S.data.home = view;

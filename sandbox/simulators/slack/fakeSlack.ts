@@ -95,6 +95,8 @@ export type FakeEphemeral = {
    * error operation_timeout"), both recorded with `recordEphemeral` (the sandbox console).
    */
   via: 'api' | 'response_url' | 'ack' | 'slackbot';
+  /** How many times a `replace_original` response replaced it. */
+  edits?: number;
 };
 
 export type FakeView = {
@@ -141,6 +143,8 @@ export type FakeChange =
   | { kind: 'message.updated'; message: FakeMessage }
   | { kind: 'message.deleted'; message: FakeMessage }
   | { kind: 'ephemeral.posted'; ephemeral: FakeEphemeral }
+  /** A `replace_original` through a slash command's response_url replaced its answer in place. */
+  | { kind: 'ephemeral.updated'; ephemeral: FakeEphemeral }
   | { kind: 'view.opened' | 'view.updated' | 'home.published'; view: FakeView }
   | { kind: 'call'; call: FakeCall };
 
@@ -256,7 +260,15 @@ export class FakeSlack implements Simulator<FakeSlackState> {
   private readonly triggers = new Map<string, { issuedAt: number; used: boolean; user?: string }>();
   private readonly responseUrls = new Map<
     string,
-    { channel: string; user: string; messageTs: string | undefined; issuedAt: number; uses: number }
+    {
+      channel: string;
+      user: string;
+      messageTs: string | undefined;
+      issuedAt: number;
+      uses: number;
+      /** A slash command's URL: the answer it last showed (the ack, or a response), to replace. */
+      ephemeral?: FakeEphemeral;
+    }
   >();
   private readonly once = new Map<string, Behaviour[]>();
   private readonly always = new Map<string, Behaviour>();
@@ -667,9 +679,16 @@ export class FakeSlack implements Simulator<FakeSlackState> {
       text: string;
       blocks?: unknown[] | undefined;
       via: 'ack' | 'slackbot';
+      /** The slash command's response_url, whose `replace_original` replaces this answer. */
+      responseUrl?: string;
     }>,
   ): FakeEphemeral {
-    return this.addEphemeral(input.channel, input.user, input.text, input.blocks, input.via);
+    const e = this.addEphemeral(input.channel, input.user, input.text, input.blocks, input.via);
+    const entry = input.responseUrl
+      ? this.responseUrls.get(input.responseUrl.slice(input.responseUrl.lastIndexOf('/') + 1))
+      : undefined;
+    if (entry && !entry.messageTs) entry.ephemeral = e;
+    return e;
   }
 
   /** Replaces an open modal's view, as a `response_action: update` answer does. */
@@ -863,10 +882,18 @@ export class FakeSlack implements Simulator<FakeSlackState> {
       this.emit({ kind: 'message.deleted', message });
     } else if (body['replace_original'] === true && entry.messageTs) {
       this.editMessage(this.findMessage(entry.channel, entry.messageTs), text, blk);
+    } else if (body['replace_original'] === true && entry.ephemeral) {
+      // A slash command's answer, replaced where the person sees it.
+      const e = entry.ephemeral;
+      e.text = text;
+      e.blocks = blk;
+      e.edits = (e.edits ?? 0) + 1;
+      this.emit({ kind: 'ephemeral.updated', ephemeral: e });
     } else if (body['response_type'] === 'in_channel') {
       this.addMessage(entry.channel, text, blk, opt(body['thread_ts']), 'response_url');
     } else {
-      this.addEphemeral(entry.channel, entry.user, text, blk, 'response_url');
+      const e = this.addEphemeral(entry.channel, entry.user, text, blk, 'response_url');
+      if (!entry.messageTs) entry.ephemeral = e;
     }
     send(res, 200, { ok: true });
   }

@@ -91,7 +91,7 @@ export const FAILURE_TEXT: Readonly<Record<string, string>> = {
 export const failedMessage = (reason: string, detail: string): SlackMessage =>
   message(
     reason === 'not_started'
-      ? `${FAILURE_TEXT.not_started}: ${detail} Please try again later.`
+      ? `${FAILURE_TEXT.not_started}: ${detail}`
       : (FAILURE_TEXT[reason] ?? `:no_entry: The verification failed. ${detail}`),
   );
 

@@ -805,6 +805,32 @@ describe('reading the incident back', () => {
       .then([]);
   });
 
+  it('at the same vendor instant as what we hold, a read moves the status forward only', () => {
+    // The vendor's times are often whole seconds: an acknowledge and the resolve right after it
+    // share one. The read shows what the vendor has now; a lagging read cannot be ahead of it.
+    spec
+      .given(ACKED)
+      .when(snapshot({ status: 'resolved', statusChangedAt: t('01:05') }, t('05:00')))
+      .then([
+        {
+          type: 'IncidentResolved',
+          data: {
+            at: t('01:05'),
+            source: 'webhook',
+            requestId: null,
+            webhookEventId: null,
+            by: WEB_ACTOR,
+            resolution: null,
+            upstreamAt: t('01:05'),
+          },
+        },
+      ]);
+    spec
+      .given(RESOLVED)
+      .when(snapshot({ status: 'acknowledged', statusChangedAt: t('04:05') }, t('05:00')))
+      .then([]);
+  });
+
   it('a resolved incident the vendor reopened and acknowledged is reopened, then acknowledged', () => {
     const state = spec
       .given(RESOLVED)
