@@ -188,7 +188,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     if (saved) importStates(simulators, saved.simulators);
     // Each person's phone number: the saved world's, else the demo world's.
     const phoneNumbers: Readonly<Record<string, string>> = { ...phoneBook(), ...saved?.phones };
-    const phones = simulatorPhones(vonage, { numbers: Object.values(phoneNumbers) });
+    const phones = simulatorPhones(vonage);
     cleanups.push(() => phones.stop());
 
     // The bot tells the communications service where a call's events and keys go

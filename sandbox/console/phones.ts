@@ -101,21 +101,18 @@ export const parseCallAction = (raw: unknown): CallAction => {
 /** The communications simulator's phone hooks this adapter uses (`sandbox/simulators/vonage/`). */
 type SimPhones = Pick<
   VonageSimulator['phones'],
-  'inbox' | 'sent' | 'calls' | 'replySms' | 'answer' | 'pressKeys' | 'hangUp'
+  'inbox' | 'sent' | 'calls' | 'replySms' | 'answer' | 'pressKeys' | 'hangUp' | 'onChange'
 >;
 
 const plus = (digits: string): string => (digits.startsWith('+') ? digits : `+${digits}`);
 
 /**
- * The console's phones on the communications simulator's `phones` hooks. The simulator tells
- * nobody when a phone changes, so this looks at the watched numbers every `pollMs` (default 200)
- * and calls the listeners for those that changed; what the console does itself is told at once.
- * It remembers which NCCO answered each key press (the simulator keeps only the one playing).
+ * The console's phones on the communications simulator's `phones` hooks, numbers with `+` (the
+ * simulator's have none). Changes come from the simulator's `phones.onChange`, and from here for
+ * what only this adapter knows: it remembers which NCCO answered each key press (the simulator
+ * keeps only the one playing) and which ringing calls the person declined.
  */
-export const simulatorPhones = (
-  sim: Readonly<{ phones: SimPhones }>,
-  options: Readonly<{ numbers: readonly string[]; pollMs?: number }>,
-): SandboxPhones & { stop(): void } => {
+export const simulatorPhones = (sim: Readonly<{ phones: SimPhones }>): SandboxPhones & { stop(): void } => {
   const listeners = new Set<(number: string) => void>();
   const answers = new Map<string, PhoneKeyPress[]>();
   const declined = new Set<string>();
@@ -167,23 +164,10 @@ export const simulatorPhones = (
     return { sms, calls };
   };
 
-  const fingerprint = (number: string) => {
-    const n = bare(number);
-    const calls = sim.phones
-      .calls(n)
-      .map((c) => `${c.uuid}:${c.status}:${c.spoken.length}:${c.keys.length}:${c.awaitingInput ? 1 : 0}`);
-    return `${sim.phones.inbox(n).length}|${sim.phones.sent(n).length}|${calls.join(',')}`;
-  };
-  const seen = new Map(options.numbers.map((n) => [n, fingerprint(n)]));
   const changed = (number: string) => {
-    seen.set(number, fingerprint(number));
-    for (const l of listeners) l(number);
+    for (const l of listeners) l(plus(number));
   };
-  const poll = setInterval(() => {
-    if (listeners.size === 0) return;
-    for (const n of options.numbers) if (seen.get(n) !== fingerprint(n)) changed(n);
-  }, options.pollMs ?? 200);
-  poll.unref();
+  const off = sim.phones.onChange(changed);
 
   const callOf = (number: string, callId: string) => {
     const call = sim.phones.calls(bare(number)).find((c) => c.uuid === callId);
@@ -196,7 +180,6 @@ export const simulatorPhones = (
     async sendSms(from, text) {
       // The text has left the phone; the service delivers it to Switchboard (and retries) on its own.
       void sim.phones.replySms(bare(from), text);
-      changed(from);
     },
     async callAction(number, callId, action, digits) {
       const call = callOf(number, callId);
@@ -223,19 +206,17 @@ export const simulatorPhones = (
         answers.set(callId, list);
         const index = call.keys.length;
         list[index] = { digits: keys, at, answer: null };
-        const pressed = sim.phones.pressKeys(callId, keys);
-        changed(number);
-        const result = await pressed;
+        const result = await sim.phones.pressKeys(callId, keys);
         list[index] = { digits: keys, at, answer: Array.isArray(result.ncco) ? result.ncco : [] };
+        changed(number); // the answer is known here, after the simulator played it
       }
-      changed(number);
     },
     onChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
     stop() {
-      clearInterval(poll);
+      off();
       listeners.clear();
     },
   };
