@@ -268,9 +268,24 @@ describe('the sandbox phones across restarts, and its paging delays', () => {
   it('keeps each phone (its number, texts and calls) with the saved world', async () => {
     const tmp = tempDir('sandbox-phones-restart-');
     dirs.push(tmp.cleanup);
-    const first = await start(tmp.dir, true);
+    // Not seeded, and the bot does not hear of the text (webhooks held): only the phone changes.
+    const first = await startSandbox({
+      dataDir: tmp.dir,
+      reset: true,
+      ports: 0,
+      logLevel: 'warn',
+      seed: false,
+    });
+    running.push(first);
     const frank = first.phoneBook[ADMIN.slackId]!;
+    first.vonage.webhooks.hold();
     await first.phones.sendSms(frank, 'hello from before');
+    // Saved soon after the phone changed, not only when the sandbox stops.
+    await waitFor(
+      () =>
+        readFileSync(join(tmp.dir, 'sandbox-world.json'), 'utf8').includes('hello from before') || undefined,
+      { timeoutMs: 5_000, what: 'the world saved after a text' },
+    );
     await first.stop();
     running.splice(0);
     const saved = JSON.parse(readFileSync(join(tmp.dir, 'sandbox-world.json'), 'utf8')) as {
