@@ -153,4 +153,33 @@ describe('the sandbox phone', () => {
     await browser.screenshot('phone-11-timeline-acknowledged-by-phone');
     expect(browser.pageErrors).toEqual([]);
   });
+  it('paged again: reply 4 to the SMS from the phone, and the incident is acknowledged; nothing is left ringing', async () => {
+    const { page } = browser;
+    await page.getByLabel('Message').fill('/incident trigger api Refunds stuck');
+    await page.getByLabel('Message').press('Enter');
+    const card = page.locator('.msg[data-surface-kind="message"]', { hasText: 'Refunds stuck' });
+    await card.getByRole('button', { name: 'Acknowledge' }).waitFor({ timeout: 15_000 });
+    const panel = page.getByTestId('panel-phone');
+    await panel.getByTestId('phone-sms').filter({ hasText: 'Refunds stuck' }).waitFor({ timeout: 15_000 });
+
+    await panel.getByLabel('Reply by SMS').fill('4');
+    await panel.getByRole('button', { name: 'Send' }).click();
+    await panel
+      .getByTestId('phone-sms')
+      .filter({ hasText: /^\s*4\s*to \+44 7700 900000/ })
+      .waitFor();
+    await expect
+      .poll(async () => (await card.textContent()) ?? '', { timeout: 15_000 })
+      .toContain('Paging @Ana Silva acknowledged by phone');
+    expect(await card.locator('.bk-fields').textContent()).toContain('Acknowledged');
+    // Nothing is left ringing about it (a call placed before the reply is ended by Switchboard).
+    await expect
+      .poll(() => panel.getByTestId('phone-call').filter({ hasText: 'Incoming call' }).count(), {
+        timeout: 15_000,
+      })
+      .toBe(0);
+    await card.scrollIntoViewIfNeeded();
+    await browser.screenshot('phone-12-acknowledged-by-sms-reply');
+    expect(browser.pageErrors).toEqual([]);
+  });
 });
