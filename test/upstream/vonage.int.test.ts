@@ -372,6 +372,14 @@ describe('Voice', () => {
     expect(pressed.status).toBe(200);
     expect(pressed.call.spoken.at(-1)).toBe('Acknowledged. Thank you.');
     expect(pressed.call.status).toBe('completed');
+    expect(pressed.call.inputs).toEqual([
+      {
+        digits: '4',
+        at: NOW,
+        status: 200,
+        ncco: [{ action: 'talk', text: 'Acknowledged. Thank you.' }],
+      },
+    ]);
     const dtmf = receiver.on('/webhooks/vonage/voice/input')[0]!;
     expect(dtmf.check.ok).toBe(true);
     expect(dtmf.body).toMatchObject({ uuid: call.uuid, dtmf: { digits: '4', timed_out: false } });

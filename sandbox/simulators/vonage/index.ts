@@ -173,6 +173,8 @@ export type CallOnPhone = {
   awaitingInput: { readonly eventUrl: string | undefined; readonly maxDigits: number } | undefined;
   /** Keys pressed so far. */
   keys: string[];
+  /** Each key press with the bot's answer to it (status, and the NCCO it answered), oldest first. */
+  inputs: Array<{ readonly digits: string; readonly at: string; status: number | undefined; ncco: unknown }>;
   readonly eventUrl: string | undefined;
   readonly ringingUntil: number;
   answeredAt: string | undefined;
@@ -491,6 +493,7 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       spoken: [],
       awaitingInput: undefined,
       keys: [],
+      inputs: [],
       eventUrl,
       ringingUntil: nowMs() + ringingSeconds * 1000,
       answeredAt: undefined,
@@ -1369,6 +1372,13 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       if (!/^[0-9*#]{1,20}$/.test(digits)) throw new Error('vonage simulator: keys are 0-9, * and #');
       call.keys.push(digits);
       call.awaitingInput = undefined;
+      const pressed: CallOnPhone['inputs'][number] = {
+        digits,
+        at: iso(),
+        status: undefined,
+        ncco: undefined,
+      };
+      call.inputs.push(pressed);
       if (!input.eventUrl) {
         finishCall(call);
         return { status: undefined, ncco: undefined, call };
@@ -1388,6 +1398,8 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       } catch {
         ncco = undefined;
       }
+      pressed.status = result.status;
+      pressed.ncco = ncco;
       if (result.ok && Array.isArray(ncco)) play(call, ncco);
       else {
         call.spoken.push('(the call could not continue)');
