@@ -30,6 +30,8 @@ export type SharedEdge = Readonly<{
   helpCommands: readonly string[];
   /** action_ids whose values are secrets (e.g. a typed one-time code): stored as `[Redacted]`. */
   sensitiveActionIds: ReadonlySet<string>;
+  /** Slash commands whose typed text is personal data (a phone number): stored as `[Redacted]`. */
+  sensitiveSlashCommands?: ReadonlySet<string>;
   /** Some switched-on lifecycle has an App Home section: `app_home_opened` is handled. */
   appHome: boolean;
 }>;
@@ -48,6 +50,7 @@ export const registerSlackHandlers = (app: App, deps: HandlerDeps, edge: SharedE
       commandOwners: edge.commandOwners,
       helpCommands: edge.helpCommands,
       sensitiveActionIds: edge.sensitiveActionIds,
+      ...(edge.sensitiveSlashCommands ? { sensitiveSlashCommands: edge.sensitiveSlashCommands } : {}),
     }),
   );
   if (edge.appHome) registerAppHome(app, deps);

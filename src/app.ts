@@ -306,6 +306,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     commandOwners,
     helpCommands: declared.flatMap((l) => l.slashCommands.slice(0, 1)),
     sensitiveActionIds: new Set(instances.flatMap((i) => i.sensitiveActionIds ?? [])),
+    sensitiveSlashCommands: new Set(instances.flatMap((i) => i.sensitiveSlashCommands ?? [])),
     appHome: homeSections.length > 0,
   });
   for (const i of instances) i.listeners?.(bolt, handlerDeps);

@@ -19,6 +19,8 @@ export type RecordSlackInputsDeps = Readonly<{
   helpCommands?: readonly string[];
   /** action_ids whose values are secrets (one-time codes): stored as `[Redacted]`. */
   sensitiveActionIds?: ReadonlySet<string>;
+  /** Slash commands whose text is personal data: stored as `[Redacted]`. */
+  sensitiveSlashCommands?: ReadonlySet<string>;
 }>;
 
 type AckFn = (response?: unknown) => Promise<void>;
@@ -44,6 +46,7 @@ export const recordSlackInputs = (deps: RecordSlackInputsDeps): Middleware<AnyMi
       retryNum: context.retryNum,
       retryReason: context.retryReason,
       ...(deps.sensitiveActionIds ? { sensitiveActionIds: deps.sensitiveActionIds } : {}),
+      ...(deps.sensitiveSlashCommands ? { sensitiveSlashCommands: deps.sensitiveSlashCommands } : {}),
     });
     if (!input) {
       await next();

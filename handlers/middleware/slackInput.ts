@@ -17,6 +17,11 @@ export type SlackInputMeta = Readonly<{
   retryNum?: number | undefined;
   retryReason?: string | undefined;
   sensitiveActionIds?: ReadonlySet<string>;
+  /**
+   * Slash commands whose typed text is personal data (`/verify +44 7700 900123`): the recorded
+   * payload's `text` is `[Redacted]`; the listener parses the live body and records what it needs.
+   */
+  sensitiveSlashCommands?: ReadonlySet<string>;
 }>;
 
 /** Where listeners find the input the recording middleware built: `context.slackInput`. */
@@ -60,7 +65,13 @@ export const buildSlackInput = (body: Obj, meta: SlackInputMeta): SlackInput | u
   const inputKind = slackInputKind(body);
   if (!inputKind) return undefined;
   const { token: _deprecatedToken, ...withoutToken } = body;
-  const payload = redactSensitive(withoutToken, meta.sensitiveActionIds) as JsonObject;
+  const redacted = redactSensitive(withoutToken, meta.sensitiveActionIds);
+  const command = inputKind === 'slash_command' ? str(body['command']) : undefined;
+  const payload = (
+    command && meta.sensitiveSlashCommands?.has(command) && typeof redacted['text'] === 'string'
+      ? { ...redacted, text: '[Redacted]' }
+      : redacted
+  ) as JsonObject;
   const user = obj(body['user']);
   const view = obj(body['view']);
   const event = obj(body['event']);

@@ -145,7 +145,12 @@ export const parseMessagesWebhook = (raw: Buffer, context: WebhookParseContext):
             replyId: uuid,
             via: 'sms',
             phone: from,
-            text: said.slice(0, 160),
+            // Only what was understood is kept: a stray message (someone texting a one-time code
+            // to the paging number) is not copied into the pager's facts.
+            text:
+              action === 'unknown'
+                ? `[${Math.min(said.length, 9999)} characters]`
+                : said.trim().slice(0, 160),
             action,
             number,
             callUuid: null,

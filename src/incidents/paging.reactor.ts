@@ -38,13 +38,18 @@ export type IncidentPagingDeps = Readonly<{
   onCallAt(serviceId: string, level: number, at: Date): Promise<readonly OnCallResponder[]>;
 }>;
 
+/** Rounds of paging so far: how many times the incident went back to triggered. */
+const roundOf = (history: readonly Readonly<{ kind: string; type: string }>[]): number =>
+  history.filter((m) => m.kind === 'event' && m.type === 'IncidentUnacknowledged').length;
+
 /** Escalation levels paged at most (a timer per level is cancelled on acknowledge). */
 const MAX_LEVELS = 20;
 
 /**
  * `incident-paging`: pages the on-call by phone when an incident stays triggered.
  *
- * - `IncidentTriggered` (and `IncidentEscalated` while still triggered): a durable timer
+ * - `IncidentTriggered` (and `IncidentEscalated` while still triggered), when the verification
+ *   lifecycle is on (it offers the `pager`): a durable timer
  *   `incident-page-<id>-<level>` due N minutes later (PAGING_DELAY_MINUTES, per service
  *   PAGING_DELAY_BY_SERVICE) dispatches `PageIncidentResponders`, recorded once per level as
  *   `IncidentPagingDue`.
@@ -55,6 +60,8 @@ const MAX_LEVELS = 20;
  *   nobody on call, or phone verification being switched off.
  * - `IncidentAcknowledged` / `IncidentResolved`, from anywhere: the page timers are cancelled and
  *   the pager stops every page about the incident (no call after an acknowledge).
+ * - `IncidentUnacknowledged` (the service's acknowledgement timeout put it back to triggered): a
+ *   new round, paged again N minutes later with new page ids (round r: `…-r<r>`).
  */
 export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor => {
   const settings = deps.settings ?? DEFAULT_PAGING;
@@ -72,29 +79,41 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
     from: string,
     serviceId: string,
     ctx: ProcessorContext,
+    round = 0,
   ) => {
-    const dueAt = new Date(Date.parse(from) + pagingDelayMs(settings, serviceId));
+    // Phone verification switched off: nobody can be paged by phone, and the card need not say so.
+    if (!deps.pager()) return;
+    // From when it happened; never from a time ahead of ours (a webhook's time on another clock).
+    const start = Math.min(Date.parse(from), ctx.now().getTime());
+    const dueAt = new Date(start + pagingDelayMs(settings, serviceId));
     await scheduleTimer(ctx.store, {
-      timerId: pageTimerId(streamId, level),
+      timerId: pageTimerId(streamId, level, round),
       dueAt,
-      command: { type: 'PageIncidentResponders', data: { incident: streamId, level } },
+      command: {
+        type: 'PageIncidentResponders',
+        data: { incident: streamId, level, ...(round ? { round } : {}) },
+      },
       now: ctx.now(),
     });
   };
 
   const stop = async (streamId: string, reason: string, ctx: ProcessorContext) => {
-    for (let level = 1; level <= MAX_LEVELS; level++) {
-      await cancelTimer(ctx.store, pageTimerId(streamId, level), { now: ctx.now(), reason });
+    const rounds = roundOf(await ctx.store.readStream(streamId));
+    for (let round = 0; round <= rounds; round++) {
+      for (let level = 1; level <= MAX_LEVELS; level++) {
+        await cancelTimer(ctx.store, pageTimerId(streamId, level, round), { now: ctx.now(), reason });
+      }
     }
     await deps.pager()?.stop({ reportTo: streamId, reason, at: ctx.now() });
   };
 
-  const pageLevel = async (streamId: string, level: number, ctx: ProcessorContext) => {
-    const { state } = await readIncidentState(ctx.store, streamId);
+  const pageLevel = async (streamId: string, level: number, round: number, ctx: ProcessorContext) => {
+    const { state, history } = await readIncidentState(ctx.store, streamId);
+    if (roundOf(history) !== round) return; // acknowledged and back since: a newer round pages
     const facts = state.context.incident;
     if (incidentPhase(state) !== 'open' || incidentStatus(state) !== 'triggered' || !facts) return;
     if (facts.escalationLevel !== level) return; // escalated since: that level has its own timer
-    const key = (what: string) => `${streamId}:${level}:${what}`;
+    const key = (what: string) => `${streamId}:${level}:${round ? `r${round}:` : ''}${what}`;
     const pager = deps.pager();
     const activity = (
       kind: RecordIncidentPageActivity['data']['kind'],
@@ -132,7 +151,7 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
       }
       const outcome = await pager.page({
         person: { slackUserId: r.slackUserId },
-        pageId: incidentPageId(streamId, level, r.slackUserId),
+        pageId: incidentPageId(streamId, level, r.slackUserId, round),
         reportTo: streamId,
         number: wording.number,
         label: wording.label,
@@ -162,6 +181,7 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
         'IncidentTriggered',
         'IncidentEscalated',
         'IncidentAcknowledged',
+        'IncidentUnacknowledged',
         'IncidentResolved',
         'IncidentPagingDue',
       ],
@@ -169,9 +189,10 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
     async handle(recorded, ctx) {
       if (recorded.kind !== 'event') return;
       if (recorded.type === 'IncidentPagingDue') {
-        const data = recorded.data as { level?: unknown };
+        const data = recorded.data as { level?: unknown; round?: unknown };
         if (typeof data.level !== 'number') return;
-        await pageLevel(incidentOfPagingStream(recorded.streamId), data.level, ctx);
+        const round = typeof data.round === 'number' ? data.round : 0;
+        await pageLevel(incidentOfPagingStream(recorded.streamId), data.level, round, ctx);
         return;
       }
       if (!recorded.streamId.startsWith('incident-')) return;
@@ -196,10 +217,26 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
           return;
         }
         case 'IncidentEscalated': {
-          const { state } = await readIncidentState(ctx.store, recorded.streamId);
+          const { state, history } = await readIncidentState(ctx.store, recorded.streamId);
           const service = state.context.incident?.service.id;
           if (incidentStatus(state) !== 'triggered' || !service) return;
-          await schedule(recorded.streamId, event.data.level, event.data.at, service, ctx);
+          await schedule(recorded.streamId, event.data.level, event.data.at, service, ctx, roundOf(history));
+          return;
+        }
+        case 'IncidentUnacknowledged': {
+          // Back to triggered (the service's acknowledgement timeout): page again, from now.
+          const { state, history } = await readIncidentState(ctx.store, recorded.streamId);
+          const facts = state.context.incident;
+          if (incidentStatus(state) !== 'triggered' || !facts) return;
+          const round = roundOf(history.filter((m) => m.position <= recorded.position));
+          await schedule(
+            recorded.streamId,
+            facts.escalationLevel,
+            event.data.at,
+            facts.service.id,
+            ctx,
+            round,
+          );
           return;
         }
         case 'IncidentAcknowledged':

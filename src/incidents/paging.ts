@@ -41,38 +41,62 @@ export const incidentPagingStreamId = (incidentStreamId: string): string => {
 export const incidentOfPagingStream = (pagingStreamId: string): string =>
   INCIDENT_PREFIX + pagingStreamId.slice(INCIDENT_PAGING_STREAM_PREFIX.length);
 
-export const pageTimerId = (incidentStreamId: string, level: number): string =>
-  `incident-page-${incidentStreamId.slice(INCIDENT_PREFIX.length)}-${level}`;
+/**
+ * The page timer of a level. `round` counts the times the incident went back to triggered
+ * (`IncidentUnacknowledged`, the service's acknowledgement timeout): each round pages again.
+ */
+export const pageTimerId = (incidentStreamId: string, level: number, round = 0): string =>
+  `incident-page-${incidentStreamId.slice(INCIDENT_PREFIX.length)}-${level}${round ? `-r${round}` : ''}`;
 
-/** One page per incident, level and person: the pager's key (36 characters, fits `client_ref`). */
-export const incidentPageId = (incidentStreamId: string, level: number, slackUserId: string): string =>
-  uuidv5(`incident-page:${incidentStreamId}:${level}:${slackUserId}`);
+/** One page per incident, level, round and person: the pager's key (36 characters, fits `client_ref`). */
+export const incidentPageId = (
+  incidentStreamId: string,
+  level: number,
+  slackUserId: string,
+  round = 0,
+): string => uuidv5(`incident-page:${incidentStreamId}:${level}:${slackUserId}${round ? `:r${round}` : ''}`);
 
 // ---------------------------------------------------------------- the paging-due rule
 
 const streamId = z.string().refine(isIncidentStreamId, 'is not an incident stream');
-export const pageIncidentRespondersSchema = z.object({ incident: streamId, level: z.number().int().min(1) });
+const round = z.number().int().min(0).max(1000).optional();
+export const pageIncidentRespondersSchema = z.object({
+  incident: streamId,
+  level: z.number().int().min(1),
+  round,
+});
 type PageIncidentResponders = Command<'PageIncidentResponders', z.infer<typeof pageIncidentRespondersSchema>>;
-export type IncidentPagingDue = Event<'IncidentPagingDue', { incident: string; level: number; at: string }>;
+export type IncidentPagingDue = Event<
+  'IncidentPagingDue',
+  { incident: string; level: number; round?: number | undefined; at: string }
+>;
 
 const incidentPagingDueSchema = z.object({
   incident: streamId,
   level: z.number().int().min(1),
+  round,
   at: z.string().min(1),
 });
 
-/** `incidentpaging-<id>`: each level's page is due once. */
-export const incidentPagingDecider: Decider<readonly number[], PageIncidentResponders, IncidentPagingDue> = {
-  decide: (command, levels) =>
-    levels.includes(command.data.level)
+const dueKey = (d: Readonly<{ level: number; round?: number | undefined }>) => `${d.level}:${d.round ?? 0}`;
+
+/** `incidentpaging-<id>`: each level's page (of each round) is due once. */
+export const incidentPagingDecider: Decider<readonly string[], PageIncidentResponders, IncidentPagingDue> = {
+  decide: (command, due) =>
+    due.includes(dueKey(command.data))
       ? []
       : [
           {
             type: 'IncidentPagingDue',
-            data: { incident: command.data.incident, level: command.data.level, at: command.metadata.now },
+            data: {
+              incident: command.data.incident,
+              level: command.data.level,
+              ...(command.data.round ? { round: command.data.round } : {}),
+              at: command.metadata.now,
+            },
           },
         ],
-  evolve: (levels, event) => [...levels, event.data.level],
+  evolve: (due, event) => [...due, dueKey(event.data)],
   initialState: () => [],
   parseEvent: (stored) => {
     if (stored.type !== 'IncidentPagingDue')
@@ -200,6 +224,24 @@ export const pageWording = (
 
 // ---------------------------------------------------------------- the incidentResponse port
 
+/** A refusal in words an SMS can carry: names instead of Slack mentions, no mrkdwn. */
+const forPhone = (details: Record<string, unknown>, viewer: string): string => {
+  const by = details.by as { slackUserId?: unknown; name?: unknown } | null | undefined;
+  const named =
+    by && typeof by === 'object'
+      ? {
+          ...details,
+          by: { ...by, slackUserId: null, name: typeof by.name === 'string' ? by.name : 'someone' },
+        }
+      : details;
+  return incidentRejectionText(named, viewer)
+    .replace(/<@[A-Z0-9]+>/g, 'someone')
+    .replace(/[*`]/g, '')
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>');
+};
+
 /**
  * The `incidentResponse` port: a person answering a page from their phone acknowledges or resolves
  * as themselves (their incident-service user, as `/incident ack` would), through the incident's
@@ -254,7 +296,7 @@ export const createIncidentResponses = (
     } catch (error) {
       if (!hasCode(error, 'SB_ILLEGAL_STATE')) throw error;
       const details = (error as { details?: Record<string, unknown> }).details ?? {};
-      return { ok: false, label, reason: incidentRejectionText(details, slackUserId).replace(/\*/g, '') };
+      return { ok: false, label, reason: forPhone(details, slackUserId) };
     }
     await deps.dispatch()(
       pageActivity(

@@ -100,6 +100,11 @@ export type LifecycleInstance<Api = unknown> = Readonly<{
   /** `action_id`s whose values are secrets (a typed one-time code): recorded as `[Redacted]`. */
   sensitiveActionIds?: readonly string[];
   /**
+   * Slash commands whose typed text is personal data (`/verify +44…`): the recorded input keeps
+   * `[Redacted]` instead, and the commands parsed from it carry what the lifecycle needs (sealed).
+   */
+  sensitiveSlashCommands?: readonly string[];
+  /**
    * Runs in the inbox dispatcher before each of its commands (the types in `routes`) reaches the
    * decider: fills in what the edge could not know within Slack's 3 s (the acting user in the
    * vendor's system). A refusal-coded error refuses the command; others are retried.

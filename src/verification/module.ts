@@ -252,6 +252,8 @@ const createVerification = (
     webhooks: [verifyWebhookVerifier({ verifySignature, logger }), ...paging.webhooks],
     home: createVerificationHomeSection({ store }),
     sensitiveActionIds: VERIFICATION_SENSITIVE_ACTION_IDS,
+    // `/verify +44 7700 900123`: the number as typed is not kept in the recorded input.
+    sensitiveSlashCommands: ['/verify'],
     enrich: async (command) => {
       if (!VERIFICATION_USER_COMMANDS.has(command.type)) return command;
       if (command.type === 'StartVerification') await lookup(String(command.data.number));

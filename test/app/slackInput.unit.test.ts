@@ -126,4 +126,21 @@ describe('buildSlackInput', () => {
     expect(JSON.stringify(input?.payload)).toContain('"hi"');
     expect(body.view.state.values.code['verify.code'].value).toBe('482913');
   });
+
+  it('keeps `[Redacted]` for the text of a sensitive slash command, and the text of the others', () => {
+    const slash = (command: string, text: string) => ({
+      command,
+      text,
+      user_id: 'U1',
+      channel_id: 'C1',
+      team_id: 'T1',
+      trigger_id: `t-${command}`,
+    });
+    const meta = { receivedAt, sensitiveSlashCommands: new Set(['/verify']) };
+    const verify = buildSlackInput(slash('/verify', '+44 7700 900123'), meta);
+    expect(JSON.stringify(verify?.payload)).not.toContain('7700');
+    expect(verify?.payload).toMatchObject({ command: '/verify', text: '[Redacted]' });
+    const incident = buildSlackInput(slash('/incident', 'trigger db 7700 down'), meta);
+    expect(incident?.payload).toMatchObject({ text: 'trigger db 7700 down' });
+  });
 });

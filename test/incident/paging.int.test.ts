@@ -211,6 +211,49 @@ describe('paging by SMS, then voice', () => {
     await h.advance(3 * MINUTE);
     expect(h.vonage.phones.calls(CHEN.phone)).toHaveLength(calls);
     expect(await pageTimerState(late.streamId)).toBe('cancelled');
+
+    // Chen answers the page late: told who got there first, in words an SMS can carry.
+    await reply(`4 ${late.number}`);
+    const told = inbox(CHEN.phone).at(-1) ?? '';
+    expect(told).toContain(`#${late.number} Cache misses: Already acknowledged by Ana Silva`);
+    expect(told).not.toMatch(/<@|\*/);
+  });
+
+  it('a page call still ringing when someone acknowledges in Slack is ended', async () => {
+    const g = await h.trigger('Ringing while acknowledged');
+    await h.advance(5 * MINUTE);
+    const calls = h.vonage.phones.calls(CHEN.phone).length;
+    await h.advance(3 * MINUTE);
+    const call = await waitFor(() => h.vonage.phones.calls(CHEN.phone)[calls], { what: 'the page call' });
+    expect(call.status).toBe('ringing');
+    await h.slash(`ack ${g.number}`, ANA.slack);
+    await waitFor(() => h.vonage.phones.call(call.uuid).status !== 'ringing' || undefined, {
+      what: 'the call ended',
+      timeoutMs: 10_000,
+    });
+  });
+
+  it('back to triggered after an acknowledgement timeout: paged again', async () => {
+    const u = await h.trigger('Flapping health check');
+    await h.advance(5 * MINUTE);
+    const texts = () => inbox(CHEN.phone).filter((t) => t.includes('Flapping health check'));
+    await waitFor(() => texts().length === 1 || undefined, { what: 'the first page' });
+    await h.slash(`ack ${u.number}`, ANA.slack);
+    await waitFor(() => h.pd.state.incidents.get(u.incidentId)?.status === 'acknowledged' || undefined, {
+      what: 'acknowledged in Slack',
+      timeoutMs: 10_000,
+    });
+    await h.idle();
+    h.pd.webApp.unacknowledge(u.incidentId);
+    await waitFor(
+      async () => (await h.stream(u.streamId)).some((e) => e.type === 'IncidentUnacknowledged') || undefined,
+      { what: 'un-acknowledged', timeoutMs: 10_000 },
+    );
+    await h.idle();
+    await h.advance(4 * MINUTE);
+    expect(texts()).toHaveLength(1);
+    await h.advance(1 * MINUTE);
+    await waitFor(() => texts().length === 2 || undefined, { what: 'paged again' });
   });
 
   it('someone with no verified phone is skipped, and the timeline says so', async () => {
@@ -245,6 +288,28 @@ describe('paging by SMS, then voice', () => {
     expect(inbox(CHEN.phone).at(-1)).toContain('You were not paged about #9999');
   });
 
+  it('a rejected SMS and a busy line are on the timeline, with the vendor’s reason', async () => {
+    h.vonage.phones.reject(CHEN.phone, 'busy');
+    try {
+      const r = await h.trigger('Phone off the hook');
+      await h.advance(5 * MINUTE);
+      await h.advance(3 * MINUTE);
+      await waitFor(
+        async () => {
+          const kinds = (await h.pageActivity(r.streamId)).map((a) => a.kind);
+          return (kinds.includes('sms_rejected') && kinds.includes('call_busy')) || undefined;
+        },
+        { what: 'the rejection and the busy line recorded', timeoutMs: 10_000 },
+      );
+      const told = await timeline(r.number);
+      expect(told).toMatch(/SMS page to <@U0CHEN> rejected: \S/);
+      expect(told).toContain('Call to <@U0CHEN>: busy');
+      await cardSays(r.number, '*Paging* <@U0CHEN> line busy');
+    } finally {
+      h.vonage.phones.restore(CHEN.phone);
+    }
+  });
+
   it('STOP opts the number out until it is verified again, and says so in Slack', async () => {
     await reply('STOP');
     const dm = await waitFor(
@@ -255,6 +320,7 @@ describe('paging by SMS, then voice', () => {
       { what: 'the DM' },
     );
     expect(String(dm.params.text)).toContain('/verify');
+    expect(await h.sb.people.linkOf(CHEN.slack, 'phone')).toBeUndefined();
 
     const e = await h.trigger('After STOP');
     const before = inbox(CHEN.phone).length;

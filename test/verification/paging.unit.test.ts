@@ -212,6 +212,15 @@ describe('the paging webhooks', () => {
     });
   });
 
+  it('keeps only what was understood of a reply', () => {
+    const stray = parseMessagesWebhook(
+      body({ channel: 'sms', message_uuid: 'aaaa-3', from: '447700900103', text: 'my code is 482913' }),
+      context,
+    );
+    expect(stray.commands[0]?.data).toMatchObject({ action: 'unknown', text: '[17 characters]' });
+    expect(JSON.stringify(stray.commands)).not.toContain('482913');
+  });
+
   it.each([
     ['not JSON', Buffer.from('{'), /not JSON/],
     [

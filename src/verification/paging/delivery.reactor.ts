@@ -14,7 +14,8 @@ import type { NccoAction, VonageClient } from '../../upstream/vonageContract.ts'
 import { pagerCommand } from './pager.ts';
 
 export type PagingDeliveryDeps = Readonly<{
-  client: Pick<VonageClient, 'sendSms' | 'createCall'>;
+  /** `hangUpCall` (the real client has it): a call still ringing when someone else acknowledged is ended. */
+  client: Pick<VonageClient, 'sendSms' | 'createCall'> & { hangUpCall?(uuid: string): Promise<void> };
   /** Our sending number (E.164 digits). */
   from: string;
   /**
@@ -26,6 +27,9 @@ export type PagingDeliveryDeps = Readonly<{
   /** Seconds a page call rings before it counts as unanswered. */
   ringingSeconds?: number;
 }>;
+
+/** Why a page stops that means nobody needs the phone to ring any more (see src/incidents/paging.reactor.ts). */
+const HANG_UP_REASONS: ReadonlySet<string> = new Set(['acknowledged', 'resolved']);
 
 export const readPagerState = async (store: EventStore, streamId: string) =>
   foldHistory(pagerDecider, await store.readStream(streamId));
@@ -132,6 +136,19 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sm
           now: ctx.now(),
           reason: event.data.reason,
         });
+        // Acknowledged or resolved elsewhere while the call rings: end it (not when the person
+        // answered in this call: its NCCO is still saying what was recorded).
+        if (HANG_UP_REASONS.has(event.data.reason) && deps.client.hangUpCall) {
+          const page = (await readPagerState(ctx.store, recorded.streamId)).pages[event.data.pageId];
+          if (page?.callUuid) {
+            await deps.client.hangUpCall(page.callUuid).catch((error: unknown) => {
+              ctx.logger.info(
+                { err: asError(error), pageId: page.pageId },
+                'page call not hung up (ended already?)',
+              );
+            });
+          }
+        }
         return;
       }
       if (event.type !== 'PageCallRequested') return;

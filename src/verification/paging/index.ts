@@ -42,7 +42,8 @@ import { createPagingRepliesReactor } from './replies.reactor.ts';
 
 export type PagingInput = Readonly<{
   deps: LifecycleDeps;
-  client: Pick<VonageClient, 'sendSms' | 'createCall'>;
+  /** The communications client; its `hangUpCall`, when it has one, ends calls nobody needs any more. */
+  client: Pick<VonageClient, 'sendSms' | 'createCall'> & { hangUpCall?(uuid: string): Promise<void> };
   /** Our sending number, E.164 digits without `+` (VONAGE_FROM_NUMBER). */
   fromNumber: string;
   /** The signed-webhook check (HS256 JWT over the raw body). Must not throw. */
@@ -86,7 +87,7 @@ export const createPaging = (input: PagingInput): Paging => {
   const dispatch = () => (command: Command) => deps.dispatch(command);
   const incidentResponse = () => deps.ports.get('incidentResponse');
   const data = (c: Command) => c.data as Record<string, string>;
-  const pager = createPager({ index, dispatch, now: () => deps.clock.now() });
+  const pager = createPager({ index, dispatch, now: () => deps.clock.now(), store: deps.store });
   return {
     routes: {
       ...Object.fromEntries(
@@ -119,6 +120,11 @@ export const createPaging = (input: PagingInput): Paging => {
         incidentResponse,
         tellInSlack: async (slackUserId, text) => {
           await deps.slack.chat.postMessage({ channel: slackUserId, text });
+        },
+        forgetPhone: async (slackUserId) => {
+          if (await deps.people.linkOf(slackUserId, 'phone')) {
+            await deps.people.unlink(slackUserId, 'phone', 'opted_out');
+          }
         },
       }),
       createPagingReceiptsReactor({ index, incidentResponse }),

@@ -1,8 +1,11 @@
+import { pagerDecider } from '../../../machines/verification/paging/decider.ts';
 import type { PagerEvent } from '../../../machines/verification/paging/events.ts';
 import { PAGE_ID, pagerStreamId } from '../../../machines/verification/paging/streams.ts';
+import { foldHistory } from '../../application/fold.ts';
 import { ValidationError } from '../../core/errors.ts';
 import { uuidv5 } from '../../core/ids.ts';
 import type { Command } from '../../core/messages.ts';
+import type { EventStore } from '../../eventStore/eventStore.ts';
 import type { PageOutcome, Pager } from '../../lifecycles/ports.ts';
 import type { Dispatch } from '../../processors/dispatchCommand.ts';
 import { dispatchCommand } from '../../processors/dispatchCommand.ts';
@@ -35,7 +38,7 @@ const outcomeOf = (events: readonly Readonly<{ type: string }>[]): PageOutcome =
  * const outcome = await pager.page({ person: { slackUserId: 'U0ANA' }, pageId, reportTo, … });
  */
 export const createPager = (
-  deps: Readonly<{ index: PagerIndex; dispatch: () => Dispatch; now: () => Date }>,
+  deps: Readonly<{ index: PagerIndex; dispatch: () => Dispatch; now: () => Date; store: EventStore }>,
 ): Pager => ({
   async page(request) {
     if (!PAGE_ID.test(request.pageId) || request.pageId.length > 40) {
@@ -43,7 +46,14 @@ export const createPager = (
     }
     await deps.index.catchUp();
     const phone = deps.index.phoneOf(request.person.slackUserId);
-    if (!phone) return 'no_verified_phone';
+    if (!phone) {
+      // A STOP forgets the phone (until it is verified again): say so rather than "no phone".
+      const state = foldHistory(
+        pagerDecider,
+        await deps.store.readStream(pagerStreamId(request.person.slackUserId)),
+      );
+      return state.optedOut ? 'opted_out' : 'no_verified_phone';
+    }
     const command = pagerCommand(
       'RequestPage',
       {

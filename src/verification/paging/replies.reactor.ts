@@ -20,6 +20,11 @@ export type PagingRepliesDeps = Readonly<{
   incidentResponse: () => IncidentResponses | undefined;
   /** Tells the person in Slack (a DM) that their STOP switched paging off. */
   tellInSlack(slackUserId: string, text: string): Promise<void>;
+  /**
+   * Forgets the person's verified phone for paging (the people directory's `phone` link), so that
+   * verifying it again links it anew and paging resumes.
+   */
+  forgetPhone(slackUserId: string): Promise<void>;
 }>;
 
 export const HOW_TO_REPLY =
@@ -112,6 +117,7 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
           pagerCommand('StopPage', { slackUserId, pageId, reason: 'opted out (STOP)' }, pageId, ctx.now()),
         );
       }
+      await deps.forgetPhone(slackUserId);
       await deps.tellInSlack(
         slackUserId,
         ':no_bell: You replied STOP to a page, so Switchboard will not page your phone any more. ' +
@@ -122,7 +128,7 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
     }
     if (reply.action === 'unknown') {
       await answer(`Not understood. ${HOW_TO_REPLY}`);
-      await record('not_understood', slackUserId, null, reply.text);
+      await record('not_understood', slackUserId, null, null);
       return;
     }
 
