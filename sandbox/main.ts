@@ -3,14 +3,18 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_CONSOLE_PORT, type Sandbox, startSandbox } from './sandbox.ts';
 
 /**
- * `npm run sandbox [-- --reset] [-- --port 3100] [-- --data ./data]`: Switchboard with a simulated
- * Slack workspace and incident service, driven from a console in the browser. Prints two lines:
+ * `npm run sandbox [-- --reset] [-- --port 3100] [-- --data ./data] [-- --page-after 0 --call-after 1]`:
+ * Switchboard with a simulated Slack workspace, incident service and communications service
+ * (everyone's phone), driven from a console in the browser. `--page-after`/`--call-after` set the
+ * bot's paging delays in whole minutes (default 5 and 3), to see a page without waiting. Prints two lines:
  * the console URL, and the command that browses the sandbox's event store (the store CLI looks at
  * `./data/switchboard.db` unless told otherwise); the bot's logs go to `<data>/sandbox.log`.
  * Ctrl-C stops it; the world is kept for the next start unless `--reset`.
  */
 
-const USAGE = `Usage: npm run sandbox -- [--reset] [--port <console port, default ${DEFAULT_CONSOLE_PORT}>] [--data <dir, default ./data>]`;
+const USAGE = `Usage: npm run sandbox -- [--reset] [--port <console port, default ${DEFAULT_CONSOLE_PORT}>] [--data <dir, default ./data>]
+       [--page-after <minutes an incident stays triggered before its on-call is paged by SMS, default 5>]
+       [--call-after <minutes from the SMS page to the call, default 3>]`;
 
 const fail = (message: string): never => {
   process.stderr.write(`${message}\n`);
@@ -24,6 +28,8 @@ const args = (() => {
         reset: { type: 'boolean', default: false },
         port: { type: 'string' },
         data: { type: 'string', default: './data' },
+        'page-after': { type: 'string' },
+        'call-after': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
@@ -39,12 +45,25 @@ if (args.help) {
 const port = args.port === undefined ? DEFAULT_CONSOLE_PORT : Number(args.port);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number\n${USAGE}`);
 
+/** A whole number of minutes from a flag, or undefined when it is not given. */
+const minutesFlag = (name: string, raw: string | undefined): number | undefined => {
+  if (raw === undefined) return undefined;
+  if (!/^(0|[1-9]\d{0,3})$/.test(raw)) fail(`--${name} must be a whole number of minutes (0-9999)\n${USAGE}`);
+  return Number(raw);
+};
+const delayMinutes = minutesFlag('page-after', args['page-after']);
+const callAfterMinutes = minutesFlag('call-after', args['call-after']);
+
 let sandbox: Sandbox | undefined;
 try {
   sandbox = await startSandbox({
     dataDir: args.data ?? './data',
     reset: args.reset === true,
     ports: { console: port },
+    paging: {
+      ...(delayMinutes === undefined ? {} : { delayMinutes }),
+      ...(callAfterMinutes === undefined ? {} : { callAfterMinutes }),
+    },
   });
 } catch (e) {
   const code = (e as { code?: string }).code;

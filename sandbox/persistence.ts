@@ -9,7 +9,8 @@ import type { FakeSlackState } from './simulators/slack/fakeSlack.ts';
  * saves what the simulators hold in memory (the Slack workspace, the incident-service account)
  * beside it, each simulator's exported state under its name, so a restarted sandbox shows the same
  * cards and the bot can still update them. The incident service's schedules come back with their
- * rotations where they were when the world was first made; `--reset` makes a new world.
+ * rotations where they were when the world was first made; `--reset` makes a new world. Each
+ * person's sandbox phone number is saved too, so a world keeps the numbers its people verified.
  */
 
 export type SavedWorld = Readonly<{
@@ -17,6 +18,8 @@ export type SavedWorld = Readonly<{
   savedAt: string;
   /** `Simulator.exportState()` of each simulator, under its `name`. */
   simulators: Readonly<Record<string, unknown>>;
+  /** Each person's phone number (E.164) by Slack user id; absent in worlds saved before phones. */
+  phones?: Readonly<Record<string, string>>;
 }>;
 
 /**
@@ -52,11 +55,16 @@ export const readWorld = (path: string, options: ReadWorldOptions): SavedWorld |
 };
 
 /** Writes atomically (temp file, then rename), so a crash mid-write keeps the previous save. */
-export const writeWorld = (path: string, simulators: readonly Simulator[]): void => {
+export const writeWorld = (
+  path: string,
+  simulators: readonly Simulator[],
+  phones?: Readonly<Record<string, string>>,
+): void => {
   const world: SavedWorld = {
     version: 2,
     savedAt: new Date().toISOString(),
     simulators: exportStates(simulators),
+    ...(phones ? { phones } : {}),
   };
   writeFileSync(`${path}.tmp`, JSON.stringify(world));
   renameSync(`${path}.tmp`, path);

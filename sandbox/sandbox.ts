@@ -1,5 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync, rmSync, type WriteStream } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { createSwitchboard, type Switchboard } from '../src/app.ts';
@@ -7,6 +9,7 @@ import { type LogLevel, loadConfig } from '../src/config.ts';
 import type { EventStore } from '../src/eventStore/eventStore.ts';
 import { openEventStore } from '../src/eventStore/openEventStore.ts';
 import { createLogger } from '../src/logger.ts';
+import { type SandboxPhones, simulatorPhones } from './console/phones.ts';
 import { type ConsoleServer, listenConsole } from './console/server.ts';
 import { readSlackAppSettings } from './manifest.ts';
 import { readWorld, writeWorld } from './persistence.ts';
@@ -25,6 +28,7 @@ import {
   stopAll,
 } from './simulators/simulator.ts';
 import { type FakeSlack, startFakeSlack } from './simulators/slack/fakeSlack.ts';
+import { startVonageSimulator, type VonageSimulator } from './simulators/vonage/index.ts';
 import { createSlackSurface, type SlackSurface } from './slackSurface.ts';
 import {
   ADMIN,
@@ -32,19 +36,23 @@ import {
   INCIDENTS_CHANNEL,
   PEOPLE,
   pagerDutySeed,
+  phoneBook,
   routingKeyOf,
   SEED_INCIDENTS,
   SERVICES,
+  SWITCHBOARD_NUMBER,
   slackUsers,
 } from './world.ts';
 
 /**
  * The whole sandbox in one process, on loopback: the real bot (`createSwitchboard`, embedded
- * SQLite store), the simulators (the fake Slack Web API, the incident service), and the console
- * server, wired with secrets generated at start so every request is signed as in production (Slack
- * v0 signatures on what the console sends the bot, V3 webhook signatures on what the simulator
- * sends). The bot's configuration, saving and restoring, and stopping loop over the simulators
- * (`simulators/simulator.ts`); only the console and the demo world know each vendor.
+ * SQLite store), the simulators (the fake Slack Web API, the incident service, the communications
+ * service with everyone's phone), and the console server, wired with secrets generated at start so
+ * every request is signed as in production (Slack v0 signatures on what the console sends the bot,
+ * V3 webhook signatures on what the incident service sends, HS256 webhook JWTs on what the
+ * communications service sends). The bot's configuration, saving and restoring, and stopping loop
+ * over the simulators (`simulators/simulator.ts`); only the console and the demo world know each
+ * vendor.
  *
  * `npm run sandbox` (sandbox/main.ts) calls this; so do the sandbox and browser tests, on
  * ephemeral ports and a temporary data directory.
@@ -71,6 +79,13 @@ export type SandboxOptions = Readonly<{
   seed?: boolean;
   /** How often the incident service runs its timers (escalations, ack timeouts). Default 15 s. */
   timersEveryMs?: number;
+  /**
+   * When the bot pages the on-call by phone, in whole minutes (`PAGING_DELAY_MINUTES`,
+   * `PAGING_CALL_AFTER_MINUTES`): an incident still triggered `delayMinutes` after it was
+   * triggered is paged by SMS, and by a call `callAfterMinutes` later. Default: the bot's own
+   * (5 and 3); `npm run sandbox -- --page-after 0 --call-after 1` to see it at once.
+   */
+  paging?: Readonly<{ delayMinutes?: number; callAfterMinutes?: number }>;
 }>;
 
 export type Sandbox = Readonly<{
@@ -85,7 +100,13 @@ export type Sandbox = Readonly<{
   store: EventStore;
   fake: FakeSlack;
   sim: PagerDutySimulator;
-  /** Every simulator, in start order (`fake`, `sim`). */
+  /** The communications service: Verify, SMS, calls, and everyone's phone (`vonage.phones`). */
+  vonage: VonageSimulator;
+  /** Each person's phone number (E.164), by Slack user id. */
+  phoneBook: Readonly<Record<string, string>>;
+  /** The phones as the console shows them. */
+  phones: SandboxPhones;
+  /** Every simulator, in start order (`fake`, `sim`, `vonage`). */
   simulators: readonly Simulator[];
   surface: SlackSurface;
   console: ConsoleServer;
@@ -99,6 +120,17 @@ export type Sandbox = Readonly<{
 export const DEFAULT_CONSOLE_PORT = 3100;
 
 const secret = (bytes = 24): string => randomBytes(bytes).toString('hex');
+
+/** A loopback port free now (the OS's pick), for a server that must know its URL before it listens. */
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
 
 export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> => {
   const dataDir = resolve(options.dataDir);
@@ -141,15 +173,41 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       webhooks: { retryDelaysMs: [250, 1_000, 3_000, 10_000] },
     });
     simulators.push(sim);
+    // The communications account's credentials, made here like the others' (its application's RSA
+    // key pair is made by the simulator with node:crypto, and its private key reaches the bot as
+    // VONAGE_PRIVATE_KEY). The API secret follows the vendor's rule: 8–25 characters with an
+    // uppercase letter, a lowercase letter and a digit.
+    const vonage = await startVonageSimulator({
+      apiKey: randomBytes(4).toString('hex'),
+      apiSecret: `Sb1${randomBytes(9).toString('hex')}`,
+      applicationId: randomUUID(),
+      signatureSecret: secret(),
+      fromNumber: SWITCHBOARD_NUMBER,
+      webhooks: { retryDelaysMs: [250, 1_000, 3_000, 10_000] },
+    });
+    simulators.push(vonage);
     if (saved) importStates(simulators, saved.simulators);
+    // Each person's phone number: the saved world's, else the demo world's.
+    const phoneNumbers: Readonly<Record<string, string>> = { ...phoneBook(), ...saved?.phones };
+    const phones = simulatorPhones(vonage);
+    cleanups.push(() => phones.stop());
 
+    // The bot tells the communications service where a call's events and keys go
+    // (`/webhooks/vonage/voice`, in each call's NCCO), so its port is chosen before it starts.
+    const botPort = ports.bot ? ports.bot : await freePort();
     const store = await openEventStore(`sqlite:${dbPath}`);
     cleanups.push(() => (store.isOpen() ? store.close() : undefined));
     const config = loadConfig({
       ...simulatorEnv(simulators),
-      PORT: String(ports.bot ?? 0),
+      PORT: String(botPort),
       EVENT_STORE_URL: `sqlite:${dbPath}`,
       LOG_LEVEL: options.logLevel ?? 'info',
+      ...(options.paging?.delayMinutes === undefined
+        ? {}
+        : { PAGING_DELAY_MINUTES: String(options.paging.delayMinutes) }),
+      ...(options.paging?.callAfterMinutes === undefined
+        ? {}
+        : { PAGING_CALL_AFTER_MINUTES: String(options.paging.callAfterMinutes) }),
       CI: 'true',
     });
     let logFile: WriteStream | undefined;
@@ -164,7 +222,16 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       destination: options.log ?? logFile!,
       base: { sandbox: 'true' },
     });
-    const sb = await createSwitchboard({ config, logger, store, host: '127.0.0.1', httpGraceMs: 1_000 });
+    const sb = await createSwitchboard({
+      config,
+      logger,
+      store,
+      host: '127.0.0.1',
+      httpGraceMs: 1_000,
+      lifecycleOptions: {
+        verification: { voiceEventUrl: `http://127.0.0.1:${botPort}/webhooks/vonage/voice` },
+      },
+    });
     cleanups.push(() => sb.stop());
     const { url: botUrl } = await sb.start();
 
@@ -189,6 +256,8 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       now: () => Date.now(),
       onPagerDutyChange: () => pagerDutyChanged(),
       app,
+      phones,
+      phoneBook: phoneNumbers,
     });
     // The console closes before the bot (its store tail must stop before the store closes).
     cleanups.push(() => consoleServer.close());
@@ -201,15 +270,17 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     const save = () => {
       if (saveTimer) clearTimeout(saveTimer);
       saveTimer = undefined;
-      writeWorld(worldPath, simulators);
+      writeWorld(worldPath, simulators, phoneNumbers);
     };
     const saveSoon = () => {
       saveTimer ??= setTimeout(save, 500);
     };
     fake.events.on('change', saveSoon);
     pagerDutyChanged = saveSoon;
+    const offPhones = vonage.phones.onChange(saveSoon);
     cleanups.push(() => {
       fake.events.off('change', saveSoon);
+      offPhones();
       save();
     });
 
@@ -227,6 +298,9 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       store,
       fake,
       sim,
+      vonage,
+      phoneBook: phoneNumbers,
+      phones,
       simulators,
       surface,
       console: consoleServer,

@@ -19,6 +19,12 @@ export type Person = Readonly<{
   title: string;
   /** The incident service's user id. */
   pagerdutyId: string;
+  /**
+   * Their phone in the sandbox (E.164): the communications simulator's handset for them, with an
+   * SMS inbox and incoming calls in the console. Ofcom's drama range (+44 7700 900000–900999),
+   * numbers that look real and reach nobody.
+   */
+  phone: string;
   pagerdutyRole: 'admin' | 'user' | 'limited_user';
   teams: readonly TeamId[];
   hr: Readonly<{
@@ -44,6 +50,7 @@ export const PEOPLE: readonly Person[] = [
     title: 'Site Reliability Engineer',
     pagerdutyId: 'PANA001',
     pagerdutyRole: 'user',
+    phone: '+447700900101',
     teams: ['PTPAY01', 'PTDAT01'],
     hr: {
       employeeId: '3332883804594373011',
@@ -62,6 +69,7 @@ export const PEOPLE: readonly Person[] = [
     title: 'Backend Engineer, Payments',
     pagerdutyId: 'PBEN002',
     pagerdutyRole: 'user',
+    phone: '+447700900102',
     teams: ['PTPAY01'],
     hr: {
       employeeId: '3332883804594373012',
@@ -80,6 +88,7 @@ export const PEOPLE: readonly Person[] = [
     title: 'Platform Engineer',
     pagerdutyId: 'PCHE003',
     pagerdutyRole: 'user',
+    phone: '+447700900103',
     teams: ['PTPLT01'],
     hr: {
       employeeId: '3332883804594373013',
@@ -98,6 +107,7 @@ export const PEOPLE: readonly Person[] = [
     title: 'Database Engineer',
     pagerdutyId: 'PDAN004',
     pagerdutyRole: 'user',
+    phone: '+447700900104',
     teams: ['PTDAT01'],
     hr: {
       employeeId: '3332883804594373014',
@@ -116,6 +126,7 @@ export const PEOPLE: readonly Person[] = [
     title: 'Platform Lead',
     pagerdutyId: 'PEVE005',
     pagerdutyRole: 'admin',
+    phone: '+447700900105',
     teams: ['PTPLT01'],
     hr: {
       employeeId: '3332883804594373015',
@@ -134,6 +145,7 @@ export const PEOPLE: readonly Person[] = [
     title: 'Head of Engineering',
     pagerdutyId: 'PFRA006',
     pagerdutyRole: 'admin',
+    phone: '+447700900106',
     teams: ['PTPAY01', 'PTPLT01', 'PTDAT01'],
     hr: {
       employeeId: '3332883804594373016',
@@ -160,6 +172,13 @@ export const GENERAL_CHANNEL = 'C02GENERAL';
 
 /** The person the sandbox acts as when it sets things up (`/incident subscribe …`). */
 export const ADMIN = person('frank');
+
+/** The number Switchboard texts and calls from (the communications account's own number). */
+export const SWITCHBOARD_NUMBER = '+447700900000';
+
+/** Each person's sandbox phone number, by Slack user id: what a new world starts with. */
+export const phoneBook = (): Record<string, string> =>
+  Object.fromEntries(PEOPLE.map((p) => [p.slackId, p.phone]));
 
 /** Slack users of the workspace (the bot user is added by the fake). */
 export const slackUsers = (): FakeUser[] =>

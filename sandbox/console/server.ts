@@ -23,6 +23,14 @@ import {
   type StoreEventRow,
   storeEventRow,
 } from './panels.ts';
+import {
+  PhoneInputError,
+  type PhoneView,
+  parseCallAction,
+  parseDigits,
+  parseSmsText,
+  type SandboxPhones,
+} from './phones.ts';
 
 /**
  * The sandbox console's HTTP server (its own port): the page and its static files, a JSON API the
@@ -40,6 +48,9 @@ import {
  * - `GET /api/store/streams`, `GET /api/store/stream?id=…`, `GET /api/store/recent` the event store
  * - `GET /api/slack/calls` the bot's Web API calls; `POST /hooks/pagerduty` the console's own
  *   webhook subscription (how it hears of incident-service changes)
+ * - `GET /api/phone?user=U…` that person's phone (number, SMS, calls; live as `phone` events);
+ *   `POST /api/phone/sms` `{ user, text }` texts Switchboard from it; `POST /api/phone/call`
+ *   `{ user, callId, action: answer | reject | hangup | press, digits? }` acts on a call to it
  */
 
 export type ConsoleServerOptions = Readonly<{
@@ -54,6 +65,10 @@ export type ConsoleServerOptions = Readonly<{
   onPagerDutyChange?: () => void;
   /** The app's Home and Messages tabs, from its manifest. */
   app: Pick<SlackAppSettings, 'homeTab' | 'messagesTab' | 'messagesTabReadOnly'>;
+  /** Everyone's phone on the communications simulator; without it the Phone tab says there is none. */
+  phones?: SandboxPhones;
+  /** Each person's phone number (E.164) by Slack user id. */
+  phoneBook?: Readonly<Record<string, string>>;
 }>;
 
 export type ConsoleServer = Readonly<{
@@ -216,6 +231,18 @@ const createConsole = (options: ConsoleServerOptions) => {
     return u.id;
   };
 
+  const phoneOf = (user: string): string | null => options.phoneBook?.[user] ?? null;
+  const phoneJson = (user: string): { number: string | null } & PhoneView => {
+    const number = phoneOf(user);
+    if (!number || !options.phones) return { number, sms: [], calls: [] };
+    return { number, ...options.phones.view(number) };
+  };
+  const requirePhone = (user: string): { number: string; phones: SandboxPhones } => {
+    const number = phoneOf(user);
+    if (!number || !options.phones) throw new HttpError(404, 'this person has no phone in the sandbox');
+    return { number, phones: options.phones };
+  };
+
   const peopleJson = () =>
     options.people.map((p) => ({
       id: p.slackId,
@@ -224,6 +251,7 @@ const createConsole = (options: ConsoleServerOptions) => {
       email: p.email,
       title: p.title,
       tz: p.tz,
+      phone: phoneOf(p.slackId),
     }));
 
   const state = (user: string) => {
@@ -312,6 +340,10 @@ const createConsole = (options: ConsoleServerOptions) => {
     };
     const onStore = (row: StoreEventRow) => send('store', row);
     const onPagerDuty = () => send('pagerduty', {});
+    const myPhone = phoneOf(user);
+    const offPhone = options.phones?.onChange((number) => {
+      if (number === myPhone) send('phone', phoneJson(user));
+    });
     fake.events.on('change', onFake);
     surface.events.on('modal', onModal);
     hub.on('store', onStore);
@@ -324,6 +356,7 @@ const createConsole = (options: ConsoleServerOptions) => {
       surface.events.off('modal', onModal);
       hub.off('store', onStore);
       hub.off('pagerduty', onPagerDuty);
+      offPhone?.();
       clients.delete(res);
     };
     req.on('close', cleanup);
@@ -395,6 +428,8 @@ const createConsole = (options: ConsoleServerOptions) => {
       return openStream(req, res, requirePerson(url.searchParams.get('user')));
     if (method === 'GET' && path === '/api/pagerduty')
       return sendJson(res, 200, pagerDutyPanel(sim, options.now()));
+    if (method === 'GET' && path === '/api/phone')
+      return sendJson(res, 200, phoneJson(requirePerson(url.searchParams.get('user'))));
     if (method === 'GET' && path === '/api/store/streams') {
       return sendJson(res, 200, await listStreamRows(store, url.searchParams.get('prefix') ?? undefined));
     }
@@ -460,6 +495,18 @@ const createConsole = (options: ConsoleServerOptions) => {
         const user = requirePerson(field(body, 'user'));
         return sendJson(res, 200, await surface.closeView({ user, viewId: field(body, 'viewId') }));
       }
+      case '/api/phone/sms': {
+        const { number, phones } = requirePhone(requirePerson(field(body, 'user')));
+        await phones.sendSms(number, parseSmsText(body['text']));
+        return sendJson(res, 200, { ok: true });
+      }
+      case '/api/phone/call': {
+        const { number, phones } = requirePhone(requirePerson(field(body, 'user')));
+        const action = parseCallAction(body['action']);
+        const digits = action === 'press' ? parseDigits(body['digits']) : undefined;
+        await phones.callAction(number, field(body, 'callId'), action, digits);
+        return sendJson(res, 200, { ok: true });
+      }
       case '/api/home/open':
         return sendJson(res, 200, await surface.openHome({ user: requirePerson(field(body, 'user')) }));
       case '/api/pagerduty/enqueue': {
@@ -505,7 +552,14 @@ const createConsole = (options: ConsoleServerOptions) => {
   return {
     handler(req: IncomingMessage, res: ServerResponse) {
       handle(req, res).catch((e: unknown) => {
-        const status = e instanceof HttpError ? e.status : e instanceof SurfaceError ? 404 : 500;
+        const status =
+          e instanceof HttpError
+            ? e.status
+            : e instanceof SurfaceError
+              ? 404
+              : e instanceof PhoneInputError
+                ? e.status
+                : 500;
         const message = e instanceof Error ? e.message : String(e);
         if (!res.headersSent) sendJson(res, status, { ok: false, error: message });
         else res.end();

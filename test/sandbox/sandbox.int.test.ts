@@ -263,3 +263,70 @@ describe('the sandbox', () => {
     }
   });
 });
+
+describe('the sandbox phones across restarts, and its paging delays', () => {
+  it('keeps each phone (its number, texts and calls) with the saved world', async () => {
+    const tmp = tempDir('sandbox-phones-restart-');
+    dirs.push(tmp.cleanup);
+    // Not seeded, and the bot does not hear of the text (webhooks held): only the phone changes.
+    const first = await startSandbox({
+      dataDir: tmp.dir,
+      reset: true,
+      ports: 0,
+      logLevel: 'warn',
+      seed: false,
+    });
+    running.push(first);
+    const frank = first.phoneBook[ADMIN.slackId]!;
+    first.vonage.webhooks.hold();
+    await first.phones.sendSms(frank, 'hello from before');
+    // Saved soon after the phone changed, not only when the sandbox stops.
+    await waitFor(
+      () =>
+        readFileSync(join(tmp.dir, 'sandbox-world.json'), 'utf8').includes('hello from before') || undefined,
+      { timeoutMs: 5_000, what: 'the world saved after a text' },
+    );
+    await first.stop();
+    running.splice(0);
+    const saved = JSON.parse(readFileSync(join(tmp.dir, 'sandbox-world.json'), 'utf8')) as {
+      phones: Record<string, string>;
+    };
+    expect(saved.phones[ADMIN.slackId]).toBe(frank);
+
+    const second = await start(tmp.dir, false);
+    expect(second.phoneBook).toEqual(first.phoneBook);
+    expect(second.phones.view(frank).sms.map((m) => [m.direction, m.text])).toEqual([
+      ['sent', 'hello from before'],
+    ]);
+  });
+
+  it('--page-after and --call-after reach the bot as its paging delays; anything but whole minutes is refused', async () => {
+    const tmp = tempDir('sandbox-paging-');
+    dirs.push(tmp.cleanup);
+    const s = await startSandbox({
+      dataDir: tmp.dir,
+      reset: true,
+      ports: 0,
+      logLevel: 'warn',
+      seed: false,
+      paging: { delayMinutes: 0, callAfterMinutes: 2 },
+    });
+    running.push(s);
+    const incidents = s.sb.config.slices['incidents'] as {
+      paging?: { delayMs: number; callAfterMs: number };
+    };
+    expect(incidents.paging).toMatchObject({ delayMs: 0, callAfterMs: 120_000 });
+
+    const child = spawn(NODE24, [join(ROOT, 'sandbox/main.ts'), '--page-after', '1.5', '--data', tmp.dir], {
+      cwd: ROOT,
+      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    expect(await new Promise((r) => child.on('exit', (code) => r(code)))).toBe(1);
+    expect(err).toMatch(/^--page-after must be a whole number of minutes \(0-9999\)\nUsage: npm run sandbox/);
+  });
+});

@@ -1,6 +1,7 @@
 // The sandbox console: a Slack-like client for one person at a time, plus a look behind the
-// scenes (the incident service's web app, the event store, the bot's Slack API calls). Everything
-// a person does goes to the console server, which sends the bot the request Slack would send.
+// scenes (the incident service's web app, the event store, the bot's Slack API calls) and that
+// person's phone (texts and calls from Switchboard). Everything a person does goes to the console
+// server, which sends the bot the request Slack (or the communications service) would send.
 import { escapeHtml, renderMessageBody, renderMrkdwn, renderView } from './blockKit.js';
 
 const $ = (id) => document.getElementById(id);
@@ -19,6 +20,10 @@ const S = {
   actAs: '',
   store: { mode: 'tail', streams: [], streamId: '', events: [], tail: [], filter: '' },
   calls: [],
+  /** The phone of the person you are playing: `{ number, sms, calls }`. */
+  phone: null,
+  /** What is typed in the phone's reply box, kept across live re-renders. */
+  phoneDraft: '',
   source: null,
 };
 
@@ -419,6 +424,9 @@ const COMMANDS = [
   ['/incident resolve ', '<id or number> [resolution]'],
   ['/incident timeline ', '<id or number>'],
   ['/oncall', '[service, schedule or @user]'],
+  ['/verify ', '<your phone number>: the code arrives in the Phone tab'],
+  ['/verify status', 'your number and where its verification stands'],
+  ['/verify test', 'a test text and call to your verified number'],
   ['/verify help', 'phone verification'],
   ['/timeoff help', 'time off'],
   ['/whosout', '[date or range]'],
@@ -793,6 +801,166 @@ const renderCalls = () => {
       .join('')}</ul>`;
 };
 
+// ------------------------------------------------------------------ side panel: the phone
+
+const CALL_LABEL = {
+  ringing: 'Incoming call',
+  answered: 'On a call',
+  completed: 'Call ended',
+  rejected: 'Declined',
+  unanswered: 'Missed call',
+  timeout: 'Missed call',
+  busy: 'Busy',
+  failed: 'Call failed',
+  cancelled: 'Cancelled',
+};
+const LIVE_CALL = new Set(['ringing', 'answered']);
+
+/** `+447700900101` → `+44 7700 900101`; other numbers as they are. */
+const showNumber = (n) =>
+  n && /^\+447\d{9}$/.test(n) ? `${n.slice(0, 3)} ${n.slice(3, 7)} ${n.slice(7)}` : (n ?? '');
+
+const loadPhone = async () => {
+  S.phone = await api(`/api/phone?user=${encodeURIComponent(S.me)}`);
+  renderPhone();
+};
+
+const keypad = () =>
+  `<div class="keypad" role="group" aria-label="Keypad">${[
+    '1',
+    '2',
+    '3',
+    '4',
+    '5',
+    '6',
+    '7',
+    '8',
+    '9',
+    '*',
+    '0',
+    '#',
+  ]
+    .map((k) => `<button type="button" class="key" data-key="${k}" aria-label="Key ${k}">${k}</button>`)
+    .join('')}</div>`;
+
+const callHtml = (c) => {
+  const spoken = c.spoken.length
+    ? `<div class="call-says" data-testid="call-says">${c.spoken.map((t) => `<p>“${escapeHtml(t)}”</p>`).join('')}</div>`
+    : '';
+  const keys = c.keys
+    .map(
+      (
+        k,
+      ) => `<li class="call-key"><span>You pressed <b>${escapeHtml(k.digits)}</b> at ${timeOfIso(k.at)}</span>
+        ${k.answer ? `<details open><summary>Switchboard answered (NCCO)</summary><pre class="json" data-testid="call-ncco">${escapeHtml(JSON.stringify(k.answer, null, 2))}</pre></details>` : '<span class="muted">waiting for Switchboard…</span>'}</li>`,
+    )
+    .join('');
+  let actions = '';
+  if (c.status === 'ringing')
+    actions = `<div class="call-actions"><button type="button" class="bk-button bk-primary small" data-call-act="answer">Answer</button><button type="button" class="bk-button bk-danger small" data-call-act="reject">Decline</button></div>`;
+  else if (c.status === 'answered')
+    actions = `${c.awaitingKeys ? keypad() : ''}<div class="call-actions"><button type="button" class="bk-button bk-danger small" data-call-act="hangup">Hang up</button></div>`;
+  return `<li class="phone-call call-${escapeHtml(c.status)}" data-call="${escapeHtml(c.id)}" data-testid="phone-call">
+    <div class="call-head"><span class="call-icon" aria-hidden="true">📞</span> <b>${escapeHtml(CALL_LABEL[c.status] ?? c.status)}</b> <span class="muted">from ${escapeHtml(showNumber(c.from))} · ${timeOfIso(c.startedAt)}</span></div>
+    ${spoken}
+    ${keys ? `<ul class="call-keys">${keys}</ul>` : ''}
+    ${actions}
+  </li>`;
+};
+
+const renderPhone = () => {
+  const box = $('panel-phone');
+  const ph = S.phone;
+  $('phone-tab').classList.toggle('ringing', ph?.calls.some((c) => c.status === 'ringing') ?? false);
+  if (S.panel !== 'phone') return;
+  if (!ph) {
+    box.innerHTML = '';
+    return;
+  }
+  if (!ph.number) {
+    box.innerHTML = `<p class="panel-note">${escapeHtml(nameOf(S.me))} has no phone in this sandbox.</p>`;
+    return;
+  }
+  const live = ph.calls.filter((c) => LIVE_CALL.has(c.status));
+  const past = ph.calls
+    .filter((c) => !LIVE_CALL.has(c.status))
+    .slice(-5)
+    .reverse();
+  const sms = ph.sms
+    .map(
+      (m) => `<li class="sms sms-${m.direction}" data-testid="phone-sms">
+        <div class="sms-text">${escapeHtml(m.text)}</div>
+        <div class="sms-meta">${m.direction === 'received' ? 'from' : 'to'} ${escapeHtml(showNumber(m.peer))} · ${timeOfIso(m.at)}</div>
+      </li>`,
+    )
+    .join('');
+  const focused = document.activeElement?.id === 'sms-text';
+  box.innerHTML = `
+    <p class="panel-note">${escapeHtml(nameOf(S.me))}'s phone, <b data-testid="phone-number">${escapeHtml(showNumber(ph.number))}</b>. Switchboard texts and calls it through the communications service; what you send from here reaches Switchboard as that service's signed webhooks.</p>
+    ${live.length ? `<ul class="phone-calls live-calls">${live.map(callHtml).join('')}</ul>` : ''}
+    <h3>Messages <span class="count">${ph.sms.length}</span></h3>
+    <ul class="sms-list" data-testid="phone-inbox">${sms || '<li class="empty-row">No messages yet.</li>'}</ul>
+    <form class="sms-reply" id="sms-reply" autocomplete="off">
+      <input name="text" id="sms-text" aria-label="Reply by SMS" placeholder="Text Switchboard (4 acknowledges a page)" value="${escapeHtml(S.phoneDraft)}">
+      <button type="submit" class="bk-button bk-primary small">Send</button>
+    </form>
+    ${past.length ? `<h3>Recent calls</h3><ul class="phone-calls">${past.map(callHtml).join('')}</ul>` : ''}`;
+  const list = box.querySelector('.sms-list');
+  if (list) list.scrollTop = list.scrollHeight;
+  if (focused) $('sms-text')?.focus();
+};
+
+const onPhone = (view) => {
+  const before = S.phone;
+  S.phone = view;
+  const ringing = view.calls.find(
+    (c) => c.status === 'ringing' && !before?.calls.some((b) => b.id === c.id && b.status === 'ringing'),
+  );
+  const last = view.sms.at(-1);
+  const texted = before && view.sms.length > before.sms.length && last?.direction === 'received';
+  if (S.panel !== 'phone') {
+    if (ringing)
+      toast(`📞 Your phone is ringing: ${showNumber(ringing.from)}. Open the Phone tab to answer.`);
+    else if (texted) toast(`💬 New text on your phone: ${last.text}`);
+  }
+  renderPhone();
+};
+
+$('panel-phone').addEventListener('input', (ev) => {
+  if (ev.target instanceof HTMLInputElement && ev.target.id === 'sms-text') S.phoneDraft = ev.target.value;
+});
+$('panel-phone').addEventListener('submit', async (ev) => {
+  if (!(ev.target instanceof HTMLFormElement) || ev.target.id !== 'sms-reply') return;
+  ev.preventDefault();
+  const input = $('sms-text');
+  input.disabled = true;
+  try {
+    await api('/api/phone/sms', { user: S.me, text: input.value });
+    S.phoneDraft = '';
+    await loadPhone();
+  } catch (e) {
+    toast(`The text was not sent: ${e.message}`, 'error');
+    input.disabled = false;
+  }
+});
+$('panel-phone').addEventListener('click', async (ev) => {
+  const t = ev.target instanceof Element ? ev.target : null;
+  const b = t?.closest('[data-call-act], [data-key]');
+  if (!b) return;
+  const callId = b.closest('[data-call]')?.dataset.call;
+  const body = b.dataset.key
+    ? { user: S.me, callId, action: 'press', digits: b.dataset.key }
+    : { user: S.me, callId, action: b.dataset.callAct };
+  b.disabled = true;
+  try {
+    await api('/api/phone/call', body);
+  } catch (e) {
+    toast(`The phone refused: ${e.message}`, 'error');
+  } finally {
+    b.disabled = false;
+  }
+});
+
 for (const tab of document.querySelectorAll('.panel-tab')) {
   tab.addEventListener('click', () => showPanel(tab.dataset.panel));
 }
@@ -802,7 +970,8 @@ const showPanel = async (name) => {
     tab.classList.toggle('active', tab.dataset.panel === name);
     tab.setAttribute('aria-selected', String(tab.dataset.panel === name));
   }
-  for (const p of ['pagerduty', 'store', 'calls']) $(`panel-${p}`).hidden = p !== name;
+  for (const p of ['pagerduty', 'store', 'calls', 'phone']) $(`panel-${p}`).hidden = p !== name;
+  if (name === 'phone') await loadPhone();
   if (name === 'pagerduty') await loadPagerDuty();
   if (name === 'store') {
     if (S.store.mode === 'streams') S.store.streams = await api('/api/store/streams');
@@ -845,6 +1014,7 @@ const connect = () => {
     if (S.panel === 'pagerduty') void loadPagerDuty();
   });
   on('store', onStoreEvent);
+  on('phone', onPhone);
   on('call', (c) => {
     S.calls.push(c);
     if (S.calls.length > 200) S.calls.shift();
@@ -869,11 +1039,14 @@ const refresh = async () => {
   renderMessages();
   showModal(S.data.modal);
   if (S.panel === 'pagerduty') await loadPagerDuty();
+  await loadPhone();
 };
 
 const pickUser = async (id) => {
   S.me = id;
   S.actAs = '';
+  S.phone = null;
+  S.phoneDraft = '';
   localStorage.setItem('sandbox.user', id);
   $('whoami').value = id;
   connect();
