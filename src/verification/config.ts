@@ -13,6 +13,11 @@ export type VerificationConfig = Readonly<{
   fromNumber: string;
   /** Starts and resends across the organisation per 10 minutes (default 50). */
   orgLimit: number;
+  /**
+   * Our `/webhooks/vonage/voice` as the vendor reaches it, given to every page call for its events
+   * and the keys pressed; unset, the vendor uses the application's event URL from its dashboard.
+   */
+  voiceEventUrl: string | undefined;
 }>;
 
 export const verificationConfig: LifecycleConfig<VerificationConfig> = {
@@ -57,6 +62,11 @@ export const verificationConfig: LifecycleConfig<VerificationConfig> = {
       purpose: 'sender number for SMS and voice pages, E.164 without + (verification lifecycle)',
       schema: z.string().regex(/^\+?[1-9]\d{5,14}$/, 'must be a phone number in E.164 form'),
     },
+    VONAGE_VOICE_EVENT_URL: {
+      purpose:
+        "public URL of Switchboard's /webhooks/vonage/voice, given to page calls so a key pressed (4 to acknowledge) reaches it; unset, the application's event URL in the vendor's dashboard must point there",
+      schema: urlVariable,
+    },
     VERIFY_ORG_LIMIT: {
       purpose: 'verification codes Switchboard sends across the organisation per 10 minutes; default 50',
       schema: z.string().regex(/^[1-9][0-9]{0,5}$/, 'a whole number of codes, 1 or more'),
@@ -80,5 +90,6 @@ export const verificationConfig: LifecycleConfig<VerificationConfig> = {
     signatureSecret: v.required('VONAGE_SIGNATURE_SECRET'),
     fromNumber: v.required('VONAGE_FROM_NUMBER').replace(/^\+/, ''),
     orgLimit: Number(v.optional('VERIFY_ORG_LIMIT') ?? 50),
+    voiceEventUrl: v.optional('VONAGE_VOICE_EVENT_URL'),
   }),
 };

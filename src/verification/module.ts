@@ -105,6 +105,8 @@ const createVerification = (
   // The signed-webhook check of every `/webhooks/vonage/*` route: the JWT over the raw body, fresh.
   const verifySignature = vonageWebhookVerify({ secrets: [config.signatureSecret], clock });
   const phones = createPhoneSealer(config.signatureSecret);
+  // A test or the sandbox may pass it in; otherwise VONAGE_VOICE_EVENT_URL.
+  const voiceEventUrl = options?.voiceEventUrl ?? config.voiceEventUrl;
   const vault = createCodeVault({ now: () => clock.now() });
   const readModel = createVerificationReadModel({ store });
   const codeLength = options?.codeLength ?? 6;
@@ -202,7 +204,7 @@ const createVerification = (
     fromNumber: config.fromNumber,
     verifySignature,
     phoneKey: (digits) => phones.key(digits),
-    ...(options?.voiceEventUrl ? { voiceEventUrl: options.voiceEventUrl } : {}),
+    ...(voiceEventUrl ? { voiceEventUrl } : {}),
   });
   // ─────────────────────────────────────────────────────────────────────────────────────────────
 
@@ -219,7 +221,7 @@ const createVerification = (
         logger: logger.child({ lifecycle: 'verification' }),
         fromNumber: config.fromNumber,
         brand,
-        ...(options?.voiceEventUrl ? { voiceEventUrl: options.voiceEventUrl } : {}),
+        ...(voiceEventUrl ? { voiceEventUrl } : {}),
         onOutOfCredit: (action) => outOfCredit.inc({ action }),
       }),
       createVerificationNoticesReactor({

@@ -106,7 +106,13 @@ export const startPagingHarness = async (
   const simulators: readonly Simulator[] = [fake, pd, vonage];
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env = testEnv(fake, dbPath, { ...simulatorEnv(simulators), PORT: String(port), ...options.env });
+  // The keypad's callback is configured the way an operator would: VONAGE_VOICE_EVENT_URL.
+  const env = testEnv(fake, dbPath, {
+    ...simulatorEnv(simulators),
+    PORT: String(port),
+    VONAGE_VOICE_EVENT_URL: `${url}/webhooks/vonage/voice`,
+    ...options.env,
+  });
   const logs = createLogSink();
   const boot = async () => {
     const config = loadConfig(env);
@@ -122,7 +128,6 @@ export const startPagingHarness = async (
         incidents: { retry: { baseMs: 30, maxMs: 2_000 } },
         verification: {
           client: createVonageClient({ ...vonage.clientOptions(), clock }),
-          voiceEventUrl: `${url}/webhooks/vonage/voice`,
           retry: { baseMs: 30, maxMs: 2_000 },
         },
       },
