@@ -148,6 +148,33 @@ export const withRetry = <R extends UpstreamAttempts>(
   nextAttemptAt: null,
 });
 
+// ---------------------------------------------------------------- lists of requests
+// A lifecycle that keeps several calls in flight at once (verification, time off) keeps them as a
+// list; these fold its facts into that list, so each lifecycle does not write the same three maps.
+
+type Keyed = UpstreamAttempts & Readonly<{ requestId: string }>;
+
+/** The list without `requestId` (unchanged for null). */
+export const withoutRequest = <R extends Keyed>(
+  requests: readonly R[],
+  requestId: string | null,
+): readonly R[] => (requestId === null ? requests : requests.filter((r) => r.requestId !== requestId));
+
+/** The list after an `…UpstreamCallFailed`: a final failure drops the request, else it waits for its retry. */
+export const afterFailedAttempt = <R extends Keyed>(
+  requests: readonly R[],
+  failure: Readonly<{ requestId: string; attempt: number; nextAttemptAt: string | null; final: boolean }>,
+): readonly R[] =>
+  failure.final
+    ? withoutRequest(requests, failure.requestId)
+    : requests.map((r) => (r.requestId === failure.requestId ? withFailedAttempt(r, failure) : r));
+
+/** The list after an `…UpstreamCallRetried`. */
+export const afterRetry = <R extends Keyed>(
+  requests: readonly R[],
+  retry: Readonly<{ requestId: string; attempt: number }>,
+): readonly R[] => requests.map((r) => (r.requestId === retry.requestId ? withRetry(r, retry) : r));
+
 /**
  * The failure fact to record for a report, or null when the report does not apply (the request was
  * confirmed or superseded meanwhile, or this attempt's failure is already recorded). `final` is

@@ -1,12 +1,13 @@
 import { and, assign, setup } from 'xstate';
 import { exhaustive } from '../shared/messages.ts';
 import {
+  afterFailedAttempt,
+  afterRetry,
   attemptFailureApplies,
   attemptRetryApplies,
   FIRST_ATTEMPT,
   type UpstreamRequest,
-  withFailedAttempt,
-  withRetry,
+  withoutRequest,
 } from '../shared/upstreamRequest.ts';
 import type { CardRef, TimeOffAction, TimeOffAsk, TimeOffEvent, TimeOffPerson } from './events.ts';
 
@@ -86,9 +87,6 @@ const call = (requestId: string, action: TimeOffAction, hrRequestId: string | nu
   hrRequestId,
 });
 
-const without = (requests: readonly TimeOffHrRequest[], requestId: string | null) =>
-  requestId === null ? requests : requests.filter((r) => r.requestId !== requestId);
-
 export const findHrRequest = (context: TimeOffContext, requestId: string | null): TimeOffHrRequest | null =>
   requestId === null ? null : (context.requests.find((r) => r.requestId === requestId) ?? null);
 
@@ -122,7 +120,7 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
       };
     case 'TimeOffSubmitted': {
       const d = event.data;
-      const rest = without(context.requests, d.submitRequestId);
+      const rest = withoutRequest(context.requests, d.submitRequestId);
       // Cancelled while the submission was on its way: cancel HR's new request instead of reading it back.
       const next =
         context.cancelRequestId !== null
@@ -134,7 +132,7 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
       return {
         ...context,
         failure: event.data.reason,
-        requests: without(context.requests, event.data.submitRequestId),
+        requests: withoutRequest(context.requests, event.data.submitRequestId),
       };
     case 'TimeOffResubmitted': {
       const { at, reapproval, submitRequestId, timeOffId: _id, ...ask } = event.data;
@@ -165,7 +163,7 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
       return {
         ...context,
         confirmedAt: event.data.at,
-        requests: without(context.requests, event.data.readBackRequestId),
+        requests: withoutRequest(context.requests, event.data.readBackRequestId),
       };
     case 'TimeOffCancelRequested': {
       const d = event.data;
@@ -188,28 +186,16 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
         ...context,
         cancelRequestId: null,
         failure: event.data.reason,
-        requests: without(context.requests, event.data.cancelRequestId),
+        requests: withoutRequest(context.requests, event.data.cancelRequestId),
       };
     case 'TimeOffCancelled':
       return { ...context, endedAt: event.data.at, requests: [] };
     case 'TimeOffExpired':
       return { ...context, endedAt: event.data.at, requests: [] };
-    case 'TimeOffUpstreamCallFailed': {
-      const f = event.data;
-      return {
-        ...context,
-        requests: f.final
-          ? without(context.requests, f.requestId)
-          : context.requests.map((r) => (r.requestId === f.requestId ? withFailedAttempt(r, f) : r)),
-      };
-    }
+    case 'TimeOffUpstreamCallFailed':
+      return { ...context, requests: afterFailedAttempt(context.requests, event.data) };
     case 'TimeOffUpstreamCallRetried':
-      return {
-        ...context,
-        requests: context.requests.map((r) =>
-          r.requestId === event.data.requestId ? withRetry(r, event.data) : r,
-        ),
-      };
+      return { ...context, requests: afterRetry(context.requests, event.data) };
     default:
       return exhaustive(event, 'time-off event');
   }

@@ -1,12 +1,13 @@
 import { assign, setup } from 'xstate';
 import { exhaustive } from '../shared/messages.ts';
 import {
+  afterFailedAttempt,
+  afterRetry,
   attemptFailureApplies,
   attemptRetryApplies,
   FIRST_ATTEMPT,
   type UpstreamRequest,
-  withFailedAttempt,
-  withRetry,
+  withoutRequest,
 } from '../shared/upstreamRequest.ts';
 import type { VerificationAction, VerificationEvent } from './events.ts';
 
@@ -91,9 +92,6 @@ const request = (
   newMasked: extra.newMasked ?? null,
 });
 
-const without = (requests: readonly VerificationRequest[], requestId: string | null) =>
-  requestId === null ? requests : requests.filter((r) => r.requestId !== requestId);
-
 /** The attempt ended: its own calls are dropped (never sent), calls about the number stay. */
 const ended = (context: VerificationContext): readonly VerificationRequest[] =>
   context.requests.filter((r) => !ATTEMPT_ACTIONS.has(r.action));
@@ -141,7 +139,7 @@ export const applyVerificationEvent = (
           codeSentAt: event.data.at,
           voice: false,
         }),
-        requests: without(context.requests, event.data.requestId),
+        requests: withoutRequest(context.requests, event.data.requestId),
       };
     case 'VerificationResendRequested':
       return {
@@ -158,7 +156,7 @@ export const applyVerificationEvent = (
       return {
         ...context,
         attempt: patchAttempt(context, { voice: true }),
-        requests: without(context.requests, event.data.requestId),
+        requests: withoutRequest(context.requests, event.data.requestId),
       };
     case 'VerificationCodeSubmitted':
       return {
@@ -172,11 +170,11 @@ export const applyVerificationEvent = (
       return {
         ...context,
         attempt: patchAttempt(context, { wrongCodes: event.data.wrongCodes }),
-        requests: without(context.requests, event.data.requestId),
+        requests: withoutRequest(context.requests, event.data.requestId),
       };
     case 'VerificationCodeLost':
     case 'VerificationCancelRefused':
-      return { ...context, requests: without(context.requests, event.data.requestId) };
+      return { ...context, requests: withoutRequest(context.requests, event.data.requestId) };
     case 'VerificationVerified':
       return {
         ...context,
@@ -225,23 +223,11 @@ export const applyVerificationEvent = (
       };
     case 'VerificationTestSent':
     case 'VerificationOldNumberNotified':
-      return { ...context, requests: without(context.requests, event.data.requestId) };
-    case 'VerificationUpstreamCallFailed': {
-      const f = event.data;
-      return {
-        ...context,
-        requests: f.final
-          ? without(context.requests, f.requestId)
-          : context.requests.map((r) => (r.requestId === f.requestId ? withFailedAttempt(r, f) : r)),
-      };
-    }
+      return { ...context, requests: withoutRequest(context.requests, event.data.requestId) };
+    case 'VerificationUpstreamCallFailed':
+      return { ...context, requests: afterFailedAttempt(context.requests, event.data) };
     case 'VerificationUpstreamCallRetried':
-      return {
-        ...context,
-        requests: context.requests.map((r) =>
-          r.requestId === event.data.requestId ? withRetry(r, event.data) : r,
-        ),
-      };
+      return { ...context, requests: afterRetry(context.requests, event.data) };
     default:
       return exhaustive(event, 'verification event');
   }

@@ -12,6 +12,7 @@ import {
   slashCommandBody,
 } from '../../sandbox/simulators/slack/signing.ts';
 import {
+  killAll,
   type MainProcess,
   postSigned,
   spawnMain,
@@ -42,12 +43,7 @@ beforeAll(async () => {
   tmp = tempDir('switchboard-card-crash-');
 });
 afterEach(async () => {
-  for (const m of mains.splice(0)) {
-    if (m.child.exitCode === null && m.child.signalCode === null) {
-      m.child.kill('SIGKILL');
-      await m.exited;
-    }
-  }
+  await killAll(mains);
 });
 afterAll(async () => {
   await sim.stop();

@@ -12,6 +12,7 @@ import {
   slashCommandBody,
 } from '../../sandbox/simulators/slack/signing.ts';
 import {
+  killAll,
   type MainProcess,
   postSigned,
   spawnMain,
@@ -47,12 +48,7 @@ beforeAll(async () => {
   tmp = tempDir('switchboard-incident-crash-');
 });
 afterEach(async () => {
-  for (const m of mains.splice(0)) {
-    if (m.child.exitCode === null && m.child.signalCode === null) {
-      m.child.kill('SIGKILL');
-      await m.exited;
-    }
-  }
+  await killAll(mains);
   sim.clearFaults();
 });
 afterAll(async () => {

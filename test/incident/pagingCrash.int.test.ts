@@ -11,6 +11,7 @@ import { startVonageSimulator, type VonageSimulator } from '../../sandbox/simula
 import { openEventStore } from '../../src/eventStore/openEventStore.ts';
 import { createPeopleDirectory } from '../../src/people/directory.ts';
 import {
+  killAll,
   type MainProcess,
   postSigned,
   spawnMain,
@@ -51,12 +52,7 @@ beforeAll(async () => {
   tmp = tempDir('switchboard-paging-crash-');
 });
 afterEach(async () => {
-  for (const m of mains.splice(0)) {
-    if (m.child.exitCode === null && m.child.signalCode === null) {
-      m.child.kill('SIGKILL');
-      await m.exited;
-    }
-  }
+  await killAll(mains);
 });
 afterAll(async () => {
   held.open();

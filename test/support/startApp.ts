@@ -150,6 +150,16 @@ export const shiftedClockEnv = (): Record<string, string> =>
     ),
   );
 
+/** Kills (SIGKILL) every app child still running and empties the list: a crash test's afterEach. */
+export const killAll = async (mains: MainProcess[]): Promise<void> => {
+  for (const m of mains.splice(0)) {
+    if (m.child.exitCode === null && m.child.signalCode === null) {
+      m.child.kill('SIGKILL');
+      await m.exited;
+    }
+  }
+};
+
 export const spawnMain = (
   env: Record<string, string>,
   timeoutMs = 15_000,
