@@ -1,4 +1,5 @@
 import { incidents } from '../incidents/module.ts';
+import { timeOff } from '../timeOff/module.ts';
 import { verification } from '../verification/module.ts';
 import type { ApiOf, LifecycleDeclaration, OptionsOf } from './lifecycle.ts';
 import { PLANNED_LIFECYCLES } from './planned.ts';
@@ -8,7 +9,7 @@ import { PLANNED_LIFECYCLES } from './planned.ts';
  * composition root loops over it; nothing else names a lifecycle. Adding one: see
  * docs/adding-a-lifecycle.md.
  */
-export const LIFECYCLES = [incidents, verification] as const;
+export const LIFECYCLES = [incidents, verification, timeOff] as const;
 
 /**
  * Every lifecycle Switchboard declares: the ones it runs, then the planned ones (declared in

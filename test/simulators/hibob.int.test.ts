@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type HiBobSimulator, startHiBobSimulator } from '../../sandbox/simulators/hibob/index.ts';
 import type { Simulator } from '../../sandbox/simulators/simulator.ts';
 import { type ManualClock, manualClock } from '../../src/core/clock.ts';
-import { timeOff } from '../../src/lifecycles/planned.ts';
+import { timeOff } from '../../src/timeOff/module.ts';
 import { hibobDeliveryId, verifyHiBobSignature } from '../../src/upstream/hibobSignature.ts';
 import { waitFor } from '../support/waitFor.ts';
 
@@ -217,7 +217,7 @@ describe('the Simulator interface', () => {
   it('names its environment, saves and restores its state', async () => {
     await start();
     const asSimulator: Simulator = sim;
-    // The time-off lifecycle's configuration names (src/lifecycles/planned.ts), so the sandbox can
+    // The time-off lifecycle's configuration names (src/timeOff/config.ts), so the sandbox can
     // pass them straight to the bot.
     const variables = Object.keys(timeOff.config.variables);
     expect(Object.keys(asSimulator.env()).sort()).toEqual([

@@ -36,3 +36,10 @@ export const timeOffIdFromActionsBlockId = (blockId: string | undefined): string
   blockId?.startsWith(ACTIONS_BLOCK_PREFIX)
     ? parseTimeOffRequestId(blockId.slice(ACTIONS_BLOCK_PREFIX.length))
     : null;
+
+/**
+ * The short id people read and type (`/timeoff cancel 3f9a2c`): the first 6 hex digits of the
+ * request id. Only the requester's own requests are searched by it, so a clash between two
+ * people's ids never matters; one between two of the same person's asks which one they mean.
+ */
+export const shortTimeOffId = (timeOffId: string): string => timeOffId.slice(0, 6).toLowerCase();

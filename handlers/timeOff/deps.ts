@@ -1,0 +1,23 @@
+import type { ApprovalRules } from '../../machines/timeOff/commands.ts';
+import type { Clock } from '../../src/core/clock.ts';
+import type { ModalView } from '../../src/slack/blocks/format.ts';
+import type { TimeOffPeople } from '../../src/timeOff/people.ts';
+import type { TimeOffReadModel } from '../../src/timeOff/readModel.projection.ts';
+import type { HiBobClient } from '../../src/upstream/hibob.ts';
+import type { HandlerDeps } from '../index.ts';
+
+/** What the time-off listeners get from the module (src/timeOff/module.ts). */
+export type TimeOffHandlerDeps = Readonly<{
+  readModel: TimeOffReadModel;
+  /** Who the clicking / typing person is in HR, and their approver (no HR search). */
+  people: TimeOffPeople;
+  /** The HR client: policy types, balance, who's out (no people search from the edge). */
+  client: HiBobClient;
+  openView(triggerId: string, view: ModalView): Promise<void>;
+  /** Public holidays and approval rules, carried on RequestTimeOff / ResubmitTimeOff. */
+  holidays: readonly string[];
+  approvalRules: ApprovalRules;
+  clock: Clock;
+}>;
+
+export type TimeOffListenerDeps = HandlerDeps & Readonly<{ timeOff: TimeOffHandlerDeps }>;

@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import { type ApprovalRules, DEFAULT_APPROVAL_RULES } from '../../machines/timeOff/commands.ts';
+import { isIsoDate } from '../../machines/timeOff/workingDays.ts';
+import { type LifecycleConfig, nonEmptyVariable, urlVariable, withoutSlash } from '../lifecycles/config.ts';
+
+/** The time-off lifecycle's configuration: the HR people service (HiBob-shaped). */
+export type TimeOffConfig = Readonly<{
+  apiUrl: string;
+  serviceUserId: string;
+  serviceUserToken: string;
+  webhookSecret: string;
+  /**
+   * Public holidays (YYYY-MM-DD), not counted as working days in requests, reminders and expiry.
+   * HR's public API has no holiday calendar an integration can read, so they are configured here.
+   */
+  holidays: readonly string[];
+  /** Reminders to the approver and expiry, in working days (default 1 and 3, expiry 7). */
+  approvalRules: ApprovalRules;
+  /** How often the whole directory is read again with one people search (default 60 minutes). */
+  directoryRefreshMinutes: number;
+  /** How often HR's time-off changes are polled, besides its webhooks (default 5 minutes). */
+  changesPollMinutes: number;
+}>;
+
+const datesOf = (raw: string): string[] =>
+  raw
+    .split(/[\s,]+/)
+    .map((d) => d.trim())
+    .filter((d) => d !== '');
+
+const DATE_LIST = z
+  .string()
+  .refine((raw) => datesOf(raw).every(isIsoDate), 'must be dates (YYYY-MM-DD) separated by commas')
+  .refine((raw) => datesOf(raw).length <= 400, 'at most 400 dates');
+
+const DAY_LIST = z
+  .string()
+  .regex(/^\s*\d{1,2}(\s*,\s*\d{1,2}){0,9}\s*$/, 'must be working days separated by commas, e.g. 1,3');
+
+const wholeNumber = (min: number, max: number, what: string) =>
+  z
+    .string()
+    .regex(/^\d{1,5}$/, `a whole number of ${what}`)
+    .refine((v) => Number(v) >= min && Number(v) <= max, `between ${min} and ${max} ${what}`);
+
+export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
+  variables: {
+    HIBOB_API_URL: { purpose: 'HR API; default https://api.hibob.com/v1', schema: urlVariable },
+    HIBOB_SERVICE_USER_ID: { purpose: 'HR service user id (time-off lifecycle)', schema: nonEmptyVariable },
+    HIBOB_SERVICE_USER_TOKEN: {
+      purpose: 'HR service user token (time-off lifecycle)',
+      secret: true,
+      schema: nonEmptyVariable,
+    },
+    HIBOB_WEBHOOK_SECRET: {
+      purpose: 'verifies Bob-Signature on /webhooks/hibob (time-off lifecycle)',
+      secret: true,
+      schema: nonEmptyVariable,
+    },
+    TIME_OFF_HOLIDAYS: {
+      purpose:
+        'public holidays not counted as working days, YYYY-MM-DD separated by commas (time-off lifecycle)',
+      schema: DATE_LIST,
+    },
+    TIME_OFF_REMINDER_DAYS: {
+      purpose: 'working days after a request when its approver is reminded; default 1,3',
+      schema: DAY_LIST,
+    },
+    TIME_OFF_EXPIRY_DAYS: {
+      purpose: 'working days after which an undecided request expires; default 7',
+      schema: wholeNumber(1, 60, 'working days'),
+    },
+    HIBOB_DIRECTORY_REFRESH_MINUTES: {
+      purpose: 'minutes between full reads of the HR directory (one people search each); default 60',
+      schema: wholeNumber(5, 1440, 'minutes'),
+    },
+    HIBOB_CHANGES_POLL_MINUTES: {
+      purpose: "minutes between polls of HR's time-off changes, besides webhooks; default 5",
+      schema: wholeNumber(1, 1440, 'minutes'),
+    },
+  },
+  credentials: ['HIBOB_SERVICE_USER_ID', 'HIBOB_SERVICE_USER_TOKEN', 'HIBOB_WEBHOOK_SECRET'],
+  read: (v) => {
+    const holidays = v.optional('TIME_OFF_HOLIDAYS');
+    const reminders = v.optional('TIME_OFF_REMINDER_DAYS');
+    const expiry = v.optional('TIME_OFF_EXPIRY_DAYS');
+    return {
+      apiUrl: withoutSlash(v.optional('HIBOB_API_URL') ?? 'https://api.hibob.com/v1'),
+      serviceUserId: v.required('HIBOB_SERVICE_USER_ID'),
+      serviceUserToken: v.required('HIBOB_SERVICE_USER_TOKEN'),
+      webhookSecret: v.required('HIBOB_WEBHOOK_SECRET'),
+      holidays: holidays ? [...new Set(datesOf(holidays).filter(isIsoDate))].sort() : [],
+      approvalRules: {
+        reminderWorkingDays: reminders
+          ? reminders.split(',').map((d) => Number(d.trim()))
+          : DEFAULT_APPROVAL_RULES.reminderWorkingDays,
+        expiryWorkingDays: expiry ? Number(expiry) : DEFAULT_APPROVAL_RULES.expiryWorkingDays,
+      },
+      directoryRefreshMinutes: Number(v.optional('HIBOB_DIRECTORY_REFRESH_MINUTES') ?? 60),
+      changesPollMinutes: Number(v.optional('HIBOB_CHANGES_POLL_MINUTES') ?? 5),
+    };
+  },
+};

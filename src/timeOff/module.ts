@@ -1,0 +1,155 @@
+import { register as registerTimeOffListeners } from '../../handlers/timeOff/index.ts';
+import { hibobWebhookVerifier } from '../../handlers/timeOff/webhooks.ts';
+import { defineLifecycle, type LifecycleDeps, type LifecycleInstance } from '../lifecycles/lifecycle.ts';
+import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
+import type { SlackMessage } from '../slack/blocks/format.ts';
+import { createHiBobClient, type HiBobAuthAlert, type HiBobClient } from '../upstream/hibob.ts';
+import { hibobWebhookVerify } from '../upstream/hibobSignature.ts';
+import { createAbsences } from './absences.ts';
+import { type TimeOffConfig, timeOffConfig } from './config.ts';
+import { createTimeOffHomeSection } from './home.ts';
+import { createTimeOffHrCallsReactor } from './hrCalls.reactor.ts';
+import { createTimeOffHrSync, type TimeOffHrSync } from './hrSync.ts';
+import { createTimeOffNoticesReactor } from './notices.reactor.ts';
+import { createTimeOffPeople, type TimeOffPeople } from './people.ts';
+import { createTimeOffReadModel, type TimeOffReadModel } from './readModel.projection.ts';
+import { timeOffRejectionText } from './rejections.ts';
+import { timeOffRoutes } from './routes.ts';
+import { createTimeOffTimersReactor } from './timers.reactor.ts';
+
+/**
+ * The time-off lifecycle (HiBob-shaped HR service): `/timeoff`, `/whosout`, the approver's DM and
+ * its buttons, `POST /webhooks/hibob`, its App Home section and the `absences` port. On when the
+ * HIBOB_* credentials are set.
+ *
+ * HR has no "approve" call: Switchboard runs the approval (machines/timeOff/), then submits the
+ * approved request with approval bypassed and the approver named, finds its HR id (the submit
+ * answers none), reads it back through HR's read-after-write lag (up to ~20 s) and only then calls
+ * it confirmed. Who is who comes from the employee directory kept as events (one people search
+ * an hour, webhooks in between), never from a search per request.
+ *
+ * Where things are: rules in `machines/timeOff/`; the Slack and webhook edge in `handlers/timeOff/`;
+ * the client wiring, reactors, read model and Block Kit here.
+ *
+ * @example
+ * const sb = await createSwitchboard({ config, logger, lifecycleOptions: { timeOff: { retry: { baseMs: 30 } } } });
+ * await sb.lifecycle('timeOff')?.sync.refreshDirectory();
+ */
+
+export type TimeOffApi = Readonly<{
+  client: HiBobClient;
+  readModel: TimeOffReadModel;
+  people: TimeOffPeople;
+  sync: TimeOffHrSync;
+}>;
+
+export type TimeOffOptions = Readonly<{
+  /** Durable retries of failed HR calls (default UPSTREAM_RETRY: 5 attempts from 2 s). */
+  retry?: Partial<RetryPolicy>;
+  /** Retries while a write is not visible in HR yet (default 8 attempts from 2 s, about 4 minutes). */
+  lagRetry?: Partial<RetryPolicy>;
+  /** The HR client (default: the real one, built from the configuration). */
+  client?: HiBobClient;
+  /** Full directory reads and changes polls, in ms (default from the configuration; 0: never on a timer). */
+  directoryRefreshMs?: number;
+  changesPollMs?: number;
+}>;
+
+/** While HR has not shown a write yet: 2, 4, 8, 16, 32, 64, 128 s (about 4 minutes in all). */
+export const HR_LAG_RETRY: RetryPolicy = { baseMs: 2_000, maxMs: 2 * 60_000, jitter: 0.1, maxAttempts: 8 };
+
+const createTimeOff = (
+  config: TimeOffConfig,
+  deps: LifecycleDeps,
+  options: TimeOffOptions | undefined,
+): LifecycleInstance<TimeOffApi> => {
+  const { store, clock, slack, dispatch } = deps;
+  const logger = deps.logger.child({ lifecycle: 'timeOff' });
+  const authFailures = deps.metrics.registry.counter(
+    'switchboard_hibob_auth_refused_total',
+    'Times HR refused the service user credentials (401): every HR call then stops for 5 minutes; an operator alert',
+    ['operation'],
+  );
+  const client =
+    options?.client ??
+    createHiBobClient({
+      baseUrl: config.apiUrl,
+      serviceUserId: config.serviceUserId,
+      token: config.serviceUserToken,
+      clock,
+      logger,
+      onAuthAlert: (alert: HiBobAuthAlert) => authFailures.inc({ operation: alert.operation }),
+    });
+  const verifySignature = hibobWebhookVerify({ secrets: [config.webhookSecret] });
+  const readModel = createTimeOffReadModel({ store });
+  const people = createTimeOffPeople({ readModel, people: deps.people, slack, now: () => clock.now() });
+  const retry = { ...UPSTREAM_RETRY, ...options?.retry };
+  const lagRetry = { ...HR_LAG_RETRY, ...options?.lagRetry };
+  const sync = createTimeOffHrSync({
+    client,
+    dispatch,
+    readModel,
+    clock,
+    logger,
+    retry,
+    lagRetry,
+    directoryRefreshMs: options?.directoryRefreshMs ?? config.directoryRefreshMinutes * 60_000,
+    changesPollMs: options?.changesPollMs ?? config.changesPollMinutes * 60_000,
+  });
+  const post = async (channel: string, m: SlackMessage) => {
+    const r = await slack.chat.postMessage({ channel, text: m.text, blocks: m.blocks });
+    return { channel: r.channel ?? channel, ts: String(r.ts) };
+  };
+
+  return {
+    routes: timeOffRoutes,
+    processors: [
+      readModel.processor,
+      createTimeOffHrCallsReactor({ client, dispatch, retry, lagRetry, readModel, logger }),
+      ...sync.processors,
+      createTimeOffTimersReactor(),
+      createTimeOffNoticesReactor({
+        slack: {
+          postMessage: post,
+          updateMessage: async (channel, ts, m) => {
+            await slack.chat.update({ channel, ts, text: m.text, blocks: m.blocks });
+          },
+        },
+        dispatch,
+        readModel,
+        client,
+        holidays: config.holidays,
+        logger,
+      }),
+    ],
+    listeners: (app, handlerDeps) =>
+      registerTimeOffListeners(app, {
+        ...handlerDeps,
+        timeOff: {
+          readModel,
+          people,
+          client,
+          openView: async (triggerId, view) => {
+            await slack.views.open({ trigger_id: triggerId, view });
+          },
+          holidays: config.holidays,
+          approvalRules: config.approvalRules,
+          clock,
+        },
+      }),
+    webhooks: [hibobWebhookVerifier({ verifySignature, logger })],
+    home: createTimeOffHomeSection({ readModel }),
+    rejectionText: timeOffRejectionText,
+    provides: { absences: createAbsences({ readModel, people }) },
+    api: { client, readModel, people, sync },
+  };
+};
+
+export const timeOff = defineLifecycle({
+  name: 'timeOff',
+  title: 'Time off',
+  slashCommands: ['/timeoff', '/whosout'],
+  config: timeOffConfig,
+  create: (config: TimeOffConfig, deps: LifecycleDeps, options: TimeOffOptions | undefined) =>
+    createTimeOff(config, deps, options),
+});

@@ -1,0 +1,135 @@
+import { employeeByEmail, employeeById, managerOf } from '../../machines/timeOff/directory.ts';
+import type { TimeOffPerson } from '../../machines/timeOff/events.ts';
+import { ChatOpsError } from '../core/errors.ts';
+import type { PeopleDirectory } from '../people/directory.ts';
+import { createIdentityResolver, type IdentityResolver } from '../people/identity.ts';
+import { type SlackUserLookups, slackUserLookups } from '../people/slackUsers.ts';
+import type { SwitchboardWebClient } from '../slack/webClient.ts';
+import type { TimeOffReadModel } from './readModel.projection.ts';
+
+/**
+ * Who a Slack user is in HR, and who approves their time off, without spending an HR people
+ * search: Slack user → email (`users.info`) → the employee with that email in the directory the
+ * lifecycle keeps as events (refreshed by one full search an hour and by HR's webhooks) → their
+ * manager in HR (`work.reportsTo`) → the manager's Slack user (by email). Links are recorded in the
+ * shared people directory (`system: 'hr'`).
+ *
+ * Every "cannot" is a ChatOpsError SB_UNMAPPED_USER whose message says what is missing, for the
+ * person to read: not in HR, left, no manager in HR, a manager who has no Slack account.
+ */
+export type TimeOffPeople = Readonly<{
+  /** The requester and their approver; throws SB_UNMAPPED_USER saying what is missing. */
+  requesterAndApprover(
+    slackUserId: string,
+  ): Promise<Readonly<{ requester: TimeOffPerson; approver: TimeOffPerson }>>;
+  /** The person as HR knows them; throws SB_UNMAPPED_USER saying what is missing. */
+  employee(slackUserId: string): Promise<TimeOffPerson>;
+  /** The Slack user of an HR employee (by email), or null when they have none. Never throws. */
+  slackUserOfEmployee(employeeHrId: string): Promise<string | null>;
+  identity: IdentityResolver;
+}>;
+
+const unmapped = (message: string, reason: string) =>
+  new ChatOpsError('SB_UNMAPPED_USER', message, { details: { reason } });
+
+export const createTimeOffPeople = (
+  deps: Readonly<{
+    readModel: TimeOffReadModel;
+    people: PeopleDirectory;
+    slack: SwitchboardWebClient;
+    now(): Date;
+    /** Tests may replace the Slack lookups. */
+    lookups?: SlackUserLookups;
+  }>,
+): TimeOffPeople => {
+  const { readModel } = deps;
+  const lookups = deps.lookups ?? slackUserLookups(deps.slack);
+  const identity = createIdentityResolver({
+    directory: deps.people,
+    system: 'hr',
+    systemName: 'HR',
+    now: deps.now,
+    findUpstreamUser: async (email) => {
+      await readModel.catchUp();
+      const e = employeeByEmail(readModel.directory(), email);
+      return e && e.status !== 'left' ? { id: e.hrId, name: e.displayName, email: e.email } : undefined;
+    },
+    upstreamUser: async (id) => {
+      await readModel.catchUp();
+      const e = employeeById(readModel.directory(), id);
+      if (!e)
+        throw unmapped(`HR employee ${id} is not in the directory Switchboard keeps.`, 'unknown_employee');
+      return { id: e.hrId, name: e.displayName, email: e.email };
+    },
+    ...lookups,
+    // The directory changes (people join, managers change): look again after an hour, not a day.
+    refreshAfterMs: 60 * 60_000,
+  });
+
+  const employee = async (slackUserId: string): Promise<TimeOffPerson> => {
+    const resolved = await identity.resolve(slackUserId);
+    await readModel.catchUp();
+    const e = employeeById(readModel.directory(), resolved.id);
+    if (!e || e.status === 'left') {
+      throw unmapped(
+        'HR lists you as no longer employed, so Switchboard cannot ask for time off for you. Ask HR to check your record.',
+        'left',
+      );
+    }
+    return { hrId: e.hrId, slackUserId, displayName: e.displayName || resolved.name || slackUserId };
+  };
+
+  const slackUserOfEmployee = async (employeeHrId: string): Promise<string | null> => {
+    await readModel.catchUp();
+    const linked = readModel.slackUserOfEmployee(employeeHrId);
+    if (linked) return linked;
+    const e = employeeById(readModel.directory(), employeeHrId);
+    if (!e) return null;
+    try {
+      const slackUserId = await lookups.slackUserByEmail(e.email);
+      if (!slackUserId) return null;
+      await deps.people.link(slackUserId, {
+        system: 'hr',
+        externalId: e.hrId,
+        email: e.email,
+        name: e.displayName,
+      });
+      return slackUserId;
+    } catch {
+      return null;
+    }
+  };
+
+  return {
+    identity,
+    employee,
+    slackUserOfEmployee,
+    async requesterAndApprover(slackUserId) {
+      const requester = await employee(slackUserId);
+      const manager = managerOf(readModel.directory(), requester.hrId);
+      if (!manager) {
+        throw unmapped(
+          'HR has no manager for you, and your manager approves your time off. Ask HR to set who you report to.',
+          'no_manager',
+        );
+      }
+      if (manager.status === 'left') {
+        throw unmapped(
+          `Your manager in HR, ${manager.displayName}, has left, so nobody can approve your time off yet. Ask HR to set who you report to now.`,
+          'manager_left',
+        );
+      }
+      const approverSlack = await slackUserOfEmployee(manager.hrId);
+      if (!approverSlack) {
+        throw unmapped(
+          `Your manager in HR, ${manager.displayName}, has no Slack account with their HR email (${manager.email}), so Switchboard cannot ask them. Ask them or an admin to use the same email in both.`,
+          'approver_not_in_slack',
+        );
+      }
+      return {
+        requester,
+        approver: { hrId: manager.hrId, slackUserId: approverSlack, displayName: manager.displayName },
+      };
+    },
+  };
+};
