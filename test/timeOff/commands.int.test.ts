@@ -92,7 +92,8 @@ const cardFor = async (timeOffId: string, ts = '1700000100.000100'): Promise<Fak
     edits: 0,
     history: [],
     deleted: false,
-  } as FakeMessage;
+    via: 'api',
+  };
 };
 
 type Stored = Readonly<{ type: string; data: Record<string, unknown> }>;
