@@ -152,3 +152,33 @@ describe('time off in HR: submit, find the id, read back', () => {
     expect(h.sim.requestsFor('cancelTimeOffRequest')).toHaveLength(1);
   });
 });
+
+describe('time off in HR: cancels on both sides', () => {
+  it('cancelled while HR had not shown the submission yet: its HR request is cancelled once found', async () => {
+    h = await startTimeOffHarness();
+    const id = await requestTimeOff(h);
+    await approve(h, id);
+    await waitFor(async () => (await h!.types(id)).includes('TimeOffSubmissionSent'), { what: 'sent' });
+    await cancel(h, id);
+    expect(await phaseOf(h, id)).toBe('cancelling');
+    await advanceUntil(h, async () => (await phaseOf(h!, id)) === 'cancelled');
+    expect(h.sim.timeOffRequests()).toMatchObject([{ status: 'canceled' }]);
+    expect(h.sim.requestsFor('submitTimeOff')).toHaveLength(1);
+    // The cancel replaced the read-back once HR's id was known.
+    expect(await h.types(id)).toContain('TimeOffSubmitted');
+    expect(await h.types(id)).not.toContain('TimeOffConfirmed');
+  });
+
+  it('a confirmed request cancelled in the HR web app is cancelled in Switchboard too', async () => {
+    h = await startTimeOffHarness();
+    const id = await requestTimeOff(h);
+    await approve(h, id);
+    await advanceUntil(h, async () => (await phaseOf(h!, id)) === 'confirmed');
+    const hrId = Number(h.api.readModel.hrRequestIdOf(id));
+    h.sim.webApp.cancel(hrId);
+    await advanceUntil(h, async () => (await phaseOf(h!, id)) === 'cancelled');
+    const cancelled = (await eventsOf(h, id)).find((e) => e.type === 'TimeOffCancelled');
+    expect(cancelled?.data).toMatchObject({ by: 'hr', cancelRequestId: null });
+    expect(h.sim.requestsFor('cancelTimeOffRequest')).toHaveLength(0);
+  });
+});
