@@ -382,6 +382,14 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
         const [code, message] = ((): [string, string] => {
           switch (kind) {
             case 'not_visible':
+              if (failure.final) {
+                return [
+                  HR_NOT_VISIBLE,
+                  request.action === 'submit'
+                    ? 'HR took the request but has not shown it yet; Switchboard records it as soon as HR does'
+                    : 'HR has not shown the request yet; Switchboard confirms it as soon as HR does',
+                ];
+              }
               return [
                 HR_NOT_VISIBLE,
                 request.action === 'submit'
@@ -391,6 +399,12 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
             case 'maybe_sent':
               return [HR_NOT_VISIBLE, 'Switchboard is checking whether HR already has the request'];
             case 'auth_circuit':
+              if (failure.final) {
+                return [
+                  'SB_UPSTREAM_AUTH',
+                  `HR kept refusing Switchboard's credentials, so it could not ${verb}; an admin has been told.`,
+                ];
+              }
               return [
                 'SB_UPSTREAM_AUTH',
                 `HR refused Switchboard's credentials; HR calls wait until ${timeOfDay(failure.nextAttemptAt ?? ctx.now().toISOString())}, and an admin has been told`,

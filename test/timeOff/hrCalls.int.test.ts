@@ -80,7 +80,7 @@ describe('time off in HR: submit, find the id, read back', () => {
     await approve(h, id);
     await waitFor(async () => (await phaseOf(h!, id)) === 'submissionFailed', { what: 'refused' });
     const failed = (await eventsOf(h, id)).find((e) => e.type === 'TimeOffSubmissionFailed');
-    expect((failed?.data as { reason: string }).reason).toBe(
+    expect((failed?.data as { reason?: string } | undefined)?.reason).toBe(
       'HR has no time-off policy called "Sabbatical". Pick one of the policies HR offers.',
     );
   });
@@ -129,10 +129,10 @@ describe('time off in HR: submit, find the id, read back', () => {
     await approve(h, id);
     await waitFor(async () => (await phaseOf(h!, id)) === 'submissionFailed', { what: 'refused' });
     const failed = (await eventsOf(h, id)).find((e) => e.type === 'TimeOffSubmissionFailed');
-    expect((failed?.data as { reason: string }).reason).toBe(
+    expect((failed?.data as { reason?: string } | undefined)?.reason).toBe(
       "HR refused Switchboard's permission to record time off; an admin has been told.",
     );
-    expect((failed?.data as { reason: string }).reason).not.toContain('Time off: import');
+    expect((failed?.data as { reason?: string } | undefined)?.reason).not.toContain('Time off: import');
     const alert = h.logs.lines().find((r) => r.code === 'HIBOB_PERMISSION_MISSING');
     expect(alert).toMatchObject({ permission: 'Time off: import', level: 'error' });
     const metrics = await h.sb.metrics.registry.render();
@@ -150,5 +150,35 @@ describe('time off in HR: submit, find the id, read back', () => {
     await waitFor(async () => (await phaseOf(h!, id)) === 'cancelled', { what: 'cancelled' });
     expect(h.sim.timeOffRequests()[0]?.status).toBe('canceled');
     expect(h.sim.requestsFor('cancelTimeOffRequest')).toHaveLength(1);
+  });
+});
+
+describe('time off in HR: cancels on both sides', () => {
+  it('cancelled while HR had not shown the submission yet: its HR request is cancelled once found', async () => {
+    h = await startTimeOffHarness();
+    const id = await requestTimeOff(h);
+    await approve(h, id);
+    await waitFor(async () => (await h!.types(id)).includes('TimeOffSubmissionSent'), { what: 'sent' });
+    await cancel(h, id);
+    expect(await phaseOf(h, id)).toBe('cancelling');
+    await advanceUntil(h, async () => (await phaseOf(h!, id)) === 'cancelled');
+    expect(h.sim.timeOffRequests()).toMatchObject([{ status: 'canceled' }]);
+    expect(h.sim.requestsFor('submitTimeOff')).toHaveLength(1);
+    // The cancel replaced the read-back once HR's id was known.
+    expect(await h.types(id)).toContain('TimeOffSubmitted');
+    expect(await h.types(id)).not.toContain('TimeOffConfirmed');
+  });
+
+  it('a confirmed request cancelled in the HR web app is cancelled in Switchboard too', async () => {
+    h = await startTimeOffHarness();
+    const id = await requestTimeOff(h);
+    await approve(h, id);
+    await advanceUntil(h, async () => (await phaseOf(h!, id)) === 'confirmed');
+    const hrId = Number(h.api.readModel.hrRequestIdOf(id));
+    h.sim.webApp.cancel(hrId);
+    await advanceUntil(h, async () => (await phaseOf(h!, id)) === 'cancelled');
+    const cancelled = (await eventsOf(h, id)).find((e) => e.type === 'TimeOffCancelled');
+    expect(cancelled?.data).toMatchObject({ by: 'hr', cancelRequestId: null });
+    expect(h.sim.requestsFor('cancelTimeOffRequest')).toHaveLength(0);
   });
 });
