@@ -10,6 +10,7 @@ import {
   BEN,
   CHEN,
   DANA,
+  FRANK,
   GIL,
   HR_EMPLOYEES,
   HR_IDS,
@@ -211,6 +212,11 @@ describe('/timeoff', () => {
     expect(portions.text).toContain('starts with a whole day or an afternoon');
     const gil = await h.timeoff('holiday 2026-12-03', GIL);
     expect(gil.text).toMatch(/:bust_in_silhouette: Your Slack email gil@example\.org has no user in HR/);
+    const frank = await h.timeoff('holiday 2026-12-03', FRANK);
+    expect(frank.text).toMatch(/HR has no manager for you/);
+    const help = await h.timeoff('help');
+    expect(help.text).toContain('`/timeoff <policy> <start> [<end>] [note]`');
+    expect(help.text).toContain('`am` or `pm`');
     const gilForm = await h.timeoff('', GIL);
     expect(gilForm.text).toMatch(/no user in HR/);
     expect(h.lastView(GIL)).toBeUndefined();
@@ -281,6 +287,49 @@ describe('/timeoff', () => {
     const view = await waitFor(() => h.lastView(ANA), { what: 'the form' });
     expect(JSON.stringify(view['blocks'])).toContain("HR isn't answering just now");
     expect(JSON.stringify(view['blocks'])).toContain('plain_text_input');
+  });
+
+  it('cancel by a short id two requests share: lists them; more of the id picks one; a plain Deny needs no reason', async () => {
+    h = await start();
+    const ids = ['abcdef00-0000-4000-8000-000000000001', 'abcdef00-0000-4000-8000-000000000002'];
+    for (const [i, timeOffId] of ids.entries()) {
+      await h.sb.bus.dispatch({
+        type: 'RequestTimeOff',
+        data: {
+          timeOffId,
+          policyType: 'Holiday',
+          startDate: `2026-12-0${i + 1}`,
+          endDate: `2026-12-0${i + 1}`,
+          startPortion: 'all_day',
+          endPortion: 'all_day',
+          description: '',
+          requester: { hrId: HR_IDS.ana, slackUserId: ANA, displayName: 'Ana Silva' },
+          approver: { hrId: HR_IDS.dana, slackUserId: DANA, displayName: 'Dana Lee' },
+          holidays: [],
+          approvalRules: null,
+        },
+        metadata: { commandId: randomUUID(), now: h.clock.now().toISOString(), actor: ANA },
+      });
+    }
+    await h.idle();
+    const both = await h.timeoff('cancel ABCDEF');
+    expect(both.text).toMatch(/`ABCDEF` starts more than one of your requests/);
+    expect(both.text).toContain(ids[0]);
+    expect(both.text).toContain(ids[1]);
+    expect((await inputRecord('/timeoff', ANA))?.['rejection']).toMatchObject({ code: 'SB_VALIDATION' });
+    const one = await h.timeoff(`cancel ${ids[1]}`);
+    expect(one.text).toContain('Cancelling your *Holiday* request for Wed 2 Dec 2026');
+    await waitFor(async () => (await h.types(ids[1]!)).includes('TimeOffCancelled') || undefined, {
+      what: 'the second cancelled',
+    });
+    expect(await h.types(ids[0]!)).not.toContain('TimeOffCancelled');
+
+    await h.click(TIME_OFF_ACTION.deny, DANA, { message: await dmCard(ids[0]!) });
+    await waitFor(async () => (await h.types(ids[0]!)).includes('TimeOffDenied') || undefined, {
+      what: 'the denial',
+    });
+    await h.api.readModel.catchUp();
+    expect(h.api.readModel.view(ids[0]!)).toMatchObject({ phase: 'denied', denyReason: null });
   });
 
   it('balance: HR’s balance for each policy, or the one named', async () => {
@@ -386,6 +435,62 @@ describe('the approver’s buttons', () => {
       denyReason: 'Release week: could you take the week after?',
     });
     await h.dm(/denied it: “Release week: could you take the week after\?”/, CHEN);
+  });
+});
+
+describe('fix and send again', () => {
+  it('after HR refused the submission the requester fixes it in the form, prefilled; nobody else may', async () => {
+    h = await start();
+    h.sim.failNext('policyTypes', { status: 503, times: 1 });
+    const asked = await h.timeoff('Sabbatical 2026-12-03');
+    expect(asked.text).toContain('the policy name could not be checked');
+    const id = await onlyRequest(ANA);
+    await h.click(TIME_OFF_ACTION.approve, DANA, { message: await dmCard(id) });
+    const approved = await waitFor(
+      async () => (await h.sb.store.readStream(`timeoff-${id}`)).find((e) => e.type === 'TimeOffApproved'),
+      { what: 'the approval' },
+    );
+    // HR's 400 on the submission, as the HR processor records it (a no-op if it already did).
+    await h.sb.bus.dispatch({
+      type: 'RecordTimeOffSubmissionRejected',
+      data: {
+        timeOffId: id,
+        submitRequestId: (approved.data as { submitRequestId: string }).submitRequestId,
+        reason: 'HR has no policy type Sabbatical.',
+      },
+      metadata: { commandId: randomUUID(), now: h.clock.now().toISOString(), actor: 'system:hibob' },
+    });
+    await h.idle();
+    await waitFor(
+      async () => {
+        await h.api.readModel.catchUp();
+        return h.api.readModel.view(id)?.phase === 'submissionFailed' || undefined;
+      },
+      { what: 'the submission refused' },
+    );
+    const dm = await waitFor(
+      () => h.dms(ANA).find((m) => JSON.stringify(m.blocks ?? []).includes(TIME_OFF_ACTION.resubmit)),
+      { what: 'the resubmit button' },
+    );
+
+    const ben = await h.click(TIME_OFF_ACTION.resubmit, BEN, { message: dm });
+    await h.response(ben.responseUrl, /Only the person who asked for this time off can send it again/);
+    expect(h.lastView(BEN)).toBeUndefined();
+    expect((await inputRecord(TIME_OFF_ACTION.resubmit, BEN))?.['rejection']).toMatchObject({
+      code: 'SB_VALIDATION',
+    });
+
+    await h.click(TIME_OFF_ACTION.resubmit, ANA, { message: dm });
+    const form = await waitFor(() => h.lastView(ANA), { what: 'the resubmit form' });
+    expect(JSON.parse(String(form['private_metadata']))).toMatchObject({ mode: 'resubmit', timeOffId: id });
+    expect(JSON.stringify(form['blocks'])).toContain('initial_date":"2026-12-03"');
+    const sent = await h.submitView(ANA, formValues({ policy: 'Holiday', start: '2026-12-03' }));
+    expect(sent.body?.['response_action']).toBeUndefined();
+    await waitFor(async () => (await h.types(id)).includes('TimeOffResubmitted') || undefined, {
+      what: 'the request sent again',
+    });
+    await h.api.readModel.catchUp();
+    expect(h.api.readModel.view(id)?.policyType).toBe('Holiday');
   });
 });
 
