@@ -3,7 +3,6 @@ import { DecisionRejected } from '../../machines/shared/machineDecider.ts';
 import { checkAsk } from '../../machines/timeOff/decider.ts';
 import { employeeById } from '../../machines/timeOff/directory.ts';
 import type { TimeOffAsk, TimeOffPerson } from '../../machines/timeOff/events.ts';
-import { parseTimeOffRequestId } from '../../machines/timeOff/streams.ts';
 import type { DayPortion } from '../../machines/timeOff/workingDays.ts';
 import type { SlackInput } from '../../src/application/inbox.ts';
 import { asError, ChatOpsError, hasCode, ValidationError } from '../../src/core/errors.ts';
@@ -275,12 +274,13 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
       return;
     }
     await t.readModel.catchUp();
-    const full = parseTimeOffRequestId(idText.toLowerCase());
-    const matches: TimeOffView[] = full
-      ? t.readModel.requestsOf(slackUserId).filter((v) => v.timeOffId === full)
-      : /^[0-9a-f]{4,36}$/i.test(idText)
-        ? t.readModel.findByShortId(slackUserId, idText)
-        : [];
+    const prefix = idText.toLowerCase();
+    // The short id (`/timeoff status` shows 6 characters), or more of the id to tell two apart.
+    const matches: TimeOffView[] = !/^[0-9a-f-]{4,36}$/.test(prefix)
+      ? []
+      : prefix.length <= 6
+        ? t.readModel.findByShortId(slackUserId, prefix)
+        : t.readModel.requestsOf(slackUserId).filter((v) => v.timeOffId.startsWith(prefix));
     const shown = `\`${escapeMrkdwn(idText.slice(0, 40))}\``;
     if (matches.length === 0) {
       await inbox.accept({
@@ -314,7 +314,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
         rejection: new ValidationError(`id ${idText.slice(0, 40)} names ${open.length} requests`),
       });
       const list = open
-        .map((v) => `• \`${v.timeOffId.slice(0, 13)}\` ${escapeMrkdwn(v.policyType)}, ${formatRange(v)}`)
+        .map((v) => `• \`${v.timeOffId}\` ${escapeMrkdwn(v.policyType)}, ${formatRange(v)}`)
         .join('\n');
       await ack(
         ephemeral(

@@ -10,8 +10,8 @@ import {
   BEN,
   CHEN,
   DANA,
+  FRANK,
   GIL,
-  HR_EMPLOYEES,
   HR_IDS,
   messageText,
   startTimeOffHarness,
@@ -28,30 +28,6 @@ let h: TimeOffHarness;
 afterEach(async () => {
   await h?.stop();
 });
-
-/**
- * The harness's organisation in the employee directory Switchboard keeps, through the real
- * directory decider (what the HR sync's start-up refresh records; a no-op once it has run).
- */
-const start = async (options: Parameters<typeof startTimeOffHarness>[0] = {}): Promise<TimeOffHarness> => {
-  const harness = await startTimeOffHarness(options);
-  await harness.sb.bus.dispatch({
-    type: 'RecordDirectorySnapshot',
-    data: {
-      employees: HR_EMPLOYEES.map((e) => ({
-        hrId: e.id,
-        email: e.email,
-        displayName: e.displayName,
-        managerHrId: e.managerId,
-        site: e.site,
-        status: 'active',
-      })),
-    },
-    metadata: { commandId: randomUUID(), now: harness.clock.now().toISOString(), actor: 'system:test' },
-  });
-  await harness.idle();
-  return harness;
-};
 
 const F = TIME_OFF_REQUEST_FIELD;
 const select = (value: string) => ({ type: 'static_select', selected_option: { value } });
@@ -151,7 +127,7 @@ const onlyRequest = async (user: string): Promise<string> => {
 
 describe('/timeoff', () => {
   it('asks by text: the ack names the approver, the dates and the short id; status lists it; cancel by short id', async () => {
-    h = await start();
+    h = await startTimeOffHarness();
     const asked = await h.timeoff('holiday 2026-12-03 to 2026-12-04 Family visit');
     expect(asked.status).toBe(200);
     expect(asked.text).toMatch(
@@ -196,7 +172,7 @@ describe('/timeoff', () => {
   });
 
   it('explains an unknown policy, bad dates and people outside HR, recording each refusal', async () => {
-    h = await start();
+    h = await startTimeOffHarness();
     const policy = await h.timeoff('vacation 2026-12-03');
     expect(policy.text).toMatch(/`vacation` is not a time-off policy in HR\. HR knows: `Holiday`, `Sick`/);
     const notADate = await h.timeoff('holiday 2026-13-01');
@@ -211,6 +187,11 @@ describe('/timeoff', () => {
     expect(portions.text).toContain('starts with a whole day or an afternoon');
     const gil = await h.timeoff('holiday 2026-12-03', GIL);
     expect(gil.text).toMatch(/:bust_in_silhouette: Your Slack email gil@example\.org has no user in HR/);
+    const frank = await h.timeoff('holiday 2026-12-03', FRANK);
+    expect(frank.text).toMatch(/HR has no manager for you/);
+    const help = await h.timeoff('help');
+    expect(help.text).toContain('`/timeoff <policy> <start> [<end>] [note]`');
+    expect(help.text).toContain('`am` or `pm`');
     const gilForm = await h.timeoff('', GIL);
     expect(gilForm.text).toMatch(/no user in HR/);
     expect(h.lastView(GIL)).toBeUndefined();
@@ -222,7 +203,7 @@ describe('/timeoff', () => {
   });
 
   it('asks by the form: policies from HR, field errors where they belong, then the request', async () => {
-    h = await start();
+    h = await startTimeOffHarness();
     const opened = await h.timeoff('');
     expect(opened.status).toBe(200);
     const view = await waitFor(() => h.lastView(ANA), { what: 'the form' });
@@ -275,7 +256,7 @@ describe('/timeoff', () => {
   });
 
   it('says HR is not answering in the form, and takes the typed policy', async () => {
-    h = await start();
+    h = await startTimeOffHarness();
     h.sim.failNext('policyTypes', { status: 503, times: 10 });
     await h.timeoff('');
     const view = await waitFor(() => h.lastView(ANA), { what: 'the form' });
@@ -283,8 +264,51 @@ describe('/timeoff', () => {
     expect(JSON.stringify(view['blocks'])).toContain('plain_text_input');
   });
 
+  it('cancel by a short id two requests share: lists them; more of the id picks one; a plain Deny needs no reason', async () => {
+    h = await startTimeOffHarness();
+    const ids = ['abcdef00-0000-4000-8000-000000000001', 'abcdef00-0000-4000-8000-000000000002'];
+    for (const [i, timeOffId] of ids.entries()) {
+      await h.sb.bus.dispatch({
+        type: 'RequestTimeOff',
+        data: {
+          timeOffId,
+          policyType: 'Holiday',
+          startDate: `2026-12-0${i + 1}`,
+          endDate: `2026-12-0${i + 1}`,
+          startPortion: 'all_day',
+          endPortion: 'all_day',
+          description: '',
+          requester: { hrId: HR_IDS.ana, slackUserId: ANA, displayName: 'Ana Silva' },
+          approver: { hrId: HR_IDS.dana, slackUserId: DANA, displayName: 'Dana Lee' },
+          holidays: [],
+          approvalRules: null,
+        },
+        metadata: { commandId: randomUUID(), now: h.clock.now().toISOString(), actor: ANA },
+      });
+    }
+    await h.idle();
+    const both = await h.timeoff('cancel ABCDEF');
+    expect(both.text).toMatch(/`ABCDEF` starts more than one of your requests/);
+    expect(both.text).toContain(ids[0]);
+    expect(both.text).toContain(ids[1]);
+    expect((await inputRecord('/timeoff', ANA))?.['rejection']).toMatchObject({ code: 'SB_VALIDATION' });
+    const one = await h.timeoff(`cancel ${ids[1]}`);
+    expect(one.text).toContain('Cancelling your *Holiday* request for Wed 2 Dec 2026');
+    await waitFor(async () => (await h.types(ids[1]!)).includes('TimeOffCancelled') || undefined, {
+      what: 'the second cancelled',
+    });
+    expect(await h.types(ids[0]!)).not.toContain('TimeOffCancelled');
+
+    await h.click(TIME_OFF_ACTION.deny, DANA, { message: await dmCard(ids[0]!) });
+    await waitFor(async () => (await h.types(ids[0]!)).includes('TimeOffDenied') || undefined, {
+      what: 'the denial',
+    });
+    await h.api.readModel.catchUp();
+    expect(h.api.readModel.view(ids[0]!)).toMatchObject({ phase: 'denied', denyReason: null });
+  });
+
   it('balance: HR’s balance for each policy, or the one named', async () => {
-    h = await start();
+    h = await startTimeOffHarness();
     const all = await h.timeoff('balance');
     expect(all.text).toMatch(/Holiday: 25 days left of 25 days a year/);
     expect(all.text).toMatch(/Sick: 10 days left of 10 days a year/);
@@ -300,7 +324,7 @@ describe('/timeoff', () => {
 
 describe('the approver’s buttons', () => {
   it('approve on the card; clicks by someone else, on one’s own request and with a forged id are refused and recorded', async () => {
-    h = await start();
+    h = await startTimeOffHarness();
     await h.timeoff('holiday 2026-12-03 2026-12-04');
     const id = await onlyRequest(ANA);
     const card = await dmCard(id);
@@ -348,11 +372,32 @@ describe('the approver’s buttons', () => {
     });
     const approved = (await h.sb.store.readStream(`timeoff-${id}`)).find((e) => e.type === 'TimeOffApproved');
     expect(approved?.data).toMatchObject({ by: { slackUserId: DANA } });
-    expect(messageText(await h.dm(/approved it/, ANA))).toMatch(/approved it/);
+    expect(messageText(await h.dm(/approved it/, ANA))).toMatch(/Dana|U0DANA/);
+    // Recorded in HR, confirmed once HR's read-after-write lag has passed.
+    await waitFor(
+      async () => {
+        await h.advance(5_000);
+        return (await h.types(id)).includes('TimeOffConfirmed') || undefined;
+      },
+      { what: 'the request confirmed in HR' },
+    );
+    await h.dm(/recorded in HR/, ANA);
+
+    // Cancelled after approval: in HR too.
+    const cancel = await h.timeoff(`cancel ${shortTimeOffId(id)}`);
+    expect(cancel.text).toContain('It was approved, so Switchboard cancels it in HR too');
+    await waitFor(
+      async () => {
+        await h.advance(5_000);
+        return (await h.types(id)).includes('TimeOffCancelled') || undefined;
+      },
+      { what: 'the request cancelled in HR' },
+    );
+    expect(h.sim.timeOffRequests().find((r) => r.employeeId === HR_IDS.ana)?.status).toBe('canceled');
   });
 
   it('deny with reason: the form, the reason on the request; only the approver may open it', async () => {
-    h = await start();
+    h = await startTimeOffHarness();
     await h.timeoff('sick 2026-12-03', CHEN);
     const id = await onlyRequest(CHEN);
     const card = await dmCard(id);
@@ -389,9 +434,63 @@ describe('the approver’s buttons', () => {
   });
 });
 
+describe('fix and send again', () => {
+  it('after HR refused the submission the requester fixes it in the form, prefilled; nobody else may', async () => {
+    h = await startTimeOffHarness();
+    h.sim.failNext('policyTypes', { status: 503, times: 1 });
+    const asked = await h.timeoff('Sabbatical 2026-12-03');
+    expect(asked.text).toContain('the policy name could not be checked');
+    const id = await onlyRequest(ANA);
+    await h.click(TIME_OFF_ACTION.approve, DANA, { message: await dmCard(id) });
+    // The HR processor submits it; HR answers 400 (no such policy).
+    await h.idle();
+    await waitFor(
+      async () => {
+        await h.api.readModel.catchUp();
+        return h.api.readModel.view(id)?.phase === 'submissionFailed' || undefined;
+      },
+      { what: 'the submission refused' },
+    );
+    const dm = await waitFor(
+      () => h.dms(ANA).find((m) => JSON.stringify(m.blocks ?? []).includes(TIME_OFF_ACTION.resubmit)),
+      { what: 'the resubmit button' },
+    );
+
+    const ben = await h.click(TIME_OFF_ACTION.resubmit, BEN, { message: dm });
+    await h.response(ben.responseUrl, /Only the person who asked for this time off can send it again/);
+    expect(h.lastView(BEN)).toBeUndefined();
+    expect((await inputRecord(TIME_OFF_ACTION.resubmit, BEN))?.['rejection']).toMatchObject({
+      code: 'SB_VALIDATION',
+    });
+
+    await h.click(TIME_OFF_ACTION.resubmit, ANA, { message: dm });
+    const form = await waitFor(() => h.lastView(ANA), { what: 'the resubmit form' });
+    expect(JSON.parse(String(form['private_metadata']))).toMatchObject({ mode: 'resubmit', timeOffId: id });
+    expect(JSON.stringify(form['blocks'])).toContain('initial_date":"2026-12-03"');
+    const sent = await h.submitView(ANA, formValues({ policy: 'Holiday', start: '2026-12-03' }));
+    expect(sent.body?.['response_action']).toBeUndefined();
+    await waitFor(async () => (await h.types(id)).includes('TimeOffResubmitted') || undefined, {
+      what: 'the request sent again',
+    });
+    await h.api.readModel.catchUp();
+    expect(h.api.readModel.view(id)?.policyType).toBe('Holiday');
+    // Sent to HR again and, after HR's lag, confirmed there.
+    await waitFor(
+      async () => {
+        await h.advance(5_000);
+        return (await h.types(id)).includes('TimeOffConfirmed') || undefined;
+      },
+      { what: 'the fixed request confirmed in HR' },
+    );
+    expect(h.sim.timeOffRequests().filter((r) => r.employeeId === HR_IDS.ana)).toMatchObject([
+      { policyType: 'Holiday', startDate: '2026-12-03', status: 'approved', approver: HR_IDS.dana },
+    ]);
+  });
+});
+
 describe('/whosout', () => {
   it('today and a range: Switchboard’s requests, a request made in the HR web app, and HR’s older leave, approved and asked apart', async () => {
-    h = await start({ lagMs: 5_000 });
+    h = await startTimeOffHarness({ lagMs: 5_000 });
     // Leave HR had before Switchboard started (approved, no webhook ever seen): Ben, 23-27 Nov.
     const state = h.sim.exportState();
     state.requests.push({
@@ -444,7 +543,7 @@ describe('/whosout', () => {
   });
 
   it('HR unreachable: what Switchboard knows, and a line saying HR could not be asked', async () => {
-    h = await start();
+    h = await startTimeOffHarness();
     await h.timeoff('holiday 2026-11-24');
     h.sim.failNext('whosOut', { status: 503, times: 10 });
     const out = await h.whosout('tomorrow');
