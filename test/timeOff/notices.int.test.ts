@@ -223,6 +223,29 @@ describe('time-off notices', () => {
     expect(buttons(dm)[0]).toEqual(expect.objectContaining({ action_id: TIME_OFF_ACTION.resubmit }));
   });
 
+  it('through Slack: /timeoff, Dana’s Approve click, Ana’s DMs; Ana’s Cancel on her status message cancels it in HR too', async () => {
+    const ack = await h.timeoff('Holiday 2026-12-07 2026-12-09 family trip', ANA);
+    expect(ack.status).toBe(200);
+    await h.idle();
+    const [id] = await h.requestIds(ANA);
+    if (!id) throw new Error('no request recorded');
+    expect(buttons(card(id)).map((b) => b.action_id)).toContain(TIME_OFF_ACTION.approve);
+
+    const at = h.clock.now().getTime();
+    await h.click(TIME_OFF_ACTION.approve, DANA);
+    await h.idle();
+    await h.dm(/<@U0DANA> approved your \*Holiday\*/, ANA);
+    expect(h.clock.now().getTime()).toBe(at);
+    expect(buttons(card(id))).toEqual([]);
+
+    // The Cancel button of her status message (the newest DM with one).
+    await h.click(TIME_OFF_ACTION.cancel, ANA, { message: statusOf(id) });
+    await advanceUntil(h, async () => h.dms(ANA).some((m) => /is cancelled, in HR too/.test(messageText(m))));
+    expect(messageText(card(id))).toContain('Cancelled.');
+    expect(buttons(statusOf(id))).toEqual([]);
+    expect(h.sim.timeOffRequests().map((r) => r.status)).toEqual(['canceled']);
+  });
+
   it('App Home: Dana sees what waits for her, Ana her upcoming time off with Cancel; Gil is told he is not in HR', async () => {
     const id = await request();
     const open = async (user: string) => {
