@@ -23,6 +23,7 @@ import {
   expiredRequesterDm,
   hrFailureWords,
   notShownDm,
+  notShownNote,
   reminderDm,
   replacedCard,
   requesterStatusDm,
@@ -339,7 +340,12 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
   };
 
   /** Redraws the cards and the status message from the request as it stands now. */
-  const redraw = async (ctx: ProcessorContext, view: TimeOffView, cardEvents: readonly string[]) => {
+  const redraw = async (
+    ctx: ProcessorContext,
+    view: TimeOffView,
+    cardEvents: readonly string[],
+    events: readonly TimeOffEvent[],
+  ) => {
     for (const [i, eventId] of cardEvents.entries()) {
       const notice = await recorded(ctx, cardKey(eventId));
       if (!notice) continue;
@@ -347,7 +353,7 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
       await update(ctx, notice, current ? cardOf(view, notice) : replacedCard(view));
     }
     const status = await recorded(ctx, statusKey(view.timeOffId));
-    if (status) await update(ctx, status, requesterStatusDm(view));
+    if (status) await update(ctx, status, requesterStatusDm(view, statusNote(view, events)));
   };
 
   return {
@@ -376,7 +382,7 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
       const cardEvents = recordedEvents
         .filter((_, i) => asksForApproval(events[i] as TimeOffEvent))
         .map((m) => m.id);
-      await redraw(ctx, now, cardEvents);
+      await redraw(ctx, now, cardEvents, events);
     },
   };
 };
@@ -414,6 +420,26 @@ export const shownView = (view: TimeOffView, events: readonly TimeOffEvent[]): T
         ? finalFailureOf(events, 'cancel', last.data.cancelRequestId)
         : null;
   return code === null ? view : { ...view, failure: hrFailureWords(code) };
+};
+
+/** A line under the status while HR has not shown a submission it took (its lookups gave up). */
+export const statusNote = (view: TimeOffView, events: readonly TimeOffEvent[]): string | null => {
+  if (view.phase !== 'approved' && view.phase !== 'submitted') return null;
+  const last = [...events]
+    .reverse()
+    .find(
+      (x) =>
+        x.type === 'TimeOffApproved' ||
+        x.type === 'TimeOffResubmitted' ||
+        x.type === 'TimeOffSubmitted' ||
+        (x.type === 'TimeOffUpstreamCallFailed' && x.data.final && x.data.action !== 'cancel'),
+    );
+  if (last?.type !== 'TimeOffUpstreamCallFailed') return null;
+  const sent = events.some(
+    (x) => x.type === 'TimeOffSubmissionSent' && x.data.submitRequestId === last.data.requestId,
+  );
+  if (last.data.action === 'submit' && !sent && !NOT_SHOWN_CODES.has(last.data.code)) return null;
+  return notShownNote(sentAt(events, last.data.action === 'submit' ? last.data.requestId : null));
 };
 
 /** When the submission went to HR: its `TimeOffSubmissionSent` (HR took the POST), else `TimeOffSubmitted`, else its approval. */
