@@ -7,8 +7,9 @@ import { ConcurrencyError, isChatOpsError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { JsonObject } from '../core/messages.ts';
 import type { Logger } from '../logger.ts';
+import { abortableSleep } from '../processors/abortableSleep.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
-import { errorCodeOf, isPermanentError } from '../processors/retryPolicy.ts';
+import { errorCodeOf, isPermanentError, retryAfterMsOf } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import type { HiBobClient } from '../upstream/hibob.ts';
@@ -71,6 +72,10 @@ const ACTOR = 'system:timeoff-notices';
  * (the request id was never found through the read-after-write lag), as opposed to HR not answering.
  */
 export const NOT_SHOWN_CODES: ReadonlySet<string> = new Set(['SB_HR_NOT_VISIBLE']);
+
+/** Waits for Slack's Retry-After within one delivery, and the longest one waited. */
+const MAX_RATE_LIMIT_WAITS = 5;
+const MAX_RATE_LIMIT_WAIT_MS = 60_000;
 
 /** Slack answers that mean a message is gone for good: nothing to update, never retried. */
 const GONE = new Set([
@@ -144,6 +149,23 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     }
   };
 
+  /**
+   * A Slack call that waits out Slack's rate limit (its Retry-After, abortable when the runner
+   * stops) a few times before failing, so a burst of requests is slowed down, never parked.
+   */
+  const slackCall = async <T>(ctx: ProcessorContext, call: () => Promise<T>): Promise<T> => {
+    for (let waited = 0; ; waited++) {
+      try {
+        return await call();
+      } catch (error) {
+        const waitMs = retryAfterMsOf(error);
+        if (waitMs === undefined || waited >= MAX_RATE_LIMIT_WAITS) throw error;
+        ctx.logger.warn({ waitMs }, 'Slack asked to slow down; waiting before the time-off DM');
+        await abortableSleep(Math.min(waitMs, MAX_RATE_LIMIT_WAIT_MS), ctx.signal);
+      }
+    }
+  };
+
   /** Posts once per key; the record of the post (found or made). */
   const sendOnce = async (
     ctx: ProcessorContext,
@@ -156,7 +178,7 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     const { message, extras } = await build();
     let sent: { channel: string; ts: string };
     try {
-      sent = await slack.postMessage(user, message);
+      sent = await slackCall(ctx, () => slack.postMessage(user, message));
     } catch (error) {
       // Slack refused it for good (the person can't be messaged, the blocks are refused): said in
       // the log, and the other messages still go. Anything transient is thrown: the processor retries.
@@ -178,7 +200,7 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
 
   const update = async (ctx: ProcessorContext, notice: SentNotice, message: SlackMessage) => {
     try {
-      await slack.updateMessage(notice.channel, notice.ts, message);
+      await slackCall(ctx, () => slack.updateMessage(notice.channel, notice.ts, message));
     } catch (error) {
       const slackError = isChatOpsError(error) ? error.details.slackError : undefined;
       const code = typeof slackError === 'string' ? slackError : errorCodeOf(error);
