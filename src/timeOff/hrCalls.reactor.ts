@@ -250,7 +250,7 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
         new Date(Date.parse(askedAt) - SINCE_MARGIN_MS),
       );
       if (hit) return found(hit.requestId);
-      if (ctx.redelivery || (r.lastFailureCode !== null && MAYBE_LANDED(r.lastFailureCode))) {
+      if (ctx.redelivery || (r.lastFailureCode !== undefined && MAYBE_LANDED(r.lastFailureCode))) {
         // This attempt may have been in flight when Switchboard stopped, or the last one failed
         // in a way that does not say HR did not take it (a timeout, a lost connection, a 5xx):
         // HR shows what it took only after its lag, so look again once that has passed first.
