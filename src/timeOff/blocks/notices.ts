@@ -60,7 +60,8 @@ const cancelButton = (view: TimeOffView): types.Button =>
 export const askText = (view: TimeOffView): string =>
   `*${escapeMrkdwn(view.policyType)}*: ${formatRange(view)} (${formatWorkingDays(view.workingDays)})`;
 
-const plainText = (text: string): string => truncate(text.replace(/[*_`]/g, ''), 3000);
+/** The notification text: the same words without bold and code marks (emoji names keep their `_`). */
+const plainText = (text: string): string => truncate(text.replace(/[*`]/g, ''), 3000);
 
 const message = (text: string, extra: KnownBlock[] = []): SlackMessage => ({
   text: plainText(text),
@@ -72,10 +73,11 @@ const message = (text: string, extra: KnownBlock[] = []): SlackMessage => ({
  * short id, and a Cancel button while there is something to cancel. Posted once when the request
  * is made, then updated in place at every step.
  */
-export const requesterStatusDm = (view: TimeOffView): SlackMessage => {
+export const requesterStatusDm = (view: TimeOffView, note: string | null = null): SlackMessage => {
   const base = requesterStatusMessage(view);
   // The renderer's last block names the full request id; people read and type the short one.
   const blocks = base.blocks.slice(0, -1);
+  if (note) blocks.push({ type: 'section', text: mrkdwn(truncate(note, 3000)) });
   blocks.push({
     type: 'context',
     elements: [
@@ -123,7 +125,7 @@ export const cancelledDm = (view: TimeOffView, by: 'requester' | 'hr', hadHr: bo
       ? `:wastebasket: Your ${askText(view)} was cancelled in HR (someone cancelled it in the HR web app). It no longer counts as time off; talk to HR if that is a mistake, or ask again with \`/timeoff\`.`
       : hadHr
         ? `:wastebasket: Your ${askText(view)} is cancelled, in HR too.`
-        : `:wastebasket: Your ${askText(view)} is cancelled. ${personText(view.approver)} is told.`,
+        : `:wastebasket: Your ${askText(view)} is cancelled; it no longer waits for ${personText(view.approver)}.`,
   );
 
 /** HR's failures in words for people (the code, never HR's text as it came). */
@@ -168,6 +170,10 @@ export const submissionFailedDm = (
     },
   ]);
 };
+
+/** On the status message while HR has not shown a submission it took (`sentAt`). */
+export const notShownNote = (sentAt: string): string =>
+  `:hourglass_flowing_sand: Sent to HR at ${formatTime(sentAt)} on ${sentAt.slice(0, 10)}; HR hasn't shown it yet. Switchboard keeps watching HR.`;
 
 /** Sent, but HR never showed it within the read-after-write retries: it is still being watched. */
 export const notShownDm = (view: TimeOffView, sentAt: string) =>
