@@ -10,7 +10,13 @@ import {
 } from '../../slack/blocks/format.ts';
 import { requesterStatusMessage } from './requesterStatus.ts';
 import { shortTimeOffId, TIME_OFF_ACTION } from './timeOffIds.ts';
-import { formatRange, formatWorkingDays, personText, type TimeOffView } from './timeOffView.ts';
+import {
+  formatRange,
+  formatWorkingDays,
+  personText,
+  type TimeOffView,
+  withoutFullStop,
+} from './timeOffView.ts';
 
 /**
  * What Switchboard DMs about a time-off request besides the approver's card (approvalCard.ts):
@@ -153,7 +159,7 @@ export const submissionFailedDm = (
 ) => {
   const text =
     why.kind === 'refusal'
-      ? `:warning: ${personText(view.approver)} approved your ${askText(view)}, but HR refused to record it: *${escapeMrkdwn(truncate(why.reason, 1000))}*. Fix it and send it again, or cancel the request.`
+      ? `:warning: ${personText(view.approver)} approved your ${askText(view)}, but HR refused to record it: *${escapeMrkdwn(withoutFullStop(truncate(why.reason, 1000)))}*. Fix it and send it again, or cancel the request.`
       : `:warning: ${personText(view.approver)} approved your ${askText(view)}, but ${hrFailureWords(why.code)}, so it is not recorded in HR. Send it again when HR is back, or cancel the request.`;
   return message(text, [
     {

@@ -11,6 +11,7 @@ import {
 } from '../../slack/blocks/format.ts';
 import type { Submission, ViewValues } from './denyModal.ts';
 import { timeOffIdFromValue } from './timeOffIds.ts';
+import { withoutFullStop } from './timeOffView.ts';
 
 /**
  * The time-off request modal (`/timeoff` with no text), and the same form prefilled to fix and
@@ -96,7 +97,7 @@ export const requestTimeOffModal = (input: RequestModalInput): ModalView => {
     blocks.push({
       type: 'section',
       text: mrkdwn(
-        `:warning: HR refused this request${input.problem ? `: *${escapeMrkdwn(truncate(input.problem, 500))}*` : '.'} Fix it and send it again.`,
+        `:warning: HR refused this request${input.problem ? `: *${escapeMrkdwn(withoutFullStop(truncate(input.problem, 500)))}*.` : '.'} Fix it and send it again.`,
       ),
     });
   }

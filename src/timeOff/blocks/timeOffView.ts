@@ -92,3 +92,6 @@ export const formatWorkingDays = (days: number): string => {
 /** A person as a mention when they have a Slack user, else their name, escaped. */
 export const personText = (person: Readonly<{ slackUserId: string | null; displayName: string }>): string =>
   person.slackUserId ? mention(person.slackUserId) : escapeMrkdwn(person.displayName || 'someone');
+
+/** A reason without its closing full stop, for a sentence that goes on after it ("…: *reason*. Fix it"). */
+export const withoutFullStop = (text: string): string => text.replace(/[\s.]+$/, '');
