@@ -57,8 +57,12 @@ export type TimeOffOptions = Readonly<{
   hrLagMs?: number;
 }>;
 
-/** While HR has not shown a write yet: 2, 4, 8, 16, 32, 64, 128 s (about 4 minutes in all). */
-export const HR_LAG_RETRY: RetryPolicy = { baseMs: 2_000, maxMs: 2 * 60_000, jitter: 0.1, maxAttempts: 8 };
+/**
+ * While HR has not shown a write yet: after 5 s, then every 10 s, 26 looks (about 4 minutes in all).
+ * HR usually shows a write within ~20 s, so a look every 10 s finds it within ~10 s of showing
+ * (doubling delays, 2-6-14-30 s, found a write shown at 20 s only at 30 s: bench/timeOff.bench.ts).
+ */
+export const HR_LAG_RETRY: RetryPolicy = { baseMs: 5_000, maxMs: 10_000, jitter: 0.1, maxAttempts: 26 };
 
 const createTimeOff = (
   config: TimeOffConfig,

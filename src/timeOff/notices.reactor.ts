@@ -167,6 +167,20 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
   };
 
   /** Posts once per key; the record of the post (found or made). */
+  /**
+   * What each message last showed (by channel and ts), in this process: a redraw that would show
+   * the same is not sent. Most facts of a request (HR's lookups while its lag passes, their retries)
+   * change nothing people see, and one `chat.update` each kept the sequential processor behind by
+   * seconds under load (bench/timeOff.bench.ts). After a restart the first redraw is sent again.
+   */
+  const shown = new Map<string, string>();
+  const remember = (where: string, message: SlackMessage) => {
+    shown.delete(where);
+    shown.set(where, JSON.stringify(message));
+    // Bounded: the oldest messages are forgotten first (and redrawn once more if they change).
+    if (shown.size > 10_000) shown.delete(shown.keys().next().value as string);
+  };
+
   const sendOnce = async (
     ctx: ProcessorContext,
     key: string,
@@ -179,6 +193,7 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     let sent: { channel: string; ts: string };
     try {
       sent = await slackCall(ctx, () => slack.postMessage(user, message));
+      remember(`${sent.channel}:${sent.ts}`, message);
     } catch (error) {
       // Slack refused it for good (the person can't be messaged, the blocks are refused): said in
       // the log, and the other messages still go. Anything transient is thrown: the processor retries.
@@ -199,8 +214,12 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
   };
 
   const update = async (ctx: ProcessorContext, notice: SentNotice, message: SlackMessage) => {
+    const where = `${notice.channel}:${notice.ts}`;
+    const rendered = JSON.stringify(message);
+    if (shown.get(where) === rendered) return;
     try {
       await slackCall(ctx, () => slack.updateMessage(notice.channel, notice.ts, message));
+      remember(where, message);
     } catch (error) {
       const slackError = isChatOpsError(error) ? error.details.slackError : undefined;
       const code = typeof slackError === 'string' ? slackError : errorCodeOf(error);

@@ -175,6 +175,11 @@ describe('time-off notices', () => {
     expect(
       h.dms(ANA).filter((m) => /Your \*Holiday\*.* is recorded in HR\. Enjoy/.test(messageText(m))),
     ).toHaveLength(1);
+    // HR's lookups while its lag passed changed nothing people see: no redraw sent the same again.
+    for (const m of [card(id), statusOf(id)]) {
+      const versions = [...m.history, { text: m.text, blocks: m.blocks }].map((v) => JSON.stringify(v));
+      expect(versions.filter((v, i) => i > 0 && v === versions[i - 1])).toEqual([]);
+    }
   });
 
   it('denied with a reason: the reason escaped in the requester’s DM and on the card, no buttons', async () => {
