@@ -9,10 +9,12 @@ import { type LogLevel, loadConfig } from '../src/config.ts';
 import type { EventStore } from '../src/eventStore/eventStore.ts';
 import { openEventStore } from '../src/eventStore/openEventStore.ts';
 import { createLogger } from '../src/logger.ts';
+import { type SandboxHr, simulatorHr } from './console/hr.ts';
 import { type SandboxPhones, simulatorPhones } from './console/phones.ts';
 import { type ConsoleServer, listenConsole } from './console/server.ts';
 import { readSlackAppSettings } from './manifest.ts';
 import { readWorld, writeWorld } from './persistence.ts';
+import { type HiBobSimulator, POLICIES, startHiBobSimulator } from './simulators/hibob/index.ts';
 import {
   type PagerDutySimulator,
   rotationAnchor,
@@ -47,10 +49,10 @@ import {
 /**
  * The whole sandbox in one process, on loopback: the real bot (`createSwitchboard`, embedded
  * SQLite store), the simulators (the fake Slack Web API, the incident service, the communications
- * service with everyone's phone), and the console server, wired with secrets generated at start so
- * every request is signed as in production (Slack v0 signatures on what the console sends the bot,
- * V3 webhook signatures on what the incident service sends, HS256 webhook JWTs on what the
- * communications service sends). The bot's configuration, saving and restoring, and stopping loop
+ * service with everyone's phone, the HR people service), and the console server, wired with secrets
+ * generated at start so every request is signed as in production (Slack v0 signatures on what the
+ * console sends the bot, V3 webhook signatures on what the incident service sends, HS256 webhook
+ * JWTs on what the communications service sends, `Bob-Signature` HMACs on what HR sends). The bot's configuration, saving and restoring, and stopping loop
  * over the simulators (`simulators/simulator.ts`); only the console and the demo world know each
  * vendor.
  *
@@ -86,6 +88,11 @@ export type SandboxOptions = Readonly<{
    * (5 and 3); `npm run sandbox -- --page-after 0 --call-after 1` to see it at once.
    */
   paging?: Readonly<{ delayMinutes?: number; callAfterMinutes?: number }>;
+  /**
+   * How late HR's API shows a change (its read-after-write lag), in ms: the vendor's ~20 s by
+   * default; shorter for demos and tests (`npm run sandbox -- --hr-lag 2`), never 0.
+   */
+  hrLagMs?: number;
 }>;
 
 export type Sandbox = Readonly<{
@@ -102,11 +109,15 @@ export type Sandbox = Readonly<{
   sim: PagerDutySimulator;
   /** The communications service: Verify, SMS, calls, and everyone's phone (`vonage.phones`). */
   vonage: VonageSimulator;
+  /** The HR people service: employees, time off, the web app (`hibob.webApp`). */
+  hibob: HiBobSimulator;
+  /** The HR service as the console's HR tab shows it. */
+  hr: SandboxHr;
   /** Each person's phone number (E.164), by Slack user id. */
   phoneBook: Readonly<Record<string, string>>;
   /** The phones as the console shows them. */
   phones: SandboxPhones;
-  /** Every simulator, in start order (`fake`, `sim`, `vonage`). */
+  /** Every simulator, in start order (`fake`, `sim`, `vonage`, `hibob`). */
   simulators: readonly Simulator[];
   surface: SlackSurface;
   console: ConsoleServer;
@@ -118,6 +129,8 @@ export type Sandbox = Readonly<{
 }>;
 
 export const DEFAULT_CONSOLE_PORT = 3100;
+/** HR's read-after-write lag when not told otherwise: the vendor's ~20 s. */
+export const DEFAULT_HR_LAG_MS = 20_000;
 
 const secret = (bytes = 24): string => randomBytes(bytes).toString('hex');
 
@@ -133,6 +146,9 @@ const freePort = (): Promise<number> =>
   });
 
 export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> => {
+  const hrLagMs = options.hrLagMs ?? DEFAULT_HR_LAG_MS;
+  if (!(Number.isFinite(hrLagMs) && hrLagMs > 0))
+    throw new Error(`hrLagMs must be a positive number of ms (HR's lag is never skipped), not ${hrLagMs}`);
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const dbPath = join(dataDir, 'sandbox.db');
@@ -186,11 +202,21 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       webhooks: { retryDelaysMs: [250, 1_000, 3_000, 10_000] },
     });
     simulators.push(vonage);
+    // The HR service: its service user and webhook secret made here; its organisation is the demo
+    // world's (`hrEmployees()`), seeded by the simulator; what it writes shows in its API `hrLagMs` later.
+    const hibob = await startHiBobSimulator({
+      lagMs: hrLagMs,
+      serviceUsers: [{ id: `SERVICE-USER-${randomBytes(4).toString('hex').toUpperCase()}`, token: secret() }],
+      webhookSecret: secret(),
+      webhooks: { retryDelaysMs: [250, 1_000, 3_000, 10_000] },
+    });
+    simulators.push(hibob);
     if (saved) importStates(simulators, saved.simulators);
     // Each person's phone number: the saved world's, else the demo world's.
     const phoneNumbers: Readonly<Record<string, string>> = { ...phoneBook(), ...saved?.phones };
     const phones = simulatorPhones(vonage);
     cleanups.push(() => phones.stop());
+    const hr = simulatorHr(hibob, POLICIES);
 
     // The bot tells the communications service where a call's events and keys go
     // (`/webhooks/vonage/voice`, in each call's NCCO), so its port is chosen before it starts.
@@ -258,6 +284,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       app,
       phones,
       phoneBook: phoneNumbers,
+      hr,
     });
     // The console closes before the bot (its store tail must stop before the store closes).
     cleanups.push(() => consoleServer.close());
@@ -278,12 +305,17 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     fake.events.on('change', saveSoon);
     pagerDutyChanged = saveSoon;
     const offPhones = vonage.phones.onChange(saveSoon);
+    const offHr = hibob.onChange(saveSoon);
     cleanups.push(() => {
       fake.events.off('change', saveSoon);
       offPhones();
+      offHr();
       save();
     });
 
+    // Time off knows who is who from its employee directory: read it from HR once now (later
+    // refreshes and HR's webhooks keep it current).
+    await sb.lifecycle('timeOff')?.sync.refreshDirectory();
     if (!saved && options.seed !== false) await seedWorld({ surface, sim });
     save();
 
@@ -299,6 +331,8 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       fake,
       sim,
       vonage,
+      hibob,
+      hr,
       phoneBook: phoneNumbers,
       phones,
       simulators,
