@@ -38,7 +38,14 @@ beforeAll(async () => {
   const tmp = tempDir('sandbox-hr-');
   dataDir = tmp.dir;
   cleanup = tmp.cleanup;
-  sandbox = await startSandbox({ dataDir, reset: true, ports: 0, seed: false, logLevel: 'warn', hrLagMs: 1_500 });
+  sandbox = await startSandbox({
+    dataDir,
+    reset: true,
+    ports: 0,
+    seed: false,
+    logLevel: 'warn',
+    hrLagMs: 1_500,
+  });
 });
 afterAll(async () => {
   await sandbox?.stop();
@@ -173,10 +180,9 @@ describe('the HR panel', () => {
     expect(again).toMatchObject({ status: 409, json: { error: `request ${id} is already cancelled` } });
     expect((await post('/api/hr/requests/abc/cancel')).status).toBe(400);
     expect((await post('/api/hr/requests/1/cancel')).status).toBe(404);
-    await waitFor(
-      () => sandbox.hibob.webhooks.attempts.find((a) => a.type === 'timeoff.request.cancelled'),
-      { what: 'the cancellation sent to the bot' },
-    );
+    await waitFor(() => sandbox.hibob.webhooks.attempts.find((a) => a.type === 'timeoff.request.cancelled'), {
+      what: 'the cancellation sent to the bot',
+    });
   });
 
   it('terminates an employee once; a terminated employee cannot ask for time off', async () => {
@@ -190,7 +196,10 @@ describe('the HR panel', () => {
       startDate: '2031-09-01',
       endDate: '2031-09-01',
     });
-    expect(asked).toMatchObject({ status: 409, json: { error: expect.stringMatching(/has left the company/) } });
+    expect(asked).toMatchObject({
+      status: 409,
+      json: { error: expect.stringMatching(/has left the company/) },
+    });
     expect((await post('/api/hr/employees/12/terminate')).status).toBe(404);
     expect((await post('/api/hr/employees/x/terminate')).status).toBe(400);
     await waitFor(() => sandbox.hibob.webhooks.attempts.find((a) => a.type === 'employee.left'), {
