@@ -27,6 +27,8 @@ const S = {
   /** The HR service's web app (`GET /api/hr`), and the employee you act as there. */
   hr: null,
   hrActAs: '',
+  /** The HR request form's fields as typed, kept across live re-renders. */
+  hrDraft: {},
   source: null,
 };
 
@@ -700,12 +702,16 @@ const loadHr = async () => {
   renderHr();
 };
 
-/** A calendar day as people read it: `Mon 7 Dec` (days carry no zone; the panel names UTC for today). */
+/**
+ * A calendar day as people read it: `Mon 7 Dec`, with the year when it is not this year's (days
+ * carry no zone; the panel names UTC for today).
+ */
 const dayLabel = (date) =>
   new Date(`${date}T00:00:00Z`).toLocaleDateString('en-GB', {
     weekday: 'short',
     day: 'numeric',
     month: 'short',
+    ...(S.hr && date.slice(0, 4) !== S.hr.today.slice(0, 4) ? { year: 'numeric' } : {}),
     timeZone: 'UTC',
   });
 const rangeLabel = (from, to, fromPortion, toPortion) => {
@@ -742,17 +748,28 @@ const renderHr = () => {
       ${e.status === 'employed' ? `<div class="pd-actions"><button type="button" class="bk-button small bk-danger" data-hr-terminate="${escapeHtml(e.id)}" data-name="${escapeHtml(e.name)}">Terminate</button></div>` : ''}
     </li>`;
   const today = hr.today;
+  const draft = {
+    policyType: '',
+    startDate: today,
+    endDate: today,
+    startDatePortion: 'all_day',
+    endDatePortion: 'all_day',
+    description: '',
+    ...S.hrDraft,
+  };
+  const option = (name, value, label) =>
+    `<option value="${escapeHtml(value)}"${draft[name] === value ? ' selected' : ''}>${escapeHtml(label)}</option>`;
   box.innerHTML = `
     <p class="panel-note">HR's own web app, as a person there would use it: it shows HR as it is now. HR's API shows changes to Switchboard up to <b data-testid="hr-lag">${hr.lagSeconds} s</b> late; HR also tells Switchboard through signed webhooks.</p>
     <label class="field-inline">Act as <select id="hr-act-as" aria-label="Act in HR as">${employed.map((e) => `<option value="${escapeHtml(e.id)}"${e.id === S.hrActAs ? ' selected' : ''}>${escapeHtml(e.name)}</option>`).join('')}</select></label>
     <h3>Request time off</h3>
     <form class="pd-trigger" id="hr-request" data-testid="hr-request-form">
-      <label>Policy <select name="policyType" aria-label="Policy">${hr.policies.map((p) => `<option value="${escapeHtml(p.name)}">${escapeHtml(p.name)} · ${p.days} days a year</option>`).join('')}</select></label>
-      <div class="row"><label>First day <input type="date" name="startDate" required aria-label="First day" value="${today}"></label>
-      <label>Last day <input type="date" name="endDate" required aria-label="Last day" value="${today}"></label></div>
-      <div class="row"><label>First day is <select name="startDatePortion" aria-label="First day portion"><option value="all_day">the whole day</option><option value="afternoon">the afternoon only</option></select></label>
-      <label>Last day is <select name="endDatePortion" aria-label="Last day portion"><option value="all_day">the whole day</option><option value="morning">the morning only</option></select></label></div>
-      <label>Note <input name="description" maxlength="500" placeholder="Family trip" aria-label="Note"></label>
+      <label>Policy <select name="policyType" aria-label="Policy">${hr.policies.map((p) => option('policyType', p.name, `${p.name} · ${p.days} days a year`)).join('')}</select></label>
+      <div class="row"><label>First day <input type="date" name="startDate" required aria-label="First day" value="${escapeHtml(draft.startDate)}"></label>
+      <label>Last day <input type="date" name="endDate" required aria-label="Last day" value="${escapeHtml(draft.endDate)}"></label></div>
+      <div class="row"><label>First day is <select name="startDatePortion" aria-label="First day portion">${option('startDatePortion', 'all_day', 'the whole day')}${option('startDatePortion', 'afternoon', 'the afternoon only')}</select></label>
+      <label>Last day is <select name="endDatePortion" aria-label="Last day portion">${option('endDatePortion', 'all_day', 'the whole day')}${option('endDatePortion', 'morning', 'the morning only')}</select></label></div>
+      <label>Note <input name="description" maxlength="500" placeholder="Family trip" aria-label="Note" value="${escapeHtml(draft.description)}"></label>
       <div class="row"><span class="muted small">Waits for the manager's approval in HR.</span><button type="submit" class="bk-button bk-primary small">Request</button></div>
     </form>
     <h3>Out today <span class="muted small">${escapeHtml(dayLabel(today))} (UTC)</span> <span class="count">${hr.outToday.length}</span></h3>
@@ -769,6 +786,13 @@ const renderHr = () => {
 $('panel-hr').addEventListener('change', (ev) => {
   if (ev.target instanceof HTMLSelectElement && ev.target.id === 'hr-act-as') S.hrActAs = ev.target.value;
 });
+const keepHrDraft = (ev) => {
+  const el = ev.target;
+  if ((el instanceof HTMLInputElement || el instanceof HTMLSelectElement) && el.form?.id === 'hr-request')
+    S.hrDraft = { ...S.hrDraft, [el.name]: el.value };
+};
+$('panel-hr').addEventListener('input', keepHrDraft);
+$('panel-hr').addEventListener('change', keepHrDraft);
 $('panel-hr').addEventListener('click', async (ev) => {
   const target = ev.target instanceof Element ? ev.target : null;
   const cancel = target?.closest('[data-hr-cancel]');
@@ -811,6 +835,7 @@ $('panel-hr').addEventListener('submit', async (ev) => {
       description: form.get('description'),
     });
     toast(`Requested in HR (request ${r.requestId}); it waits for the manager.`);
+    S.hrDraft = { ...S.hrDraft, description: '' };
     await loadHr();
   } catch (e) {
     toast(`HR refused: ${e.message}`, 'error');
@@ -1184,6 +1209,7 @@ const pickUser = async (id) => {
   S.me = id;
   S.actAs = '';
   S.hrActAs = '';
+  S.hrDraft = {};
   S.phone = null;
   S.phoneDraft = '';
   localStorage.setItem('sandbox.user', id);
