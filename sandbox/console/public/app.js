@@ -838,7 +838,8 @@ $('panel-hr').addEventListener('submit', async (ev) => {
     S.hrDraft = { ...S.hrDraft, description: '' };
     await loadHr();
   } catch (e) {
-    toast(`HR refused: ${e.message}`, 'error');
+    // The console's refusals of a request already say who refused and why.
+    toast(e.message, 'error');
   }
 });
 
