@@ -13,6 +13,7 @@ import {
   GIL,
   HR_EMPLOYEES,
   HR_IDS,
+  messageText,
   startTimeOffHarness,
   type TimeOffHarness,
 } from './harness.ts';
@@ -92,8 +93,19 @@ const cardFor = async (timeOffId: string, ts = '1700000100.000100'): Promise<Fak
     edits: 0,
     history: [],
     deleted: false,
-  } as FakeMessage;
+    via: 'api',
+  };
 };
+
+/** The approver's card the notices posted to Dana for this request. */
+const dmCard = (timeOffId: string): Promise<FakeMessage> =>
+  waitFor(
+    () =>
+      h
+        .dms(DANA)
+        .find((m) => !m.deleted && JSON.stringify(m.blocks ?? []).includes(`"value":"${timeOffId}"`)),
+    { what: `the approver's card for ${timeOffId}` },
+  );
 
 type Stored = Readonly<{ type: string; data: Record<string, unknown> }>;
 const inbox = async (): Promise<Stored[]> =>
@@ -291,7 +303,7 @@ describe('the approver’s buttons', () => {
     h = await start();
     await h.timeoff('holiday 2026-12-03 2026-12-04');
     const id = await onlyRequest(ANA);
-    const card = await cardFor(id);
+    const card = await dmCard(id);
 
     const ben = await h.click(TIME_OFF_ACTION.approve, BEN, { message: card });
     expect(ben.status).toBe(200);
@@ -323,20 +335,27 @@ describe('the approver’s buttons', () => {
     expect((await rejected('DenyTimeOff', DANA))['details']).toMatchObject({ reason: 'unknown_request' });
     await h.response(unknown.responseUrl, /doesn't name a time-off request Switchboard knows/);
 
-    expect(await h.types(id)).toEqual(['TimeOffRequested']);
+    // Dana's click on a message that is not the request's card (a copy with another ts).
+    const copy = await cardFor(id, '1700000999.000100');
+    const elsewhere = await h.click(TIME_OFF_ACTION.approve, DANA, { message: copy });
+    expect((await rejected('ApproveTimeOff', DANA))['details']).toMatchObject({ reason: 'other_card' });
+    await h.response(elsewhere.responseUrl, /belongs to another message/);
+
+    expect(await h.types(id)).toEqual(['TimeOffRequested', 'TimeOffApprovalAsked']);
     await h.click(TIME_OFF_ACTION.approve, DANA, { message: card });
     await waitFor(async () => (await h.types(id)).includes('TimeOffApproved') || undefined, {
       what: 'the approval',
     });
     const approved = (await h.sb.store.readStream(`timeoff-${id}`)).find((e) => e.type === 'TimeOffApproved');
     expect(approved?.data).toMatchObject({ by: { slackUserId: DANA } });
+    expect(messageText(await h.dm(/approved it/, ANA))).toMatch(/approved it/);
   });
 
   it('deny with reason: the form, the reason on the request; only the approver may open it', async () => {
     h = await start();
     await h.timeoff('sick 2026-12-03', CHEN);
     const id = await onlyRequest(CHEN);
-    const card = await cardFor(id);
+    const card = await dmCard(id);
 
     const ben = await h.click(TIME_OFF_ACTION.denyWithReason, BEN, { message: card });
     await h.response(ben.responseUrl, /Only Dana Lee can approve or deny this request/);
@@ -366,6 +385,7 @@ describe('the approver’s buttons', () => {
       phase: 'denied',
       denyReason: 'Release week: could you take the week after?',
     });
+    await h.dm(/denied it: “Release week: could you take the week after\?”/, CHEN);
   });
 });
 
