@@ -8,7 +8,7 @@ import { uuidv5 } from '../core/ids.ts';
 import type { JsonObject } from '../core/messages.ts';
 import type { Logger } from '../logger.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
-import { errorCodeOf } from '../processors/retryPolicy.ts';
+import { errorCodeOf, isPermanentError } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import type { HiBobClient } from '../upstream/hibob.ts';
@@ -149,11 +149,21 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     key: string,
     user: string,
     build: () => Promise<{ message: SlackMessage; extras?: Partial<SentNotice> }>,
-  ): Promise<SentNotice> => {
+  ): Promise<SentNotice | null> => {
     const found = await recorded(ctx, key);
     if (found) return found;
     const { message, extras } = await build();
-    const sent = await slack.postMessage(user, message);
+    let sent: { channel: string; ts: string };
+    try {
+      sent = await slack.postMessage(user, message);
+    } catch (error) {
+      // Slack refused it for good (the person can't be messaged, the blocks are refused): said in
+      // the log, and the other messages still go. Anything transient is thrown: the processor retries.
+      if (!isPermanentError(error)) throw error;
+      const slackError = isChatOpsError(error) ? error.details.slackError : undefined;
+      ctx.logger.error({ key, user, code: errorCodeOf(error), slackError }, 'Slack refused a time-off DM');
+      return null;
+    }
     const notice: SentNotice = {
       key,
       channel: sent.channel,
@@ -223,6 +233,8 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
       const now = readModel.view(view.timeOffId) ?? view;
       return { message: approvalCard(now, extras), extras };
     });
+    // Slack refused the card for good: the approver still finds the request in App Home.
+    if (!notice) return;
     const outcome = await dispatchCommand(options.dispatch, {
       type: 'RecordTimeOffApprovalAsked',
       data: { timeOffId: view.timeOffId, card: { channel: notice.channel, ts: notice.ts } },
