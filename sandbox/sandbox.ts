@@ -8,7 +8,7 @@ import { createSwitchboard, type Switchboard } from '../src/app.ts';
 import { type LogLevel, loadConfig } from '../src/config.ts';
 import type { EventStore } from '../src/eventStore/eventStore.ts';
 import { openEventStore } from '../src/eventStore/openEventStore.ts';
-import { createLogger } from '../src/logger.ts';
+import { createLogger, type Logger } from '../src/logger.ts';
 import { type SandboxHr, simulatorHr } from './console/hr.ts';
 import { type SandboxPhones, simulatorPhones } from './console/phones.ts';
 import { type ConsoleServer, listenConsole } from './console/server.ts';
@@ -313,9 +313,10 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       save();
     });
 
-    // Time off knows who is who from its employee directory: read it from HR once now (later
-    // refreshes and HR's webhooks keep it current).
-    await sb.lifecycle('timeOff')?.sync.refreshDirectory();
+    // Time off knows who is who from its employee directory, which the lifecycle reads from HR at
+    // start when it is empty (one people search; HR's webhooks and hourly reads keep it current).
+    // The console is usable once it is there.
+    await directoryRead(sb, logger);
     if (!saved && options.seed !== false) await seedWorld({ surface, sim });
     save();
 
@@ -348,6 +349,22 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
   } catch (e) {
     await cleanup();
     throw e;
+  }
+};
+
+/** Waits (up to `timeoutMs`) until time off's directory has people in it; logs and goes on if HR never answers. */
+const directoryRead = async (sb: Switchboard, logger: Logger, timeoutMs = 15_000): Promise<void> => {
+  const timeOff = sb.lifecycle('timeOff');
+  if (!timeOff) return;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await timeOff.readModel.catchUp();
+    if (timeOff.readModel.directory().size > 0) return;
+    if (Date.now() > deadline) {
+      logger.warn('the HR directory was not read at start; /timeoff answers "not in HR" until it is');
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
   }
 };
 

@@ -8,6 +8,8 @@ import { type Chromium, launchChromium } from './chromium.ts';
 // the page, each leaving a screenshot in test-results/. HR's read-after-write lag is 2 s
 // (`--hr-lag 2`) on the real clock: the steps wait on what the page shows, never on time.
 
+const ANA = PEOPLE.find((p) => p.handle === 'ana')!;
+const FRANK = PEOPLE.find((p) => p.handle === 'frank')!;
 const BEN = PEOPLE.find((p) => p.handle === 'ben')!;
 const CHEN = PEOPLE.find((p) => p.handle === 'chen')!;
 
@@ -33,7 +35,86 @@ afterAll(async () => {
   cleanup?.();
 });
 
+/** A Monday to Thursday three to four weeks ahead (UTC), so the request is in the future whatever today is. */
+const tripDates = (): [string, string] => {
+  const day = 86_400_000;
+  const base = Date.now() + 21 * day;
+  const monday = base + ((8 - new Date(base).getUTCDay()) % 7) * day;
+  return [new Date(monday).toISOString().slice(0, 10), new Date(monday + 3 * day).toISOString().slice(0, 10)];
+};
+
+const openDm = async () => {
+  const { page } = browser;
+  await page.getByRole('button', { name: 'Switchboard', exact: false }).first().click();
+  await page.locator('.app-tab[data-tab="messages"]').click();
+};
+
 describe('time off in the sandbox', () => {
+  it('Ana asks in Slack, Frank approves from his DM, HR records it after its lag, Ana is told each step', async () => {
+    const { page } = browser;
+    const [first, last] = tripDates();
+    await page.goto(sandbox.consoleUrl);
+    await page.getByText('● live').waitFor();
+    await page.getByLabel('You are').selectOption(ANA.slackId);
+    await page.getByRole('button', { name: '# general' }).click();
+    await page.getByLabel('Message').fill(`/timeoff Holiday ${first} ${last} family trip`);
+    await page.getByLabel('Message').press('Enter');
+    await page.locator('.msg.ephemeral', { hasText: 'Asking Frank Moreau to approve' }).waitFor();
+    await browser.screenshot('timeoff-01-ana-asked');
+    await openDm();
+    await page.locator('.msg', { hasText: 'Waiting for' }).filter({ hasText: 'Frank Moreau' }).waitFor();
+    await browser.screenshot('timeoff-02-ana-status');
+
+    await page.getByLabel('You are').selectOption(FRANK.slackId);
+    await openDm();
+    const card = page.locator('.msg', { hasText: 'Time off request' }).filter({ hasText: 'Ana Silva' });
+    await card.getByRole('button', { name: 'Approve' }).waitFor({ timeout: 15_000 });
+    expect(await card.textContent()).toContain('family trip');
+    await browser.screenshot('timeoff-03-frank-card');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.getByText('Approved by', { exact: false }).waitFor({ timeout: 15_000 });
+    await browser.screenshot('timeoff-04-frank-approved');
+
+    await page.getByLabel('You are').selectOption(ANA.slackId);
+    await openDm();
+    await page
+      .locator('.msg', { hasText: 'approved your' })
+      .filter({ hasText: 'Recording it in HR' })
+      .waitFor({ timeout: 15_000 });
+    await browser.screenshot('timeoff-05-ana-approved');
+
+    // HR's web app: the request is there as soon as Switchboard submits it, approved by Frank.
+    await page.getByRole('tab', { name: 'HR' }).click();
+    const hrPanel = page.getByTestId('panel-hr');
+    const inHr = hrPanel.locator('.hr-request', { hasText: 'Ana Silva' }).filter({ hasText: 'family trip' });
+    await inHr.waitFor({ timeout: 15_000 });
+    expect(await inHr.getByTestId('hr-status').textContent()).toBe('Approved');
+    expect(await inHr.getByTestId('hr-origin').textContent()).toBe('made in Switchboard');
+    expect(await inHr.textContent()).toContain('Approved by: Frank Moreau');
+    expect(await inHr.textContent()).toContain('4 working days');
+    await browser.screenshot('timeoff-06-hr-approved');
+
+    // After HR's lag (2 s), Switchboard reads it back and tells Ana: her status message says so in
+    // place, and a new DM.
+    await page
+      .locator('.msg', { hasText: 'is recorded in HR. Enjoy your time off' })
+      .last()
+      .waitFor({ timeout: 30_000 });
+    await browser.screenshot('timeoff-07-ana-recorded');
+    const recorded = sandbox.hibob
+      .timeOffRequests()
+      .filter((r) => r.employeeId === ANA.hr.employeeId && r.startDate === first);
+    expect(recorded).toEqual([
+      expect.objectContaining({ endDate: last, status: 'approved', policyType: 'Holiday', via: 'api' }),
+    ]);
+    // Confirmed by a read that HR answered only once its lag had passed since the submit.
+    const submitted = sandbox.hibob.requestsFor('submitTimeOff').find((r) => r.status === 200);
+    const readBack = sandbox.hibob.requestsFor('getTimeOffRequest').filter((r) => r.status === 200);
+    expect(submitted).toBeDefined();
+    expect(readBack.length).toBeGreaterThan(0);
+    expect(readBack[0]!.at - submitted!.at).toBeGreaterThanOrEqual(2_000);
+  });
+
   it('in HR’s web app: Ben asks for a day off, sees it waiting for Frank, cancels it; Chen is terminated', async () => {
     const { page } = browser;
     await page.goto(sandbox.consoleUrl);
@@ -41,7 +122,7 @@ describe('time off in the sandbox', () => {
     await page.getByLabel('You are').selectOption(BEN.slackId);
     await page.getByRole('tab', { name: 'HR' }).click();
     const panel = page.getByTestId('panel-hr');
-    await panel.getByText('No time-off requests.').waitFor();
+    await panel.getByTestId('hr-lag').waitFor();
     expect(await panel.getByTestId('hr-lag').textContent()).toBe('2 s');
     expect(await panel.getByLabel('Act in HR as').inputValue()).toBe(BEN.hr.employeeId);
     await browser.screenshot('timeoff-hr-01-empty');
@@ -67,7 +148,10 @@ describe('time off in the sandbox', () => {
 
     await request.getByRole('button', { name: 'Cancel request' }).click();
     await panel.locator('.hr-request.hr-canceled', { hasText: 'dentist' }).waitFor({ state: 'attached' });
-    await panel.getByText('No time-off requests.').waitFor();
+    await panel
+      .getByTestId('hr-requests')
+      .locator('.hr-request', { hasText: 'dentist' })
+      .waitFor({ state: 'detached' });
     await browser.screenshot('timeoff-hr-03-cancelled');
 
     const chen = panel.getByTestId(`hr-employee-${CHEN.hr.employeeId}`);
