@@ -9,6 +9,7 @@ import { type LogLevel, loadConfig } from '../src/config.ts';
 import type { EventStore } from '../src/eventStore/eventStore.ts';
 import { openEventStore } from '../src/eventStore/openEventStore.ts';
 import { createLogger, type Logger } from '../src/logger.ts';
+import { HR_SYNC_DIRECTORY_STREAM } from '../src/timeOff/hrSync.ts';
 import { type SandboxHr, simulatorHr } from './console/hr.ts';
 import { type SandboxPhones, simulatorPhones } from './console/phones.ts';
 import { type ConsoleServer, listenConsole } from './console/server.ts';
@@ -262,6 +263,10 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     const { url: botUrl } = await sb.start();
 
     await connectAll(simulators, botUrl);
+    // Time off knows who is who from its employee directory, which the lifecycle reads from HR at
+    // start when it is empty (one people search; HR's webhooks and hourly reads keep it current).
+    // The console (its store tail included) starts once it is there.
+    await directoryRead(sb, store, logger);
     sim.subscribe({ url: `${listening.url}/hooks/pagerduty`, description: 'sandbox console' });
 
     let pagerDutyChanged: () => void = () => undefined;
@@ -313,10 +318,6 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       save();
     });
 
-    // Time off knows who is who from its employee directory, which the lifecycle reads from HR at
-    // start when it is empty (one people search; HR's webhooks and hourly reads keep it current).
-    // The console is usable once it is there.
-    await directoryRead(sb, logger);
     if (!saved && options.seed !== false) await seedWorld({ surface, sim });
     save();
 
@@ -352,14 +353,24 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
   }
 };
 
-/** Waits (up to `timeoutMs`) until time off's directory has people in it; logs and goes on if HR never answers. */
-const directoryRead = async (sb: Switchboard, logger: Logger, timeoutMs = 15_000): Promise<void> => {
+/**
+ * Waits (up to `timeoutMs`) until time off has read HR's directory (its people, and its mark of the
+ * read, so nothing of the start is still being written when the console is used); logs and goes on
+ * if HR never answers.
+ */
+const directoryRead = async (
+  sb: Switchboard,
+  store: EventStore,
+  logger: Logger,
+  timeoutMs = 15_000,
+): Promise<void> => {
   const timeOff = sb.lifecycle('timeOff');
   if (!timeOff) return;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     await timeOff.readModel.catchUp();
-    if (timeOff.readModel.directory().size > 0) return;
+    const marked = (await store.readStream(HR_SYNC_DIRECTORY_STREAM, { maxCount: 1 })).length > 0;
+    if (marked && timeOff.readModel.directory().size > 0) return;
     if (Date.now() > deadline) {
       logger.warn('the HR directory was not read at start; /timeoff answers "not in HR" until it is');
       return;
