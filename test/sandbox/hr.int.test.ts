@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type HrPanel, parseHrRequest } from '../../sandbox/console/hr.ts';
 import { type Sandbox, startSandbox } from '../../sandbox/sandbox.ts';
 import { PEOPLE } from '../../sandbox/world.ts';
-import { tempDir } from '../support/startApp.ts';
+import { NODE24, ROOT, tempDir } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 
 // The console's HR tab is the HR service's web app: these tests act there through the console's
@@ -243,5 +245,55 @@ describe('the HR panel', () => {
     const after = await panel();
     expect(after.requests).toEqual(before.requests);
     expect(after.employees).toEqual(before.employees);
+  });
+});
+
+describe('HR’s lag in the sandbox', () => {
+  const run = (args: string[]) => {
+    const child = spawn(NODE24, [join(ROOT, 'sandbox/main.ts'), ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const io = { out: '', err: '' };
+    child.stdout.on('data', (c: Buffer) => {
+      io.out += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      io.err += c.toString();
+    });
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    return { child, io, exited };
+  };
+
+  it('`--hr-lag 2.5` reaches the HR service (the panel says 2.5 s); 0 is refused', {
+    timeout: 90_000,
+  }, async () => {
+    const tmp = tempDir('sandbox-hr-lag-');
+    const refusedDir = tempDir('sandbox-hr-lag-refused-');
+    const started = run(['--port', '0', '--data', tmp.dir, '--reset', '--hr-lag', '2.5']);
+    const refused = run(['--data', refusedDir.dir, '--hr-lag', '0']);
+    try {
+      expect(await refused.exited).toBe(1);
+      expect(refused.io.err).toMatch(
+        /^--hr-lag must be a number of seconds above 0 .*\nUsage: npm run sandbox/,
+      );
+      const url = await waitFor(() => /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(started.io.out)?.[1], {
+        timeoutMs: 60_000,
+        what: `the console URL (stderr: ${started.io.err})`,
+      });
+      const p = (await (await fetch(`${url}api/hr`)).json()) as HrPanel;
+      expect(p.lagSeconds).toBe(2.5);
+      started.child.kill('SIGTERM');
+      expect(await started.exited).toBe(0);
+      await expect(startSandbox({ dataDir: tmp.dir, ports: 0, hrLagMs: 0 })).rejects.toThrow(
+        /hrLagMs must be a positive number of ms/,
+      );
+    } finally {
+      if (started.child.exitCode === null) started.child.kill('SIGKILL');
+      if (refused.child.exitCode === null) refused.child.kill('SIGKILL');
+      tmp.cleanup();
+      refusedDir.cleanup();
+    }
   });
 });
