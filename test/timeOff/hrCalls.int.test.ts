@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { ChatOpsError } from '../../src/core/errors.ts';
+import { createHiBobClient } from '../../src/upstream/hibob.ts';
 import { waitFor } from '../support/waitFor.ts';
 import { startTimeOffHarness, type TimeOffHarness } from './harness.ts';
 import { advance, advanceUntil, approve, cancel, phaseOf, requestTimeOff } from './hrFixtures.ts';
@@ -80,7 +82,7 @@ describe('time off in HR: submit, find the id, read back', () => {
     await approve(h, id);
     await waitFor(async () => (await phaseOf(h!, id)) === 'submissionFailed', { what: 'refused' });
     const failed = (await eventsOf(h, id)).find((e) => e.type === 'TimeOffSubmissionFailed');
-    expect((failed?.data as { reason: string }).reason).toBe(
+    expect((failed?.data as { reason?: string } | undefined)?.reason).toBe(
       'HR has no time-off policy called "Sabbatical". Pick one of the policies HR offers.',
     );
   });
@@ -129,10 +131,10 @@ describe('time off in HR: submit, find the id, read back', () => {
     await approve(h, id);
     await waitFor(async () => (await phaseOf(h!, id)) === 'submissionFailed', { what: 'refused' });
     const failed = (await eventsOf(h, id)).find((e) => e.type === 'TimeOffSubmissionFailed');
-    expect((failed?.data as { reason: string }).reason).toBe(
+    expect((failed?.data as { reason?: string } | undefined)?.reason).toBe(
       "HR refused Switchboard's permission to record time off; an admin has been told.",
     );
-    expect((failed?.data as { reason: string }).reason).not.toContain('Time off: import');
+    expect((failed?.data as { reason?: string } | undefined)?.reason).not.toContain('Time off: import');
     const alert = h.logs.lines().find((r) => r.code === 'HIBOB_PERMISSION_MISSING');
     expect(alert).toMatchObject({ permission: 'Time off: import', level: 'error' });
     const metrics = await h.sb.metrics.registry.render();
@@ -150,5 +152,63 @@ describe('time off in HR: submit, find the id, read back', () => {
     await waitFor(async () => (await phaseOf(h!, id)) === 'cancelled', { what: 'cancelled' });
     expect(h.sim.timeOffRequests()[0]?.status).toBe('canceled');
     expect(h.sim.requestsFor('cancelTimeOffRequest')).toHaveLength(1);
+  });
+});
+
+describe('time off in HR: cancels on both sides', () => {
+  it('cancelled while HR had not shown the submission yet: its HR request is cancelled once found', async () => {
+    h = await startTimeOffHarness();
+    const id = await requestTimeOff(h);
+    await approve(h, id);
+    await waitFor(async () => (await h!.types(id)).includes('TimeOffSubmissionSent'), { what: 'sent' });
+    await cancel(h, id);
+    expect(await phaseOf(h, id)).toBe('cancelling');
+    await advanceUntil(h, async () => (await phaseOf(h!, id)) === 'cancelled');
+    expect(h.sim.timeOffRequests()).toMatchObject([{ status: 'canceled' }]);
+    expect(h.sim.requestsFor('submitTimeOff')).toHaveLength(1);
+    // The cancel replaced the read-back once HR's id was known.
+    expect(await h.types(id)).toContain('TimeOffSubmitted');
+    expect(await h.types(id)).not.toContain('TimeOffConfirmed');
+  });
+
+  it('a confirmed request cancelled in the HR web app is cancelled in Switchboard too', async () => {
+    h = await startTimeOffHarness();
+    const id = await requestTimeOff(h);
+    await approve(h, id);
+    await advanceUntil(h, async () => (await phaseOf(h!, id)) === 'confirmed');
+    const hrId = Number(h.api.readModel.hrRequestIdOf(id));
+    h.sim.webApp.cancel(hrId);
+    await advanceUntil(h, async () => (await phaseOf(h!, id)) === 'cancelled');
+    const cancelled = (await eventsOf(h, id)).find((e) => e.type === 'TimeOffCancelled');
+    expect(cancelled?.data).toMatchObject({ by: 'hr', cancelRequestId: null });
+    expect(h.sim.requestsFor('cancelTimeOffRequest')).toHaveLength(0);
+  });
+});
+
+describe('time off in HR: a POST whose answer was lost', () => {
+  it('is not posted again: the retry waits out HR’s lag, finds it and records it', async () => {
+    let lose = 1;
+    h = await startTimeOffHarness({
+      hrClient: (sim, clock) => {
+        const hr = createHiBobClient({ ...sim.clientOptions(), clock });
+        return {
+          ...hr,
+          async submitTimeOff(...args) {
+            await hr.submitTimeOff(...args);
+            // HR took it; the answer never came back.
+            if (lose-- > 0) throw new ChatOpsError('SB_TIMEOUT', 'hibob submitTimeOff: no answer in time');
+          },
+        };
+      },
+    });
+    const id = await requestTimeOff(h);
+    await approve(h, id);
+    await advanceUntil(h, async () => (await phaseOf(h!, id)) === 'confirmed');
+    expect(h.sim.requestsFor('submitTimeOff')).toHaveLength(1);
+    expect(h.sim.timeOffRequests()).toHaveLength(1);
+    const codes = (await eventsOf(h, id))
+      .filter((e) => e.type === 'TimeOffUpstreamCallFailed')
+      .map((e) => (e.data as { code: string }).code);
+    expect(codes.slice(0, 2)).toEqual(['SB_TIMEOUT', 'SB_HR_NOT_VISIBLE']);
   });
 });
