@@ -3,7 +3,6 @@ import { DecisionRejected } from '../../machines/shared/machineDecider.ts';
 import { checkAsk } from '../../machines/timeOff/decider.ts';
 import { employeeById } from '../../machines/timeOff/directory.ts';
 import type { TimeOffAsk, TimeOffPerson } from '../../machines/timeOff/events.ts';
-import { parseTimeOffRequestId } from '../../machines/timeOff/streams.ts';
 import type { DayPortion } from '../../machines/timeOff/workingDays.ts';
 import type { SlackInput } from '../../src/application/inbox.ts';
 import { asError, ChatOpsError, hasCode, ValidationError } from '../../src/core/errors.ts';
@@ -43,8 +42,13 @@ import {
   WHOSOUT_USAGE,
 } from './parse.ts';
 
-/** How long the edge waits for HR's policy types before answering without them. */
-export const POLICY_BUDGET_MS = 1_200;
+/**
+ * How long the edge waits for HR's policy types (when its cache is stale) before answering without
+ * them, inside Slack's 3 s: a form still has to be opened after it; a typed request or a form's
+ * submission only has its own checks left.
+ */
+export const POLICY_BUDGET_MS = 1_500;
+export const POLICY_BUDGET_LAST_MS = 2_300;
 /** How long a query waits before acking "Looking…" and answering through the response_url. */
 const ANSWER_BUDGET_MS = 2_000;
 
@@ -214,7 +218,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
   };
 
   const request = async (input: SlackInput, ack: AckFn, slackUserId: string, text: string) => {
-    const names = await policies.get(POLICY_BUDGET_MS);
+    const names = await policies.get(POLICY_BUDGET_LAST_MS);
     const parsed = parseTimeOffText(text, names, today());
     if (!parsed.ok) {
       await refuse(input, ack, parsed.problem);
@@ -275,12 +279,13 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
       return;
     }
     await t.readModel.catchUp();
-    const full = parseTimeOffRequestId(idText.toLowerCase());
-    const matches: TimeOffView[] = full
-      ? t.readModel.requestsOf(slackUserId).filter((v) => v.timeOffId === full)
-      : /^[0-9a-f]{4,36}$/i.test(idText)
-        ? t.readModel.findByShortId(slackUserId, idText)
-        : [];
+    const prefix = idText.toLowerCase();
+    // The short id (`/timeoff status` shows 6 characters), or more of the id to tell two apart.
+    const matches: TimeOffView[] = !/^[0-9a-f-]{4,36}$/.test(prefix)
+      ? []
+      : prefix.length <= 6
+        ? t.readModel.findByShortId(slackUserId, prefix)
+        : t.readModel.requestsOf(slackUserId).filter((v) => v.timeOffId.startsWith(prefix));
     const shown = `\`${escapeMrkdwn(idText.slice(0, 40))}\``;
     if (matches.length === 0) {
       await inbox.accept({
@@ -314,7 +319,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
         rejection: new ValidationError(`id ${idText.slice(0, 40)} names ${open.length} requests`),
       });
       const list = open
-        .map((v) => `• \`${v.timeOffId.slice(0, 13)}\` ${escapeMrkdwn(v.policyType)}, ${formatRange(v)}`)
+        .map((v) => `• \`${v.timeOffId}\` ${escapeMrkdwn(v.policyType)}, ${formatRange(v)}`)
         .join('\n');
       await ack(
         ephemeral(

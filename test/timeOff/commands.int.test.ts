@@ -10,10 +10,11 @@ import {
   BEN,
   CHEN,
   DANA,
+  FRANK,
   GIL,
-  HR_EMPLOYEES,
   HR_IDS,
   messageText,
+  type SlashAnswer,
   startTimeOffHarness,
   type TimeOffHarness,
 } from './harness.ts';
@@ -28,30 +29,6 @@ let h: TimeOffHarness;
 afterEach(async () => {
   await h?.stop();
 });
-
-/**
- * The harness's organisation in the employee directory Switchboard keeps, through the real
- * directory decider (what the HR sync's start-up refresh records; a no-op once it has run).
- */
-const start = async (options: Parameters<typeof startTimeOffHarness>[0] = {}): Promise<TimeOffHarness> => {
-  const harness = await startTimeOffHarness(options);
-  await harness.sb.bus.dispatch({
-    type: 'RecordDirectorySnapshot',
-    data: {
-      employees: HR_EMPLOYEES.map((e) => ({
-        hrId: e.id,
-        email: e.email,
-        displayName: e.displayName,
-        managerHrId: e.managerId,
-        site: e.site,
-        status: 'active',
-      })),
-    },
-    metadata: { commandId: randomUUID(), now: harness.clock.now().toISOString(), actor: 'system:test' },
-  });
-  await harness.idle();
-  return harness;
-};
 
 const F = TIME_OFF_REQUEST_FIELD;
 const select = (value: string) => ({ type: 'static_select', selected_option: { value } });
@@ -107,6 +84,20 @@ const dmCard = (timeOffId: string): Promise<FakeMessage> =>
     { what: `the approver's card for ${timeOffId}` },
   );
 
+/**
+ * A query's answer: the ack, or, when HR took longer than the ack may wait (a slow machine), what
+ * came through the response_url after "Looking up…".
+ */
+const answered = async (asked: Promise<SlashAnswer>): Promise<Readonly<{ text: string; body: unknown }>> => {
+  const r = await asked;
+  if (!r.text.startsWith(':hourglass_flowing_sand: Looking up')) return r;
+  const id = r.responseUrl.slice(r.responseUrl.lastIndexOf('/') + 1);
+  const post = await waitFor(() => h.fake.responsePosts.find((p) => p.responseUrlId === id), {
+    what: 'the answer after Looking up',
+  });
+  return { text: String((post.body as { text?: unknown }).text ?? ''), body: post.body };
+};
+
 type Stored = Readonly<{ type: string; data: Record<string, unknown> }>;
 const inbox = async (): Promise<Stored[]> =>
   (await h.sb.store.readStream('inbox-slack')).map((e) => ({
@@ -151,7 +142,7 @@ const onlyRequest = async (user: string): Promise<string> => {
 
 describe('/timeoff', () => {
   it('asks by text: the ack names the approver, the dates and the short id; status lists it; cancel by short id', async () => {
-    h = await start();
+    h = await startTimeOffHarness();
     const asked = await h.timeoff('holiday 2026-12-03 to 2026-12-04 Family visit');
     expect(asked.status).toBe(200);
     expect(asked.text).toMatch(
@@ -196,7 +187,7 @@ describe('/timeoff', () => {
   });
 
   it('explains an unknown policy, bad dates and people outside HR, recording each refusal', async () => {
-    h = await start();
+    h = await startTimeOffHarness();
     const policy = await h.timeoff('vacation 2026-12-03');
     expect(policy.text).toMatch(/`vacation` is not a time-off policy in HR\. HR knows: `Holiday`, `Sick`/);
     const notADate = await h.timeoff('holiday 2026-13-01');
@@ -211,6 +202,11 @@ describe('/timeoff', () => {
     expect(portions.text).toContain('starts with a whole day or an afternoon');
     const gil = await h.timeoff('holiday 2026-12-03', GIL);
     expect(gil.text).toMatch(/:bust_in_silhouette: Your Slack email gil@example\.org has no user in HR/);
+    const frank = await h.timeoff('holiday 2026-12-03', FRANK);
+    expect(frank.text).toMatch(/HR has no manager for you/);
+    const help = await h.timeoff('help');
+    expect(help.text).toContain('`/timeoff <policy> <start> [<end>] [note]`');
+    expect(help.text).toContain('`am` or `pm`');
     const gilForm = await h.timeoff('', GIL);
     expect(gilForm.text).toMatch(/no user in HR/);
     expect(h.lastView(GIL)).toBeUndefined();
@@ -222,7 +218,7 @@ describe('/timeoff', () => {
   });
 
   it('asks by the form: policies from HR, field errors where they belong, then the request', async () => {
-    h = await start();
+    h = await startTimeOffHarness();
     const opened = await h.timeoff('');
     expect(opened.status).toBe(200);
     const view = await waitFor(() => h.lastView(ANA), { what: 'the form' });
@@ -272,10 +268,26 @@ describe('/timeoff', () => {
       description: 'Wedding',
       approver: { slackUserId: DANA },
     });
+
+    // The requester's Cancel on their DM: someone else's click on it is refused; Ana's cancels.
+    const status = await waitFor(
+      () =>
+        h
+          .dms(ANA)
+          .find((m) => JSON.stringify(m.blocks ?? []).includes(`"action_id":"${TIME_OFF_ACTION.cancel}"`)),
+      { what: "the requester's Cancel button" },
+    );
+    const ben = await h.click(TIME_OFF_ACTION.cancel, BEN, { message: status });
+    expect((await rejected('CancelTimeOff', BEN))['details']).toMatchObject({ reason: 'not_requester' });
+    await h.response(ben.responseUrl, /Only the person who asked for this time off can cancel it/);
+    await h.click(TIME_OFF_ACTION.cancel, ANA, { message: status });
+    await waitFor(async () => (await h.types(id)).includes('TimeOffCancelled') || undefined, {
+      what: 'cancelled by its button',
+    });
   });
 
   it('says HR is not answering in the form, and takes the typed policy', async () => {
-    h = await start();
+    h = await startTimeOffHarness();
     h.sim.failNext('policyTypes', { status: 503, times: 10 });
     await h.timeoff('');
     const view = await waitFor(() => h.lastView(ANA), { what: 'the form' });
@@ -283,12 +295,55 @@ describe('/timeoff', () => {
     expect(JSON.stringify(view['blocks'])).toContain('plain_text_input');
   });
 
+  it('cancel by a short id two requests share: lists them; more of the id picks one; a plain Deny needs no reason', async () => {
+    h = await startTimeOffHarness();
+    const ids = ['abcdef00-0000-4000-8000-000000000001', 'abcdef00-0000-4000-8000-000000000002'];
+    for (const [i, timeOffId] of ids.entries()) {
+      await h.sb.bus.dispatch({
+        type: 'RequestTimeOff',
+        data: {
+          timeOffId,
+          policyType: 'Holiday',
+          startDate: `2026-12-0${i + 1}`,
+          endDate: `2026-12-0${i + 1}`,
+          startPortion: 'all_day',
+          endPortion: 'all_day',
+          description: '',
+          requester: { hrId: HR_IDS.ana, slackUserId: ANA, displayName: 'Ana Silva' },
+          approver: { hrId: HR_IDS.dana, slackUserId: DANA, displayName: 'Dana Lee' },
+          holidays: [],
+          approvalRules: null,
+        },
+        metadata: { commandId: randomUUID(), now: h.clock.now().toISOString(), actor: ANA },
+      });
+    }
+    await h.idle();
+    const both = await h.timeoff('cancel ABCDEF');
+    expect(both.text).toMatch(/`ABCDEF` starts more than one of your requests/);
+    expect(both.text).toContain(ids[0]);
+    expect(both.text).toContain(ids[1]);
+    expect((await inputRecord('/timeoff', ANA))?.['rejection']).toMatchObject({ code: 'SB_VALIDATION' });
+    const one = await h.timeoff(`cancel ${ids[1]}`);
+    expect(one.text).toContain('Cancelling your *Holiday* request for Wed 2 Dec 2026');
+    await waitFor(async () => (await h.types(ids[1]!)).includes('TimeOffCancelled') || undefined, {
+      what: 'the second cancelled',
+    });
+    expect(await h.types(ids[0]!)).not.toContain('TimeOffCancelled');
+
+    await h.click(TIME_OFF_ACTION.deny, DANA, { message: await dmCard(ids[0]!) });
+    await waitFor(async () => (await h.types(ids[0]!)).includes('TimeOffDenied') || undefined, {
+      what: 'the denial',
+    });
+    await h.api.readModel.catchUp();
+    expect(h.api.readModel.view(ids[0]!)).toMatchObject({ phase: 'denied', denyReason: null });
+  });
+
   it('balance: HR’s balance for each policy, or the one named', async () => {
-    h = await start();
-    const all = await h.timeoff('balance');
+    h = await startTimeOffHarness();
+    const all = await answered(h.timeoff('balance'));
     expect(all.text).toMatch(/Holiday: 25 days left of 25 days a year/);
     expect(all.text).toMatch(/Sick: 10 days left of 10 days a year/);
-    const sick = await h.timeoff('balance SICK');
+    const sick = await answered(h.timeoff('balance SICK'));
     expect(sick.text).toMatch(/Sick: 10 days left/);
     expect(sick.text).not.toMatch(/Holiday/);
     const unknown = await h.timeoff('balance gardening');
@@ -300,7 +355,7 @@ describe('/timeoff', () => {
 
 describe('the approver’s buttons', () => {
   it('approve on the card; clicks by someone else, on one’s own request and with a forged id are refused and recorded', async () => {
-    h = await start();
+    h = await startTimeOffHarness();
     await h.timeoff('holiday 2026-12-03 2026-12-04');
     const id = await onlyRequest(ANA);
     const card = await dmCard(id);
@@ -348,11 +403,32 @@ describe('the approver’s buttons', () => {
     });
     const approved = (await h.sb.store.readStream(`timeoff-${id}`)).find((e) => e.type === 'TimeOffApproved');
     expect(approved?.data).toMatchObject({ by: { slackUserId: DANA } });
-    expect(messageText(await h.dm(/approved it/, ANA))).toMatch(/approved it/);
+    expect(messageText(await h.dm(/approved it/, ANA))).toMatch(/Dana|U0DANA/);
+    // Recorded in HR, confirmed once HR's read-after-write lag has passed.
+    await waitFor(
+      async () => {
+        await h.advance(5_000);
+        return (await h.types(id)).includes('TimeOffConfirmed') || undefined;
+      },
+      { what: 'the request confirmed in HR' },
+    );
+    await h.dm(/recorded in HR/, ANA);
+
+    // Cancelled after approval: in HR too.
+    const cancel = await h.timeoff(`cancel ${shortTimeOffId(id)}`);
+    expect(cancel.text).toContain('It was approved, so Switchboard cancels it in HR too');
+    await waitFor(
+      async () => {
+        await h.advance(5_000);
+        return (await h.types(id)).includes('TimeOffCancelled') || undefined;
+      },
+      { what: 'the request cancelled in HR' },
+    );
+    expect(h.sim.timeOffRequests().find((r) => r.employeeId === HR_IDS.ana)?.status).toBe('canceled');
   });
 
   it('deny with reason: the form, the reason on the request; only the approver may open it', async () => {
-    h = await start();
+    h = await startTimeOffHarness();
     await h.timeoff('sick 2026-12-03', CHEN);
     const id = await onlyRequest(CHEN);
     const card = await dmCard(id);
@@ -389,9 +465,63 @@ describe('the approver’s buttons', () => {
   });
 });
 
+describe('fix and send again', () => {
+  it('after HR refused the submission the requester fixes it in the form, prefilled; nobody else may', async () => {
+    h = await startTimeOffHarness();
+    h.sim.failNext('policyTypes', { status: 503, times: 1 });
+    const asked = await h.timeoff('Sabbatical 2026-12-03');
+    expect(asked.text).toContain('the policy name could not be checked');
+    const id = await onlyRequest(ANA);
+    await h.click(TIME_OFF_ACTION.approve, DANA, { message: await dmCard(id) });
+    // The HR processor submits it; HR answers 400 (no such policy).
+    await h.idle();
+    await waitFor(
+      async () => {
+        await h.api.readModel.catchUp();
+        return h.api.readModel.view(id)?.phase === 'submissionFailed' || undefined;
+      },
+      { what: 'the submission refused' },
+    );
+    const dm = await waitFor(
+      () => h.dms(ANA).find((m) => JSON.stringify(m.blocks ?? []).includes(TIME_OFF_ACTION.resubmit)),
+      { what: 'the resubmit button' },
+    );
+
+    const ben = await h.click(TIME_OFF_ACTION.resubmit, BEN, { message: dm });
+    await h.response(ben.responseUrl, /Only the person who asked for this time off can send it again/);
+    expect(h.lastView(BEN)).toBeUndefined();
+    expect((await inputRecord(TIME_OFF_ACTION.resubmit, BEN))?.['rejection']).toMatchObject({
+      code: 'SB_VALIDATION',
+    });
+
+    await h.click(TIME_OFF_ACTION.resubmit, ANA, { message: dm });
+    const form = await waitFor(() => h.lastView(ANA), { what: 'the resubmit form' });
+    expect(JSON.parse(String(form['private_metadata']))).toMatchObject({ mode: 'resubmit', timeOffId: id });
+    expect(JSON.stringify(form['blocks'])).toContain('initial_date":"2026-12-03"');
+    const sent = await h.submitView(ANA, formValues({ policy: 'Holiday', start: '2026-12-03' }));
+    expect(sent.body?.['response_action']).toBeUndefined();
+    await waitFor(async () => (await h.types(id)).includes('TimeOffResubmitted') || undefined, {
+      what: 'the request sent again',
+    });
+    await h.api.readModel.catchUp();
+    expect(h.api.readModel.view(id)?.policyType).toBe('Holiday');
+    // Sent to HR again and, after HR's lag, confirmed there.
+    await waitFor(
+      async () => {
+        await h.advance(5_000);
+        return (await h.types(id)).includes('TimeOffConfirmed') || undefined;
+      },
+      { what: 'the fixed request confirmed in HR' },
+    );
+    expect(h.sim.timeOffRequests().filter((r) => r.employeeId === HR_IDS.ana)).toMatchObject([
+      { policyType: 'Holiday', startDate: '2026-12-03', status: 'approved', approver: HR_IDS.dana },
+    ]);
+  });
+});
+
 describe('/whosout', () => {
   it('today and a range: Switchboard’s requests, a request made in the HR web app, and HR’s older leave, approved and asked apart', async () => {
-    h = await start({ lagMs: 5_000 });
+    h = await startTimeOffHarness({ lagMs: 5_000 });
     // Leave HR had before Switchboard started (approved, no webhook ever seen): Ben, 23-27 Nov.
     const state = h.sim.exportState();
     state.requests.push({
@@ -425,29 +555,29 @@ describe('/whosout', () => {
     });
     await h.advance(5_000); // HR's read-after-write lag
 
-    const today = await h.whosout('');
+    const today = await answered(h.whosout(''));
     expect(today.text).toMatch(/Who's out today, Mon 23 Nov 2026: 1 approved, 0 waiting/);
     expect(JSON.stringify(today.body)).toContain('Ben Okafor');
     expect(JSON.stringify(today.body)).not.toContain('Ana');
 
-    const range = await h.whosout('2026-11-30 2026-12-04', DANA);
+    const range = await answered(h.whosout('2026-11-30 2026-12-04', DANA));
     expect(range.text).toMatch(/0 approved, 2 waiting for approval/);
     const shown = JSON.stringify(range.body);
     expect(shown).toContain(`<@${ANA}>`);
     expect(shown).toContain('Chen Wei');
     expect(shown).toContain('Asked, not approved yet');
 
-    const nextWeek = await h.whosout('next week');
+    const nextWeek = await answered(h.whosout('next week'));
     expect(nextWeek.text).toMatch(/next week, Mon 30 Nov – Sun 6 Dec 2026: 0 approved, 2 waiting/);
     const bad = await h.whosout('someday');
     expect(bad.text).toMatch(/`someday` is not a day `\/whosout` knows/);
   });
 
   it('HR unreachable: what Switchboard knows, and a line saying HR could not be asked', async () => {
-    h = await start();
+    h = await startTimeOffHarness();
     await h.timeoff('holiday 2026-11-24');
     h.sim.failNext('whosOut', { status: 503, times: 10 });
-    const out = await h.whosout('tomorrow');
+    const out = await answered(h.whosout('tomorrow'));
     expect(out.text).toMatch(/0 approved, 1 waiting for approval\. HR could not be asked just now\./);
     expect(JSON.stringify(out.body)).toContain(`<@${ANA}>`);
   });
