@@ -14,6 +14,7 @@ import {
   startTimeOffHarness,
   type TimeOffHarness,
 } from './harness.ts';
+import { advance, advanceUntil } from './hrFixtures.ts';
 import { buttons, noticesDriver } from './noticesDriver.ts';
 
 /**
@@ -99,7 +100,7 @@ describe('time-off notices', () => {
     expect(messageText(card(id))).toContain('HR could not tell');
   });
 
-  it('approved: the requester is told at once (before HR’s lag), the card loses its buttons in place', async () => {
+  it('approved: the requester is told at once (before HR’s lag), the card loses its buttons; then confirmed in HR', async () => {
     const id = await request();
     const { channel, ts } = await cardRef(id);
     const at = h.clock.now().getTime();
@@ -110,33 +111,26 @@ describe('time-off notices', () => {
     );
     // No time passed on the shared clock: the DM did not wait for HR's 20 s lag.
     expect(h.clock.now().getTime()).toBe(at);
+    expect(h.dms(ANA).some((m) => /Your \*Holiday\*.* is recorded in HR\. Enjoy/.test(messageText(m)))).toBe(
+      false,
+    );
 
     const c = card(id);
     expect(c.edits).toBeGreaterThan(0);
     expect(buttons(c)).toEqual([]);
     expect(messageText(c)).toContain('Approved by <@U0DANA>');
     expect(messageText(statusOf(id))).toContain('<@U0DANA> approved it');
-  });
 
-  it('confirmed in HR: a DM and both messages redrawn', async () => {
-    const id = await request();
-    await send('ApproveTimeOff', { timeOffId: id, card: await cardRef(id) }, DANA);
-    const { submitRequestId } = await dataOf<{ submitRequestId: string }>(id, 'TimeOffApproved');
-    // What the HR processor records once HR has it and has read it back.
-    await send(
-      'RecordTimeOffSubmitted',
-      { timeOffId: id, submitRequestId, hrRequestId: '5500001' },
-      'system:test',
+    // HR shows it once its lag has passed: confirmed, told, and both messages redrawn.
+    const moved = await advanceUntil(h, async () =>
+      h.dms(ANA).some((m) => /Your \*Holiday\*.* is recorded in HR\. Enjoy/.test(messageText(m))),
     );
-    const { readBackRequestId } = await dataOf<{ readBackRequestId: string }>(id, 'TimeOffSubmitted');
-    await send(
-      'RecordTimeOffReadBack',
-      { timeOffId: id, readBackRequestId, hrStatus: 'approved' },
-      'system:test',
-    );
-    await h.dm(/is recorded in HR\. Enjoy/, ANA);
+    expect(moved).toBeGreaterThanOrEqual(20_000);
     expect(messageText(card(id))).toContain('Approved by <@U0DANA> and recorded in HR.');
-    expect(messageText(statusOf(id))).toContain('recorded in HR');
+    expect(messageText(statusOf(id))).toContain('it is recorded in HR');
+    expect(
+      h.dms(ANA).filter((m) => /Your \*Holiday\*.* is recorded in HR\. Enjoy/.test(messageText(m))),
+    ).toHaveLength(1);
   });
 
   it('denied with a reason: the reason escaped in the requester’s DM and on the card, no buttons', async () => {
@@ -168,15 +162,23 @@ describe('time-off notices', () => {
     const requested = await dataOf<{ remindAt: string[]; expiresAt: string }>(id, 'TimeOffRequested');
     // Monday 09:00 → Tuesday 09:00: one working day.
     expect(requested.remindAt[0]).toBe('2026-11-24T09:00:00.000Z');
-    await h.advance(24 * 3_600_000);
-    await send('RemindTimeOffApprover', { timeOffId: id, reminder: 1 }, 'system:scheduler');
+    await advance(h, 24 * 3_600_000 - 60_000);
+    expect(h.dms(DANA).some((m) => /:bell: Reminder/.test(messageText(m)))).toBe(false);
+    await advance(h, 60_000);
     const reminder = await h.dm(/:bell: Reminder/, DANA);
     expect(messageText(reminder)).toContain('has been waiting for you since 09:00 UTC on 2026-11-23');
     expect(messageText(card(id))).toContain('Reminder 1.');
 
-    await send('ExpireTimeOff', { timeOffId: id }, 'system:scheduler', requested.expiresAt);
-    await h.dm(/Your \*Holiday\*.* expired/, ANA);
+    await advanceUntil(
+      h,
+      async () => h.dms(ANA).some((m) => /expired: <@U0DANA> did not decide/.test(messageText(m))),
+      {
+        stepMs: 6 * 3_600_000,
+        maxMs: 14 * 24 * 3_600_000,
+      },
+    );
     await h.dm(/expired before anyone decided it/, DANA);
+    expect(h.dms(DANA).filter((m) => /:bell: Reminder 2/.test(messageText(m)))).toHaveLength(1);
     const c = card(id);
     expect(buttons(c)).toEqual([]);
     expect(messageText(c)).toContain('Expired');
@@ -185,12 +187,6 @@ describe('time-off notices', () => {
   it('HR refused the submission: the reason in words and a "Fix and send again" button', async () => {
     const id = await request({ policyType: 'Sabbatical' });
     await send('ApproveTimeOff', { timeOffId: id, card: await cardRef(id) }, DANA);
-    const { submitRequestId } = await dataOf<{ submitRequestId: string }>(id, 'TimeOffApproved');
-    await send(
-      'RecordTimeOffSubmissionRejected',
-      { timeOffId: id, submitRequestId, reason: 'HR has no policy called "Sabbatical"' },
-      'system:test',
-    );
     const dm = await h.dm(
       /but HR refused to record it: .*Fix it and send it again, or cancel the request/,
       ANA,
@@ -206,28 +202,48 @@ describe('time-off notices', () => {
   });
 
   it('HR never reached: the requester is told in words, not with HR’s text', async () => {
+    h.sim.failNext('submitTimeOff', {
+      status: 503,
+      body: { error: 'upstream connect error at hr-db-7.internal' },
+      times: 50,
+    });
     const id = await request();
     await send('ApproveTimeOff', { timeOffId: id, card: await cardRef(id) }, DANA);
-    const { submitRequestId } = await dataOf<{ submitRequestId: string }>(id, 'TimeOffApproved');
-    await send(
-      'RecordTimeOffUpstreamCallFailed',
+    await advanceUntil(
+      h,
+      async () => h.dms(ANA).some((m) => /so it is not recorded in HR/.test(messageText(m))),
       {
-        timeOffId: id,
-        requestId: submitRequestId,
-        action: 'submit',
-        attempt: 1,
-        maxAttempts: 1,
-        code: 'SB_UPSTREAM_UNAVAILABLE',
-        message: 'connect ECONNREFUSED 10.0.0.1:443',
-        nextAttemptAt: null,
+        stepMs: 5_000,
       },
-      'system:test',
     );
     const dm = await h.dm(/but HR could not be reached, so it is not recorded/, ANA);
-    expect(messageText(statusOf(id))).toContain('HR could not be reached');
-    expect(messageText(statusOf(id))).not.toContain('ECONNREFUSED');
-    expect(messageText(dm)).not.toContain('ECONNREFUSED');
+    expect(messageText(dm)).not.toContain('hr-db-7');
+    expect(messageText(statusOf(id))).not.toContain('hr-db-7');
+    expect(messageText(card(id))).not.toContain('hr-db-7');
     expect(buttons(dm)[0]).toEqual(expect.objectContaining({ action_id: TIME_OFF_ACTION.resubmit }));
+  });
+
+  it('through Slack: /timeoff, Dana’s Approve click, Ana’s DMs; Ana’s Cancel on her status message cancels it in HR too', async () => {
+    const ack = await h.timeoff('Holiday 2026-12-07 2026-12-09 family trip', ANA);
+    expect(ack.status).toBe(200);
+    await h.idle();
+    const [id] = await h.requestIds(ANA);
+    if (!id) throw new Error('no request recorded');
+    expect(buttons(card(id)).map((b) => b.action_id)).toContain(TIME_OFF_ACTION.approve);
+
+    const at = h.clock.now().getTime();
+    await h.click(TIME_OFF_ACTION.approve, DANA);
+    await h.idle();
+    await h.dm(/<@U0DANA> approved your \*Holiday\*/, ANA);
+    expect(h.clock.now().getTime()).toBe(at);
+    expect(buttons(card(id))).toEqual([]);
+
+    // The Cancel button of her status message (the newest DM with one).
+    await h.click(TIME_OFF_ACTION.cancel, ANA, { message: statusOf(id) });
+    await advanceUntil(h, async () => h.dms(ANA).some((m) => /is cancelled, in HR too/.test(messageText(m))));
+    expect(messageText(card(id))).toContain('Cancelled.');
+    expect(buttons(statusOf(id))).toEqual([]);
+    expect(h.sim.timeOffRequests().map((r) => r.status)).toEqual(['canceled']);
   });
 
   it('App Home: Dana sees what waits for her, Ana her upcoming time off with Cancel; Gil is told he is not in HR', async () => {

@@ -1,15 +1,25 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TIME_OFF_ACTION } from '../../src/timeOff/blocks/timeOffIds.ts';
 import { ANA, DANA, messageText, startTimeOffHarness, type TimeOffHarness } from './harness.ts';
+import { advanceUntil, phaseOf } from './hrFixtures.ts';
 import { buttons, noticesDriver } from './noticesDriver.ts';
 
 /**
- * The rarer steps of a request, end to end: a resubmission that goes back to the approver (a new
- * card; the old one says it was replaced), a request cancelled in the HR web app, a cancel HR
- * would not do, a submission HR never showed, and Slack failing a post (retried, still one card).
+ * The rarer steps of a request, end to end against the HR simulator: a resubmission that goes
+ * back to the approver (a new card; the old one says it was replaced), a request cancelled in the
+ * HR web app, a cancel HR would not do, a submission HR took but never showed, and Slack failing a
+ * post (retried, still one card).
  */
 let h: TimeOffHarness;
 const d = noticesDriver(() => h);
+
+const dmTo = (user: string, match: RegExp) => h.dms(user).some((m) => match.test(messageText(m)));
+
+/** Approved by Dana on her card and recorded in HR (its lag passed). */
+const confirmed = async (id: string) => {
+  await d.approve(id);
+  await advanceUntil(h, async () => (await phaseOf(h, id)) === 'confirmed');
+};
 
 beforeEach(async () => {
   h = await startTimeOffHarness();
@@ -24,18 +34,12 @@ describe('time-off notices: the rarer steps', () => {
   it('a resubmission with new dates goes back to the approver: a new card, the old one replaced without buttons', async () => {
     const id = await d.request({ policyType: 'Sabbatical' });
     await d.approve(id);
-    const { submitRequestId } = await d.dataOf<{ submitRequestId: string }>(id, 'TimeOffApproved');
-    await d.send(
-      'RecordTimeOffSubmissionRejected',
-      { timeOffId: id, submitRequestId, reason: 'Unknown policy type "Sabbatical"' },
-      'system:test',
-    );
+    await h.dm(/HR refused to record it/, ANA);
     await d.send(
       'ResubmitTimeOff',
       { timeOffId: id, ...d.ask({ policyType: 'Holiday', startDate: '2026-12-14', endDate: '2026-12-15' }) },
       ANA,
     );
-    await h.idle();
     const cards = d.cardsFor(id);
     expect(cards).toHaveLength(2);
     const [old, fresh] = cards;
@@ -50,67 +54,50 @@ describe('time-off notices: the rarer steps', () => {
 
   it('cancelled in the HR web app: the requester is told, the card says cancelled', async () => {
     const id = await d.request();
-    await d.approve(id);
-    await d.submitted(id, '6600001');
-    await d.readBack(id);
-    await d.send('RecordTimeOffCancelledInHr', { timeOffId: id, cancelRequestId: null }, 'system:test');
-    const dm = await h.dm(/was cancelled in HR/, ANA);
-    expect(messageText(dm)).toContain('someone cancelled it in the HR web app');
+    await confirmed(id);
+    const hrRequestId = h.api.readModel.hrRequestIdOf(id);
+    expect(hrRequestId).not.toBeNull();
+    h.sim.webApp.cancel(Number(hrRequestId));
+    await advanceUntil(h, async () => dmTo(ANA, /was cancelled in HR/));
+    const dm = h.dms(ANA).find((m) => /was cancelled in HR/.test(messageText(m)));
+    expect(messageText(dm ?? { text: '' })).toContain('someone cancelled it in the HR web app');
     expect(messageText(d.card(id))).toContain('Cancelled.');
     expect(buttons(d.statusOf(id))).toEqual([]);
   });
 
   it('a cancel HR would not do: the requester is told in words that it still stands', async () => {
     const id = await d.request();
-    await d.approve(id);
-    await d.submitted(id, '6600002');
-    await d.readBack(id);
+    await confirmed(id);
+    h.sim.failNext('cancelTimeOffRequest', {
+      status: 503,
+      body: { error: 'upstream connect error at hr-db-7.internal' },
+      times: 50,
+    });
     await d.send('CancelTimeOff', { timeOffId: id }, ANA);
-    const { cancelRequestId } = await d.dataOf<{ cancelRequestId: string }>(id, 'TimeOffCancelRequested');
-    await d.send(
-      'RecordTimeOffUpstreamCallFailed',
-      {
-        timeOffId: id,
-        requestId: cancelRequestId,
-        action: 'cancel',
-        attempt: 1,
-        maxAttempts: 1,
-        code: 'SB_UPSTREAM_UNAVAILABLE',
-        message: 'HTTP 503 from hr.internal: upstream connect error',
-        nextAttemptAt: null,
-      },
-      'system:test',
-    );
-    const dm = await h.dm(/Cancelling your \*Holiday\*.* failed/, ANA);
-    expect(messageText(dm)).toContain('HR could not be reached');
-    expect(messageText(dm)).toContain('It still stands in HR');
-    expect(messageText(dm)).not.toContain('hr.internal');
-    expect(messageText(d.statusOf(id))).not.toContain('hr.internal');
+    await advanceUntil(h, async () => dmTo(ANA, /Cancelling your \*Holiday\*.* failed/), { stepMs: 5_000 });
+    const dm = h.dms(ANA).find((m) => /Cancelling your \*Holiday\*.* failed/.test(messageText(m)));
+    const text = messageText(dm ?? { text: '' });
+    expect(text).toContain('HR could not be reached');
+    expect(text).toContain('It still stands in HR');
+    expect(text).not.toContain('hr-db-7');
+    expect(messageText(d.statusOf(id))).not.toContain('hr-db-7');
+    expect(buttons(d.statusOf(id)).map((b) => b.action_id)).toEqual([TIME_OFF_ACTION.cancel]);
   });
 
-  it('HR never showed the submission: "sent it to HR at … but HR hasn’t shown it yet", with the time’s zone', async () => {
+  it('HR took the submission but never showed it: "sent it to HR at … but HR hasn’t shown it yet", with the zone', async () => {
     const id = await d.request();
-    await h.advance(60 * 60_000);
+    h.sim.setLagMs(60 * 60_000);
     await d.approve(id);
-    await d.submitted(id, '6600003');
-    const { readBackRequestId } = await d.dataOf<{ readBackRequestId: string }>(id, 'TimeOffSubmitted');
-    await d.send(
-      'RecordTimeOffUpstreamCallFailed',
-      {
-        timeOffId: id,
-        requestId: readBackRequestId,
-        action: 'read_back',
-        attempt: 1,
-        maxAttempts: 1,
-        code: 'SB_NOT_FOUND',
-        message: 'not visible yet',
-        nextAttemptAt: null,
-      },
-      'system:test',
+    await advanceUntil(h, async () => dmTo(ANA, /Switchboard sent it to HR at/), { stepMs: 5_000 });
+    const dm = h.dms(ANA).find((m) => /Switchboard sent it to HR at/.test(messageText(m)));
+    expect(messageText(dm ?? { text: '' })).toContain(
+      "Switchboard sent it to HR at 09:00 UTC on 2026-11-23 but HR hasn't shown it yet. Switchboard keeps watching HR and will tell you; check HR if it matters now.",
     );
-    const dm = await h.dm(/hasn't shown it yet/, ANA);
-    expect(messageText(dm)).toContain(
-      "Switchboard sent it to HR at 10:00 UTC on 2026-11-23 but HR hasn't shown it yet. Switchboard keeps watching HR and will tell you; check HR if it matters now.",
+    // Not a refusal: nothing to send again.
+    expect(buttons(dm ?? { blocks: [] })).toEqual([]);
+    expect(dmTo(ANA, /HR refused to record it|so it is not recorded in HR/)).toBe(false);
+    expect(messageText(d.statusOf(id))).toContain(
+      "Sent to HR at 09:00 UTC on 2026-11-23; HR hasn't shown it yet. Switchboard keeps watching HR.",
     );
   });
 
