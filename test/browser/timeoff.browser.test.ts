@@ -113,6 +113,9 @@ describe('time off in the sandbox', () => {
     expect(submitted).toBeDefined();
     expect(readBack.length).toBeGreaterThan(0);
     expect(readBack[0]!.at - submitted!.at).toBeGreaterThanOrEqual(2_000);
+    // Everything the bot sent HR (and Slack, and the others) kept to their contracts.
+    expect(sandbox.contractViolations()).toEqual([]);
+    expect(browser.pageErrors).toEqual([]);
   });
 
   it('in HR’s web app: Ben asks for a day off, sees it waiting for Frank, cancels it; Chen is terminated', async () => {
