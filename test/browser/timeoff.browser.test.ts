@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../sandbox/sandbox.ts';
 import { PEOPLE } from '../../sandbox/world.ts';
 import { tempDir } from '../support/startApp.ts';
+import { waitFor } from '../support/waitFor.ts';
 import { type Chromium, launchChromium } from './chromium.ts';
 
 // Time off in the sandbox console, as a newcomer does it in Debian's Chromium, every step through
@@ -41,6 +42,29 @@ const tripDates = (): [string, string] => {
   const base = Date.now() + 21 * day;
   const monday = base + ((8 - new Date(base).getUTCDay()) % 7) * day;
   return [new Date(monday).toISOString().slice(0, 10), new Date(monday + 3 * day).toISOString().slice(0, 10)];
+};
+
+/**
+ * Types `/whosout <day>` until its answer satisfies `ok` (Switchboard hears of HR's web app by
+ * webhook, and re-reads HR once its lag has passed): each try waits for its own answer.
+ */
+const whosOutUntil = async (day: string, ok: (answer: string) => boolean): Promise<string> => {
+  const { page } = browser;
+  const answers = page.locator('.msg.ephemeral', { hasText: "Who's out" });
+  return waitFor(
+    async () => {
+      const before = await answers.count();
+      await page.getByLabel('Message').fill(`/whosout ${day}`);
+      await page.getByLabel('Message').press('Enter');
+      await waitFor(async () => (await answers.count()) > before, {
+        timeoutMs: 10_000,
+        what: '/whosout answered',
+      });
+      const answer = (await answers.last().textContent()) ?? '';
+      return ok(answer) ? answer : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 500, what: `/whosout ${day} to show it` },
+  );
 };
 
 const openDm = async () => {
@@ -118,7 +142,7 @@ describe('time off in the sandbox', () => {
     expect(browser.pageErrors).toEqual([]);
   });
 
-  it('in HR’s web app: Ben asks for a day off, sees it waiting for Frank, cancels it; Chen is terminated', async () => {
+  it('in HR’s web app: Ben asks for a day off (waiting for Frank; /whosout in Slack lists it), cancels it (/whosout drops it); Chen is terminated', async () => {
     const { page } = browser;
     await page.goto(sandbox.consoleUrl);
     await page.getByText('● live').waitFor();
@@ -143,6 +167,9 @@ describe('time off in the sandbox', () => {
     expect(await request.textContent()).toContain('Approver (manager): Frank Moreau');
     expect(await request.textContent()).toContain('Wed, 5 Mar 2031 · 1 working day');
     await browser.screenshot('timeoff-hr-02-requested');
+    // Switchboard sees what was asked in HR's web app: /whosout lists it as waiting for approval.
+    await whosOutUntil('2031-03-05', (a) => a.includes('Ben Okafor: Sick'));
+    await browser.screenshot('timeoff-hr-02b-whosout');
 
     // Asking again for the same day: HR refuses, in words.
     await form.getByLabel('Note').fill('again');
@@ -156,6 +183,7 @@ describe('time off in the sandbox', () => {
       .locator('.hr-request', { hasText: 'dentist' })
       .waitFor({ state: 'detached' });
     await browser.screenshot('timeoff-hr-03-cancelled');
+    await whosOutUntil('2031-03-05', (a) => a.includes('Nobody is out'));
 
     const chen = panel.getByTestId(`hr-employee-${CHEN.hr.employeeId}`);
     await chen.getByRole('button', { name: 'Terminate' }).click();
