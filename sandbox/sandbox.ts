@@ -53,9 +53,9 @@ import {
  * service with everyone's phone, the HR people service), and the console server, wired with secrets
  * generated at start so every request is signed as in production (Slack v0 signatures on what the
  * console sends the bot, V3 webhook signatures on what the incident service sends, HS256 webhook
- * JWTs on what the communications service sends, `Bob-Signature` HMACs on what HR sends). The bot's configuration, saving and restoring, and stopping loop
- * over the simulators (`simulators/simulator.ts`); only the console and the demo world know each
- * vendor.
+ * JWTs on what the communications service sends, `Bob-Signature` HMACs on what HR sends). The
+ * bot's configuration, saving and restoring, and stopping loop over the simulators
+ * (`simulators/simulator.ts`); only the console and the demo world know each vendor.
  *
  * `npm run sandbox` (sandbox/main.ts) calls this; so do the sandbox and browser tests, on
  * ephemeral ports and a temporary data directory.

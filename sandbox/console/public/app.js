@@ -1,7 +1,8 @@
 // The sandbox console: a Slack-like client for one person at a time, plus a look behind the
 // scenes (the incident service's and the HR service's web apps, the event store, the bot's Slack
-// API calls) and that person's phone (texts and calls from Switchboard). Everything a person does goes to the console
-// server, which sends the bot the request Slack (or the communications service) would send.
+// API calls) and that person's phone (texts and calls from Switchboard). Everything a person does
+// goes to the console server, which sends the bot the request Slack (or the communications service,
+// or HR) would send.
 import { escapeHtml, renderMessageBody, renderMrkdwn, renderView } from './blockKit.js';
 
 const $ = (id) => document.getElementById(id);

@@ -55,9 +55,9 @@ import { createHiBobWebhooks, type HiBobDeliveryAttempt, type HiBobWebhookOption
  *   `requestsFor(operation)`, `timeOffRequests()` and `employees()` (the truth, lag aside; each
  *   request says whether it was made through the API or in the web app, `via`), `webhooks.attempts`,
  *   `webhooks.idle()`, `onChange(listener)` after every write (the sandbox saves its world then);
- * - `setPermissions(serviceUserId, permissions)`, `setLagMs(ms)` and `lagMs()`, `assertNoViolations()` (unknown
- *   routes, requests without credentials, bodies that are not JSON, filters the contract refuses),
- *   `stop()`.
+ * - `setPermissions(serviceUserId, permissions)`, `setLagMs(ms)` and `lagMs()`,
+ *   `assertNoViolations()` (unknown routes, requests without credentials, bodies that are not JSON,
+ *   filters the contract refuses), `stop()`.
  *
  * @example
  * const sim = await startHiBobSimulator({ clock, lagMs: 1_000 });
@@ -1039,7 +1039,10 @@ export const startHiBobSimulator = async (options: HiBobSimulatorOptions = {}) =
     employees: (): SimEmployee[] => [...employees.values()].map(latest),
     /** The read-after-write lag in force (ms). */
     lagMs: () => lagMs,
-    /** Calls `listener` after every write (a request made or cancelled, an employee changed); returns the unsubscribe. */
+    /**
+     * Calls `listener` after every write (a request made or cancelled, an employee changed);
+     * returns the unsubscribe.
+     */
     onChange(listener: () => void): () => void {
       changeListeners.add(listener);
       return () => changeListeners.delete(listener);
