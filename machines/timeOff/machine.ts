@@ -38,8 +38,8 @@ export type TimeOffHrRequest = UpstreamRequest<TimeOffAction> &
   Readonly<{
     /** `read_back`, `cancel`: HR's request id. */
     hrRequestId: string | null;
-    /** The code of the last failed attempt (null before any): whether a submit may have landed. */
-    lastFailureCode: string | null;
+    /** The code of the last failed attempt (absent before any): whether a submit may have landed. */
+    lastFailureCode?: string;
   }>;
 
 export type TimeOffRequestDetails = TimeOffAsk &
@@ -97,7 +97,6 @@ const call = (requestId: string, action: TimeOffAction, hrRequestId: string | nu
   action,
   ...FIRST_ATTEMPT,
   hrRequestId,
-  lastFailureCode: null,
 });
 
 export const findHrRequest = (context: TimeOffContext, requestId: string | null): TimeOffHrRequest | null =>
