@@ -1,7 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eventCallbackBody } from '../../sandbox/simulators/slack/signing.ts';
+import { createLogger } from '../../src/logger.ts';
 import { TIME_OFF_ACTION } from '../../src/timeOff/blocks/timeOffIds.ts';
-import { TIME_OFF_NOTICE_STREAM_PREFIX } from '../../src/timeOff/notices.reactor.ts';
+import {
+  createTimeOffNoticesReactor,
+  TIME_OFF_NOTICE_STREAM_PREFIX,
+} from '../../src/timeOff/notices.reactor.ts';
 import { postSigned } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 import {
@@ -92,6 +96,46 @@ describe('time-off notices', () => {
       await h.sb.store.readAll({ filter: { streamPrefixes: [TIME_OFF_NOTICE_STREAM_PREFIX] } })
     ).length;
     expect(notices).toBe(2);
+  });
+
+  it('a redelivered event (after a crash, before the checkpoint) posts nothing again and records the card once', async () => {
+    const id = await request();
+    const c = card(id);
+    // The same processor, fed the request's events again as a restart after a crash would.
+    const posted: string[] = [];
+    const again = createTimeOffNoticesReactor({
+      slack: {
+        async postMessage(channel) {
+          posted.push(channel);
+          return { channel, ts: '1.000001' };
+        },
+        async updateMessage() {},
+      },
+      dispatch: (command) => h.sb.bus.dispatch(command as never),
+      readModel: h.api.readModel,
+      client: h.api.client,
+      holidays: [],
+      logger: createLogger({ level: 'silent' }),
+    });
+    const quiet = { info() {}, warn() {}, error() {}, debug() {}, child: () => quiet };
+    for (const event of await h.sb.store.readStream(`timeoff-${id}`)) {
+      if (event.kind !== 'event') continue;
+      await again.handle(event, {
+        processorId: again.id,
+        store: h.sb.store,
+        clock: h.clock,
+        now: () => h.clock.now(),
+        logger: quiet,
+        attempt: 1,
+        replay: false,
+        redelivery: true,
+        signal: new AbortController().signal,
+      });
+    }
+    await h.idle();
+    expect(posted).toEqual([]);
+    expect(cardsFor(id)).toEqual([c]);
+    expect((await h.types(id)).filter((t) => t === 'TimeOffApprovalAsked')).toHaveLength(1);
   });
 
   it('says "HR could not tell" when the balance cannot be read, and still posts the card', async () => {
