@@ -73,7 +73,7 @@ const FLOOR_USER = 'U0FLOOR';
 const FLOOR_ACTION = 'floor.approve';
 
 /** The requester's DM once the approver approved and HR is being written to (not waiting for HR). */
-const APPROVED_DM = /recording (it )?in HR|keeps trying to record/i;
+const APPROVED_DM = /recording (it )?in HR|keeps trying to record|HR has it/i;
 /** The requester's DM once HR shows the request. */
 const RECORDED_DM = /recorded in HR/i;
 
@@ -230,18 +230,22 @@ const main = async (): Promise<void> => {
       FLOOR_SLACK_API_URL: fake.apiUrl,
     });
 
-    // The directory: the module reads it at its first start; if it has not (yet), read it once, as
-    // an operator's start would. Either way the searches are counted from the app's start.
-    await sb.processors.waitForIdle(30_000);
-    await api.readModel.catchUp();
-    if (api.readModel.directory().size === 0) await api.sync.refreshDirectory();
-    await waitFor(
-      async () => {
-        await api.readModel.catchUp();
-        return api.readModel.directory().size >= employees.length;
-      },
-      { what: `the directory holding ${employees.length} employees`, timeoutMs: 60_000, intervalMs: 50 },
-    );
+    // The directory: the module reads it at its first start (one people search); if it has not
+    // within 10 s, read it once as the harness does. Searches are counted from the app's start.
+    const directoryFull = async () => {
+      await api.readModel.catchUp();
+      return api.readModel.directory().size >= employees.length;
+    };
+    const byItself = await waitFor(directoryFull, { timeoutMs: 10_000, intervalMs: 50 }).catch(() => false);
+    if (!byItself) {
+      note('time off: the directory was not read at start; reading it once (api.sync.refreshDirectory)');
+      await api.sync.refreshDirectory();
+      await waitFor(directoryFull, {
+        what: `the directory holding ${employees.length} employees`,
+        timeoutMs: 60_000,
+        intervalMs: 50,
+      });
+    }
     note(`time off: directory of ${api.readModel.directory().size} employees, starting the storm`);
 
     // Every DM as it reaches the fake Slack, timed on arrival.
