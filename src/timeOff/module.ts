@@ -138,7 +138,7 @@ const createTimeOff = (
         },
       }),
     webhooks: [hibobWebhookVerifier({ verifySignature, logger })],
-    home: createTimeOffHomeSection({ readModel }),
+    home: createTimeOffHomeSection({ readModel, people }),
     rejectionText: timeOffRejectionText,
     provides: { absences: createAbsences({ readModel, people }) },
     api: { client, readModel, people, sync },
