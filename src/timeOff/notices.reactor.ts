@@ -8,7 +8,7 @@ import { uuidv5 } from '../core/ids.ts';
 import type { JsonObject } from '../core/messages.ts';
 import type { Logger } from '../logger.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
-import { errorCodeOf } from '../processors/retryPolicy.ts';
+import { errorCodeOf, isPermanentError } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import type { HiBobClient } from '../upstream/hibob.ts';
@@ -69,7 +69,7 @@ const ACTOR = 'system:timeoff-notices';
  * Codes of a final `submit` failure that mean the submission reached HR but HR never showed it
  * (the request id was never found through the read-after-write lag), as opposed to HR not answering.
  */
-export const NOT_SHOWN_CODES: ReadonlySet<string> = new Set(['SB_NOT_FOUND', 'SB_NOT_VISIBLE']);
+export const NOT_SHOWN_CODES: ReadonlySet<string> = new Set(['SB_HR_NOT_VISIBLE']);
 
 /** Slack answers that mean a message is gone for good: nothing to update, never retried. */
 const GONE = new Set([
@@ -149,11 +149,21 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     key: string,
     user: string,
     build: () => Promise<{ message: SlackMessage; extras?: Partial<SentNotice> }>,
-  ): Promise<SentNotice> => {
+  ): Promise<SentNotice | null> => {
     const found = await recorded(ctx, key);
     if (found) return found;
     const { message, extras } = await build();
-    const sent = await slack.postMessage(user, message);
+    let sent: { channel: string; ts: string };
+    try {
+      sent = await slack.postMessage(user, message);
+    } catch (error) {
+      // Slack refused it for good (the person can't be messaged, the blocks are refused): said in
+      // the log, and the other messages still go. Anything transient is thrown: the processor retries.
+      if (!isPermanentError(error)) throw error;
+      const slackError = isChatOpsError(error) ? error.details.slackError : undefined;
+      ctx.logger.error({ key, user, code: errorCodeOf(error), slackError }, 'Slack refused a time-off DM');
+      return null;
+    }
     const notice: SentNotice = {
       key,
       channel: sent.channel,
@@ -223,6 +233,8 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
       const now = readModel.view(view.timeOffId) ?? view;
       return { message: approvalCard(now, extras), extras };
     });
+    // Slack refused the card for good: the approver still finds the request in App Home.
+    if (!notice) return;
     const outcome = await dispatchCommand(options.dispatch, {
       type: 'RecordTimeOffApprovalAsked',
       data: { timeOffId: view.timeOffId, card: { channel: notice.channel, ts: notice.ts } },
@@ -304,13 +316,23 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
         await dm('cancel-failed', requester, cancelFailedDm(view, words));
         return;
       }
-      case 'TimeOffUpstreamCallFailed':
-        // Submit and cancel failures are told with their outcome (above); a read-back that gave up
-        // leaves the request submitted: HR's events or the changes poll can still confirm it.
-        if (e.data.final && e.data.action === 'read_back' && state.context.confirmedAt === null) {
-          await dm('not-shown', requester, notShownDm(view, sentAt(events, null)));
+      case 'TimeOffUpstreamCallFailed': {
+        if (!e.data.final) return;
+        // A submission HR took (its POST answered) but never showed within the lag policy, or a
+        // read-back that gave up: still approved, HR's webhooks or the changes poll can confirm it.
+        // Other final submit and cancel failures are told with their outcome (above).
+        const sent = events.some(
+          (x) => x.type === 'TimeOffSubmissionSent' && x.data.submitRequestId === e.data.requestId,
+        );
+        const notShown =
+          (e.data.action === 'submit' && (sent || NOT_SHOWN_CODES.has(e.data.code))) ||
+          e.data.action === 'read_back';
+        if (notShown && state.context.confirmedAt === null && view.phase !== 'submissionFailed') {
+          const submitRequestId = e.data.action === 'submit' ? e.data.requestId : null;
+          await dm('not-shown', requester, notShownDm(view, sentAt(events, submitRequestId)));
         }
         return;
+      }
       default:
         return;
     }
@@ -394,18 +416,14 @@ export const shownView = (view: TimeOffView, events: readonly TimeOffEvent[]): T
   return code === null ? view : { ...view, failure: hrFailureWords(code) };
 };
 
-/** When the submission went to HR: its `TimeOffSubmitted`, else its approval. */
+/** When the submission went to HR: its `TimeOffSubmissionSent` (HR took the POST), else `TimeOffSubmitted`, else its approval. */
 const sentAt = (events: readonly TimeOffEvent[], submitRequestId: string | null): string => {
-  const submitted = [...events]
-    .reverse()
-    .find(
-      (x) =>
-        x.type === 'TimeOffSubmitted' &&
-        (submitRequestId === null || x.data.submitRequestId === submitRequestId),
-    );
+  const newestFirst = [...events].reverse();
+  const matches = (id: string) => submitRequestId === null || id === submitRequestId;
+  const sent = newestFirst.find((x) => x.type === 'TimeOffSubmissionSent' && matches(x.data.submitRequestId));
+  if (sent) return sent.data.at;
+  const submitted = newestFirst.find((x) => x.type === 'TimeOffSubmitted' && matches(x.data.submitRequestId));
   if (submitted) return submitted.data.at;
-  const approved = [...events]
-    .reverse()
-    .find((x) => x.type === 'TimeOffApproved' || x.type === 'TimeOffResubmitted');
+  const approved = newestFirst.find((x) => x.type === 'TimeOffApproved' || x.type === 'TimeOffResubmitted');
   return approved?.data.at ?? '';
 };

@@ -60,7 +60,8 @@ const cancelButton = (view: TimeOffView): types.Button =>
 export const askText = (view: TimeOffView): string =>
   `*${escapeMrkdwn(view.policyType)}*: ${formatRange(view)} (${formatWorkingDays(view.workingDays)})`;
 
-const plainText = (text: string): string => truncate(text.replace(/[*_`]/g, ''), 3000);
+/** The notification text: the same words without bold and code marks (emoji names keep their `_`). */
+const plainText = (text: string): string => truncate(text.replace(/[*`]/g, ''), 3000);
 
 const message = (text: string, extra: KnownBlock[] = []): SlackMessage => ({
   text: plainText(text),
@@ -123,7 +124,7 @@ export const cancelledDm = (view: TimeOffView, by: 'requester' | 'hr', hadHr: bo
       ? `:wastebasket: Your ${askText(view)} was cancelled in HR (someone cancelled it in the HR web app). It no longer counts as time off; talk to HR if that is a mistake, or ask again with \`/timeoff\`.`
       : hadHr
         ? `:wastebasket: Your ${askText(view)} is cancelled, in HR too.`
-        : `:wastebasket: Your ${askText(view)} is cancelled. ${personText(view.approver)} is told.`,
+        : `:wastebasket: Your ${askText(view)} is cancelled; it no longer waits for ${personText(view.approver)}.`,
   );
 
 /** HR's failures in words for people (the code, never HR's text as it came). */
