@@ -389,7 +389,27 @@ const main = async (): Promise<void> => {
       lastRecorded = Math.max(lastRecorded, r);
       if ((i + 1) % Math.max(1, PEOPLE / 10) === 0) note(`time off: ${recorded.length}/${PEOPLE} recorded`);
     };
+    // How far behind each processor falls during the storm (events waiting), sampled every second.
+    const maxLag = new Map<string, number>();
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        for (const st of await sb.processors.status()) {
+          maxLag.set(st.id, Math.max(maxLag.get(st.id) ?? 0, st.lag));
+        }
+        await sleep(1_000);
+      }
+    })();
     const results = await Promise.allSettled(requesters.map((p, i) => one(p, i)));
+    sampling = false;
+    await sampler;
+    note(
+      `time off: processors' largest backlog during the storm (events waiting): ${[...maxLag]
+        .filter(([, v]) => v > 0)
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
     fake.events.off('change', onChange);
     const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failures.length > 0) {
