@@ -42,8 +42,13 @@ import {
   WHOSOUT_USAGE,
 } from './parse.ts';
 
-/** How long the edge waits for HR's policy types before answering without them. */
-export const POLICY_BUDGET_MS = 1_200;
+/**
+ * How long the edge waits for HR's policy types (when its cache is stale) before answering without
+ * them, inside Slack's 3 s: a form still has to be opened after it; a typed request or a form's
+ * submission only has its own checks left.
+ */
+export const POLICY_BUDGET_MS = 1_500;
+export const POLICY_BUDGET_LAST_MS = 2_300;
 /** How long a query waits before acking "Looking…" and answering through the response_url. */
 const ANSWER_BUDGET_MS = 2_000;
 
@@ -213,7 +218,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
   };
 
   const request = async (input: SlackInput, ack: AckFn, slackUserId: string, text: string) => {
-    const names = await policies.get(POLICY_BUDGET_MS);
+    const names = await policies.get(POLICY_BUDGET_LAST_MS);
     const parsed = parseTimeOffText(text, names, today());
     if (!parsed.ok) {
       await refuse(input, ack, parsed.problem);

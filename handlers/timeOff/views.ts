@@ -16,7 +16,7 @@ import {
 import { TIME_OFF_VIEW } from '../../src/timeOff/blocks/timeOffIds.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import { cardFromMetadata } from './actions.ts';
-import { POLICY_BUDGET_MS, unmappedText } from './commands.ts';
+import { POLICY_BUDGET_LAST_MS, unmappedText } from './commands.ts';
 import { type PolicyTypes, requestIdOf, timeOffCommand } from './common.ts';
 import type { TimeOffListenerDeps } from './deps.ts';
 
@@ -52,7 +52,7 @@ export const registerTimeOffViews = (app: App, deps: TimeOffListenerDeps, polici
       });
       return;
     }
-    const names = await policies.get(POLICY_BUDGET_MS);
+    const names = await policies.get(POLICY_BUDGET_LAST_MS);
     const submission = readRequestSubmission(view.state.values as ViewValues, names);
     if (!submission.ok) {
       await formErrors(input, a, submission.errors);

@@ -38,6 +38,8 @@ export type TimeOffHrRequest = UpstreamRequest<TimeOffAction> &
   Readonly<{
     /** `read_back`, `cancel`: HR's request id. */
     hrRequestId: string | null;
+    /** The code of the last failed attempt (absent before any): whether a submit may have landed. */
+    lastFailureCode?: string;
   }>;
 
 export type TimeOffRequestDetails = TimeOffAsk &
@@ -221,7 +223,12 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
     case 'TimeOffExpired':
       return { ...context, endedAt: event.data.at, requests: [] };
     case 'TimeOffUpstreamCallFailed':
-      return { ...context, requests: afterFailedAttempt(context.requests, event.data) };
+      return {
+        ...context,
+        requests: afterFailedAttempt(context.requests, event.data).map((r) =>
+          r.requestId === event.data.requestId ? { ...r, lastFailureCode: event.data.code } : r,
+        ),
+      };
     case 'TimeOffUpstreamCallRetried':
       return { ...context, requests: afterRetry(context.requests, event.data) };
     default:

@@ -29,9 +29,10 @@ import type { TimeOffReadModel } from './readModel.projection.ts';
  * The submit answers 200 with NO request id, and HR shows every write up to ~20 s late. So:
  * 1. "check first": before any POST, HR's changes feed since the approval is searched for the
  *    request (`findSubmittedRequest`); found → `RecordTimeOffSubmitted`, nothing posted;
- * 2. a redelivered attempt (a restart while it was in flight: the POST may have landed) first
- *    waits out HR's lag (`hrLagMs`, a recorded failure with its retry, never a sleep), so the
- *    check can see what it sent;
+ * 2. a redelivered attempt (a restart while it was in flight), or a retry after a failure that
+ *    does not say HR did not take the POST (a timeout, a lost connection, a 5xx), first waits out
+ *    HR's lag (`hrLagMs`, a recorded failure with its retry, never a sleep), so the check can see
+ *    what may have landed;
  * 3. the POST; a 200 → `RecordTimeOffSubmissionSent { since }` at once: from then on the
  *    submission is NEVER posted again, its attempts only look for the id;
  * 4. looking for the id while HR does not show it yet is a failed attempt on the lag policy
@@ -56,6 +57,14 @@ const ACTOR = 'system:timeoff-hr-calls';
 export const PERMISSION_MISSING_LOG_CODE = 'HIBOB_PERMISSION_MISSING';
 /** The code of a failure while HR does not show a write yet. */
 export const HR_NOT_VISIBLE = 'SB_HR_NOT_VISIBLE';
+/** Failures after which a POST may have landed in HR all the same. */
+const MAYBE_LANDED = (code: string): boolean =>
+  code === 'SB_TIMEOUT' ||
+  code === 'SB_UPSTREAM_UNAVAILABLE' ||
+  code === 'UNCODED' ||
+  code.startsWith('UND_ERR_') ||
+  /^E[A-Z]+$/.test(code);
+
 /** HR's changes are searched from a little before our own clock said the POST left (clock skew). */
 const SINCE_MARGIN_MS = 2 * 60_000;
 
@@ -241,9 +250,10 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
         new Date(Date.parse(askedAt) - SINCE_MARGIN_MS),
       );
       if (hit) return found(hit.requestId);
-      if (ctx.redelivery) {
-        // This attempt may have been in flight when Switchboard stopped: HR shows what it took
-        // only after its lag, so look again once that has passed before posting.
+      if (ctx.redelivery || (r.lastFailureCode !== undefined && MAYBE_LANDED(r.lastFailureCode))) {
+        // This attempt may have been in flight when Switchboard stopped, or the last one failed
+        // in a way that does not say HR did not take it (a timeout, a lost connection, a 5xx):
+        // HR shows what it took only after its lag, so look again once that has passed first.
         policy = { ...options.retry, maxAttempts: options.retry.maxAttempts + 1, retryAfterMs: hrLagMs };
         throw new AttemptFailure('maybe_sent', 'checking whether HR took an earlier attempt');
       }

@@ -7,8 +7,9 @@ import { ConcurrencyError, isChatOpsError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { JsonObject } from '../core/messages.ts';
 import type { Logger } from '../logger.ts';
+import { abortableSleep } from '../processors/abortableSleep.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
-import { errorCodeOf, isPermanentError } from '../processors/retryPolicy.ts';
+import { errorCodeOf, isPermanentError, retryAfterMsOf } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import type { HiBobClient } from '../upstream/hibob.ts';
@@ -23,6 +24,7 @@ import {
   expiredRequesterDm,
   hrFailureWords,
   notShownDm,
+  notShownNote,
   reminderDm,
   replacedCard,
   requesterStatusDm,
@@ -70,6 +72,10 @@ const ACTOR = 'system:timeoff-notices';
  * (the request id was never found through the read-after-write lag), as opposed to HR not answering.
  */
 export const NOT_SHOWN_CODES: ReadonlySet<string> = new Set(['SB_HR_NOT_VISIBLE']);
+
+/** Waits for Slack's Retry-After within one delivery, and the longest one waited. */
+const MAX_RATE_LIMIT_WAITS = 5;
+const MAX_RATE_LIMIT_WAIT_MS = 60_000;
 
 /** Slack answers that mean a message is gone for good: nothing to update, never retried. */
 const GONE = new Set([
@@ -143,6 +149,23 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     }
   };
 
+  /**
+   * A Slack call that waits out Slack's rate limit (its Retry-After, abortable when the runner
+   * stops) a few times before failing, so a burst of requests is slowed down, never parked.
+   */
+  const slackCall = async <T>(ctx: ProcessorContext, call: () => Promise<T>): Promise<T> => {
+    for (let waited = 0; ; waited++) {
+      try {
+        return await call();
+      } catch (error) {
+        const waitMs = retryAfterMsOf(error);
+        if (waitMs === undefined || waited >= MAX_RATE_LIMIT_WAITS) throw error;
+        ctx.logger.warn({ waitMs }, 'Slack asked to slow down; waiting before the time-off DM');
+        await abortableSleep(Math.min(waitMs, MAX_RATE_LIMIT_WAIT_MS), ctx.signal);
+      }
+    }
+  };
+
   /** Posts once per key; the record of the post (found or made). */
   const sendOnce = async (
     ctx: ProcessorContext,
@@ -155,7 +178,7 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     const { message, extras } = await build();
     let sent: { channel: string; ts: string };
     try {
-      sent = await slack.postMessage(user, message);
+      sent = await slackCall(ctx, () => slack.postMessage(user, message));
     } catch (error) {
       // Slack refused it for good (the person can't be messaged, the blocks are refused): said in
       // the log, and the other messages still go. Anything transient is thrown: the processor retries.
@@ -177,7 +200,7 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
 
   const update = async (ctx: ProcessorContext, notice: SentNotice, message: SlackMessage) => {
     try {
-      await slack.updateMessage(notice.channel, notice.ts, message);
+      await slackCall(ctx, () => slack.updateMessage(notice.channel, notice.ts, message));
     } catch (error) {
       const slackError = isChatOpsError(error) ? error.details.slackError : undefined;
       const code = typeof slackError === 'string' ? slackError : errorCodeOf(error);
@@ -339,7 +362,12 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
   };
 
   /** Redraws the cards and the status message from the request as it stands now. */
-  const redraw = async (ctx: ProcessorContext, view: TimeOffView, cardEvents: readonly string[]) => {
+  const redraw = async (
+    ctx: ProcessorContext,
+    view: TimeOffView,
+    cardEvents: readonly string[],
+    events: readonly TimeOffEvent[],
+  ) => {
     for (const [i, eventId] of cardEvents.entries()) {
       const notice = await recorded(ctx, cardKey(eventId));
       if (!notice) continue;
@@ -347,7 +375,7 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
       await update(ctx, notice, current ? cardOf(view, notice) : replacedCard(view));
     }
     const status = await recorded(ctx, statusKey(view.timeOffId));
-    if (status) await update(ctx, status, requesterStatusDm(view));
+    if (status) await update(ctx, status, requesterStatusDm(view, statusNote(view, events)));
   };
 
   return {
@@ -376,7 +404,7 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
       const cardEvents = recordedEvents
         .filter((_, i) => asksForApproval(events[i] as TimeOffEvent))
         .map((m) => m.id);
-      await redraw(ctx, now, cardEvents);
+      await redraw(ctx, now, cardEvents, events);
     },
   };
 };
@@ -414,6 +442,26 @@ export const shownView = (view: TimeOffView, events: readonly TimeOffEvent[]): T
         ? finalFailureOf(events, 'cancel', last.data.cancelRequestId)
         : null;
   return code === null ? view : { ...view, failure: hrFailureWords(code) };
+};
+
+/** A line under the status while HR has not shown a submission it took (its lookups gave up). */
+export const statusNote = (view: TimeOffView, events: readonly TimeOffEvent[]): string | null => {
+  if (view.phase !== 'approved' && view.phase !== 'submitted') return null;
+  const last = [...events]
+    .reverse()
+    .find(
+      (x) =>
+        x.type === 'TimeOffApproved' ||
+        x.type === 'TimeOffResubmitted' ||
+        x.type === 'TimeOffSubmitted' ||
+        (x.type === 'TimeOffUpstreamCallFailed' && x.data.final && x.data.action !== 'cancel'),
+    );
+  if (last?.type !== 'TimeOffUpstreamCallFailed') return null;
+  const sent = events.some(
+    (x) => x.type === 'TimeOffSubmissionSent' && x.data.submitRequestId === last.data.requestId,
+  );
+  if (last.data.action === 'submit' && !sent && !NOT_SHOWN_CODES.has(last.data.code)) return null;
+  return notShownNote(sentAt(events, last.data.action === 'submit' ? last.data.requestId : null));
 };
 
 /** When the submission went to HR: its `TimeOffSubmissionSent` (HR took the POST), else `TimeOffSubmitted`, else its approval. */

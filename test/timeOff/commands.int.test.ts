@@ -14,6 +14,7 @@ import {
   GIL,
   HR_IDS,
   messageText,
+  type SlashAnswer,
   startTimeOffHarness,
   type TimeOffHarness,
 } from './harness.ts';
@@ -82,6 +83,20 @@ const dmCard = (timeOffId: string): Promise<FakeMessage> =>
         .find((m) => !m.deleted && JSON.stringify(m.blocks ?? []).includes(`"value":"${timeOffId}"`)),
     { what: `the approver's card for ${timeOffId}` },
   );
+
+/**
+ * A query's answer: the ack, or, when HR took longer than the ack may wait (a slow machine), what
+ * came through the response_url after "Looking up…".
+ */
+const answered = async (asked: Promise<SlashAnswer>): Promise<Readonly<{ text: string; body: unknown }>> => {
+  const r = await asked;
+  if (!r.text.startsWith(':hourglass_flowing_sand: Looking up')) return r;
+  const id = r.responseUrl.slice(r.responseUrl.lastIndexOf('/') + 1);
+  const post = await waitFor(() => h.fake.responsePosts.find((p) => p.responseUrlId === id), {
+    what: 'the answer after Looking up',
+  });
+  return { text: String((post.body as { text?: unknown }).text ?? ''), body: post.body };
+};
 
 type Stored = Readonly<{ type: string; data: Record<string, unknown> }>;
 const inbox = async (): Promise<Stored[]> =>
@@ -253,6 +268,22 @@ describe('/timeoff', () => {
       description: 'Wedding',
       approver: { slackUserId: DANA },
     });
+
+    // The requester's Cancel on their DM: someone else's click on it is refused; Ana's cancels.
+    const status = await waitFor(
+      () =>
+        h
+          .dms(ANA)
+          .find((m) => JSON.stringify(m.blocks ?? []).includes(`"action_id":"${TIME_OFF_ACTION.cancel}"`)),
+      { what: "the requester's Cancel button" },
+    );
+    const ben = await h.click(TIME_OFF_ACTION.cancel, BEN, { message: status });
+    expect((await rejected('CancelTimeOff', BEN))['details']).toMatchObject({ reason: 'not_requester' });
+    await h.response(ben.responseUrl, /Only the person who asked for this time off can cancel it/);
+    await h.click(TIME_OFF_ACTION.cancel, ANA, { message: status });
+    await waitFor(async () => (await h.types(id)).includes('TimeOffCancelled') || undefined, {
+      what: 'cancelled by its button',
+    });
   });
 
   it('says HR is not answering in the form, and takes the typed policy', async () => {
@@ -309,10 +340,10 @@ describe('/timeoff', () => {
 
   it('balance: HR’s balance for each policy, or the one named', async () => {
     h = await startTimeOffHarness();
-    const all = await h.timeoff('balance');
+    const all = await answered(h.timeoff('balance'));
     expect(all.text).toMatch(/Holiday: 25 days left of 25 days a year/);
     expect(all.text).toMatch(/Sick: 10 days left of 10 days a year/);
-    const sick = await h.timeoff('balance SICK');
+    const sick = await answered(h.timeoff('balance SICK'));
     expect(sick.text).toMatch(/Sick: 10 days left/);
     expect(sick.text).not.toMatch(/Holiday/);
     const unknown = await h.timeoff('balance gardening');
@@ -524,19 +555,19 @@ describe('/whosout', () => {
     });
     await h.advance(5_000); // HR's read-after-write lag
 
-    const today = await h.whosout('');
+    const today = await answered(h.whosout(''));
     expect(today.text).toMatch(/Who's out today, Mon 23 Nov 2026: 1 approved, 0 waiting/);
     expect(JSON.stringify(today.body)).toContain('Ben Okafor');
     expect(JSON.stringify(today.body)).not.toContain('Ana');
 
-    const range = await h.whosout('2026-11-30 2026-12-04', DANA);
+    const range = await answered(h.whosout('2026-11-30 2026-12-04', DANA));
     expect(range.text).toMatch(/0 approved, 2 waiting for approval/);
     const shown = JSON.stringify(range.body);
     expect(shown).toContain(`<@${ANA}>`);
     expect(shown).toContain('Chen Wei');
     expect(shown).toContain('Asked, not approved yet');
 
-    const nextWeek = await h.whosout('next week');
+    const nextWeek = await answered(h.whosout('next week'));
     expect(nextWeek.text).toMatch(/next week, Mon 30 Nov – Sun 6 Dec 2026: 0 approved, 2 waiting/);
     const bad = await h.whosout('someday');
     expect(bad.text).toMatch(/`someday` is not a day `\/whosout` knows/);
@@ -546,7 +577,7 @@ describe('/whosout', () => {
     h = await startTimeOffHarness();
     await h.timeoff('holiday 2026-11-24');
     h.sim.failNext('whosOut', { status: 503, times: 10 });
-    const out = await h.whosout('tomorrow');
+    const out = await answered(h.whosout('tomorrow'));
     expect(out.text).toMatch(/0 approved, 1 waiting for approval\. HR could not be asked just now\./);
     expect(JSON.stringify(out.body)).toContain(`<@${ANA}>`);
   });

@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { ChatOpsError } from '../../src/core/errors.ts';
+import { createHiBobClient } from '../../src/upstream/hibob.ts';
 import { waitFor } from '../support/waitFor.ts';
 import { startTimeOffHarness, type TimeOffHarness } from './harness.ts';
 import { advance, advanceUntil, approve, cancel, phaseOf, requestTimeOff } from './hrFixtures.ts';
@@ -180,5 +182,33 @@ describe('time off in HR: cancels on both sides', () => {
     const cancelled = (await eventsOf(h, id)).find((e) => e.type === 'TimeOffCancelled');
     expect(cancelled?.data).toMatchObject({ by: 'hr', cancelRequestId: null });
     expect(h.sim.requestsFor('cancelTimeOffRequest')).toHaveLength(0);
+  });
+});
+
+describe('time off in HR: a POST whose answer was lost', () => {
+  it('is not posted again: the retry waits out HR’s lag, finds it and records it', async () => {
+    let lose = 1;
+    h = await startTimeOffHarness({
+      hrClient: (sim, clock) => {
+        const hr = createHiBobClient({ ...sim.clientOptions(), clock });
+        return {
+          ...hr,
+          async submitTimeOff(...args) {
+            await hr.submitTimeOff(...args);
+            // HR took it; the answer never came back.
+            if (lose-- > 0) throw new ChatOpsError('SB_TIMEOUT', 'hibob submitTimeOff: no answer in time');
+          },
+        };
+      },
+    });
+    const id = await requestTimeOff(h);
+    await approve(h, id);
+    await advanceUntil(h, async () => (await phaseOf(h!, id)) === 'confirmed');
+    expect(h.sim.requestsFor('submitTimeOff')).toHaveLength(1);
+    expect(h.sim.timeOffRequests()).toHaveLength(1);
+    const codes = (await eventsOf(h, id))
+      .filter((e) => e.type === 'TimeOffUpstreamCallFailed')
+      .map((e) => (e.data as { code: string }).code);
+    expect(codes.slice(0, 2)).toEqual(['SB_TIMEOUT', 'SB_HR_NOT_VISIBLE']);
   });
 });

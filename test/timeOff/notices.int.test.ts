@@ -1,7 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eventCallbackBody } from '../../sandbox/simulators/slack/signing.ts';
+import { createLogger } from '../../src/logger.ts';
 import { TIME_OFF_ACTION } from '../../src/timeOff/blocks/timeOffIds.ts';
-import { TIME_OFF_NOTICE_STREAM_PREFIX } from '../../src/timeOff/notices.reactor.ts';
+import {
+  createTimeOffNoticesReactor,
+  TIME_OFF_NOTICE_STREAM_PREFIX,
+} from '../../src/timeOff/notices.reactor.ts';
 import { postSigned } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 import {
@@ -92,6 +96,46 @@ describe('time-off notices', () => {
       await h.sb.store.readAll({ filter: { streamPrefixes: [TIME_OFF_NOTICE_STREAM_PREFIX] } })
     ).length;
     expect(notices).toBe(2);
+  });
+
+  it('a redelivered event (after a crash, before the checkpoint) posts nothing again and records the card once', async () => {
+    const id = await request();
+    const c = card(id);
+    // The same processor, fed the request's events again as a restart after a crash would.
+    const posted: string[] = [];
+    const again = createTimeOffNoticesReactor({
+      slack: {
+        async postMessage(channel) {
+          posted.push(channel);
+          return { channel, ts: '1.000001' };
+        },
+        async updateMessage() {},
+      },
+      dispatch: (command) => h.sb.bus.dispatch(command as never),
+      readModel: h.api.readModel,
+      client: h.api.client,
+      holidays: [],
+      logger: createLogger({ level: 'silent' }),
+    });
+    const quiet = { info() {}, warn() {}, error() {}, debug() {}, child: () => quiet };
+    for (const event of await h.sb.store.readStream(`timeoff-${id}`)) {
+      if (event.kind !== 'event') continue;
+      await again.handle(event, {
+        processorId: again.id,
+        store: h.sb.store,
+        clock: h.clock,
+        now: () => h.clock.now(),
+        logger: quiet,
+        attempt: 1,
+        replay: false,
+        redelivery: true,
+        signal: new AbortController().signal,
+      });
+    }
+    await h.idle();
+    expect(posted).toEqual([]);
+    expect(cardsFor(id)).toEqual([c]);
+    expect((await h.types(id)).filter((t) => t === 'TimeOffApprovalAsked')).toHaveLength(1);
   });
 
   it('says "HR could not tell" when the balance cannot be read, and still posts the card', async () => {
@@ -221,6 +265,29 @@ describe('time-off notices', () => {
     expect(messageText(statusOf(id))).not.toContain('hr-db-7');
     expect(messageText(card(id))).not.toContain('hr-db-7');
     expect(buttons(dm)[0]).toEqual(expect.objectContaining({ action_id: TIME_OFF_ACTION.resubmit }));
+  });
+
+  it('through Slack: /timeoff, Dana’s Approve click, Ana’s DMs; Ana’s Cancel on her status message cancels it in HR too', async () => {
+    const ack = await h.timeoff('Holiday 2026-12-07 2026-12-09 family trip', ANA);
+    expect(ack.status).toBe(200);
+    await h.idle();
+    const [id] = await h.requestIds(ANA);
+    if (!id) throw new Error('no request recorded');
+    expect(buttons(card(id)).map((b) => b.action_id)).toContain(TIME_OFF_ACTION.approve);
+
+    const at = h.clock.now().getTime();
+    await h.click(TIME_OFF_ACTION.approve, DANA);
+    await h.idle();
+    await h.dm(/<@U0DANA> approved your \*Holiday\*/, ANA);
+    expect(h.clock.now().getTime()).toBe(at);
+    expect(buttons(card(id))).toEqual([]);
+
+    // The Cancel button of her status message (the newest DM with one).
+    await h.click(TIME_OFF_ACTION.cancel, ANA, { message: statusOf(id) });
+    await advanceUntil(h, async () => h.dms(ANA).some((m) => /is cancelled, in HR too/.test(messageText(m))));
+    expect(messageText(card(id))).toContain('Cancelled.');
+    expect(buttons(statusOf(id))).toEqual([]);
+    expect(h.sim.timeOffRequests().map((r) => r.status)).toEqual(['canceled']);
   });
 
   it('App Home: Dana sees what waits for her, Ana her upcoming time off with Cancel; Gil is told he is not in HR', async () => {

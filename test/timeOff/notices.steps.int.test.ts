@@ -88,14 +88,17 @@ describe('time-off notices: the rarer steps', () => {
     const id = await d.request();
     h.sim.setLagMs(60 * 60_000);
     await d.approve(id);
-    await advanceUntil(h, async () => dmTo(ANA, /hasn't shown it yet/), { stepMs: 5_000 });
-    const dm = h.dms(ANA).find((m) => /hasn't shown it yet/.test(messageText(m)));
+    await advanceUntil(h, async () => dmTo(ANA, /Switchboard sent it to HR at/), { stepMs: 5_000 });
+    const dm = h.dms(ANA).find((m) => /Switchboard sent it to HR at/.test(messageText(m)));
     expect(messageText(dm ?? { text: '' })).toContain(
       "Switchboard sent it to HR at 09:00 UTC on 2026-11-23 but HR hasn't shown it yet. Switchboard keeps watching HR and will tell you; check HR if it matters now.",
     );
     // Not a refusal: nothing to send again.
     expect(buttons(dm ?? { blocks: [] })).toEqual([]);
     expect(dmTo(ANA, /HR refused to record it|so it is not recorded in HR/)).toBe(false);
+    expect(messageText(d.statusOf(id))).toContain(
+      "Sent to HR at 09:00 UTC on 2026-11-23; HR hasn't shown it yet. Switchboard keeps watching HR.",
+    );
   });
 
   it('Slack failing the card’s post is retried by the processor: one card, recorded once', async () => {

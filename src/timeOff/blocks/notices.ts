@@ -73,10 +73,11 @@ const message = (text: string, extra: KnownBlock[] = []): SlackMessage => ({
  * short id, and a Cancel button while there is something to cancel. Posted once when the request
  * is made, then updated in place at every step.
  */
-export const requesterStatusDm = (view: TimeOffView): SlackMessage => {
+export const requesterStatusDm = (view: TimeOffView, note: string | null = null): SlackMessage => {
   const base = requesterStatusMessage(view);
   // The renderer's last block names the full request id; people read and type the short one.
   const blocks = base.blocks.slice(0, -1);
+  if (note) blocks.push({ type: 'section', text: mrkdwn(truncate(note, 3000)) });
   blocks.push({
     type: 'context',
     elements: [
@@ -169,6 +170,10 @@ export const submissionFailedDm = (
     },
   ]);
 };
+
+/** On the status message while HR has not shown a submission it took (`sentAt`). */
+export const notShownNote = (sentAt: string): string =>
+  `:hourglass_flowing_sand: Sent to HR at ${formatTime(sentAt)} on ${sentAt.slice(0, 10)}; HR hasn't shown it yet. Switchboard keeps watching HR.`;
 
 /** Sent, but HR never showed it within the read-after-write retries: it is still being watched. */
 export const notShownDm = (view: TimeOffView, sentAt: string) =>

@@ -16,7 +16,7 @@ import {
 import { TIME_OFF_ACTION } from '../../../src/timeOff/blocks/timeOffIds.ts';
 import type { TimeOffView } from '../../../src/timeOff/blocks/timeOffView.ts';
 import { hrOnlyTimeOffBlocks } from '../../../src/timeOff/home.ts';
-import { shownView } from '../../../src/timeOff/notices.reactor.ts';
+import { shownView, statusNote } from '../../../src/timeOff/notices.reactor.ts';
 import type { AbsenceEntry } from '../../../src/timeOff/readModel.projection.ts';
 
 const ID = '7d3c2a10-5b6e-4f8a-9c1d-2e3f4a5b6c7d';
@@ -156,6 +156,31 @@ describe('what people are shown of a failure', () => {
       ]),
     ).toBe(refused);
     expect(shownView(VIEW, [])).toBe(VIEW);
+  });
+
+  it('a submission HR took but has not shown is noted on the status message until HR shows it', () => {
+    const at = '2026-11-23T10:02:00.000Z';
+    const approved: TimeOffEvent = {
+      type: 'TimeOffApproved',
+      data: { timeOffId: ID, by: DANA, submitRequestId: 's1', at: '2026-11-23T10:01:00.000Z' },
+    };
+    const sent: TimeOffEvent = {
+      type: 'TimeOffSubmissionSent',
+      data: { timeOffId: ID, submitRequestId: 's1', since: at, at },
+    };
+    const view = { ...VIEW, phase: 'approved' as const };
+    const gaveUp = failed('submit', 's1', 'SB_HR_NOT_VISIBLE');
+    expect(statusNote(view, [approved, sent, gaveUp])).toBe(
+      ":hourglass_flowing_sand: Sent to HR at 10:02 UTC on 2026-11-23; HR hasn't shown it yet. Switchboard keeps watching HR.",
+    );
+    expect(statusNote(view, [approved, sent])).toBeNull();
+    const found: TimeOffEvent = {
+      type: 'TimeOffSubmitted',
+      data: { timeOffId: ID, submitRequestId: 's1', hrRequestId: '9', readBackRequestId: 'r1', at },
+    };
+    expect(statusNote({ ...view, phase: 'submitted' }, [approved, sent, gaveUp, found])).toBeNull();
+    // Not sent: HR never answered the POST; that is a failed submission, said elsewhere.
+    expect(statusNote(view, [approved, failed('submit', 's1', 'SB_UPSTREAM_UNAVAILABLE')])).toBeNull();
   });
 });
 
