@@ -75,7 +75,7 @@ const FLOOR_ACTION = 'floor.approve';
 /** The requester's DM once the approver approved and HR is being written to (not waiting for HR). */
 const APPROVED_DM = /recording (it )?in HR|keeps trying to record|HR has it/i;
 /** The requester's DM once HR shows the request. */
-const RECORDED_DM = /(?<!not )recorded in HR/i;
+const RECORDED_DM = /(?<!not |being )recorded in HR/i;
 
 // ---------- the floor server (child process: `timeOff.bench.ts --serve-floor`) ----------
 
