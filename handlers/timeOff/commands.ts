@@ -1,7 +1,7 @@
 import type { App, RespondFn } from '@slack/bolt';
 import { DecisionRejected } from '../../machines/shared/machineDecider.ts';
 import { checkAsk } from '../../machines/timeOff/decider.ts';
-import { employeeById } from '../../machines/timeOff/directory.ts';
+import { type DirectoryState, employeeById } from '../../machines/timeOff/directory.ts';
 import type { TimeOffAsk, TimeOffPerson } from '../../machines/timeOff/events.ts';
 import type { DayPortion } from '../../machines/timeOff/workingDays.ts';
 import type { SlackInput } from '../../src/application/inbox.ts';
@@ -101,6 +101,16 @@ const portionOf = (raw: string | undefined): DayPortion => {
   return 'all_day';
 };
 
+/** Is `reader` the employee, or above them in HR's reporting line? */
+export const managesOrIs = (directory: DirectoryState, reader: string, employeeHrId: string): boolean => {
+  let current: string | null = employeeHrId;
+  for (let depth = 0; current !== null && depth < 50; depth++) {
+    if (current === reader) return true;
+    current = employeeById(directory, current)?.managerHrId ?? null;
+  }
+  return false;
+};
+
 /**
  * Everyone out in `range`: Switchboard's requests and HR's calendar entries seen through webhooks
  * (the read model), merged with HR's own who's out (leave from before Switchboard, requests in the
@@ -132,6 +142,7 @@ export const mergeWhosOut = (
     if (id !== null) hrIds.add(id);
     personDates.add(k);
     rows.push({
+      employeeHrId: e.employeeId,
       slackUserId: names.slackUserOf(e.employeeId),
       displayName: e.employeeDisplayName ?? names.nameOf(e.employeeId) ?? `HR employee ${e.employeeId}`,
       policyType: e.policyTypeDisplayName ?? e.policyType ?? 'Time off',
@@ -475,7 +486,15 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
         slackUserOf: (id) => t.readModel.slackUserOfEmployee(id),
         nameOf: (id) => employeeById(directory, id)?.displayName ?? null,
       });
-      return whosOutMessage({ range, rows, hrUnreachable: !fromHr.ok });
+      // The kind of leave (sick, parental…) is shown to the person and to their managers only.
+      const reader = await t.people.employee(command.user_id).then(
+        (p) => p.hrId,
+        () => null,
+      );
+      const shown = rows.map((r) =>
+        reader !== null && managesOrIs(directory, reader, r.employeeHrId) ? r : { ...r, policyType: null },
+      );
+      return whosOutMessage({ range, rows: shown, hrUnreachable: !fromHr.ok });
     });
   });
 };

@@ -249,7 +249,12 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
         match,
         new Date(Date.parse(askedAt) - SINCE_MARGIN_MS),
       );
-      if (hit) return found(hit.requestId);
+      if (hit) {
+        // Unless it is another of our requests (the same days asked twice).
+        await options.readModel.catchUp();
+        const owner = options.readModel.requestOfHrId(String(hit.requestId));
+        if (!owner || owner.timeOffId === target.timeOffId) return found(hit.requestId);
+      }
       if (ctx.redelivery || (r.lastFailureCode !== undefined && MAYBE_LANDED(r.lastFailureCode))) {
         // This attempt may have been in flight when Switchboard stopped, or the last one failed
         // in a way that does not say HR did not take it (a timeout, a lost connection, a 5xx):

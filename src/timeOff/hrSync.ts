@@ -457,12 +457,12 @@ export const createTimeOffHrSync = (options: TimeOffHrSyncOptions): TimeOffHrSyn
         const last = await lastMark(HR_SYNC_DIRECTORY_STREAM);
         const at = typeof last?.at === 'string' ? Date.parse(last.at) : NaN;
         await readModel.catchUp();
-        if (
-          readModel.directory().size === 0 ||
-          Number.isNaN(at) ||
-          clock.now().getTime() - at >= options.directoryRefreshMs
-        ) {
+        const age = Number.isNaN(at) ? null : clock.now().getTime() - at;
+        if (readModel.directory().size === 0 || age === null || age >= options.directoryRefreshMs) {
+          logger.info({ ageMs: age }, 'HR directory is empty or stale: read at start');
           await refreshDirectory();
+        } else {
+          logger.info({ ageMs: age }, 'HR directory is fresh: not read at start');
         }
       })().catch((err: unknown) => logger.warn({ err }, 'HR directory read at start failed; next time'));
     },

@@ -559,6 +559,8 @@ describe('/whosout', () => {
     expect(today.text).toMatch(/Who's out today, Mon 23 Nov 2026: 1 approved, 0 waiting/);
     expect(JSON.stringify(today.body)).toContain('Ben Okafor');
     expect(JSON.stringify(today.body)).not.toContain('Ana');
+    // The kind of leave is for the person and their managers: Ana sees Ben is out, not why.
+    expect(JSON.stringify(today.body)).not.toContain('Holiday');
 
     const range = await answered(h.whosout('2026-11-30 2026-12-04', DANA));
     expect(range.text).toMatch(/0 approved, 2 waiting for approval/);
@@ -566,9 +568,13 @@ describe('/whosout', () => {
     expect(shown).toContain(`<@${ANA}>`);
     expect(shown).toContain('Chen Wei');
     expect(shown).toContain('Asked, not approved yet');
+    expect(shown).toContain('Chen Wei: Sick, Wed 2 Dec 2026'); // Dana manages both
+    expect(shown).toContain(`<@${ANA}>: Holiday, Tue 1 Dec – Wed 2 Dec 2026`);
 
     const nextWeek = await answered(h.whosout('next week'));
     expect(nextWeek.text).toMatch(/next week, Mon 30 Nov – Sun 6 Dec 2026: 0 approved, 2 waiting/);
+    expect(JSON.stringify(nextWeek.body)).toContain(`<@${ANA}>: Holiday`); // her own
+    expect(JSON.stringify(nextWeek.body)).toContain('Chen Wei: Wed 2 Dec 2026'); // a teammate's: no kind
     const bad = await h.whosout('someday');
     expect(bad.text).toMatch(/`someday` is not a day `\/whosout` knows/);
   });

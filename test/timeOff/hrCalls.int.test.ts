@@ -212,3 +212,21 @@ describe('time off in HR: a POST whose answer was lost', () => {
     expect(codes.slice(0, 2)).toEqual(['SB_TIMEOUT', 'SB_HR_NOT_VISIBLE']);
   });
 });
+
+describe('time off in HR: the same days asked twice', () => {
+  it('the second is not taken for the first one’s HR request: HR refuses the overlap, in words', async () => {
+    h = await startTimeOffHarness();
+    const first = await requestTimeOff(h);
+    await approve(h, first);
+    await advanceUntil(h, async () => (await phaseOf(h!, first)) === 'confirmed');
+    const second = await requestTimeOff(h);
+    await approve(h, second);
+    await advanceUntil(h, async () => (await phaseOf(h!, second)) === 'submissionFailed');
+    expect(h.api.readModel.hrRequestIdOf(second)).toBeNull();
+    const failed = (await eventsOf(h, second)).find((e) => e.type === 'TimeOffSubmissionFailed');
+    expect((failed?.data as { reason?: string } | undefined)?.reason).toContain(
+      'overlap time off you already have',
+    );
+    expect(h.sim.timeOffRequests()).toHaveLength(1);
+  });
+});

@@ -86,9 +86,11 @@ describe('HR sync: requests made in the HR web app', () => {
     await h.api.sync.pollChanges();
     expect(await absencesOf(h, HR_IDS.chen)).toEqual([]);
     expect(h.sim.webhooks.attempts.some((a) => a.outcome === 'delivered')).toBe(false);
-    // Each poll asks from where the last one ended, with an overlap of HR's lag, durably.
+    // Each poll asks from where the last one ended, with an overlap of HR's lag (30 s), durably.
     const polls = h.sim.requestsFor('timeOffChanges');
     expect(polls.length).toBe(2);
+    const sinceOf = (url: string) => new URL(url, 'http://hr.test').searchParams.get('since');
+    expect(sinceOf(polls[1]!.url)).toBe(new Date(polls[0]!.at - 30_000).toISOString());
   });
 });
 
@@ -172,6 +174,35 @@ describe('HR sync: the directory', () => {
     expect(search.body).toMatchObject({ showInactive: true });
     expect(employeeById(h.api.readModel.directory(), HR_IDS.ben)?.site).toBe('Porto');
     expect(employeeById(h.api.readModel.directory(), HR_IDS.chen)?.status).toBe('left');
+    const fields = (search.body as { fields: string[] }).fields;
+    expect(fields).toEqual(
+      expect.arrayContaining(['root.email', 'work.reportsTo', 'work.site', 'internal.lifecycleStatus']),
+    );
+  });
+
+  it('at start the directory is read only when it is empty or older than the interval', async () => {
+    h = await startTimeOffHarness({ timeOff: { directoryRefreshMs: 60 * 60_000 } });
+    const searches = () => h!.sim.requestsFor('searchPeople').length;
+    const said = (msg: string) => h!.logs.lines().filter((l) => l.msg === msg).length;
+    const FRESH = 'HR directory is fresh: not read at start';
+    const STALE = 'HR directory is empty or stale: read at start';
+    const READ = 'HR directory read (one people search)';
+    // The first start decides (and reads when it found nothing), besides the harness's own read.
+    await waitFor(() => said(FRESH) + said(STALE) === 1 && said(READ) === 1 + said(STALE), {
+      what: 'the decision at the first start',
+    });
+    const first = searches();
+    const fresh = said(FRESH);
+    const stale = said(STALE);
+    await h.restart();
+    await waitFor(() => said(FRESH) + said(STALE) === 2, { what: 'the decision after a restart' });
+    expect(said(FRESH)).toBe(fresh + 1);
+    expect(searches()).toBe(first);
+    h.clock.advance(61 * 60_000);
+    await h.restart();
+    await waitFor(() => said(STALE) === stale + 1 && searches() === first + 1, {
+      what: 'the stale directory read again',
+    });
   });
 });
 

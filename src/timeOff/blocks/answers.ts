@@ -24,7 +24,7 @@ export const timeOffHelp = (): string =>
     '• `/timeoff status`: your requests (short id, what, when, where each stands).',
     '• `/timeoff cancel <id>`: withdraw one by the short id `status` shows (after approval it is cancelled in HR too).',
     '• `/timeoff balance [policy]`: what HR says you have left, for each policy or the one named.',
-    '• `/whosout [today | tomorrow | this week | next week | <date> | <date> <date>]`: who is out, approved and waiting apart.',
+    '• `/whosout [today | tomorrow | this week | next week | <date> | <date> <date>]`: who is out, approved and waiting apart. The kind of leave shows only for you and the people you manage.',
     'Dates are calendar days; `today` is the UTC date.',
   ].join('\n');
 
@@ -150,9 +150,11 @@ export const balanceMessage = (rows: readonly BalanceRow[], date: string): Slack
 
 /** One person out (or asking), from Switchboard's requests or HR. */
 export type WhosOutRow = Readonly<{
+  employeeHrId: string;
   slackUserId: string | null;
   displayName: string;
-  policyType: string;
+  /** Null: not shown to this reader (what kind of leave is the person's and their managers' business). */
+  policyType: string | null;
   startDate: string;
   endDate: string;
   startPortion: DayPortion;
@@ -175,7 +177,8 @@ export const whosOutMessage = (
     range.from === range.to
       ? `${range.label === 'today' || range.label === 'tomorrow' ? `${range.label}, ` : ''}${formatDay(range.from)}`
       : `${range.label === 'this week' || range.label === 'next week' ? `${range.label}, ` : ''}${formatRange({ startDate: range.from, endDate: range.to, startPortion: 'all_day', endPortion: 'all_day' })}`;
-  const line = (r: WhosOutRow) => `• ${personText(r)}: ${escapeMrkdwn(r.policyType)}, ${formatRange(r)}`;
+  const line = (r: WhosOutRow) =>
+    `• ${personText(r)}: ${r.policyType === null ? '' : `${escapeMrkdwn(r.policyType)}, `}${formatRange(r)}`;
   const approved = input.rows.filter((r) => r.status === 'approved');
   const requested = input.rows.filter((r) => r.status === 'requested');
   const section = (title: string, rows: readonly WhosOutRow[]) => {
