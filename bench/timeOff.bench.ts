@@ -389,7 +389,8 @@ const main = async (): Promise<void> => {
       lastRecorded = Math.max(lastRecorded, r);
       if ((i + 1) % Math.max(1, PEOPLE / 10) === 0) note(`time off: ${recorded.length}/${PEOPLE} recorded`);
     };
-    // How far behind each processor falls during the storm (events waiting), sampled every second.
+    // How far behind each processor falls during the storm (positions of the store's log between its
+    // position and the head while something of its is pending), sampled every second.
     const maxLag = new Map<string, number>();
     let sampling = true;
     const sampler = (async () => {
@@ -404,7 +405,7 @@ const main = async (): Promise<void> => {
     sampling = false;
     await sampler;
     note(
-      `time off: processors' largest backlog during the storm (events waiting): ${[...maxLag]
+      `time off: processors' largest backlog during the storm (log positions behind): ${[...maxLag]
         .filter(([, v]) => v > 0)
         .sort((a, b) => b[1] - a[1])
         .map(([k, v]) => `${k} ${v}`)
