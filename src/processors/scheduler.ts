@@ -19,7 +19,7 @@ import {
   type RetryPolicy,
 } from './retryPolicy.ts';
 import type { Processor } from './runner.ts';
-import { createResumableState } from './snapshots.ts';
+import { createResumableState, type ResumableState } from './snapshots.ts';
 
 /**
  * The command a timer dispatches when due. `now` and `commandId` are filled at fire time
@@ -303,6 +303,8 @@ export type Scheduler = Processor &
     tick(): Promise<TickResult>;
     /** Pending timers in due order, as the scheduler sees them now. */
     pending(): PendingTimer[];
+    /** Its snapshots (`rebuild()` for the CLI, `appliedSinceStart()` for tests). */
+    resumable: ResumableState;
   }>;
 
 type Entry = {
@@ -554,6 +556,7 @@ export const createScheduler = (options: SchedulerOptions): Scheduler => {
     },
 
     tick,
+    resumable,
 
     pending: () =>
       [...pending.values()]

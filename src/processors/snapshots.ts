@@ -128,6 +128,11 @@ export type ResumableState = Readonly<{
   caughtUp(): void;
   /** Graceful stop: snapshot what changed since the last one. */
   stop(): Promise<void>;
+  /**
+   * Empties the state, reads every matching event of `store` from the first, and writes a snapshot
+   * of the result (`npm run events -- rebuild <name>`).
+   */
+  rebuild(store: EventStore): Promise<{ position: bigint | undefined; bytes: number; applied: number }>;
   /** Catches up and writes a snapshot now. */
   snapshot(): Promise<{ position: bigint | undefined; bytes: number } | undefined>;
   /** Position of the last applied event (or of the snapshot loaded). */
@@ -150,6 +155,7 @@ export const createResumableState = (options: ResumableStateOptions): ResumableS
   let sinceSnapshot = 0;
   let snapshotAt: bigint | undefined;
   let live = false;
+  let background: Promise<void> = Promise.resolve();
   /** Restore, catch-ups and snapshots run one after another. */
   let chain: Promise<unknown> = Promise.resolve();
   const serial = <T>(run: () => Promise<T>): Promise<T> => {
@@ -216,8 +222,26 @@ export const createResumableState = (options: ResumableStateOptions): ResumableS
     return head !== undefined && (snapshotAt === undefined || head - snapshotAt > BigInt(afterCatchUp));
   };
 
+  const clear = (): void => {
+    live = false;
+    options.reset();
+    applied = undefined;
+    total = 0;
+    sinceStart = 0;
+    sinceSnapshot = 0;
+    snapshotAt = undefined;
+  };
+
   return {
     catchUp: () => serial(readPastApplied),
+
+    rebuild: (target) =>
+      serial(async () => {
+        store = target;
+        clear();
+        const written = await takeSnapshot();
+        return { position: written?.position, bytes: written?.bytes ?? 0, applied: total };
+      }),
 
     async handle(event) {
       applyOne(event);
@@ -228,13 +252,7 @@ export const createResumableState = (options: ResumableStateOptions): ResumableS
       serial(async () => {
         store = ctx.store;
         logger = ctx.logger;
-        live = false;
-        options.reset();
-        applied = undefined;
-        total = 0;
-        sinceStart = 0;
-        sinceSnapshot = 0;
-        snapshotAt = undefined;
+        clear();
         let snapshot: Snapshot | undefined;
         try {
           snapshot = await readSnapshot(ctx.store, name);
@@ -265,7 +283,7 @@ export const createResumableState = (options: ResumableStateOptions): ResumableS
 
     caughtUp() {
       live = true;
-      void (async () => {
+      background = (async () => {
         if (snapshotAt === undefined || sinceSnapshot >= afterCatchUp || (await farBehindHead())) {
           await snapshotQuietly();
         }
@@ -274,6 +292,8 @@ export const createResumableState = (options: ResumableStateOptions): ResumableS
 
     async stop() {
       live = false;
+      // A snapshot started on catching up finishes first (the store closes after the processors).
+      await background;
       if (sinceSnapshot > 0 || (await farBehindHead())) await snapshotQuietly();
     },
 
