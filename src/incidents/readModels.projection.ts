@@ -209,6 +209,7 @@ export const createIncidentReadModels = (deps: Readonly<{ store: EventStore }>):
       id: 'incident-read-models',
       filter: INCIDENT_READ_MODEL_FILTER,
       resumeFrom: 'start',
+      everyReplica: true,
       async handle(event) {
         apply(event);
       },

@@ -51,6 +51,7 @@ export const createVerificationReadModel = (deps: Readonly<{ store: EventStore }
       id: 'verification-read-model',
       filter: FILTER,
       resumeFrom: 'start',
+      everyReplica: true,
       onStart() {
         applied = undefined;
         starts = [];
