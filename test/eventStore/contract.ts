@@ -959,7 +959,11 @@ export const runEventStoreContract = (
         const made = names.map((n) =>
           createClaims({ store, clock, replicaId: `${tag}-${n}`, expiryMs, monotonicNow: () => mono }),
         );
-        return { store, clock, made, advance: (ms: number) => ((mono += ms), clock.advance(ms)) };
+        const advance = (ms: number) => {
+          mono += ms;
+          clock.advance(ms);
+        };
+        return { store, clock, made, advance };
       };
 
       it('one replica holds a processor while its lease is renewed; another takes over only after the expiry', async () => {
