@@ -68,9 +68,17 @@ export type Processor = Readonly<{
   /**
    * `'checkpoint'` (default): resume after the stored checkpoint, storing it as it goes.
    * `'start'`: read from the beginning on every start and store no checkpoint (in-memory
-   * projections such as the scheduler's pending timers).
+   * projections that are cheap to rebuild).
+   * `'snapshot'`: the processor keeps its own state with the position it covers (read models and
+   * the scheduler's pending timers, see src/processors/snapshots.ts): `restore` loads it after
+   * `onStart` and says where to resume; no checkpoint is stored.
    */
-  resumeFrom?: 'checkpoint' | 'start';
+  resumeFrom?: 'checkpoint' | 'start' | 'snapshot';
+  /**
+   * With `resumeFrom: 'snapshot'`: loads the processor's state and returns the position it covers
+   * (delivery resumes after it), or undefined to read from the beginning.
+   */
+  restore?(ctx: ProcessorLifecycleContext): Promise<bigint | undefined>;
   /**
    * True for an in-memory query model every replica needs to answer its own requests (read models
    * with `catchUp()`): it runs on every replica. Otherwise (effects: reactors, the inbox
@@ -662,12 +670,12 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
     slot.parked = (await readParked(slot)).parked;
     // Read before subscribing: anything appended later cannot have been seen by a previous run.
     slot.startHead = await store.headPosition();
-    await slot.processor.onStart?.({
-      processorId: slot.processor.id,
-      store,
-      clock,
-      logger: slot.log,
-    });
+    const lifecycle = { processorId: slot.processor.id, store, clock, logger: slot.log };
+    await slot.processor.onStart?.(lifecycle);
+    // Where a processor that keeps its own state resumes: the position its restored state covers.
+    if (slot.processor.resumeFrom === 'snapshot' && slot.processor.restore) {
+      slot.position = await slot.processor.restore(lifecycle);
+    }
     slot.running = true;
     slot.log.info(
       {
