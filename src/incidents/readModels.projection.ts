@@ -282,6 +282,7 @@ export const createIncidentReadModels = (
       id: INCIDENT_READ_MODELS_ID,
       filter: INCIDENT_READ_MODEL_FILTER,
       resumeFrom: 'snapshot',
+      everyReplica: true,
       restore: resumable.restore,
       handle: resumable.handle,
       onCaughtUp: resumable.caughtUp,

@@ -52,6 +52,7 @@ export const createVerificationReadModel = (deps: Readonly<{ store: EventStore }
       id: VERIFICATION_READ_MODEL_ID,
       filter: FILTER,
       resumeFrom: 'snapshot',
+      everyReplica: true,
       restore: resumable.restore,
       handle: resumable.handle,
       onCaughtUp: resumable.caughtUp,

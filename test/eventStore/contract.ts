@@ -14,6 +14,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { afterEach, describe, expect, it } from 'vitest';
+import { manualClock } from '../../src/core/clock.ts';
 import { ConcurrencyError } from '../../src/core/errors.ts';
 import type {
   AppendResult,
@@ -22,6 +23,7 @@ import type {
   NewEvent,
   RecordedEvent,
 } from '../../src/eventStore/eventStore.ts';
+import { claimStreamId, createClaims } from '../../src/processors/claims.ts';
 import { createResumableState } from '../../src/processors/snapshots.ts';
 import { createLogSink } from '../support/logSink.ts';
 import { collect, deferred, ids, newEvent, newEvents, sleep, unique, waitUntil } from './helpers.ts';
@@ -1000,6 +1002,90 @@ export const runEventStoreContract = (
         expectIncreasing(
           all.map((e) => e.position),
           true,
+        );
+      });
+    });
+
+    describe('processor claims (several replicas on one store)', () => {
+      // Claims go through the port only (a claim stream appended with expectedRevision, a lease per
+      // replica in the checkpoints), so they hold on every adapter. Clocks are the tests'.
+      const replicas = async (names: readonly string[], expiryMs = 9_000) => {
+        const store = await openStore();
+        const clock = manualClock();
+        let mono = 0;
+        const tag = unique('r');
+        const made = names.map((n) =>
+          createClaims({ store, clock, replicaId: `${tag}-${n}`, expiryMs, monotonicNow: () => mono }),
+        );
+        const advance = (ms: number) => {
+          mono += ms;
+          clock.advance(ms);
+        };
+        return { store, clock, made, advance };
+      };
+
+      it('one replica holds a processor while its lease is renewed; another takes over only after the expiry', async () => {
+        const { made, advance } = await replicas(['a', 'b']);
+        const [a, b] = made as [ReturnType<typeof createClaims>, ReturnType<typeof createClaims>];
+        const processor = unique('p');
+        expect(await a.renew()).toBe(true);
+        expect(await b.renew()).toBe(true);
+        expect(await a.acquire(processor)).toBe(true);
+        expect(await b.acquire(processor)).toBe(false);
+        expect((await b.read(processor)).owner).toBe(a.replicaId);
+
+        // Renewed within the expiry: still A's.
+        advance(6_000);
+        expect(await a.renew()).toBe(true);
+        advance(6_000);
+        expect(await b.acquire(processor)).toBe(false);
+
+        // A stops renewing: its own claims lapse at 2/3 of the expiry, B may take over at the expiry.
+        advance(2_000);
+        expect(a.valid()).toBe(false);
+        expect(await b.acquire(processor)).toBe(false);
+        advance(1_001);
+        expect(await b.renew()).toBe(true);
+        expect(await b.acquire(processor)).toBe(true);
+        expect((await a.read(processor)).owner).toBe(b.replicaId);
+        // A comes back: its lease is fresh again, but the claim is B's and B's lease holds.
+        expect(await a.renew()).toBe(true);
+        expect(await a.acquire(processor)).toBe(false);
+      });
+
+      it('of two replicas racing for a free processor exactly one wins', async () => {
+        const { made } = await replicas(['a', 'b', 'c']);
+        for (const c of made) await c.renew();
+        const processor = unique('p');
+        const won = await Promise.all(made.map((c) => c.acquire(processor)));
+        expect(won.filter(Boolean)).toHaveLength(1);
+        const owner = (await made[0]!.read(processor)).owner;
+        expect(owner).toBe(made[won.indexOf(true)]!.replicaId);
+      });
+
+      it('a released claim is taken at once; a restarted replica (same id) takes its own back at once', async () => {
+        const { store, clock, made } = await replicas(['a', 'b']);
+        const [a, b] = made as [ReturnType<typeof createClaims>, ReturnType<typeof createClaims>];
+        await a.renew();
+        await b.renew();
+        const processor = unique('p');
+        expect(await a.acquire(processor)).toBe(true);
+        await a.release(processor);
+        expect((await b.read(processor)).owner).toBeUndefined();
+        expect(await b.acquire(processor)).toBe(true);
+
+        const bAgain = createClaims({ store, clock, replicaId: b.replicaId, expiryMs: 9_000 });
+        expect(await bAgain.acquire(processor)).toBe(true);
+        expect(await a.acquire(processor)).toBe(false);
+        // Releasing what another replica holds writes nothing.
+        await a.release(processor);
+        expect((await store.readStream(claimStreamId(processor))).map((e) => [e.type, e.data.owner])).toEqual(
+          [
+            ['ProcessorClaimed', a.replicaId],
+            ['ProcessorClaimReleased', a.replicaId],
+            ['ProcessorClaimed', b.replicaId],
+            ['ProcessorClaimed', b.replicaId],
+          ],
         );
       });
     });
