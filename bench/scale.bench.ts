@@ -315,6 +315,20 @@ const main = async (): Promise<void> => {
         baseline: baseline.name,
         baselineValue: b.first.rssMb,
       });
+      emit({
+        bench: `scale.start.first.afterLoad.${label}`,
+        value: c.first.afterLoadMs,
+        unit: 'ms from first log line to /readyz 200',
+        baseline: baseline.name,
+        baselineValue: b.first.afterLoadMs,
+      });
+      emit({
+        bench: `scale.start.restart.afterLoad.${label}`,
+        value: median(c.restarts.map((r) => r.afterLoadMs)),
+        unit: 'ms from first log line to /readyz 200',
+        baseline: baseline.name,
+        baselineValue: median(b.restarts.map((r) => r.afterLoadMs)),
+      });
       const restartMs = median(c.restarts.map((r) => r.ms));
       const restartRss = median(c.restarts.map((r) => r.rssMb));
       emit({

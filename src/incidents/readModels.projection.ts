@@ -256,7 +256,9 @@ export const createIncidentReadModels = (
     }
     for (const [k, v] of state.upstreamBySlack) upstreamBySlack.set(k, v);
     for (const [k, v] of state.slackByUpstream) slackByUpstream.set(k, v);
-    state.cardKeys.forEach((key, i) => byCard.set(key, state.cardStreams[i]!));
+    state.cardKeys.forEach((key, i) => {
+      byCard.set(key, state.cardStreams[i]!);
+    });
   };
   const resumable = createResumableState({
     name: INCIDENT_READ_MODELS_ID,
