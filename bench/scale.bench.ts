@@ -1,6 +1,6 @@
 /**
  * Start-up at scale (issue 13): `npm run bench -- scale [--quick]`, alone
- * `node scripts/node24.mjs bench/scale.bench.ts [--quick] [--sizes=100000,1000000] [--baseline-first]`.
+ * `node scripts/node24.mjs bench/scale.bench.ts [--quick] [--sizes=100000,1000000] [--candidate-first]`.
  *
  * For 10k, 100k and 1M events of history (`--quick`: 10k only), and an empty store for reference
  * (what a start costs whatever the history: loading the code, Slack's auth.test), a SQLite store is generated: 70 %
@@ -287,11 +287,8 @@ const main = async (): Promise<void> => {
         `scale: ${size} events generated in ${Math.round(performance.now() - g0)} ms (${ids.length} processors)`,
       );
 
-      const results = new Map<
-        string,
-        { first: { ms: number; rssMb: number }; restarts: { ms: number; rssMb: number }[] }
-      >();
-      for (const code of (index + (process.argv.includes('--baseline-first') ? 1 : 0)) % 2 === 1
+      const results = new Map<string, { first: Start; restarts: Start[] }>();
+      for (const code of (index + (process.argv.includes('--candidate-first') ? 1 : 0)) % 2 === 1
         ? [candidate, baseline]
         : [baseline, candidate]) {
         const db = join(dir.path, `${code === candidate ? 'candidate' : 'baseline'}-${size}.db`);
