@@ -3,10 +3,11 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_CONSOLE_PORT, type Sandbox, startSandbox } from './sandbox.ts';
 
 /**
- * `npm run sandbox [-- --reset] [-- --port 3100] [-- --data ./data] [-- --page-after 0 --call-after 1]`:
- * Switchboard with a simulated Slack workspace, incident service and communications service
- * (everyone's phone), driven from a console in the browser. `--page-after`/`--call-after` set the
- * bot's paging delays in whole minutes (default 5 and 3), to see a page without waiting. Prints two lines:
+ * `npm run sandbox [-- --reset] [-- --port 3100] [-- --data ./data] [-- --page-after 0 --call-after 1] [-- --hr-lag 2]`:
+ * Switchboard with a simulated Slack workspace, incident service, communications service
+ * (everyone's phone) and HR service, driven from a console in the browser. `--page-after`/`--call-after` set the
+ * bot's paging delays in whole minutes (default 5 and 3), to see a page without waiting; `--hr-lag`
+ * how many seconds HR's API takes to show a change (default the vendor's 20; never 0). Prints two lines:
  * the console URL, and the command that browses the sandbox's event store (the store CLI looks at
  * `./data/switchboard.db` unless told otherwise); the bot's logs go to `<data>/sandbox.log`.
  * Ctrl-C stops it; the world is kept for the next start unless `--reset`.
@@ -14,7 +15,8 @@ import { DEFAULT_CONSOLE_PORT, type Sandbox, startSandbox } from './sandbox.ts';
 
 const USAGE = `Usage: npm run sandbox -- [--reset] [--port <console port, default ${DEFAULT_CONSOLE_PORT}>] [--data <dir, default ./data>]
        [--page-after <minutes an incident stays triggered before its on-call is paged by SMS, default 5>]
-       [--call-after <minutes from the SMS page to the call, default 3>]`;
+       [--call-after <minutes from the SMS page to the call, default 3>]
+       [--hr-lag <seconds HR's API takes to show a change, default 20; more than 0>]`;
 
 const fail = (message: string): never => {
   process.stderr.write(`${message}\n`);
@@ -30,6 +32,7 @@ const args = (() => {
         data: { type: 'string', default: './data' },
         'page-after': { type: 'string' },
         'call-after': { type: 'string' },
+        'hr-lag': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
@@ -54,6 +57,16 @@ const minutesFlag = (name: string, raw: string | undefined): number | undefined 
 const delayMinutes = minutesFlag('page-after', args['page-after']);
 const callAfterMinutes = minutesFlag('call-after', args['call-after']);
 
+/** HR's read-after-write lag from `--hr-lag <seconds>` (decimals allowed), in ms; never 0. */
+const hrLagMs = (() => {
+  const raw = args['hr-lag'];
+  if (raw === undefined) return undefined;
+  const seconds = /^\d{1,4}(\.\d{1,3})?$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(seconds > 0))
+    fail(`--hr-lag must be a number of seconds above 0 (HR always shows changes a little late)\n${USAGE}`);
+  return Math.round(seconds * 1000);
+})();
+
 let sandbox: Sandbox | undefined;
 try {
   sandbox = await startSandbox({
@@ -64,6 +77,7 @@ try {
       ...(delayMinutes === undefined ? {} : { delayMinutes }),
       ...(callAfterMinutes === undefined ? {} : { callAfterMinutes }),
     },
+    ...(hrLagMs === undefined ? {} : { hrLagMs }),
   });
 } catch (e) {
   const code = (e as { code?: string }).code;

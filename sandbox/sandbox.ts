@@ -8,11 +8,14 @@ import { createSwitchboard, type Switchboard } from '../src/app.ts';
 import { type LogLevel, loadConfig } from '../src/config.ts';
 import type { EventStore } from '../src/eventStore/eventStore.ts';
 import { openEventStore } from '../src/eventStore/openEventStore.ts';
-import { createLogger } from '../src/logger.ts';
+import { createLogger, type Logger } from '../src/logger.ts';
+import { HR_SYNC_DIRECTORY_STREAM } from '../src/timeOff/hrSync.ts';
+import { type SandboxHr, simulatorHr } from './console/hr.ts';
 import { type SandboxPhones, simulatorPhones } from './console/phones.ts';
 import { type ConsoleServer, listenConsole } from './console/server.ts';
 import { readSlackAppSettings } from './manifest.ts';
 import { readWorld, writeWorld } from './persistence.ts';
+import { type HiBobSimulator, POLICIES, startHiBobSimulator } from './simulators/hibob/index.ts';
 import {
   type PagerDutySimulator,
   rotationAnchor,
@@ -47,12 +50,12 @@ import {
 /**
  * The whole sandbox in one process, on loopback: the real bot (`createSwitchboard`, embedded
  * SQLite store), the simulators (the fake Slack Web API, the incident service, the communications
- * service with everyone's phone), and the console server, wired with secrets generated at start so
- * every request is signed as in production (Slack v0 signatures on what the console sends the bot,
- * V3 webhook signatures on what the incident service sends, HS256 webhook JWTs on what the
- * communications service sends). The bot's configuration, saving and restoring, and stopping loop
- * over the simulators (`simulators/simulator.ts`); only the console and the demo world know each
- * vendor.
+ * service with everyone's phone, the HR people service), and the console server, wired with secrets
+ * generated at start so every request is signed as in production (Slack v0 signatures on what the
+ * console sends the bot, V3 webhook signatures on what the incident service sends, HS256 webhook
+ * JWTs on what the communications service sends, `Bob-Signature` HMACs on what HR sends). The
+ * bot's configuration, saving and restoring, and stopping loop over the simulators
+ * (`simulators/simulator.ts`); only the console and the demo world know each vendor.
  *
  * `npm run sandbox` (sandbox/main.ts) calls this; so do the sandbox and browser tests, on
  * ephemeral ports and a temporary data directory.
@@ -86,6 +89,11 @@ export type SandboxOptions = Readonly<{
    * (5 and 3); `npm run sandbox -- --page-after 0 --call-after 1` to see it at once.
    */
   paging?: Readonly<{ delayMinutes?: number; callAfterMinutes?: number }>;
+  /**
+   * How late HR's API shows a change (its read-after-write lag), in ms: the vendor's ~20 s by
+   * default; shorter for demos and tests (`npm run sandbox -- --hr-lag 2`), never 0.
+   */
+  hrLagMs?: number;
 }>;
 
 export type Sandbox = Readonly<{
@@ -102,11 +110,15 @@ export type Sandbox = Readonly<{
   sim: PagerDutySimulator;
   /** The communications service: Verify, SMS, calls, and everyone's phone (`vonage.phones`). */
   vonage: VonageSimulator;
+  /** The HR people service: employees, time off, the web app (`hibob.webApp`). */
+  hibob: HiBobSimulator;
+  /** The HR service as the console's HR tab shows it. */
+  hr: SandboxHr;
   /** Each person's phone number (E.164), by Slack user id. */
   phoneBook: Readonly<Record<string, string>>;
   /** The phones as the console shows them. */
   phones: SandboxPhones;
-  /** Every simulator, in start order (`fake`, `sim`, `vonage`). */
+  /** Every simulator, in start order (`fake`, `sim`, `vonage`, `hibob`). */
   simulators: readonly Simulator[];
   surface: SlackSurface;
   console: ConsoleServer;
@@ -118,6 +130,8 @@ export type Sandbox = Readonly<{
 }>;
 
 export const DEFAULT_CONSOLE_PORT = 3100;
+/** HR's read-after-write lag when not told otherwise: the vendor's ~20 s. */
+export const DEFAULT_HR_LAG_MS = 20_000;
 
 const secret = (bytes = 24): string => randomBytes(bytes).toString('hex');
 
@@ -133,6 +147,9 @@ const freePort = (): Promise<number> =>
   });
 
 export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> => {
+  const hrLagMs = options.hrLagMs ?? DEFAULT_HR_LAG_MS;
+  if (!(Number.isFinite(hrLagMs) && hrLagMs > 0))
+    throw new Error(`hrLagMs must be a positive number of ms (HR's lag is never skipped), not ${hrLagMs}`);
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const dbPath = join(dataDir, 'sandbox.db');
@@ -186,11 +203,21 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       webhooks: { retryDelaysMs: [250, 1_000, 3_000, 10_000] },
     });
     simulators.push(vonage);
+    // The HR service: its service user and webhook secret made here; its organisation is the demo
+    // world's (`hrEmployees()`), seeded by the simulator; what it writes shows in its API `hrLagMs` later.
+    const hibob = await startHiBobSimulator({
+      lagMs: hrLagMs,
+      serviceUsers: [{ id: `SERVICE-USER-${randomBytes(4).toString('hex').toUpperCase()}`, token: secret() }],
+      webhookSecret: secret(),
+      webhooks: { retryDelaysMs: [250, 1_000, 3_000, 10_000] },
+    });
+    simulators.push(hibob);
     if (saved) importStates(simulators, saved.simulators);
     // Each person's phone number: the saved world's, else the demo world's.
     const phoneNumbers: Readonly<Record<string, string>> = { ...phoneBook(), ...saved?.phones };
     const phones = simulatorPhones(vonage);
     cleanups.push(() => phones.stop());
+    const hr = simulatorHr(hibob, POLICIES);
 
     // The bot tells the communications service where a call's events and keys go
     // (`/webhooks/vonage/voice`, in each call's NCCO), so its port is chosen before it starts.
@@ -236,6 +263,10 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     const { url: botUrl } = await sb.start();
 
     await connectAll(simulators, botUrl);
+    // Time off knows who is who from its employee directory, which the lifecycle reads from HR at
+    // start when it is empty (one people search; HR's webhooks and hourly reads keep it current).
+    // The console (its store tail included) starts once it is there.
+    await directoryRead(sb, store, logger);
     sim.subscribe({ url: `${listening.url}/hooks/pagerduty`, description: 'sandbox console' });
 
     let pagerDutyChanged: () => void = () => undefined;
@@ -258,6 +289,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       app,
       phones,
       phoneBook: phoneNumbers,
+      hr,
     });
     // The console closes before the bot (its store tail must stop before the store closes).
     cleanups.push(() => consoleServer.close());
@@ -278,9 +310,11 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     fake.events.on('change', saveSoon);
     pagerDutyChanged = saveSoon;
     const offPhones = vonage.phones.onChange(saveSoon);
+    const offHr = hibob.onChange(saveSoon);
     cleanups.push(() => {
       fake.events.off('change', saveSoon);
       offPhones();
+      offHr();
       save();
     });
 
@@ -299,6 +333,8 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       fake,
       sim,
       vonage,
+      hibob,
+      hr,
       phoneBook: phoneNumbers,
       phones,
       simulators,
@@ -314,6 +350,32 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
   } catch (e) {
     await cleanup();
     throw e;
+  }
+};
+
+/**
+ * Waits (up to `timeoutMs`) until time off has read HR's directory (its people, and its mark of the
+ * read, so nothing of the start is still being written when the console is used); logs and goes on
+ * if HR never answers.
+ */
+const directoryRead = async (
+  sb: Switchboard,
+  store: EventStore,
+  logger: Logger,
+  timeoutMs = 15_000,
+): Promise<void> => {
+  const timeOff = sb.lifecycle('timeOff');
+  if (!timeOff) return;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await timeOff.readModel.catchUp();
+    const marked = (await store.readStream(HR_SYNC_DIRECTORY_STREAM, { maxCount: 1 })).length > 0;
+    if (marked && timeOff.readModel.directory().size > 0) return;
+    if (Date.now() > deadline) {
+      logger.warn('the HR directory was not read at start; /timeoff answers "not in HR" until it is');
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
   }
 };
 

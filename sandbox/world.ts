@@ -6,7 +6,9 @@ import type { FakeChannel, FakeUser } from './simulators/slack/fakeSlack.ts';
  * The sandbox's demo world, in one place: the people (as Slack users, incident-service users and
  * HR employees, joined by email as Switchboard joins them), the channels, the services with their
  * escalation policies and on-call schedules, and the incidents that are open when the sandbox
- * first starts. The HR simulator does not exist yet: `hrEmployees()` is what it will be fed.
+ * first starts. `hrEmployees()` is the HR service's organisation (the HR simulator seeds itself
+ * with it, plus one former employee): everyone but Frank reports to someone, and their manager
+ * approves their time off.
  */
 
 export type Person = Readonly<{
@@ -184,7 +186,7 @@ export const phoneBook = (): Record<string, string> =>
 export const slackUsers = (): FakeUser[] =>
   PEOPLE.map((p) => ({ id: p.slackId, name: p.handle, real_name: p.realName, email: p.email, tz: p.tz }));
 
-/** HR employees with managers by employee id: what the HR simulator will be seeded with. */
+/** HR employees with managers by employee id: what the HR simulator is seeded with. */
 export const hrEmployees = () =>
   PEOPLE.map((p) => ({
     id: p.hr.employeeId,

@@ -15,6 +15,7 @@ import type {
 } from '../simulators/slack/fakeSlack.ts';
 import { type RawValues, type SlackSurface, type Surface, SurfaceError } from '../slackSurface.ts';
 import type { Person } from '../world.ts';
+import { HrInputError, parseEmployeeId, parseHrRequest, parseRequestId, type SandboxHr } from './hr.ts';
 import {
   listStreamRows,
   pagerDutyPanel,
@@ -51,6 +52,11 @@ import {
  * - `GET /api/phone?user=U…` that person's phone (number, SMS, calls; live as `phone` events);
  *   `POST /api/phone/sms` `{ user, text }` texts Switchboard from it; `POST /api/phone/call`
  *   `{ user, callId, action: answer | reject | hangup | press, digits? }` acts on a call to it
+ * - `GET /api/hr` the HR service as its web app shows it (requests, who is out, employees; live as
+ *   `hr` events); `POST /api/hr/requests` `{ employeeId, policyType, startDate, endDate,
+ *   startDatePortion?, endDatePortion?, description? }` asks for time off there as that employee;
+ *   `POST /api/hr/requests/<id>/cancel` cancels a request; `POST /api/hr/employees/<id>/terminate`
+ *   terminates an employee (each answered 400/404/409 with what was wrong)
  */
 
 export type ConsoleServerOptions = Readonly<{
@@ -69,6 +75,8 @@ export type ConsoleServerOptions = Readonly<{
   phones?: SandboxPhones;
   /** Each person's phone number (E.164) by Slack user id. */
   phoneBook?: Readonly<Record<string, string>>;
+  /** The HR service's web app; without it the HR tab says there is none. */
+  hr?: SandboxHr;
 }>;
 
 export type ConsoleServer = Readonly<{
@@ -243,6 +251,11 @@ const createConsole = (options: ConsoleServerOptions) => {
     return { number, phones: options.phones };
   };
 
+  const requireHr = (): SandboxHr => {
+    if (!options.hr) throw new HttpError(404, 'there is no HR service in this sandbox');
+    return options.hr;
+  };
+
   const peopleJson = () =>
     options.people.map((p) => ({
       id: p.slackId,
@@ -344,6 +357,14 @@ const createConsole = (options: ConsoleServerOptions) => {
     const offPhone = options.phones?.onChange((number) => {
       if (number === myPhone) send('phone', phoneJson(user));
     });
+    // HR changes come in bursts (a request and its change record): one `hr` event per burst.
+    let hrSoon: NodeJS.Timeout | undefined;
+    const offHr = options.hr?.onChange(() => {
+      hrSoon ??= setTimeout(() => {
+        hrSoon = undefined;
+        send('hr', {});
+      }, 50);
+    });
     fake.events.on('change', onFake);
     surface.events.on('modal', onModal);
     hub.on('store', onStore);
@@ -357,6 +378,8 @@ const createConsole = (options: ConsoleServerOptions) => {
       hub.off('store', onStore);
       hub.off('pagerduty', onPagerDuty);
       offPhone?.();
+      offHr?.();
+      if (hrSoon) clearTimeout(hrSoon);
       clients.delete(res);
     };
     req.on('close', cleanup);
@@ -428,6 +451,7 @@ const createConsole = (options: ConsoleServerOptions) => {
       return openStream(req, res, requirePerson(url.searchParams.get('user')));
     if (method === 'GET' && path === '/api/pagerduty')
       return sendJson(res, 200, pagerDutyPanel(sim, options.now()));
+    if (method === 'GET' && path === '/api/hr') return sendJson(res, 200, requireHr().panel(options.now()));
     if (method === 'GET' && path === '/api/phone')
       return sendJson(res, 200, phoneJson(requirePerson(url.searchParams.get('user'))));
     if (method === 'GET' && path === '/api/store/streams') {
@@ -536,6 +560,21 @@ const createConsole = (options: ConsoleServerOptions) => {
         return sendJson(res, r.status, await r.json());
       }
     }
+    if (path === '/api/hr/requests') {
+      const hr = requireHr();
+      const id = hr.requestTimeOff(parseHrRequest(body, hr.policies));
+      return sendJson(res, 200, { ok: true, requestId: id });
+    }
+    const hrCancel = /^\/api\/hr\/requests\/([^/]+)\/cancel$/.exec(path);
+    if (hrCancel) {
+      requireHr().cancel(parseRequestId(decodeURIComponent(hrCancel[1] ?? '')));
+      return sendJson(res, 200, { ok: true });
+    }
+    const hrTerminate = /^\/api\/hr\/employees\/([^/]+)\/terminate$/.exec(path);
+    if (hrTerminate) {
+      requireHr().terminate(parseEmployeeId(decodeURIComponent(hrTerminate[1] ?? '')));
+      return sendJson(res, 200, { ok: true });
+    }
     const act = /^\/api\/pagerduty\/incidents\/([^/]+)\/([a-z]+)$/.exec(path);
     if (act) {
       try {
@@ -557,7 +596,7 @@ const createConsole = (options: ConsoleServerOptions) => {
             ? e.status
             : e instanceof SurfaceError
               ? 404
-              : e instanceof PhoneInputError
+              : e instanceof PhoneInputError || e instanceof HrInputError
                 ? e.status
                 : 500;
         const message = e instanceof Error ? e.message : String(e);

@@ -361,7 +361,13 @@ describe('live updates', () => {
       body: JSON.stringify({ channel: INCIDENTS_CHANNEL, ts, text: 'v2' }),
     });
     await post('/api/slash', { user: ANA.slackId, channel: INCIDENTS_CHANNEL, text: '/zzz' });
-    await read((t) => t.includes('"change":"message.updated"') && t.includes('event: store'));
+    // Other lifecycles append events of their own meanwhile (time off links a person to HR when
+    // their Home opens): wait for the input this test sent.
+    await read(
+      (t) =>
+        t.includes('"change":"message.updated"') &&
+        /event: store\ndata: \{[^\n]*"type":"SlackInputReceived"/.test(t),
+    );
     const text = seen.join('');
     expect(text).toContain(`"ts":"${ts}","user":"${sandbox.fake.botUserId}"`);
     expect(text).toMatch(/event: store\ndata: \{[^\n]*"type":"SlackInputReceived"/);

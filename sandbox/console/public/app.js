@@ -1,7 +1,8 @@
 // The sandbox console: a Slack-like client for one person at a time, plus a look behind the
-// scenes (the incident service's web app, the event store, the bot's Slack API calls) and that
-// person's phone (texts and calls from Switchboard). Everything a person does goes to the console
-// server, which sends the bot the request Slack (or the communications service) would send.
+// scenes (the incident service's and the HR service's web apps, the event store, the bot's Slack
+// API calls) and that person's phone (texts and calls from Switchboard). Everything a person does
+// goes to the console server, which sends the bot the request Slack (or the communications service,
+// or HR) would send.
 import { escapeHtml, renderMessageBody, renderMrkdwn, renderView } from './blockKit.js';
 
 const $ = (id) => document.getElementById(id);
@@ -24,6 +25,11 @@ const S = {
   phone: null,
   /** What is typed in the phone's reply box, kept across live re-renders. */
   phoneDraft: '',
+  /** The HR service's web app (`GET /api/hr`), and the employee you act as there. */
+  hr: null,
+  hrActAs: '',
+  /** The HR request form's fields as typed, kept across live re-renders. */
+  hrDraft: {},
   source: null,
 };
 
@@ -428,6 +434,9 @@ const COMMANDS = [
   ['/verify status', 'your number and where its verification stands'],
   ['/verify test', 'a test text and call to your verified number'],
   ['/verify help', 'phone verification'],
+  ['/timeoff', 'ask for time off (a form), or /timeoff <policy> <first day> <last day> [note]'],
+  ['/timeoff status', 'your time-off requests and where they stand'],
+  ['/timeoff balance', '[policy]: what is left this year'],
   ['/timeoff help', 'time off'],
   ['/whosout', '[date or range]'],
 ];
@@ -681,6 +690,157 @@ $('panel-pagerduty').addEventListener('submit', async (ev) => {
     ev.target.reset();
   } catch (e) {
     toast(`The Events API refused: ${e.message}`, 'error');
+  }
+});
+
+// ------------------------------------------------------------------ side panel: HR service
+
+const HR_STATUS_LABEL = { pending: 'Pending', approved: 'Approved', canceled: 'Cancelled' };
+const PORTION_LABEL = { morning: 'morning', afternoon: 'afternoon' };
+
+const loadHr = async () => {
+  S.hr = await api('/api/hr');
+  renderHr();
+};
+
+/**
+ * A calendar day as people read it: `Mon 7 Dec`, with the year when it is not this year's (days
+ * carry no zone; the panel names UTC for today).
+ */
+const dayLabel = (date) =>
+  new Date(`${date}T00:00:00Z`).toLocaleDateString('en-GB', {
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+    ...(S.hr && date.slice(0, 4) !== S.hr.today.slice(0, 4) ? { year: 'numeric' } : {}),
+    timeZone: 'UTC',
+  });
+const rangeLabel = (from, to, fromPortion, toPortion) => {
+  const first = `${dayLabel(from)}${PORTION_LABEL[fromPortion] ? ` (${PORTION_LABEL[fromPortion]})` : ''}`;
+  if (from === to) return first;
+  return `${first} – ${dayLabel(to)}${PORTION_LABEL[toPortion] ? ` (${PORTION_LABEL[toPortion]})` : ''}`;
+};
+const utcTime = (iso) =>
+  `${new Date(iso).toLocaleString('en-GB', { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZone: 'UTC' })} UTC`;
+
+const renderHr = () => {
+  const hr = S.hr;
+  const box = $('panel-hr');
+  if (!hr || S.panel !== 'hr') return;
+  const employed = hr.employees.filter((e) => e.status === 'employed');
+  const mine = employed.find((e) => e.email === person(S.me)?.email)?.id;
+  if (!S.hrActAs || !employed.some((e) => e.id === S.hrActAs)) S.hrActAs = mine ?? employed[0]?.id ?? '';
+  const absence = (a) =>
+    `<li class="hr-absence" data-testid="hr-out-${a.requestId}"><b>${escapeHtml(a.employee.name)}</b> · ${escapeHtml(a.policyType)} · ${escapeHtml(rangeLabel(a.startDate, a.endDate))}${a.status === 'pending' ? ' <span class="muted">(pending approval)</span>' : ''}</li>`;
+  const request = (
+    r,
+  ) => `<li class="hr-request hr-${r.status}" data-request="${r.id}" data-testid="hr-request-${r.id}">
+      <div class="pd-line"><span class="pill pill-hr-${r.status}" data-testid="hr-status">${HR_STATUS_LABEL[r.status] ?? escapeHtml(r.status)}</span><span class="pd-title">${escapeHtml(r.employee.name)}</span><span class="muted">· ${escapeHtml(r.policyType)}</span><span class="hr-origin hr-origin-${r.madeIn}" data-testid="hr-origin">${r.madeIn === 'switchboard' ? 'made in Switchboard' : 'made in HR'}</span></div>
+      <div class="pd-sub">${escapeHtml(rangeLabel(r.startDate, r.endDate, r.startPortion, r.endPortion))} · ${r.days} working day${r.days === 1 ? '' : 's'}</div>
+      <div class="pd-sub">${r.approver ? `${r.approver.byManager ? 'Approver (manager)' : 'Approved by'}: ${escapeHtml(r.approver.name)}` : 'No approver'} · request ${r.id} · made ${escapeHtml(utcTime(r.createdAt))}</div>
+      ${r.description ? `<div class="pd-sub">“${escapeHtml(r.description)}”</div>` : ''}
+      ${r.status === 'canceled' ? '' : `<div class="pd-actions"><button type="button" class="bk-button small" data-hr-cancel="${r.id}">Cancel request</button></div>`}
+    </li>`;
+  const open = hr.requests.filter((r) => r.status !== 'canceled');
+  const cancelled = hr.requests.filter((r) => r.status === 'canceled');
+  const employee = (e) => `<li class="hr-employee hr-emp-${e.status}" data-testid="hr-employee-${e.id}">
+      <div class="pd-line"><span class="pd-title">${escapeHtml(e.name)}</span><span class="muted">· ${escapeHtml(e.title)}</span>${e.status === 'terminated' ? '<span class="pill pill-hr-canceled">Terminated</span>' : ''}</div>
+      <div class="pd-sub">${escapeHtml(e.department)} · ${escapeHtml(e.site)} · ${e.manager ? `reports to ${escapeHtml(e.manager.name)}` : 'no manager'}</div>
+      ${e.status === 'employed' ? `<div class="pd-actions"><button type="button" class="bk-button small bk-danger" data-hr-terminate="${escapeHtml(e.id)}" data-name="${escapeHtml(e.name)}">Terminate</button></div>` : ''}
+    </li>`;
+  const today = hr.today;
+  const draft = {
+    policyType: '',
+    startDate: today,
+    endDate: today,
+    startDatePortion: 'all_day',
+    endDatePortion: 'all_day',
+    description: '',
+    ...S.hrDraft,
+  };
+  const option = (name, value, label) =>
+    `<option value="${escapeHtml(value)}"${draft[name] === value ? ' selected' : ''}>${escapeHtml(label)}</option>`;
+  box.innerHTML = `
+    <p class="panel-note">HR's own web app, as a person there would use it: it shows HR as it is now. HR's API shows changes to Switchboard up to <b data-testid="hr-lag">${hr.lagSeconds} s</b> late; HR also tells Switchboard through signed webhooks.</p>
+    <label class="field-inline">Act as <select id="hr-act-as" aria-label="Act in HR as">${employed.map((e) => `<option value="${escapeHtml(e.id)}"${e.id === S.hrActAs ? ' selected' : ''}>${escapeHtml(e.name)}</option>`).join('')}</select></label>
+    <h3>Request time off</h3>
+    <form class="pd-trigger" id="hr-request" data-testid="hr-request-form">
+      <label>Policy <select name="policyType" aria-label="Policy">${hr.policies.map((p) => option('policyType', p.name, `${p.name} · ${p.days} days a year`)).join('')}</select></label>
+      <div class="row"><label>First day <input type="date" name="startDate" required aria-label="First day" value="${escapeHtml(draft.startDate)}"></label>
+      <label>Last day <input type="date" name="endDate" required aria-label="Last day" value="${escapeHtml(draft.endDate)}"></label></div>
+      <div class="row"><label>First day is <select name="startDatePortion" aria-label="First day portion">${option('startDatePortion', 'all_day', 'the whole day')}${option('startDatePortion', 'afternoon', 'the afternoon only')}</select></label>
+      <label>Last day is <select name="endDatePortion" aria-label="Last day portion">${option('endDatePortion', 'all_day', 'the whole day')}${option('endDatePortion', 'morning', 'the morning only')}</select></label></div>
+      <label>Note <input name="description" maxlength="500" placeholder="Family trip" aria-label="Note" value="${escapeHtml(draft.description)}"></label>
+      <div class="row"><span class="muted small">Waits for the manager's approval in HR.</span><button type="submit" class="bk-button bk-primary small">Request</button></div>
+    </form>
+    <h3>Out today <span class="muted small">${escapeHtml(dayLabel(today))} (UTC)</span> <span class="count">${hr.outToday.length}</span></h3>
+    <ul class="hr-out" data-testid="hr-out-today">${hr.outToday.map(absence).join('') || '<li class="empty-row">Nobody is out today.</li>'}</ul>
+    <h3>Out this week <span class="muted small">${escapeHtml(rangeLabel(hr.week.from, hr.week.to))} (UTC)</span> <span class="count">${hr.outThisWeek.length}</span></h3>
+    <ul class="hr-out" data-testid="hr-out-week">${hr.outThisWeek.map(absence).join('') || '<li class="empty-row">Nobody is out this week.</li>'}</ul>
+    <h3>Time-off requests <span class="count">${open.length}</span></h3>
+    <ul class="pd-list" data-testid="hr-requests">${open.map(request).join('') || '<li class="empty-row">No time-off requests.</li>'}</ul>
+    ${cancelled.length ? `<details class="pd-resolved"><summary>Cancelled <span class="count">${cancelled.length}</span></summary><ul class="pd-list">${cancelled.map(request).join('')}</ul></details>` : ''}
+    <h3>Employees <span class="count">${employed.length}</span></h3>
+    <ul class="pd-list">${hr.employees.map(employee).join('')}</ul>`;
+};
+
+$('panel-hr').addEventListener('change', (ev) => {
+  if (ev.target instanceof HTMLSelectElement && ev.target.id === 'hr-act-as') S.hrActAs = ev.target.value;
+});
+const keepHrDraft = (ev) => {
+  const el = ev.target;
+  if ((el instanceof HTMLInputElement || el instanceof HTMLSelectElement) && el.form?.id === 'hr-request')
+    S.hrDraft = { ...S.hrDraft, [el.name]: el.value };
+};
+$('panel-hr').addEventListener('input', keepHrDraft);
+$('panel-hr').addEventListener('change', keepHrDraft);
+$('panel-hr').addEventListener('click', async (ev) => {
+  const target = ev.target instanceof Element ? ev.target : null;
+  const cancel = target?.closest('[data-hr-cancel]');
+  const terminate = target?.closest('[data-hr-terminate]');
+  if (!cancel && !terminate) return;
+  const b = cancel ?? terminate;
+  if (terminate) {
+    const ok = await confirmDialog({
+      title: { text: 'Terminate employee?' },
+      text: {
+        text: `${terminate.dataset.name} leaves the company in HR; Switchboard hears of it by webhook.`,
+      },
+      confirm: { text: 'Terminate' },
+      style: 'danger',
+    });
+    if (!ok) return;
+  }
+  b.disabled = true;
+  try {
+    if (cancel) await api(`/api/hr/requests/${encodeURIComponent(cancel.dataset.hrCancel)}/cancel`, {});
+    else await api(`/api/hr/employees/${encodeURIComponent(terminate.dataset.hrTerminate)}/terminate`, {});
+    await loadHr();
+  } catch (e) {
+    toast(`HR refused: ${e.message}`, 'error');
+    b.disabled = false;
+  }
+});
+$('panel-hr').addEventListener('submit', async (ev) => {
+  if (!(ev.target instanceof HTMLFormElement) || ev.target.id !== 'hr-request') return;
+  ev.preventDefault();
+  const form = new FormData(ev.target);
+  try {
+    const r = await api('/api/hr/requests', {
+      employeeId: S.hrActAs,
+      policyType: form.get('policyType'),
+      startDate: form.get('startDate'),
+      endDate: form.get('endDate'),
+      startDatePortion: form.get('startDatePortion'),
+      endDatePortion: form.get('endDatePortion'),
+      description: form.get('description'),
+    });
+    toast(`Requested in HR (request ${r.requestId}); it waits for the manager.`);
+    S.hrDraft = { ...S.hrDraft, description: '' };
+    await loadHr();
+  } catch (e) {
+    // The console's refusals of a request already say who refused and why.
+    toast(e.message, 'error');
   }
 });
 
@@ -970,8 +1130,9 @@ const showPanel = async (name) => {
     tab.classList.toggle('active', tab.dataset.panel === name);
     tab.setAttribute('aria-selected', String(tab.dataset.panel === name));
   }
-  for (const p of ['pagerduty', 'store', 'calls', 'phone']) $(`panel-${p}`).hidden = p !== name;
+  for (const p of ['pagerduty', 'hr', 'store', 'calls', 'phone']) $(`panel-${p}`).hidden = p !== name;
   if (name === 'phone') await loadPhone();
+  if (name === 'hr') await loadHr();
   if (name === 'pagerduty') await loadPagerDuty();
   if (name === 'store') {
     if (S.store.mode === 'streams') S.store.streams = await api('/api/store/streams');
@@ -1013,6 +1174,9 @@ const connect = () => {
   on('pagerduty', () => {
     if (S.panel === 'pagerduty') void loadPagerDuty();
   });
+  on('hr', () => {
+    if (S.panel === 'hr') void loadHr();
+  });
   on('store', onStoreEvent);
   on('phone', onPhone);
   on('call', (c) => {
@@ -1039,12 +1203,15 @@ const refresh = async () => {
   renderMessages();
   showModal(S.data.modal);
   if (S.panel === 'pagerduty') await loadPagerDuty();
+  if (S.panel === 'hr') await loadHr();
   await loadPhone();
 };
 
 const pickUser = async (id) => {
   S.me = id;
   S.actAs = '';
+  S.hrActAs = '';
+  S.hrDraft = {};
   S.phone = null;
   S.phoneDraft = '';
   localStorage.setItem('sandbox.user', id);

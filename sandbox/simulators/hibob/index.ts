@@ -52,11 +52,12 @@ import { createHiBobWebhooks, type HiBobDeliveryAttempt, type HiBobWebhookOption
  *   `searchPeople`, `getEmployee`, `updateEmployee`, `submitTimeOff`, `getTimeOffRequest`,
  *   `cancelTimeOffRequest`, `whosOut`, `balance`, `policyTypes`, `timeOffChanges`;
  * - records: `requests` (each with its operation, status and the clock time it arrived, `at`),
- *   `requestsFor(operation)`, `timeOffRequests()` (the truth, lag aside), `webhooks.attempts`,
- *   `webhooks.idle()`;
- * - `setPermissions(serviceUserId, permissions)`, `setLagMs(ms)`, `assertNoViolations()` (unknown
- *   routes, requests without credentials, bodies that are not JSON, filters the contract refuses),
- *   `stop()`.
+ *   `requestsFor(operation)`, `timeOffRequests()` and `employees()` (the truth, lag aside; each
+ *   request says whether it was made through the API or in the web app, `via`), `webhooks.attempts`,
+ *   `webhooks.idle()`, `onChange(listener)` after every write (the sandbox saves its world then);
+ * - `setPermissions(serviceUserId, permissions)`, `setLagMs(ms)` and `lagMs()`,
+ *   `assertNoViolations()` (unknown routes, requests without credentials, bodies that are not JSON,
+ *   filters the contract refuses), `stop()`.
  *
  * @example
  * const sim = await startHiBobSimulator({ clock, lagMs: 1_000 });
@@ -103,6 +104,11 @@ export type SimTimeOffRequest = {
   approver: string | null;
   /** Clock time it was made (ms). */
   createdAt: number;
+  /**
+   * Where it was made: through the API (a service user: Switchboard) or in the HR web app by the
+   * employee. Absent in states saved before it was kept.
+   */
+  via?: 'api' | 'webApp';
 };
 
 type Change = {
@@ -271,6 +277,8 @@ export const startHiBobSimulator = async (options: HiBobSimulatorOptions = {}) =
   let botUrl: string | undefined;
   const webhooks = createHiBobWebhooks({ ...options.webhooks, secret: () => webhookSecret });
 
+  const changeListeners = new Set<() => void>();
+
   const violation = (summary: string) => violations.push({ simulator: 'hibob', summary });
 
   // ---------------------------------------------------------------- state with lag
@@ -286,6 +294,7 @@ export const startHiBobSimulator = async (options: HiBobSimulatorOptions = {}) =
     const versions = map.get(key) ?? [];
     versions.push({ visibleAt: now() + lagMs, value });
     map.set(key, versions);
+    for (const listener of changeListeners) listener();
   };
 
   const triggeredAt = () => clock.now().toISOString().replace('Z', '000');
@@ -564,7 +573,7 @@ export const startHiBobSimulator = async (options: HiBobSimulatorOptions = {}) =
         if (skip || body.approver !== undefined) need(user.permissions, 'Time off: import');
         const employee = findEmployee(params[0]!, false);
         if (employee?.status !== 'employed') throw fail(404, 'not_found', 'Employee not found');
-        const request = createRequest(employee, body, skip);
+        const request = createRequest(employee, body, skip, 'api');
         emit('timeoff.request.requested', user.id, timeOffData(request));
         return { status: 200, body: {} };
       },
@@ -731,7 +740,12 @@ export const startHiBobSimulator = async (options: HiBobSimulatorOptions = {}) =
     getApi: `${url}/v1/timeoff/employees/${r.employeeId}/requests/${r.requestId}`,
   });
 
-  const createRequest = (employee: SimEmployee, body: Record<string, unknown>, skip: boolean) => {
+  const createRequest = (
+    employee: SimEmployee,
+    body: Record<string, unknown>,
+    skip: boolean,
+    via: 'api' | 'webApp',
+  ) => {
     const rangeType = body.requestRangeType ?? 'days';
     if (rangeType !== 'days') {
       throw fail(400, 'invalid_parameter', 'Only requestRangeType days is supported here', {
@@ -792,6 +806,7 @@ export const startHiBobSimulator = async (options: HiBobSimulatorOptions = {}) =
       status: skip ? 'approved' : 'pending',
       approver: typeof body.approver === 'string' ? body.approver : null,
       createdAt: now(),
+      via,
     };
     write(requestsById, request.requestId, request);
     changes.push({
@@ -937,7 +952,7 @@ export const startHiBobSimulator = async (options: HiBobSimulatorOptions = {}) =
       const e = findEmployee(input.employeeId, false);
       if (e?.status !== 'employed') throw new Error(`no employed employee ${input.employeeId}`);
       try {
-        const r = createRequest(e, { ...input, requestRangeType: 'days' }, false);
+        const r = createRequest(e, { ...input, requestRangeType: 'days' }, false, 'webApp');
         emit('timeoff.request.requested', e.id, timeOffData(r));
         return r.requestId;
       } catch (err) {
@@ -1020,6 +1035,18 @@ export const startHiBobSimulator = async (options: HiBobSimulatorOptions = {}) =
     /** Every request as it stands now (the truth, without the read lag). */
     timeOffRequests: (): SimTimeOffRequest[] => [...requestsById.values()].map(latest),
     employee: (id: string) => findEmployee(id, false),
+    /** Every employee as they stand now (the truth, terminated ones included). */
+    employees: (): SimEmployee[] => [...employees.values()].map(latest),
+    /** The read-after-write lag in force (ms). */
+    lagMs: () => lagMs,
+    /**
+     * Calls `listener` after every write (a request made or cancelled, an employee changed);
+     * returns the unsubscribe.
+     */
+    onChange(listener: () => void): () => void {
+      changeListeners.add(listener);
+      return () => changeListeners.delete(listener);
+    },
     setPermissions(serviceUserId: string, permissions: readonly HiBobPermission[]) {
       const user = users.get(serviceUserId);
       if (!user) throw new Error(`no service user ${serviceUserId}`);

@@ -6,7 +6,14 @@ import {
   type SlackMessage,
   truncate,
 } from '../../slack/blocks/format.ts';
-import { formatRange, formatWorkingDays, personText, type TimeOffView } from './timeOffView.ts';
+import { shortTimeOffId } from './timeOffIds.ts';
+import {
+  formatRange,
+  formatWorkingDays,
+  personText,
+  type TimeOffView,
+  withoutFullStop,
+} from './timeOffView.ts';
 
 /**
  * The requester's DM, one message updated at each step: what they asked for and where it
@@ -18,7 +25,7 @@ export const requesterStatusText = (view: TimeOffView): string => {
   switch (view.phase) {
     case 'requested':
     case 'awaitingApproval':
-      return `:hourglass_flowing_sand: Waiting for ${approver} to approve. It expires ${formatTime(view.expiresAt, view.requestedAt)} if nobody decides; \`/timeoff cancel ${view.timeOffId}\` withdraws it.`;
+      return `:hourglass_flowing_sand: Waiting for ${approver} to approve. It expires ${formatTime(view.expiresAt, view.requestedAt)} if nobody decides; \`/timeoff cancel ${shortTimeOffId(view.timeOffId)}\` withdraws it.`;
     case 'approved':
       return view.retrying
         ? `:white_check_mark: ${approver} approved it. HR is not answering yet; Switchboard keeps trying to record it.`
@@ -28,7 +35,7 @@ export const requesterStatusText = (view: TimeOffView): string => {
     case 'confirmed':
       return `:white_check_mark: ${approver} approved it and it is recorded in HR. Enjoy your time off!`;
     case 'submissionFailed':
-      return `:warning: ${approver} approved it, but HR refused to record it: *${escapeMrkdwn(view.failure ?? 'no reason given')}*. Fix it and send it again, or cancel it with \`/timeoff cancel ${view.timeOffId}\`.`;
+      return `:warning: ${approver} approved it, but HR refused to record it: *${escapeMrkdwn(withoutFullStop(view.failure ?? 'no reason given'))}*. Fix it and send it again, or cancel it with \`/timeoff cancel ${shortTimeOffId(view.timeOffId)}\`.`;
     case 'denied':
       return view.denyReason
         ? `:no_entry: ${approver} denied it: “${escapeMrkdwn(truncate(view.denyReason, 1000))}”`
@@ -49,12 +56,13 @@ export const requesterStatusMessage = (view: TimeOffView): SlackMessage => {
   let status = requesterStatusText(view);
   // A cancel HR refused puts the request back as it stood; say both.
   if ((view.phase === 'confirmed' || view.phase === 'submitted') && view.failure) {
-    status = `${status}\n:warning: Cancelling failed, HR said: *${escapeMrkdwn(view.failure)}*. It still stands.`;
+    status = `${status}\n:warning: Cancelling failed, HR said: *${escapeMrkdwn(withoutFullStop(view.failure))}*. It still stands.`;
   }
   const blocks: KnownBlock[] = [
     { type: 'section', text: mrkdwn(`Your time off request — ${ask}`) },
     { type: 'section', text: mrkdwn(status) },
     { type: 'context', elements: [mrkdwn(`Request \`${view.timeOffId}\``)] },
   ];
-  return { text: `Your time off request: ${status.replace(/[*_`]/g, '')}`.slice(0, 3000), blocks };
+  // Notification text: mrkdwn's bold and code marks dropped; emoji names (`:hourglass_flowing_sand:`) kept whole.
+  return { text: `Your time off request: ${status.replace(/[*`]/g, '')}`.slice(0, 3000), blocks };
 };

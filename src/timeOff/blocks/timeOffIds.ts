@@ -16,6 +16,8 @@ export const TIME_OFF_ACTION = {
   denyWithReason: 'timeoff.deny_reason',
   /** The requester's Cancel on their status message or App Home. */
   cancel: 'timeoff.cancel',
+  /** After HR refused the submission: the requester's button that opens the form prefilled to fix it. */
+  resubmit: 'timeoff.resubmit',
 } as const;
 export type TimeOffActionId = (typeof TIME_OFF_ACTION)[keyof typeof TIME_OFF_ACTION];
 

@@ -24,7 +24,7 @@ export type TimeOffView = Readonly<{
   denyReason: string | null;
   /** HR's reason for refusing the submission, or the cancel, in words. */
   failure: string | null;
-  /** True while an HR call is retrying after a failure. */
+  /** True while an HR call HR has not taken yet is retrying after a failure (not while HR's lag passes). */
   retrying: boolean;
 }>;
 
@@ -50,7 +50,15 @@ export const toTimeOffView = (state: TimeOffState): TimeOffView | null => {
     remindersSent: context.remindersSent,
     denyReason: context.decision?.reason ?? null,
     failure: context.failure,
-    retrying: context.requests.some((q) => q.failedAttempts > 0 && q.nextAttemptAt !== null),
+    // Waiting for HR to show what it took (the submission's lookups once its POST was answered, the
+    // read-back) is HR's lag, not HR failing: only a call HR has not taken yet counts as retrying.
+    retrying: context.requests.some(
+      (q) =>
+        q.failedAttempts > 0 &&
+        q.nextAttemptAt !== null &&
+        q.action !== 'read_back' &&
+        !(q.action === 'submit' && context.submissionSent?.submitRequestId === q.requestId),
+    ),
   };
 };
 
@@ -92,3 +100,6 @@ export const formatWorkingDays = (days: number): string => {
 /** A person as a mention when they have a Slack user, else their name, escaped. */
 export const personText = (person: Readonly<{ slackUserId: string | null; displayName: string }>): string =>
   person.slackUserId ? mention(person.slackUserId) : escapeMrkdwn(person.displayName || 'someone');
+
+/** A reason without its closing full stop, for a sentence that goes on after it ("…: *reason*. Fix it"). */
+export const withoutFullStop = (text: string): string => text.replace(/[\s.]+$/, '');

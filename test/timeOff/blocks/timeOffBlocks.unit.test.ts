@@ -162,6 +162,18 @@ describe('the requester’s status, at each step', () => {
     expect(message.text).not.toContain('*');
   });
 
+  it('keeps emoji names whole in the notification text and ends a quoted reason with one full stop', () => {
+    const waiting = requesterStatusMessage({ ...VIEW, phase: 'awaitingApproval' });
+    expect(waiting.text).toContain(':hourglass_flowing_sand:');
+    const refused = requesterStatusText({
+      ...VIEW,
+      phase: 'submissionFailed',
+      failure: 'The policy "Holliday" is not one HR offers.',
+    });
+    expect(refused).toContain('HR offers*. Fix it');
+    expect(refused).not.toContain('..');
+  });
+
   it('is built from a folded request', () => {
     const requested: TimeOffEvent = {
       type: 'TimeOffRequested',
