@@ -84,17 +84,25 @@ export type IncidentReadModels = Readonly<{
 }>;
 
 /** Version of the snapshotted state and of `apply`: bump it when either changes (rebuilds from zero). */
-export const INCIDENT_READ_MODELS_VERSION = 1;
+export const INCIDENT_READ_MODELS_VERSION = 2;
 export const INCIDENT_READ_MODELS_ID = 'incident-read-models';
 
+/**
+ * The snapshotted state, in columns (one array per field: a third of the parse time of one small
+ * array per row). The upstream-id and number indexes are not stored: they follow from the rows.
+ */
 type IncidentReadModelsState = Readonly<{
-  incidents: [string, string, IncidentPhaseRow, string | null, number | null, string | null][];
-  byUpstreamId: [string, string][];
-  byNumber: [number, string][];
+  streamIds: string[];
+  positions: string[];
+  phases: IncidentPhaseRow[];
+  upstreamIds: (string | null)[];
+  numbers: (number | null)[];
+  serviceIds: (string | null)[];
   subscriptions: Subscription[];
   upstreamBySlack: [string, string][];
   slackByUpstream: [string, string][];
-  byCard: [string, string][];
+  cardKeys: string[];
+  cardStreams: string[];
 }>;
 
 export const createIncidentReadModels = (
@@ -196,22 +204,22 @@ export const createIncidentReadModels = (
     }
   };
 
-  const save = (): IncidentReadModelsState => ({
-    incidents: [...incidents.values()].map((r) => [
-      r.streamId,
-      r.position.toString(),
-      r.phase,
-      r.upstreamId,
-      r.number,
-      r.serviceId,
-    ]),
-    byUpstreamId: [...byUpstreamId],
-    byNumber: [...byNumber],
-    subscriptions: [...subscriptions.values()].flatMap((m) => [...m.values()]),
-    upstreamBySlack: [...upstreamBySlack],
-    slackByUpstream: [...slackByUpstream],
-    byCard: [...byCard],
-  });
+  const save = (): IncidentReadModelsState => {
+    const rows = [...incidents.values()];
+    return {
+      streamIds: rows.map((r) => r.streamId),
+      positions: rows.map((r) => r.position.toString()),
+      phases: rows.map((r) => r.phase),
+      upstreamIds: rows.map((r) => r.upstreamId),
+      numbers: rows.map((r) => r.number),
+      serviceIds: rows.map((r) => r.serviceId),
+      subscriptions: [...subscriptions.values()].flatMap((m) => [...m.values()]),
+      upstreamBySlack: [...upstreamBySlack],
+      slackByUpstream: [...slackByUpstream],
+      cardKeys: [...byCard.keys()],
+      cardStreams: [...byCard.values()],
+    };
+  };
   const reset = (): void => {
     for (const m of [
       byUpstreamId,
@@ -227,11 +235,20 @@ export const createIncidentReadModels = (
   };
   const load = (raw: unknown): void => {
     const state = raw as IncidentReadModelsState;
-    for (const [streamId, position, phase, upstreamId, number, serviceId] of state.incidents) {
-      incidents.set(streamId, { streamId, phase, upstreamId, number, serviceId, position: BigInt(position) });
-    }
-    for (const [k, v] of state.byUpstreamId) byUpstreamId.set(k, v);
-    for (const [k, v] of state.byNumber) byNumber.set(k, v);
+    state.streamIds.forEach((streamId, i) => {
+      const upstreamId = state.upstreamIds[i] ?? null;
+      const number = state.numbers[i] ?? null;
+      incidents.set(streamId, {
+        streamId,
+        phase: state.phases[i]!,
+        upstreamId,
+        number,
+        serviceId: state.serviceIds[i] ?? null,
+        position: BigInt(state.positions[i]!),
+      });
+      if (upstreamId !== null) byUpstreamId.set(upstreamId, streamId);
+      if (number !== null) byNumber.set(number, streamId);
+    });
     for (const sub of state.subscriptions) {
       const channels = subscriptions.get(sub.serviceId) ?? new Map<string, Subscription>();
       channels.set(sub.channel, sub);
@@ -239,7 +256,9 @@ export const createIncidentReadModels = (
     }
     for (const [k, v] of state.upstreamBySlack) upstreamBySlack.set(k, v);
     for (const [k, v] of state.slackByUpstream) slackByUpstream.set(k, v);
-    for (const [k, v] of state.byCard) byCard.set(k, v);
+    state.cardKeys.forEach((key, i) => {
+      byCard.set(key, state.cardStreams[i]!);
+    });
   };
   const resumable = createResumableState({
     name: INCIDENT_READ_MODELS_ID,

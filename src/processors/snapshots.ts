@@ -13,9 +13,10 @@ import type { ProcessorLifecycleContext } from './runner.ts';
  * store port. One mechanism for both adapters, covered by the store contract (append, last event of
  * a stream), nothing to migrate, and a replica on another machine finds them (a local cache beside
  * a KurrentDB deployment would not survive a pod being rescheduled). The price is that old
- * snapshots stay in the store: the state is gzipped (a few bytes per incident), a snapshot is taken
- * at most every `snapshotEvery` applied events while live, on catching up after a long read and on
- * a graceful stop (see docs/operations.md for the sizes and for capping the streams on KurrentDB).
+ * snapshots stay in the store: the state is gzipped (about 30 bytes per incident), a snapshot is
+ * taken while live after `snapshotEvery` applied events or one per 32 bytes of the last snapshot,
+ * whichever is more, on catching up after a long read and on a graceful stop (docs/operations.md
+ * has the sizes, and how to cap the streams on KurrentDB).
  *
  * The snapshot's `position` is a promise: every event the filter takes at or below it is in the
  * state. It is the larger of the last applied event and the store head read before a final catch-up,
@@ -110,7 +111,10 @@ export type ResumableStateOptions = Readonly<{
   load(state: unknown): void;
   /** Empties the state. */
   reset(): void;
-  /** Snapshot after this many events applied while live (default 10,000). */
+  /**
+   * Snapshot after this many events applied while live (default 10,000), or after one event per 32
+   * bytes of the last snapshot when that is more (a large state is written less often).
+   */
   snapshotEvery?: number;
   /** A catch-up at start that applied at least this many events is snapshotted at once (default 1,000). */
   snapshotAfterCatchUp?: number;
@@ -156,6 +160,7 @@ export const createResumableState = (options: ResumableStateOptions): ResumableS
   let snapshotAt: bigint | undefined;
   let live = false;
   let background: Promise<void> = Promise.resolve();
+  let interval = every;
   /** Restore, catch-ups and snapshots run one after another. */
   let chain: Promise<unknown> = Promise.resolve();
   const serial = <T>(run: () => Promise<T>): Promise<T> => {
@@ -199,6 +204,9 @@ export const createResumableState = (options: ResumableStateOptions): ResumableS
     sinceSnapshot = 0;
     snapshotAt = position;
     const { bytes } = await writeSnapshot(s, name, { version, position, state, applied: count, now: now() });
+    // A bigger state is snapshotted less often: about one snapshot byte per 32 events applied, so
+    // snapshots stay a small part of the store however large the state grows.
+    interval = Math.max(every, Math.ceil(bytes / 32));
     logger?.info({ readModel: name, position: Number(position), bytes }, 'read model snapshot written');
     return { position, bytes };
   };
@@ -245,7 +253,7 @@ export const createResumableState = (options: ResumableStateOptions): ResumableS
 
     async handle(event) {
       applyOne(event);
-      if (live && sinceSnapshot >= every) await snapshotQuietly();
+      if (live && sinceSnapshot >= interval) await snapshotQuietly();
     },
 
     restore: (ctx) =>
@@ -270,7 +278,17 @@ export const createResumableState = (options: ResumableStateOptions): ResumableS
           snapshot = undefined;
         }
         if (!snapshot) return undefined;
-        options.load(snapshot.state);
+        try {
+          options.load(snapshot.state);
+        } catch (error) {
+          // A state this code cannot read (its version should have been bumped): start from zero.
+          ctx.logger.warn(
+            { err: asError(error), readModel: name },
+            'unreadable snapshot; rebuilding from zero',
+          );
+          options.reset();
+          return undefined;
+        }
         applied = snapshot.position;
         total = snapshot.applied;
         snapshotAt = snapshot.position;

@@ -24,6 +24,8 @@ import type {
   RecordedEvent,
 } from '../../src/eventStore/eventStore.ts';
 import { claimStreamId, createClaims } from '../../src/processors/claims.ts';
+import { createResumableState } from '../../src/processors/snapshots.ts';
+import { createLogSink } from '../support/logSink.ts';
 import { collect, deferred, ids, newEvent, newEvents, sleep, unique, waitUntil } from './helpers.ts';
 
 export type EventStoreContractOptions = Readonly<{
@@ -764,6 +766,62 @@ export const runEventStoreContract = (
         // …then it sees exactly the rest, once.
         expect(ids(second.events)).toEqual([...ids(all.slice(stopAfter)), late.id]);
         await second.subscription.stop();
+      });
+    });
+
+    describe('read model snapshots (src/processors/snapshots.ts)', () => {
+      const model = (store: EventStore, cat: string, version: number) => {
+        let seen: string[] = [];
+        const resumable = createResumableState({
+          name: `rm${cat}`,
+          version,
+          filter: { streamPrefixes: [`${cat}-`] },
+          store,
+          apply: (e) => seen.push(e.id),
+          save: () => ({ seen }),
+          load: (state) => {
+            seen = [...(state as { seen: string[] }).seen];
+          },
+          reset: () => {
+            seen = [];
+          },
+        });
+        return { resumable, seen: () => seen };
+      };
+      const ctx = (store: EventStore) => ({ store, logger: createLogSink().logger() });
+
+      it('a restored read model resumes after its snapshot; the newest snapshot wins; another version rebuilds', async () => {
+        const store = await openStore();
+        const cat = unique('ledger');
+        await store.appendToStream(`${cat}-1`, newEvents(5));
+        const first = await store.readStream(`${cat}-1`);
+
+        const a = model(store, cat, 1);
+        expect(await a.resumable.restore(ctx(store))).toBeUndefined();
+        await a.resumable.catchUp();
+        expect(a.seen()).toEqual(ids(first));
+        const snap1 = await a.resumable.snapshot();
+        expect(snap1!.position).toBeGreaterThanOrEqual(first[4]!.position);
+
+        await store.appendToStream(`${cat}-2`, newEvents(2, 'Later'));
+        const later = await store.readStream(`${cat}-2`);
+        await a.resumable.catchUp();
+        const snap2 = await a.resumable.snapshot();
+        expect(snap2!.position).toBeGreaterThanOrEqual(later[1]!.position);
+
+        await store.appendToStream(`${cat}-3`, newEvents(1, 'Last'));
+        const last = await store.readStream(`${cat}-3`);
+        const b = model(store, cat, 1);
+        expect(await b.resumable.restore(ctx(store))).toBe(snap2!.position);
+        expect(b.seen()).toEqual([...ids(first), ...ids(later)]);
+        await b.resumable.catchUp();
+        expect(b.resumable.appliedSinceStart()).toBe(1);
+        expect(b.seen()).toEqual([...ids(first), ...ids(later), ...ids(last)]);
+
+        const c = model(store, cat, 2);
+        expect(await c.resumable.restore(ctx(store))).toBeUndefined();
+        await c.resumable.catchUp();
+        expect(c.resumable.appliedSinceStart()).toBe(8);
       });
     });
 

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { INCIDENT_ROUTING_STREAM_PREFIX } from '../../machines/incidentRouting/streams.ts';
 import { createCommandBus } from '../../src/application/dispatch.ts';
 import { runEventsCli } from '../../src/cli/events.ts';
 import { manualClock, systemClock } from '../../src/core/clock.ts';
@@ -97,7 +98,7 @@ const stop = async (runner: ProcessorRunner): Promise<void> => {
   runners = runners.filter((r) => r !== runner);
 };
 
-/** Incidents `first`..`first+count-1`, each requested, linked (number = its index) and triggered. */
+/** Incidents `first`..`first+count-1`, each requested, linked (number = its index), triggered, carded. */
 const addIncidents = async (s: EventStore, first: number, count: number): Promise<void> => {
   for (let n = first; n < first + count; n++) {
     const service = { id: 'PSVC1', name: 'Payments API' };
@@ -105,6 +106,7 @@ const addIncidents = async (s: EventStore, first: number, count: number): Promis
       { id: newId(), type: 'IncidentTriggerRequested', data: { service, title: `incident ${n}` } },
       { id: newId(), type: 'IncidentLinked', data: { upstreamId: `Q${n}`, number: n } },
       { id: newId(), type: 'IncidentTriggered', data: { service } },
+      { id: newId(), type: 'IncidentCardPosted', data: { channel: 'C0OPS', ts: `${n}.0001` } },
     ]);
   }
 };
@@ -152,9 +154,17 @@ describe('read models resume from snapshots', () => {
     await addInputs(s, 300);
     await addIncidents(s, 21, 20);
 
+    await s.appendToStream(`${INCIDENT_ROUTING_STREAM_PREFIX}PSVC1`, [
+      {
+        id: newId(),
+        type: 'IncidentChannelSubscribed',
+        data: { serviceId: 'PSVC1', serviceName: 'Payments API', channel: 'C0OPS' },
+      },
+    ]);
+
     const first = createIncidentReadModels({ store: s });
     const runner1 = await run(s, [first.processor]);
-    expect(first.resumable.appliedSinceStart()).toBe(120);
+    expect(first.resumable.appliedSinceStart()).toBe(161);
     expectIncidents(first, range(1, 40));
     await stop(runner1);
     const snap = await readSnapshot(s, INCIDENT_READ_MODELS_ID);
@@ -166,9 +176,11 @@ describe('read models resume from snapshots', () => {
     const counted = counting(s, 'incident-');
     const second = createIncidentReadModels({ store: counted.store });
     const runner2 = await run(counted.store, [second.processor]);
-    expect(second.resumable.appliedSinceStart()).toBe(6);
-    expect(counted.read()).toBeLessThanOrEqual(12);
+    expect(second.resumable.appliedSinceStart()).toBe(8);
+    expect(counted.read()).toBeLessThanOrEqual(16);
     expectIncidents(second, range(1, 42));
+    expect(second.channelsForService('PSVC1')).toEqual(['C0OPS']);
+    expect(second.streamForCard('C0OPS', '7.0001')).toBe('incident-i7');
 
     // Read-your-writes after a restore: a query right after a write sees it.
     await addIncidents(s, 43, 1);
@@ -198,7 +210,7 @@ describe('read models resume from snapshots', () => {
 
     const rm = createIncidentReadModels({ store: s });
     await run(s, [rm.processor]);
-    expect(rm.resumable.appliedSinceStart()).toBe(30);
+    expect(rm.resumable.appliedSinceStart()).toBe(40);
     expectIncidents(rm, range(1, 10));
     // …and it writes a snapshot of its own version once caught up.
     const fresh = await waitFor(async () => {
@@ -280,13 +292,17 @@ describe('read models resume from snapshots', () => {
       version: INCIDENT_READ_MODELS_VERSION,
       position: (await s.headPosition())!,
       state: {
-        incidents: [],
-        byUpstreamId: [],
-        byNumber: [],
+        streamIds: [],
+        positions: [],
+        phases: [],
+        upstreamIds: [],
+        numbers: [],
+        serviceIds: [],
         subscriptions: [],
         upstreamBySlack: [],
         slackByUpstream: [],
-        byCard: [],
+        cardKeys: [],
+        cardStreams: [],
       },
       applied: 0,
       now: new Date(),
@@ -307,7 +323,7 @@ describe('read models resume from snapshots', () => {
     };
     expect(await runEventsCli(['rebuild', INCIDENT_READ_MODELS_ID, '--json'], io)).toBe(0);
     const line = JSON.parse(out.at(-1)!) as { readModel: string; applied: number; position: string };
-    expect(line).toMatchObject({ readModel: INCIDENT_READ_MODELS_ID, applied: 15 });
+    expect(line).toMatchObject({ readModel: INCIDENT_READ_MODELS_ID, applied: 20 });
 
     const fixed = createIncidentReadModels({ store: s });
     await run(s, [fixed.processor]);
@@ -318,6 +334,6 @@ describe('read models resume from snapshots', () => {
     expect(err.join('\n')).toContain('incident-read-models');
     const snapshots = await s.readStream(snapshotStreamId(INCIDENT_READ_MODELS_ID));
     expect(snapshots).toHaveLength(2);
-    expect((await readSnapshot(s, INCIDENT_READ_MODELS_ID))?.applied).toBe(15);
+    expect((await readSnapshot(s, INCIDENT_READ_MODELS_ID))?.applied).toBe(20);
   });
 });
