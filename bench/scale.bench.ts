@@ -1,6 +1,6 @@
 /**
  * Start-up at scale (issue 13): `npm run bench -- scale [--quick]`, alone
- * `node scripts/node24.mjs bench/scale.bench.ts [--quick]`.
+ * `node scripts/node24.mjs bench/scale.bench.ts [--quick] [--sizes=100000,1000000] [--baseline-first]`.
  *
  * For 10k, 100k and 1M events of history (`--quick`: 10k only), and an empty store for reference
  * (what a start costs whatever the history: loading the code, Slack's auth.test), a SQLite store is generated: 70 %
@@ -39,7 +39,12 @@ import { emit, median, note, tempDir } from './support.ts';
 const ROOT = resolve(import.meta.dirname, '..');
 const BASELINE_REF = process.env['SCALE_BASELINE_REF'] ?? '98ef5cf978f77516dd5ac4df3a2220767a7b06f1';
 const quick = process.argv.includes('--quick');
-const SIZES = quick ? [0, 10_000] : [0, 10_000, 100_000, 1_000_000];
+const sizesFlag = process.argv.find((a) => a.startsWith('--sizes='));
+const SIZES = sizesFlag
+  ? sizesFlag.slice('--sizes='.length).split(',').map(Number)
+  : quick
+    ? [0, 10_000]
+    : [0, 10_000, 100_000, 1_000_000];
 const RESTARTS = quick ? 1 : 2;
 const BOT_TOKEN = 'xoxb-bench-scale-token';
 const SIGNING_SECRET = 'bench-scale-signing-secret';
@@ -267,7 +272,7 @@ const main = async (): Promise<void> => {
     CI: 'true',
   });
   try {
-    for (const size of SIZES) {
+    for (const [index, size] of SIZES.entries()) {
       const source = join(dir.path, `history-${size}.db`);
       const g0 = performance.now();
       const head = await generateStore(source, size);
@@ -286,7 +291,9 @@ const main = async (): Promise<void> => {
         string,
         { first: { ms: number; rssMb: number }; restarts: { ms: number; rssMb: number }[] }
       >();
-      for (const code of size % 2 === 0 ? [candidate, baseline] : [baseline, candidate]) {
+      for (const code of (index + (process.argv.includes('--baseline-first') ? 1 : 0)) % 2 === 1
+        ? [candidate, baseline]
+        : [baseline, candidate]) {
         const db = join(dir.path, `${code === candidate ? 'candidate' : 'baseline'}-${size}.db`);
         copyFileSync(source, db);
         const first = await startToReady(code, envFor(db));
