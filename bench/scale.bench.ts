@@ -287,10 +287,7 @@ const main = async (): Promise<void> => {
         `scale: ${size} events generated in ${Math.round(performance.now() - g0)} ms (${ids.length} processors)`,
       );
 
-      const results = new Map<
-        string,
-        { first: { ms: number; rssMb: number }; restarts: { ms: number; rssMb: number }[] }
-      >();
+      const results = new Map<string, { first: Start; restarts: Start[] }>();
       for (const code of (index + (process.argv.includes('--baseline-first') ? 1 : 0)) % 2 === 1
         ? [candidate, baseline]
         : [baseline, candidate]) {
