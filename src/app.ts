@@ -295,7 +295,8 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
   const refreshProcessorMetrics = async () => {
     const statuses = await processors.status();
     for (const s of statuses) {
-      metrics.processorLag.set({ processor: s.id }, s.lag);
+      // A processor another replica runs is that replica's lag to report.
+      metrics.processorLag.set({ processor: s.id }, s.claim && !s.claim.held ? 0 : s.lag);
       if (s.claim)
         metrics.processorClaimHeld.set({ processor: s.id, replica: claims.replicaId }, s.claim.held ? 1 : 0);
     }

@@ -93,6 +93,9 @@ describe('three replicas on one SQLite file', () => {
         .processors.detail;
       expect(detail).toContain('held by replica-a: ');
       expect(detail).toContain('inbox-dispatch');
+      // Lag is the holder's to report: none here for what another replica runs.
+      const metrics = await (await fetch(`${other.url}/metrics`)).text();
+      expect(metrics).toContain('switchboard_processor_lag_events{processor="inbox-dispatch"} 0');
     }
     // The incident service's webhooks reach replica C (the load balancer's choice).
     await pd.connect(c.url);
