@@ -295,7 +295,8 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
   const refreshProcessorMetrics = async () => {
     const statuses = await processors.status();
     for (const s of statuses) {
-      metrics.processorLag.set({ processor: s.id }, s.lag);
+      // A processor another replica runs is that replica's lag to report.
+      metrics.processorLag.set({ processor: s.id }, s.claim && !s.claim.held ? 0 : s.lag);
       if (s.claim)
         metrics.processorClaimHeld.set({ processor: s.id, replica: claims.replicaId }, s.claim.held ? 1 : 0);
     }
@@ -304,28 +305,25 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
   readiness.add({
     name: 'processors',
     check: async () => {
+      const statuses = await refreshProcessorMetrics();
       // A processor another replica holds is not this replica's to run.
-      const behind = (await refreshProcessorMetrics()).filter(
+      const behind = statuses.filter(
         (s) => (s.claim === undefined || s.claim.held) && (!s.running || s.lag > maxLag),
       );
-      return behind.length === 0
-        ? { ok: true }
-        : {
-            ok: false,
-            detail: behind.map((s) => `${s.id}: ${s.running ? `${s.lag} behind` : 'stopped'}`).join('; '),
-          };
-    },
-  });
-
-  readiness.add({
-    name: 'claims',
-    // Which replica holds which processor (as this replica last read the claims); informational.
-    check: () => {
-      const now = processors.claims();
-      const holders = (now?.processors ?? []).map(
-        (p) => `${p.id}=${p.held ? `${claims.replicaId} (this replica)` : (p.owner ?? 'nobody')}`,
-      );
-      return { ok: true, detail: `replica ${claims.replicaId}; ${holders.join('; ')}` };
+      const problems = behind.map((s) => `${s.id}: ${s.running ? `${s.lag} behind` : 'stopped'}`);
+      // When this replica does not run every claimed processor, say who does (one replica: nothing).
+      const elsewhere = new Map<string, string[]>();
+      for (const s of statuses) {
+        if (!s.claim || s.claim.held) continue;
+        const owner = s.claim.owner ?? 'nobody (being claimed)';
+        elsewhere.set(owner, [...(elsewhere.get(owner) ?? []), s.id]);
+      }
+      const holders = [...elsewhere].map(([owner, ids]) => `held by ${owner}: ${ids.join(', ')}`);
+      const detail = [
+        ...problems,
+        ...(holders.length > 0 ? [`replica ${claims.replicaId} runs the others`, ...holders] : []),
+      ].join('; ');
+      return { ok: behind.length === 0, ...(detail ? { detail } : {}) };
     },
   });
 

@@ -759,6 +759,8 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
           slot.owner = (await c.read(slot.processor.id)).owner;
         }
       } catch (error) {
+        // Claimed but not started (the store failed meanwhile): claim it afresh next round.
+        if (!slot.running) slot.held = false;
         recordError(slot, error);
         slot.log.warn({ err: asError(error), replica: c.replicaId }, 'claim round failed; will retry');
       }

@@ -86,6 +86,16 @@ describe('three replicas on one SQLite file', () => {
       const held = await claimsOf(other.url);
       expect([...held.keys()].sort()).toEqual([...claimed].sort());
       expect([...held.values()].some(Boolean)).toBe(false);
+      // Ready, and saying who runs the processors it does not.
+      const ready = await fetch(`${other.url}/readyz`);
+      expect(ready.status).toBe(200);
+      const detail = ((await ready.json()) as { probes: { processors: { detail?: string } } }).probes
+        .processors.detail;
+      expect(detail).toContain('held by replica-a: ');
+      expect(detail).toContain('inbox-dispatch');
+      // Lag is the holder's to report: none here for what another replica runs.
+      const metrics = await (await fetch(`${other.url}/metrics`)).text();
+      expect(metrics).toContain('switchboard_processor_lag_events{processor="inbox-dispatch"} 0');
     }
     // The incident service's webhooks reach replica C (the load balancer's choice).
     await pd.connect(c.url);
