@@ -35,6 +35,7 @@ import { createPortDirectory, type PortDirectory, type PortOffer } from './lifec
 import type { Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { createPeopleDirectory, type PeopleDirectory } from './people/directory.ts';
+import { createClaims } from './processors/claims.ts';
 import { commandReplyRoutes } from './processors/commandReplies.decider.ts';
 import { createCommandRepliesReactor, defaultRejectionText } from './processors/commandReplies.reactor.ts';
 import { createInboxDispatchReactor } from './processors/inboxDispatch.reactor.ts';
@@ -255,9 +256,17 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
   const homeSections = instances.flatMap((i) => (i.home ? [i.home] : []));
 
   const enrich = enrichByOwner(ownerOf);
+  // Several replicas may share the store: effectful processors run where their claim is held.
+  const claims = createClaims({
+    store,
+    clock,
+    replicaId: config.replica.id,
+    expiryMs: config.replica.claimExpiryMs,
+  });
   const processors = createProcessorRunner({
     store,
     clock,
+    claims,
     logger: logger.child({ component: 'processors' }),
     processors: [
       createInboxDispatchReactor({ dispatch: bus.dispatch, ...(enrich ? { enrich } : {}) }),
@@ -285,19 +294,36 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
   const maxLag = options.maxProcessorLag ?? 1_000;
   const refreshProcessorMetrics = async () => {
     const statuses = await processors.status();
-    for (const s of statuses) metrics.processorLag.set({ processor: s.id }, s.lag);
+    for (const s of statuses) {
+      // A processor another replica runs is that replica's lag to report.
+      metrics.processorLag.set({ processor: s.id }, s.claim && !s.claim.held ? 0 : s.lag);
+      if (s.claim)
+        metrics.processorClaimHeld.set({ processor: s.id, replica: claims.replicaId }, s.claim.held ? 1 : 0);
+    }
     return statuses;
   };
   readiness.add({
     name: 'processors',
     check: async () => {
-      const behind = (await refreshProcessorMetrics()).filter((s) => !s.running || s.lag > maxLag);
-      return behind.length === 0
-        ? { ok: true }
-        : {
-            ok: false,
-            detail: behind.map((s) => `${s.id}: ${s.running ? `${s.lag} behind` : 'stopped'}`).join('; '),
-          };
+      const statuses = await refreshProcessorMetrics();
+      // A processor another replica holds is not this replica's to run.
+      const behind = statuses.filter(
+        (s) => (s.claim === undefined || s.claim.held) && (!s.running || s.lag > maxLag),
+      );
+      const problems = behind.map((s) => `${s.id}: ${s.running ? `${s.lag} behind` : 'stopped'}`);
+      // When this replica does not run every claimed processor, say who does (one replica: nothing).
+      const elsewhere = new Map<string, string[]>();
+      for (const s of statuses) {
+        if (!s.claim || s.claim.held) continue;
+        const owner = s.claim.owner ?? 'nobody (being claimed)';
+        elsewhere.set(owner, [...(elsewhere.get(owner) ?? []), s.id]);
+      }
+      const holders = [...elsewhere].map(([owner, ids]) => `held by ${owner}: ${ids.join(', ')}`);
+      const detail = [
+        ...problems,
+        ...(holders.length > 0 ? [`replica ${claims.replicaId} runs the others`, ...holders] : []),
+      ].join('; ');
+      return { ok: behind.length === 0, ...(detail ? { detail } : {}) };
     },
   });
 

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import { ChatOpsError } from './core/errors.ts';
 import {
@@ -76,6 +77,15 @@ export type Config = Readonly<{
   secrets: readonly string[];
   /** True under CI (`CI` set and not "false"): logs stay JSON even on a terminal. */
   ci: boolean;
+  /** This process among several replicas on one store (see src/processors/claims.ts). */
+  replica: ReplicaConfig;
+}>;
+
+export type ReplicaConfig = Readonly<{
+  /** Unique among running replicas, kept across restarts (default: the host name). */
+  id: string;
+  /** How long a replica's claims hold without renewal before another takes over (ms). */
+  claimExpiryMs: number;
 }>;
 
 /** The part of the configuration the store CLI needs (no Slack credentials). */
@@ -103,6 +113,23 @@ const VARS = {
   LOG_LEVEL: {
     purpose: `log verbosity: ${LOG_LEVELS.join(', ')}; default info`,
     schema: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }),
+  },
+  SWITCHBOARD_REPLICA_ID: {
+    purpose:
+      "this replica's id among several on one store, unique and kept across restarts; default the host name (a pod's name)",
+    schema: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be 1-100 letters, digits, dots, dashes or underscores'),
+  },
+  SWITCHBOARD_CLAIM_EXPIRY_SECONDS: {
+    purpose:
+      "seconds a replica's processor claims hold without renewal before another replica takes over; default 15",
+    schema: z
+      .string()
+      .regex(/^\d{1,4}$/, 'must be a whole number of seconds from 3 to 3600')
+      .refine((v) => Number(v) >= 3 && Number(v) <= 3600, {
+        message: 'must be a whole number of seconds from 3 to 3600',
+      }),
   },
   SLACK_BOT_TOKEN: {
     purpose: "the Slack app's bot token (OAuth & Permissions page)",
@@ -185,6 +212,12 @@ class Reader implements ConfigVariableReader {
   }
 }
 
+/** The host name (unique per pod or container), cleaned to the replica id's characters. */
+const defaultReplicaId = (): string =>
+  hostname()
+    .replace(/[^A-Za-z0-9._-]/g, '-')
+    .slice(0, 100) || 'replica';
+
 const withSlash = (u: string): string => (u.endsWith('/') ? u : `${u}/`);
 
 /** `PAGERDUTY_*`: the prefix its credentials share, for messages. */
@@ -220,6 +253,10 @@ export const loadConfig = (
   const botToken = r.required('SLACK_BOT_TOKEN');
   const signingSecret = socketMode ? r.optional('SLACK_SIGNING_SECRET') : r.required('SLACK_SIGNING_SECRET');
   const apiUrl = r.optional('SLACK_API_URL');
+  const replica: ReplicaConfig = {
+    id: r.optional('SWITCHBOARD_REPLICA_ID') ?? defaultReplicaId(),
+    claimExpiryMs: Number(r.optional('SWITCHBOARD_CLAIM_EXPIRY_SECONDS') ?? '15') * 1_000,
+  };
 
   // All or none of each lifecycle's credentials; then the slices of those switched on; then the
   // other variables of those switched off (URLs), so a typo shows up before it matters.
@@ -255,6 +292,7 @@ export const loadConfig = (
     slices,
     secrets: [...new Set(r.secrets)],
     ci,
+    replica,
   };
 };
 

@@ -208,6 +208,11 @@ export type Metrics = Readonly<{
   appends: Counter;
   /** Events between a processor's checkpoint and the store head; set by the processor runner. */
   processorLag: Gauge;
+  /**
+   * 1 for each processor this replica runs under a claim, 0 for one another replica holds (labels:
+   * processor, replica = this replica's id). Summed over replicas it is 1 per processor.
+   */
+  processorClaimHeld: Gauge;
   /** Outbound calls by service (`slack`, `pagerduty`, …), operation and status (HTTP code or error code). */
   upstreamCalls: Counter;
   /** Retries of outbound calls by service and reason (`rate_limited`, `server_error`, `network`). */
@@ -248,6 +253,11 @@ export const createMetrics = (): Metrics => {
       'switchboard_processor_lag_events',
       "Events between a processor's checkpoint and the head of the store",
       ['processor'],
+    ),
+    processorClaimHeld: registry.gauge(
+      'switchboard_processor_claim_held',
+      'Whether this replica holds the claim of a processor that runs on one replica at a time',
+      ['processor', 'replica'],
     ),
     upstreamCalls: registry.counter(
       'switchboard_upstream_calls_total',

@@ -5,6 +5,7 @@ import { type Env, loadStoreConfig, processEnv } from '../config.ts';
 import { asError, isChatOpsError } from '../core/errors.ts';
 import type { EventStore, RecordedEvent, StreamInfo } from '../eventStore/eventStore.ts';
 import { openEventStore } from '../eventStore/openEventStore.ts';
+import { SNAPSHOTTED_READ_MODELS } from './readModels.ts';
 
 /**
  * The store CLI: `npm run events -- <command> [options]`, on the store named by EVENT_STORE_URL;
@@ -18,6 +19,8 @@ import { openEventStore } from '../eventStore/openEventStore.ts';
  *                                               keeps printing new ones until Ctrl-C
  *   replay <processor> [--force]                resets the processor's checkpoint, so it
  *                                               rebuilds from the first event on its next start
+ *   rebuild <read model>                        folds a snapshotted read model from the first
+ *                                               event and writes a fresh snapshot (stop first)
  *
  * Tables for people (colour on a terminal; NO_COLOR turns it off), `--json` for JSON lines.
  */
@@ -29,6 +32,7 @@ const USAGE = `usage: npm run events -- <command> [options]
                                                    one stream's events
   tail [--limit N] [--prefix P] [--follow]         latest events in global order
   replay <processor> [--force]                     reset a processor's checkpoint (stop Switchboard first)
+  rebuild <read model>                             rebuild a read model's snapshot from zero (stop Switchboard first)
 
   --json   JSON lines instead of tables
 Store: EVENT_STORE_URL (default sqlite:./data/switchboard.db; if only the sandbox
@@ -305,7 +309,39 @@ const replay = async (
   );
 };
 
-const COMMANDS = { streams, read, tail, replay } as const;
+const rebuild = async (
+  store: EventStore,
+  args: Args,
+  io: CliIo,
+  json: boolean,
+  c: ReturnType<typeof palette>,
+) => {
+  const names = Object.keys(SNAPSHOTTED_READ_MODELS);
+  const name = args.positional[1];
+  const create = name === undefined ? undefined : SNAPSHOTTED_READ_MODELS[name];
+  if (!name || !create) {
+    throw new UsageError(
+      `${name ? `no read model ${name}` : 'rebuild needs a read model'}: one of ${names.join(', ')}`,
+    );
+  }
+  const started = Date.now();
+  const result = await create(store).rebuild(store);
+  const ms = Date.now() - started;
+  if (json) {
+    io.stdout(toJsonLine({ readModel: name, ...result, ms }));
+    return;
+  }
+  io.stdout(
+    `${c.bold(name)}: rebuilt from the first event (${result.applied} events applied in ${ms} ms); snapshot at position ${result.position ?? 'none (empty store)'}, ${result.bytes} bytes.`,
+  );
+  io.stdout(
+    c.dim(
+      'The next start resumes from it. If Switchboard is running, stop it first: a running one writes its own snapshot when it stops.',
+    ),
+  );
+};
+
+const COMMANDS = { streams, read, tail, replay, rebuild } as const;
 
 // ---------- which store ----------
 

@@ -4,6 +4,7 @@ import { newId, uuidv5 } from '../core/ids.ts';
 import type { JsonObject } from '../core/messages.ts';
 import type { EventFilter, EventStore, RecordedEvent, Subscription } from '../eventStore/eventStore.ts';
 import { abortableSleep } from './abortableSleep.ts';
+import type { Claims } from './claims.ts';
 import type { ProcessorLogger } from './ports.ts';
 import { backoffDelayMs, errorCodeOf, errorMessageOf, isPermanentError } from './retryPolicy.ts';
 
@@ -67,9 +68,24 @@ export type Processor = Readonly<{
   /**
    * `'checkpoint'` (default): resume after the stored checkpoint, storing it as it goes.
    * `'start'`: read from the beginning on every start and store no checkpoint (in-memory
-   * projections such as the scheduler's pending timers).
+   * projections that are cheap to rebuild).
+   * `'snapshot'`: the processor keeps its own state with the position it covers (read models and
+   * the scheduler's pending timers, see src/processors/snapshots.ts): `restore` loads it after
+   * `onStart` and says where to resume; no checkpoint is stored.
    */
-  resumeFrom?: 'checkpoint' | 'start';
+  resumeFrom?: 'checkpoint' | 'start' | 'snapshot';
+  /**
+   * With `resumeFrom: 'snapshot'`: loads the processor's state and returns the position it covers
+   * (delivery resumes after it), or undefined to read from the beginning.
+   */
+  restore?(ctx: ProcessorLifecycleContext): Promise<bigint | undefined>;
+  /**
+   * True for an in-memory query model every replica needs to answer its own requests (read models
+   * with `catchUp()`): it runs on every replica. Otherwise (effects: reactors, the inbox
+   * dispatcher, the scheduler) a runner given `claims` runs it only while this replica holds its
+   * claim (see claims.ts), so several replicas on one store run it once.
+   */
+  everyReplica?: boolean;
   handle(event: RecordedEvent, ctx: ProcessorContext): Promise<void>;
   /** Before the subscription starts (reset in-memory state here). */
   onStart?(ctx: ProcessorLifecycleContext): void | Promise<void>;
@@ -98,6 +114,11 @@ export type ProcessorRunnerOptions = Readonly<{
   checkpointEvery?: number;
   /** …or this long after the first unsaved one (ms, default 200), and always on stop and idle. */
   checkpointIntervalMs?: number;
+  /**
+   * Several replicas on one store: processors that are not `everyReplica` run only while this
+   * replica holds their claim. Omitted: this runner runs every processor (one replica).
+   */
+  claims?: Claims;
 }>;
 
 export type ProcessorError = Readonly<{
@@ -133,6 +154,8 @@ export type ProcessorStatus = Readonly<{
   /** In-process retries since start. */
   retries: number;
   lastError?: ProcessorError;
+  /** With claims, for processors that run on one replica: who holds it and whether it is this one. */
+  claim?: Readonly<{ owner: string | null; held: boolean }>;
 }>;
 
 /** Data of `ProcessorEventParked` in stream `processor-<processorId>`. */
@@ -191,6 +214,16 @@ export type ProcessorRunner = Readonly<{
    * Works whether or not the runner is started; it never runs concurrently with live delivery.
    */
   replayParked(processorId: string, eventId?: string): Promise<ReplayParkedResult>;
+  /**
+   * With claims: this replica's id and, for each processor that runs on one replica at a time, its
+   * owner as last read and whether it runs here (from memory, no store reads). Undefined without.
+   */
+  claims():
+    | Readonly<{
+        replicaId: string;
+        processors: readonly Readonly<{ id: string; owner: string | null; held: boolean }>[];
+      }>
+    | undefined;
 }>;
 
 export const PROCESSOR_STREAM_PREFIX = 'processor-';
@@ -241,6 +274,13 @@ type Slot = {
   handled: number;
   retries: number;
   resubscribes: number;
+  /** Runs only while this replica holds the processor's claim. */
+  claimed: boolean;
+  held: boolean;
+  /** The claim's owner as last read. */
+  owner: string | undefined;
+  /** This replica's claim lapsed or was taken: start nothing more, store no checkpoint. */
+  fenced: boolean;
 };
 
 /**
@@ -277,8 +317,10 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
 
   const slots = new Map<string, Slot>();
   for (const processor of options.processors) {
-    if (!PROCESSOR_ID.test(processor.id)) {
-      throw new ValidationError(`processor id ${JSON.stringify(processor.id)} is not kebab-case`);
+    if (!PROCESSOR_ID.test(processor.id) || processor.id.startsWith('claim-')) {
+      throw new ValidationError(
+        `processor id ${JSON.stringify(processor.id)} is not kebab-case (or starts with claim-)`,
+      );
     }
     if (slots.has(processor.id)) throw new ValidationError(`two processors have the id ${processor.id}`);
     slots.set(processor.id, {
@@ -306,14 +348,26 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
       handled: 0,
       retries: 0,
       resubscribes: 0,
+      claimed: options.claims !== undefined && processor.everyReplica !== true,
+      held: false,
+      owner: undefined,
+      fenced: false,
     });
   }
   let started = false;
+  const claims = options.claims;
 
   const slotOf = (processorId: string): Slot => {
     const slot = slots.get(processorId);
     if (!slot) throw new NotFoundError(`no processor ${processorId}`);
     return slot;
+  };
+
+  /** True (and the slot fenced) once this replica may no longer run a claimed processor. */
+  const lostClaim = (slot: Slot): boolean => {
+    if (!slot.claimed) return false;
+    if (!slot.fenced && !claims!.valid()) slot.fenced = true;
+    return slot.fenced;
   };
 
   const accepts = (slot: Slot, event: RecordedEvent): boolean =>
@@ -352,7 +406,8 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
     }
     slot.saving = slot.saving.then(async () => {
       const position = slot.position;
-      if (!slot.storesCheckpoint || position === undefined) return;
+      // A replica that lost the claim must not move the new holder's checkpoint.
+      if (!slot.storesCheckpoint || position === undefined || slot.fenced) return;
       if (slot.checkpoint !== undefined && position <= slot.checkpoint) return;
       try {
         await store.storeCheckpoint(slot.processor.id, position);
@@ -436,7 +491,7 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
         await slot.processor.handle(event, contextFor(slot, event, attempt, replay, signal));
         return undefined;
       } catch (error) {
-        if (live && slot.stopping) throw new Stopped();
+        if (live && (slot.stopping || lostClaim(slot))) throw new Stopped();
         recordError(slot, error, event);
         const log = slot.log.child({ position: Number(event.position), streamId: event.streamId });
         if (!replay && hasCode(error, 'SB_STORE_UNAVAILABLE')) {
@@ -536,8 +591,8 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
   };
 
   const onEvent = async (slot: Slot, event: RecordedEvent): Promise<void> => {
-    // Stop taking new events: this one is left for the next start.
-    if (slot.stopping) throw new Stopped();
+    // Stop taking new events: this one is left for the next start (or the claim's next holder).
+    if (slot.stopping || lostClaim(slot)) throw new Stopped();
     if (!accepts(slot, event)) {
       await advance(slot, event.position);
       return;
@@ -602,6 +657,7 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
 
   const startSlot = async (slot: Slot): Promise<void> => {
     slot.stopping = false;
+    slot.fenced = false;
     slot.abort = new AbortController();
     slot.live = false;
     slot.handled = 0;
@@ -614,12 +670,12 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
     slot.parked = (await readParked(slot)).parked;
     // Read before subscribing: anything appended later cannot have been seen by a previous run.
     slot.startHead = await store.headPosition();
-    await slot.processor.onStart?.({
-      processorId: slot.processor.id,
-      store,
-      clock,
-      logger: slot.log,
-    });
+    const lifecycle = { processorId: slot.processor.id, store, clock, logger: slot.log };
+    await slot.processor.onStart?.(lifecycle);
+    // Where a processor that keeps its own state resumes: the position its restored state covers.
+    if (slot.processor.resumeFrom === 'snapshot' && slot.processor.restore) {
+      slot.position = await slot.processor.restore(lifecycle);
+    }
     slot.running = true;
     slot.log.info(
       {
@@ -656,6 +712,83 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
       'processor stopped',
     );
   };
+
+  // ---- claims (several replicas): whether this replica runs a processor at all
+
+  let claimTimer: NodeJS.Timeout | undefined;
+  let claimTicking: Promise<void> = Promise.resolve();
+  const claimLog = options.logger.child({ component: 'claims' });
+
+  /** Stops a processor this replica may no longer run, without storing its checkpoint. */
+  const letGo = async (slot: Slot, why: string): Promise<void> => {
+    slot.fenced = true;
+    slot.held = false;
+    if (slot.running) await stopSlot(slot);
+    slot.log.warn({ replica: claims!.replicaId, owner: slot.owner ?? null }, why);
+  };
+
+  /**
+   * One round: stop what this replica may no longer run, renew its lease, check that it still owns
+   * what it runs, claim what is free. Runs at start and every `renewEveryMs`; rounds never overlap.
+   */
+  const claimRound = async (): Promise<void> => {
+    const c = claims!;
+    const lapsed = !c.valid();
+    for (const slot of slots.values()) {
+      if (slot.claimed && slot.held && (lapsed || slot.fenced)) {
+        await letGo(slot, 'claim lapsed; processor stopped until claimed again');
+      }
+    }
+    if (!(await c.renew())) {
+      claimLog.warn({ replica: c.replicaId }, 'claim lease not renewed; will retry');
+      return;
+    }
+    for (const slot of slots.values()) {
+      if (!slot.claimed || !started) continue;
+      try {
+        if (slot.held) {
+          slot.owner = (await c.read(slot.processor.id)).owner;
+          if (slot.owner !== c.replicaId)
+            await letGo(slot, 'claim taken by another replica; processor stopped');
+        } else if (await c.acquire(slot.processor.id)) {
+          slot.owner = c.replicaId;
+          slot.held = true;
+          slot.log.info({ replica: c.replicaId }, 'claimed');
+          await startSlot(slot);
+        } else {
+          slot.owner = (await c.read(slot.processor.id)).owner;
+        }
+      } catch (error) {
+        // Claimed but not started (the store failed meanwhile): claim it afresh next round.
+        if (!slot.running) slot.held = false;
+        recordError(slot, error);
+        slot.log.warn({ err: asError(error), replica: c.replicaId }, 'claim round failed; will retry');
+      }
+    }
+  };
+
+  const runClaimRound = (): Promise<void> => {
+    claimTicking = claimTicking.then(claimRound).catch((error: unknown) => {
+      claimLog.error({ err: asError(error) }, 'claim round failed');
+    });
+    return claimTicking;
+  };
+
+  const releaseClaims = async (): Promise<void> => {
+    for (const slot of slots.values()) {
+      if (!slot.claimed || !slot.held) continue;
+      slot.held = false;
+      try {
+        await claims!.release(slot.processor.id);
+        slot.owner = undefined;
+      } catch (error) {
+        slot.log.warn({ err: asError(error) }, 'claim not released; it expires instead');
+      }
+    }
+  };
+
+  /** Processors this replica runs now (every-replica ones, and claimed ones it holds). */
+  const runsHere = (slot: Slot): boolean => !slot.claimed || slot.held;
 
   // ---- status
 
@@ -728,6 +861,7 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
       handled: slot.handled,
       retries: slot.retries,
       ...(slot.lastError ? { lastError: slot.lastError } : {}),
+      ...(slot.claimed ? { claim: { owner: slot.owner ?? null, held: slot.held } } : {}),
     };
   };
 
@@ -808,13 +942,23 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
     async start() {
       if (started) throw new ValidationError('processor runner already started');
       started = true;
-      for (const slot of slots.values()) await startSlot(slot);
+      for (const slot of slots.values()) if (!slot.claimed) await startSlot(slot);
+      if (claims) {
+        await runClaimRound();
+        claimTimer = setInterval(() => void runClaimRound(), claims.renewEveryMs);
+        claimTimer.unref();
+      }
     },
 
     async stop() {
       if (!started) return;
       started = false;
+      if (claimTimer) clearInterval(claimTimer);
+      claimTimer = undefined;
+      await claimTicking;
       await Promise.all([...slots.values()].map(stopSlot));
+      // Checkpoints are stored: the next holder resumes from them at its next round.
+      if (claims) await releaseClaims();
     },
 
     status,
@@ -824,9 +968,9 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
       for (;;) {
         const head = await store.headPosition();
         const statuses: ProcessorStatus[] = [];
-        for (const slot of slots.values()) statuses.push(await statusOf(slot, head));
+        for (const slot of slots.values()) if (runsHere(slot)) statuses.push(await statusOf(slot, head));
         if (statuses.every((s) => s.caughtUp)) {
-          await Promise.all([...slots.values()].map(flush));
+          await Promise.all([...slots.values()].filter(runsHere).map(flush));
           return statuses.map((s) => ({ ...s, checkpoint: slotOf(s.id).checkpoint }));
         }
         if (Date.now() > deadline) {
@@ -849,5 +993,13 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
     },
 
     replayParked,
+
+    claims: () =>
+      claims && {
+        replicaId: claims.replicaId,
+        processors: [...slots.values()]
+          .filter((slot) => slot.claimed)
+          .map((slot) => ({ id: slot.processor.id, owner: slot.owner ?? null, held: slot.held })),
+      },
   };
 };

@@ -19,6 +19,7 @@ import {
   type RetryPolicy,
 } from './retryPolicy.ts';
 import type { Processor } from './runner.ts';
+import { createResumableState, type ResumableState } from './snapshots.ts';
 
 /**
  * The command a timer dispatches when due. `now` and `commandId` are filled at fire time
@@ -68,6 +69,9 @@ export const TIMER_EVENT_TYPES = [
   'TimerCancelled',
   'TimerFired',
 ] as const;
+const SCHEDULER_FILTER = { streamPrefixes: [TIMER_STREAM_PREFIX], eventTypes: [...TIMER_EVENT_TYPES] };
+/** Version of the snapshotted pending timers: bump it when their shape or `apply` changes. */
+export const SCHEDULER_STATE_VERSION = 1;
 export const timerStreamId = (timerId: string): string => `${TIMER_STREAM_PREFIX}${timerId}`;
 /** The command id a timer's command carries: the same on every (re-)fire, so lifecycles dedupe it. */
 export const timerCommandId = (timerId: string): string => uuidv5(`timer:${timerId}`);
@@ -289,6 +293,8 @@ export type SchedulerOptions = Readonly<{
   retry?: Partial<RetryPolicy>;
   /** Most timers fired per tick (default 100); the rest wait for the next tick. */
   batchSize?: number;
+  /** Snapshot the pending timers after this many timer events while live (default 10,000). */
+  snapshotEvery?: number;
 }>;
 
 export type Scheduler = Processor &
@@ -297,6 +303,8 @@ export type Scheduler = Processor &
     tick(): Promise<TickResult>;
     /** Pending timers in due order, as the scheduler sees them now. */
     pending(): PendingTimer[];
+    /** Its snapshots (`rebuild()` for the CLI, `appliedSinceStart()` for tests). */
+    resumable: ResumableState;
   }>;
 
 type Entry = {
@@ -309,10 +317,9 @@ type Entry = {
 
 /**
  * The durable scheduler, a processor (`id: 'scheduler'`) to hand to the runner. Timers are events
- * (see scheduleTimer / cancelTimer); the scheduler keeps the pending ones in memory, rebuilt on
- * every start by reading all `timer-` streams from the beginning (no checkpoint). That is cheap at
- * one team's scale (a few timers per incident or approval) and keeps the store the only state; a
- * deployment with millions of timers would keep a pending-timers read model with a checkpoint.
+ * (see scheduleTimer / cancelTimer); the scheduler keeps the pending ones in memory, resumed from a
+ * snapshot (`snapshot-scheduler`, see src/processors/snapshots.ts): a start loads the pending timers
+ * it had and reads only the timer events after them.
  *
  * When a timer is due by the injected clock, it re-reads the timer's stream (so a cancel that the
  * projection has not seen yet still wins), dispatches the command with `metadata.now` = the clock's
@@ -459,40 +466,67 @@ export const createScheduler = (options: SchedulerOptions): Scheduler => {
     return next;
   };
 
-  return {
-    id: 'scheduler',
-    filter: { streamPrefixes: [TIMER_STREAM_PREFIX], eventTypes: [...TIMER_EVENT_TYPES] },
-    resumeFrom: 'start',
+  const apply = (event: RecordedEvent): void => {
+    const data = event.data as { timerId?: unknown };
+    if (!event.streamId.startsWith(TIMER_STREAM_PREFIX) || typeof data.timerId !== 'string') return;
+    const timerId = data.timerId;
+    switch (event.type) {
+      case 'TimerScheduled': {
+        const d = event.data as unknown as TimerScheduledData;
+        pending.set(timerId, {
+          timerId,
+          dueAt: new Date(d.dueAt),
+          commandType: d.command?.type ?? '',
+          attempts: 0,
+          nextTryAt: undefined,
+        });
+        break;
+      }
+      case 'TimerRescheduled': {
+        const entry = pending.get(timerId);
+        if (entry) entry.dueAt = new Date((event.data as unknown as TimerRescheduledData).dueAt);
+        break;
+      }
+      case 'TimerCancelled':
+      case 'TimerFired':
+        pending.delete(timerId);
+        break;
+      default:
+        break;
+    }
+  };
 
-    async handle(event) {
-      const data = event.data as { timerId?: unknown };
-      if (!event.streamId.startsWith(TIMER_STREAM_PREFIX) || typeof data.timerId !== 'string') return;
-      const timerId = data.timerId;
-      switch (event.type) {
-        case 'TimerScheduled': {
-          const d = event.data as unknown as TimerScheduledData;
-          pending.set(timerId, {
-            timerId,
-            dueAt: new Date(d.dueAt),
-            commandType: d.command?.type ?? '',
-            attempts: 0,
-            nextTryAt: undefined,
-          });
-          break;
-        }
-        case 'TimerRescheduled': {
-          const entry = pending.get(timerId);
-          if (entry) entry.dueAt = new Date((event.data as unknown as TimerRescheduledData).dueAt);
-          break;
-        }
-        case 'TimerCancelled':
-        case 'TimerFired':
-          pending.delete(timerId);
-          break;
-        default:
-          break;
+  const resumable = createResumableState({
+    name: 'scheduler',
+    version: SCHEDULER_STATE_VERSION,
+    filter: SCHEDULER_FILTER,
+    apply,
+    save: () => ({
+      pending: [...pending.values()].map((e) => [e.timerId, e.dueAt.toISOString(), e.commandType]),
+    }),
+    load(state) {
+      for (const [timerId, dueAt, commandType] of (state as { pending: [string, string, string][] })
+        .pending) {
+        pending.set(timerId, {
+          timerId,
+          dueAt: new Date(dueAt),
+          commandType,
+          attempts: 0,
+          nextTryAt: undefined,
+        });
       }
     },
+    reset: () => pending.clear(),
+    ...(options.snapshotEvery === undefined ? {} : { snapshotEvery: options.snapshotEvery }),
+  });
+
+  return {
+    id: 'scheduler',
+    filter: SCHEDULER_FILTER,
+    resumeFrom: 'snapshot',
+
+    restore: resumable.restore,
+    handle: resumable.handle,
 
     onStart(ctx) {
       env = { store: ctx.store, clock: ctx.clock, logger: ctx.logger };
@@ -504,6 +538,7 @@ export const createScheduler = (options: SchedulerOptions): Scheduler => {
     onCaughtUp() {
       live = true;
       env?.logger.info({ pending: pending.size }, 'scheduler ready');
+      resumable.caughtUp();
       if (pollIntervalMs > 0) {
         void tick();
         interval = setInterval(() => void tick(), pollIntervalMs);
@@ -517,9 +552,11 @@ export const createScheduler = (options: SchedulerOptions): Scheduler => {
       interval = undefined;
       await chain;
       live = false;
+      await resumable.stop();
     },
 
     tick,
+    resumable,
 
     pending: () =>
       [...pending.values()]

@@ -216,6 +216,7 @@ export const createTimeOffReadModel = (deps: Readonly<{ store: EventStore }>): T
       id: 'timeoff-read-model',
       filter: FILTER,
       resumeFrom: 'start',
+      everyReplica: true,
       onStart() {
         reset();
       },

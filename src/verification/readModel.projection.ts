@@ -1,20 +1,27 @@
 import { VERIFICATION_LIMITS } from '../../machines/verification/decider.ts';
 import { VERIFICATION_STREAM_PREFIX } from '../../machines/verification/streams.ts';
-import type { EventFilter, EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
+import type { EventFilter, EventStore } from '../eventStore/eventStore.ts';
 import type { Processor } from '../processors/runner.ts';
+import { createResumableState, type ResumableState } from '../processors/snapshots.ts';
 
 /**
  * The organisation-wide count the enrich step adds to starts and resends: the times of every
- * `VerificationRequested` and `VerificationResendRequested` in the store, in memory (rebuilt on
- * every start, no checkpoint; older than the window they are dropped). `catchUp()` reads what the
- * processor has not applied yet, so a start right after another counts it.
+ * `VerificationRequested` and `VerificationResendRequested` in the store, in memory (older than the
+ * window they are dropped), resumed from a snapshot (`snapshot-verification-read-model`, see
+ * src/processors/snapshots.ts). `catchUp()` reads what the processor has not applied yet, so a start
+ * right after another counts it.
  */
 export type VerificationReadModel = Readonly<{
   processor: Processor;
+  resumable: ResumableState;
   catchUp(): Promise<void>;
   /** Starts and resends in the window ending at `now`. */
   startsSince(now: Date): number;
 }>;
+
+/** Version of the snapshotted state and of `apply`: bump it when either changes (rebuilds from zero). */
+export const VERIFICATION_READ_MODEL_VERSION = 1;
+export const VERIFICATION_READ_MODEL_ID = 'verification-read-model';
 
 const FILTER: EventFilter = {
   streamPrefixes: [VERIFICATION_STREAM_PREFIX],
@@ -22,44 +29,37 @@ const FILTER: EventFilter = {
 };
 
 export const createVerificationReadModel = (deps: Readonly<{ store: EventStore }>): VerificationReadModel => {
-  let applied: bigint | undefined;
   let starts: number[] = [];
-  const apply = (e: RecordedEvent) => {
-    if (applied !== undefined && e.position <= applied) return;
-    applied = e.position;
-    const at = Date.parse(String((e.data as { at?: unknown }).at));
-    if (Number.isFinite(at)) starts.push(at);
-  };
-  let catching: Promise<void> = Promise.resolve();
-  const catchUp = (): Promise<void> => {
-    const run = async () => {
-      for (;;) {
-        const page = await deps.store.readAll({
-          ...(applied === undefined ? {} : { after: applied }),
-          filter: FILTER,
-          maxCount: 1_000,
-        });
-        for (const e of page) apply(e);
-        if (page.length < 1_000) return;
-      }
-    };
-    catching = catching.then(run, run);
-    return catching;
-  };
+  const resumable = createResumableState({
+    name: VERIFICATION_READ_MODEL_ID,
+    version: VERIFICATION_READ_MODEL_VERSION,
+    filter: FILTER,
+    store: deps.store,
+    apply(e) {
+      const at = Date.parse(String((e.data as { at?: unknown }).at));
+      if (Number.isFinite(at)) starts.push(at);
+    },
+    save: () => ({ starts }),
+    load(state) {
+      starts = [...(state as { starts: number[] }).starts];
+    },
+    reset() {
+      starts = [];
+    },
+  });
   return {
     processor: {
-      id: 'verification-read-model',
+      id: VERIFICATION_READ_MODEL_ID,
       filter: FILTER,
-      resumeFrom: 'start',
-      onStart() {
-        applied = undefined;
-        starts = [];
-      },
-      async handle(event) {
-        apply(event);
-      },
+      resumeFrom: 'snapshot',
+      everyReplica: true,
+      restore: resumable.restore,
+      handle: resumable.handle,
+      onCaughtUp: resumable.caughtUp,
+      onStop: resumable.stop,
     },
-    catchUp,
+    resumable,
+    catchUp: resumable.catchUp,
     startsSince(now) {
       const since = now.getTime() - VERIFICATION_LIMITS.windowMs;
       starts = starts.filter((t) => t > since - VERIFICATION_LIMITS.windowMs);

@@ -14,6 +14,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { afterEach, describe, expect, it } from 'vitest';
+import { manualClock } from '../../src/core/clock.ts';
 import { ConcurrencyError } from '../../src/core/errors.ts';
 import type {
   AppendResult,
@@ -22,6 +23,9 @@ import type {
   NewEvent,
   RecordedEvent,
 } from '../../src/eventStore/eventStore.ts';
+import { claimStreamId, createClaims } from '../../src/processors/claims.ts';
+import { createResumableState } from '../../src/processors/snapshots.ts';
+import { createLogSink } from '../support/logSink.ts';
 import { collect, deferred, ids, newEvent, newEvents, sleep, unique, waitUntil } from './helpers.ts';
 
 export type EventStoreContractOptions = Readonly<{
@@ -765,6 +769,62 @@ export const runEventStoreContract = (
       });
     });
 
+    describe('read model snapshots (src/processors/snapshots.ts)', () => {
+      const model = (store: EventStore, cat: string, version: number) => {
+        let seen: string[] = [];
+        const resumable = createResumableState({
+          name: `rm${cat}`,
+          version,
+          filter: { streamPrefixes: [`${cat}-`] },
+          store,
+          apply: (e) => seen.push(e.id),
+          save: () => ({ seen }),
+          load: (state) => {
+            seen = [...(state as { seen: string[] }).seen];
+          },
+          reset: () => {
+            seen = [];
+          },
+        });
+        return { resumable, seen: () => seen };
+      };
+      const ctx = (store: EventStore) => ({ store, logger: createLogSink().logger() });
+
+      it('a restored read model resumes after its snapshot; the newest snapshot wins; another version rebuilds', async () => {
+        const store = await openStore();
+        const cat = unique('ledger');
+        await store.appendToStream(`${cat}-1`, newEvents(5));
+        const first = await store.readStream(`${cat}-1`);
+
+        const a = model(store, cat, 1);
+        expect(await a.resumable.restore(ctx(store))).toBeUndefined();
+        await a.resumable.catchUp();
+        expect(a.seen()).toEqual(ids(first));
+        const snap1 = await a.resumable.snapshot();
+        expect(snap1!.position).toBeGreaterThanOrEqual(first[4]!.position);
+
+        await store.appendToStream(`${cat}-2`, newEvents(2, 'Later'));
+        const later = await store.readStream(`${cat}-2`);
+        await a.resumable.catchUp();
+        const snap2 = await a.resumable.snapshot();
+        expect(snap2!.position).toBeGreaterThanOrEqual(later[1]!.position);
+
+        await store.appendToStream(`${cat}-3`, newEvents(1, 'Last'));
+        const last = await store.readStream(`${cat}-3`);
+        const b = model(store, cat, 1);
+        expect(await b.resumable.restore(ctx(store))).toBe(snap2!.position);
+        expect(b.seen()).toEqual([...ids(first), ...ids(later)]);
+        await b.resumable.catchUp();
+        expect(b.resumable.appliedSinceStart()).toBe(1);
+        expect(b.seen()).toEqual([...ids(first), ...ids(later), ...ids(last)]);
+
+        const c = model(store, cat, 2);
+        expect(await c.resumable.restore(ctx(store))).toBeUndefined();
+        await c.resumable.catchUp();
+        expect(c.resumable.appliedSinceStart()).toBe(8);
+      });
+    });
+
     if (options.reopensSameData) {
       describe('reopening', () => {
         it('events, stream revisions and checkpoints are there after close and open', async () => {
@@ -942,6 +1002,90 @@ export const runEventStoreContract = (
         expectIncreasing(
           all.map((e) => e.position),
           true,
+        );
+      });
+    });
+
+    describe('processor claims (several replicas on one store)', () => {
+      // Claims go through the port only (a claim stream appended with expectedRevision, a lease per
+      // replica in the checkpoints), so they hold on every adapter. Clocks are the tests'.
+      const replicas = async (names: readonly string[], expiryMs = 9_000) => {
+        const store = await openStore();
+        const clock = manualClock();
+        let mono = 0;
+        const tag = unique('r');
+        const made = names.map((n) =>
+          createClaims({ store, clock, replicaId: `${tag}-${n}`, expiryMs, monotonicNow: () => mono }),
+        );
+        const advance = (ms: number) => {
+          mono += ms;
+          clock.advance(ms);
+        };
+        return { store, clock, made, advance };
+      };
+
+      it('one replica holds a processor while its lease is renewed; another takes over only after the expiry', async () => {
+        const { made, advance } = await replicas(['a', 'b']);
+        const [a, b] = made as [ReturnType<typeof createClaims>, ReturnType<typeof createClaims>];
+        const processor = unique('p');
+        expect(await a.renew()).toBe(true);
+        expect(await b.renew()).toBe(true);
+        expect(await a.acquire(processor)).toBe(true);
+        expect(await b.acquire(processor)).toBe(false);
+        expect((await b.read(processor)).owner).toBe(a.replicaId);
+
+        // Renewed within the expiry: still A's.
+        advance(6_000);
+        expect(await a.renew()).toBe(true);
+        advance(6_000);
+        expect(await b.acquire(processor)).toBe(false);
+
+        // A stops renewing: its own claims lapse at 2/3 of the expiry, B may take over at the expiry.
+        advance(2_000);
+        expect(a.valid()).toBe(false);
+        expect(await b.acquire(processor)).toBe(false);
+        advance(1_001);
+        expect(await b.renew()).toBe(true);
+        expect(await b.acquire(processor)).toBe(true);
+        expect((await a.read(processor)).owner).toBe(b.replicaId);
+        // A comes back: its lease is fresh again, but the claim is B's and B's lease holds.
+        expect(await a.renew()).toBe(true);
+        expect(await a.acquire(processor)).toBe(false);
+      });
+
+      it('of two replicas racing for a free processor exactly one wins', async () => {
+        const { made } = await replicas(['a', 'b', 'c']);
+        for (const c of made) await c.renew();
+        const processor = unique('p');
+        const won = await Promise.all(made.map((c) => c.acquire(processor)));
+        expect(won.filter(Boolean)).toHaveLength(1);
+        const owner = (await made[0]!.read(processor)).owner;
+        expect(owner).toBe(made[won.indexOf(true)]!.replicaId);
+      });
+
+      it('a released claim is taken at once; a restarted replica (same id) takes its own back at once', async () => {
+        const { store, clock, made } = await replicas(['a', 'b']);
+        const [a, b] = made as [ReturnType<typeof createClaims>, ReturnType<typeof createClaims>];
+        await a.renew();
+        await b.renew();
+        const processor = unique('p');
+        expect(await a.acquire(processor)).toBe(true);
+        await a.release(processor);
+        expect((await b.read(processor)).owner).toBeUndefined();
+        expect(await b.acquire(processor)).toBe(true);
+
+        const bAgain = createClaims({ store, clock, replicaId: b.replicaId, expiryMs: 9_000 });
+        expect(await bAgain.acquire(processor)).toBe(true);
+        expect(await a.acquire(processor)).toBe(false);
+        // Releasing what another replica holds writes nothing.
+        await a.release(processor);
+        expect((await store.readStream(claimStreamId(processor))).map((e) => [e.type, e.data.owner])).toEqual(
+          [
+            ['ProcessorClaimed', a.replicaId],
+            ['ProcessorClaimReleased', a.replicaId],
+            ['ProcessorClaimed', b.replicaId],
+            ['ProcessorClaimed', b.replicaId],
+          ],
         );
       });
     });

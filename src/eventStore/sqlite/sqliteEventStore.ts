@@ -35,8 +35,15 @@ export type SqliteEventStoreOptions = Readonly<{
    * process's event loop (node:sqlite is synchronous), so keep it short; default 5000.
    */
   busyTimeoutMs?: number;
-  /** How often live subscriptions look for appends made by other processes (ms). */
+  /** How often each live subscription reads the store anyway, as a fallback (ms, default 250). */
   pollIntervalMs?: number;
+  /**
+   * How often the store asks SQLite whether another process (a replica, the CLI) committed, by
+   * `PRAGMA data_version` (ms, default 25; files only). A change wakes every live subscription at
+   * once, so a replica's processors see another replica's appends within about this long. The
+   * pragma reads a counter in shared memory: no I/O.
+   */
+  changeCheckMs?: number;
   /** Catch-up page size for subscriptions. */
   pageSize?: number;
   /** Store clock for `recordedAt`. */
@@ -700,6 +707,32 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
   const subscriptions = new Set<{ stop(): Promise<void> }>();
   let closing: Promise<void> | undefined;
 
+  // ---- other writers (files only): PRAGMA data_version changes when another connection commits
+  const changeCheckMs = options.changeCheckMs ?? 25;
+  let changeTimer: NodeJS.Timeout | undefined;
+  let dataVersion: number | undefined;
+  const checkOtherWriters = (): void => {
+    if (!open || subscriptions.size === 0) {
+      if (changeTimer) clearInterval(changeTimer);
+      changeTimer = undefined;
+      dataVersion = undefined;
+      return;
+    }
+    try {
+      const row = stmt('PRAGMA data_version').get() as { data_version: number };
+      if (dataVersion !== undefined && row.data_version !== dataVersion) notifier.emit('external');
+      dataVersion = row.data_version;
+    } catch {
+      // The next regular poll finds what was appended.
+    }
+  };
+  const watchOtherWriters = (): void => {
+    if (memory || changeTimer || changeCheckMs <= 0) return;
+    checkOtherWriters();
+    changeTimer = setInterval(checkOtherWriters, changeCheckMs);
+    changeTimer.unref();
+  };
+
   const store: SqliteEventStore = {
     kind: 'sqlite',
     path: options.path,
@@ -848,7 +881,14 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
         unread = [];
         return BigInt(expected - 1);
       };
+      // Another process committed: what it wrote is not in `unread`, so read rather than skip.
+      const onExternal = () => {
+        unreadOverflow = true;
+        appendedSinceRead = true;
+        wake?.();
+      };
       notifier.on('appended', onAppended);
+      notifier.on('external', onExternal);
       let timer: NodeJS.Timeout | undefined;
       const sleep = () =>
         new Promise<void>((resolve) => {
@@ -919,6 +959,7 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
 
       const done = run().finally(() => {
         notifier.off('appended', onAppended);
+        notifier.off('external', onExternal);
         if (timer) clearTimeout(timer);
       });
       const subscription = {
@@ -931,6 +972,7 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
         done,
       };
       subscriptions.add(subscription);
+      watchOtherWriters();
       return subscription;
     },
 
@@ -967,6 +1009,8 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
         flush();
         open = false;
         if (idleTimer) clearTimeout(idleTimer);
+        if (changeTimer) clearInterval(changeTimer);
+        changeTimer = undefined;
         for (const s of [...subscriptions]) await s.stop();
         notifier.emit('appended');
         db.close();
