@@ -1,7 +1,21 @@
 import type { App } from '@slack/bolt';
+import { registerTimeOffActions } from './actions.ts';
+import { registerTimeOffCommands } from './commands.ts';
+import { createPolicyTypes } from './common.ts';
 import type { TimeOffListenerDeps } from './deps.ts';
+import { registerTimeOffViews } from './views.ts';
 
 export type { TimeOffListenerDeps } from './deps.ts';
 
-// CONTRACT STUB (slice slack): replaced by /timeoff, /whosout, the approval buttons and modals.
-export const register = (_app: App, _deps: TimeOffListenerDeps): void => {};
+/**
+ * Every Slack listener of the time-off lifecycle: `/timeoff` (form, text, status, cancel, balance,
+ * help), `/whosout`, the buttons of the approver's and the requester's DMs, and the request and
+ * deny-with-reason forms. The time-off module (src/timeOff/module.ts) calls it when time off is on.
+ * HR's policy types are shared by all of them, cached for some minutes.
+ */
+export const register = (app: App, deps: TimeOffListenerDeps): void => {
+  const policies = createPolicyTypes(deps.timeOff.client, deps.timeOff.clock, deps.logger);
+  registerTimeOffCommands(app, deps, policies);
+  registerTimeOffActions(app, deps, policies);
+  registerTimeOffViews(app, deps, policies);
+};

@@ -54,6 +54,8 @@ export const timeOffCommandDataSchemas = {
   CancelTimeOff: z.object({ timeOffId }),
   /** After HR refused the submission: the requester's fixed request. */
   ResubmitTimeOff: timeOffAskSchema.extend({ timeOffId, ...calendar }),
+  /** HR answered the submission's POST with a 200 (`since`: the time taken just before the POST). */
+  RecordTimeOffSubmissionSent: z.object({ timeOffId, submitRequestId: id, since: z.string().min(1).max(40) }),
   RecordTimeOffSubmitted: z.object({ timeOffId, submitRequestId: id, hrRequestId: id }),
   /** HR answered the submission with a 400: what was wrong, in words. */
   RecordTimeOffSubmissionRejected: z.object({ timeOffId, submitRequestId: id, reason: z.string().max(1000) }),

@@ -406,10 +406,26 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
         },
       ];
     }
-    case 'RecordTimeOffSubmitted': {
+    case 'RecordTimeOffSubmissionSent': {
       const d = command.data;
       existing(context, d.timeOffId);
       if (findHrRequest(context, d.submitRequestId)?.action !== 'submit') return [];
+      if (context.submissionSent?.submitRequestId === d.submitRequestId) return [];
+      return [
+        {
+          type: 'TimeOffSubmissionSent',
+          data: { timeOffId: d.timeOffId, submitRequestId: d.submitRequestId, since: d.since, at: now },
+        },
+      ];
+    }
+    case 'RecordTimeOffSubmitted': {
+      const d = command.data;
+      existing(context, d.timeOffId);
+      if ((phase !== 'approved' && phase !== 'cancelling') || context.hrRequestId !== null) return [];
+      if (d.submitRequestId !== context.submitRequestId) return [];
+      // Pending, or sent and given up on while HR did not show it: a later sighting still counts.
+      const sent = context.submissionSent?.submitRequestId === d.submitRequestId;
+      if (findHrRequest(context, d.submitRequestId)?.action !== 'submit' && !sent) return [];
       return [
         {
           type: 'TimeOffSubmitted',
@@ -432,7 +448,11 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
     case 'RecordTimeOffReadBack': {
       const d = command.data;
       existing(context, d.timeOffId);
-      if (findHrRequest(context, d.readBackRequestId)?.action !== 'read_back') return [];
+      const lastReadBack =
+        phase === 'submitted' &&
+        context.confirmedAt === null &&
+        d.readBackRequestId === context.readBackRequestId;
+      if (findHrRequest(context, d.readBackRequestId)?.action !== 'read_back' && !lastReadBack) return [];
       const status = d.hrStatus.toLowerCase();
       if (status === 'canceled' || status === 'cancelled' || status === 'declined') {
         return [
@@ -501,6 +521,10 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
       if (!fact.final) return [failed];
       switch (fact.action) {
         case 'submit':
+          // HR took the POST: it may well have the request. It stays approved (never "resubmit":
+          // that could put the same leave in HR twice); a webhook or the changes poll can still
+          // find it and record TimeOffSubmitted.
+          if (context.submissionSent?.submitRequestId === fact.requestId) return [failed];
           return [
             failed,
             ...submissionEnded(
@@ -508,7 +532,9 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
               phase,
               d.timeOffId,
               fact.requestId,
-              `HR could not be reached to record it (${fact.message || fact.code}). Send it again when HR is back.`,
+              fact.code === 'SB_UPSTREAM_AUTH' && fact.message
+                ? fact.message
+                : `HR could not be reached to record it (${fact.message || fact.code}). Send it again when HR is back.`,
               now,
             ),
           ];

@@ -71,6 +71,14 @@ export const timeOffEventDataSchemas = {
     reason: z.string().max(3000).nullable(),
     at,
   }),
+  /**
+   * HR answered the submission's POST with a 200 (recorded right after the answer; `since`: the
+   * time taken just before the POST, from which HR's changes feed is searched for the new
+   * request's id, as the submit answers none). From now on this submission is never posted again:
+   * its attempts only look for the id, on the lag policy, so a crash or a retry cannot put the
+   * same leave in HR twice.
+   */
+  TimeOffSubmissionSent: z.object({ timeOffId: id, submitRequestId: id, since: at, at }),
   /** HR accepted the submission: its request id; the read-back is requested. */
   TimeOffSubmitted: z.object({
     timeOffId: id,
@@ -125,6 +133,22 @@ export const timeOffEventDataSchemas = {
   TimeOffCancelFailed: z.object({ timeOffId: id, cancelRequestId: id, reason: z.string().max(1000), at }),
   /** Not decided in time. */
   TimeOffExpired: z.object({ timeOffId: id, at }),
+  /**
+   * An HR call failed (`final`: no more attempts). `message` is in words for the requester, never
+   * HR's text as it came. A final failure means:
+   * - `submit` before the submission was sent (no `TimeOffSubmissionSent` for it): followed by
+   *   `TimeOffSubmissionFailed`; the requester can send it again;
+   * - `submit` after it was sent (`submissionSent` in the context names this `requestId`; code
+   *   `SB_HR_NOT_VISIBLE`): HR took the POST but did not show the request within the lag policy
+   *   (about 4 minutes). NOT a failed submission: HR may well have it. The request stays approved,
+   *   and a later webhook or changes poll that finds it records `TimeOffSubmitted`. The requester
+   *   is told it is approved and HR is slow to show it; resubmitting is not offered;
+   * - `read_back` (code `SB_HR_NOT_VISIBLE` when HR kept answering 404): the request stays
+   *   submitted; HR's webhooks or the changes poll can still confirm it;
+   * - `cancel`: followed by `TimeOffCancelFailed`.
+   * Code `SB_UPSTREAM_AUTH` with reason words "HR refused Switchboard's permission …" is a 403: an
+   * operator was alerted (log code `HIBOB_PERMISSION_MISSING`).
+   */
   TimeOffUpstreamCallFailed: upstreamCallFailedSchema(timeOffActionSchema),
   TimeOffUpstreamCallRetried: upstreamCallRetriedSchema(timeOffActionSchema),
 } as const;

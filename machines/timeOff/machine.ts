@@ -17,6 +17,7 @@ import type { CardRef, TimeOffAction, TimeOffAsk, TimeOffEvent, TimeOffPerson } 
  *   none ─Requested─► requested ─ApprovalAsked─► awaitingApproval
  *                        │  (reminders stay)          │
  *                        ├──────Approved──────────────┴─► approved ─Submitted─► submitted ─Confirmed─► confirmed
+ *                        │                       (SubmissionSent stays)
  *                        ├──────Denied────────────────────► denied        │
  *                        ├──────Expired───────────────────► expired       └─SubmissionFailed─► submissionFailed
  *                        └──────Cancelled (requester)─────► cancelled          (Resubmitted ─► approved, or
@@ -26,7 +27,10 @@ import type { CardRef, TimeOffAction, TimeOffAsk, TimeOffEvent, TimeOffPerson } 
  *   submitted / confirmed ─Cancelled (in HR, by someone else)─► cancelled
  *
  * HR calls (submit, read_back, cancel) are pending requests following machines/shared/
- * upstreamRequest.ts. While cancelling before HR's id is known, the submission's answer is still
+ * upstreamRequest.ts. `TimeOffSubmissionSent` marks a submission HR took (a 200 with no id): it is
+ * never posted again, only looked for; even after its last attempt (`submissionSent` stays), a
+ * webhook or the changes poll that finds it in HR still records `TimeOffSubmitted`. Likewise the
+ * last read-back (`readBackRequestId`) can still be answered after its attempts ran out. While cancelling before HR's id is known, the submission's answer is still
  * awaited: its id is then cancelled in HR (a submission cannot be recalled once sent).
  */
 
@@ -34,6 +38,8 @@ export type TimeOffHrRequest = UpstreamRequest<TimeOffAction> &
   Readonly<{
     /** `read_back`, `cancel`: HR's request id. */
     hrRequestId: string | null;
+    /** The code of the last failed attempt (absent before any): whether a submit may have landed. */
+    lastFailureCode?: string;
   }>;
 
 export type TimeOffRequestDetails = TimeOffAsk &
@@ -61,6 +67,12 @@ export type TimeOffContext = Readonly<{
   confirmedAt: string | null;
   /** Why HR refused the last submission, or the last cancel, in words. */
   failure: string | null;
+  /** When the current submission was asked for (approval or resubmission): HR is searched from then before any POST. */
+  submitAskedAt: string | null;
+  /** The current submission once HR took its POST: never posted again (`attempt`: the attempt that posted it). */
+  submissionSent: Readonly<{ submitRequestId: string; since: string; attempt: number }> | null;
+  /** The last read-back asked for (kept after its attempts ran out, so a later sighting can confirm it). */
+  readBackRequestId: string | null;
   /** A cancel asked while the submission's answer is awaited: its call id. */
   cancelRequestId: string | null;
   endedAt: string | null;
@@ -109,9 +121,18 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
         ...context,
         decision: { by: event.data.by, at: event.data.at, reason: null },
         submitRequestId: event.data.submitRequestId,
+        submitAskedAt: event.data.at,
+        submissionSent: null,
         failure: null,
         requests: [...context.requests, call(event.data.submitRequestId, 'submit', null)],
       };
+    case 'TimeOffSubmissionSent': {
+      const attempt = findHrRequest(context, event.data.submitRequestId)?.attempt ?? 1;
+      return {
+        ...context,
+        submissionSent: { submitRequestId: event.data.submitRequestId, since: event.data.since, attempt },
+      };
+    }
     case 'TimeOffDenied':
       return {
         ...context,
@@ -126,7 +147,12 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
         context.cancelRequestId !== null
           ? call(context.cancelRequestId, 'cancel', d.hrRequestId)
           : call(d.readBackRequestId, 'read_back', d.hrRequestId);
-      return { ...context, hrRequestId: d.hrRequestId, requests: [...rest, next] };
+      return {
+        ...context,
+        hrRequestId: d.hrRequestId,
+        readBackRequestId: context.cancelRequestId !== null ? null : d.readBackRequestId,
+        requests: [...rest, next],
+      };
     }
     case 'TimeOffSubmissionFailed':
       return {
@@ -146,12 +172,16 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
             remindersSent: 0,
             decision: null,
             submitRequestId: null,
+            submitAskedAt: null,
+            submissionSent: null,
             failure: null,
           }
         : {
             ...context,
             request,
             submitRequestId,
+            submitAskedAt: submitRequestId === null ? null : at,
+            submissionSent: null,
             failure: null,
             requests:
               submitRequestId === null
@@ -193,7 +223,12 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
     case 'TimeOffExpired':
       return { ...context, endedAt: event.data.at, requests: [] };
     case 'TimeOffUpstreamCallFailed':
-      return { ...context, requests: afterFailedAttempt(context.requests, event.data) };
+      return {
+        ...context,
+        requests: afterFailedAttempt(context.requests, event.data).map((r) =>
+          r.requestId === event.data.requestId ? { ...r, lastFailureCode: event.data.code } : r,
+        ),
+      };
     case 'TimeOffUpstreamCallRetried':
       return { ...context, requests: afterRetry(context.requests, event.data) };
     default:
@@ -212,9 +247,18 @@ export const timeOffMachine = setup({
     answersSubmit: ({ context, event }) =>
       (event.type === 'TimeOffSubmitted' || event.type === 'TimeOffSubmissionFailed') &&
       event.data.submitRequestId === context.submitRequestId &&
-      (event.type === 'TimeOffSubmissionFailed' || pending(context, event.data.submitRequestId, 'submit')),
+      (event.type === 'TimeOffSubmissionFailed' ||
+        (context.hrRequestId === null &&
+          (pending(context, event.data.submitRequestId, 'submit') ||
+            context.submissionSent?.submitRequestId === event.data.submitRequestId))),
+    sentApplies: ({ context, event }) =>
+      event.type === 'TimeOffSubmissionSent' &&
+      pending(context, event.data.submitRequestId, 'submit') &&
+      context.submissionSent?.submitRequestId !== event.data.submitRequestId,
     answersReadBack: ({ context, event }) =>
-      event.type === 'TimeOffConfirmed' && pending(context, event.data.readBackRequestId, 'read_back'),
+      event.type === 'TimeOffConfirmed' &&
+      (pending(context, event.data.readBackRequestId, 'read_back') ||
+        (event.data.readBackRequestId === context.readBackRequestId && context.confirmedAt === null)),
     answersCancel: ({ context, event }) =>
       (event.type === 'TimeOffCancelled' || event.type === 'TimeOffCancelFailed') &&
       event.data.cancelRequestId !== null &&
@@ -252,6 +296,9 @@ export const timeOffMachine = setup({
     remindersSent: 0,
     decision: null,
     submitRequestId: null,
+    submitAskedAt: null,
+    submissionSent: null,
+    readBackRequestId: null,
     hrRequestId: null,
     confirmedAt: null,
     failure: null,
@@ -286,6 +333,7 @@ export const timeOffMachine = setup({
     },
     approved: {
       on: {
+        TimeOffSubmissionSent: { guard: 'sentApplies', actions: 'apply' },
         TimeOffSubmitted: { target: 'submitted', guard: 'answersSubmit', actions: 'apply' },
         TimeOffSubmissionFailed: { target: 'submissionFailed', guard: 'answersSubmit', actions: 'apply' },
         TimeOffCancelRequested: { target: 'cancelling', actions: 'apply' },
@@ -316,6 +364,7 @@ export const timeOffMachine = setup({
     cancelling: {
       on: {
         // The submission's answer arrives after the cancel was asked: its HR id is cancelled next.
+        TimeOffSubmissionSent: { guard: 'sentApplies', actions: 'apply' },
         TimeOffSubmitted: { guard: 'answersSubmit', actions: 'apply' },
         TimeOffCancelled: [
           { target: 'cancelled', guard: 'answersCancel', actions: 'apply' },

@@ -153,12 +153,12 @@ export const runUpstreamCall = async <State, R extends UpstreamRequest, T extend
     return 'retry_ensured';
   }
 
-  const record = async (command: OutcomeCommand, outcome: 'succeeded' | 'failed') => {
+  const record = async (command: OutcomeCommand, outcome: 'succeeded' | 'failed', now = ctx.now()) => {
     const full: Command = {
       type: command.type,
       data: command.data,
       metadata: {
-        now: ctx.now().toISOString(),
+        now: now.toISOString(),
         commandId: outcomeCommandId(spec.processorId, requestId, attempt, outcome),
         actor: spec.actor,
         causationId: cause.id,
@@ -180,7 +180,10 @@ export const runUpstreamCall = async <State, R extends UpstreamRequest, T extend
     if (hasCode(error, 'SB_STORE_UNAVAILABLE') || ctx.signal.aborted) throw error;
     const { maxAttempts } = spec.policy;
     const retry = shouldRetry(error, { attempt, maxAttempts });
-    const at = retry ? nextAttemptAt(attempt, ctx.now(), { ...spec.policy, error }).toISOString() : null;
+    // One instant for the failure and its retry's delay: the fact says "failed at T, retry at T + d"
+    // with d at least what the vendor asked (a 429's reset), however long recording it takes.
+    const failedAt = ctx.now();
+    const at = retry ? nextAttemptAt(attempt, failedAt, { ...spec.policy, error }).toISOString() : null;
     const failure: FailedAttempt = {
       attempt,
       maxAttempts,
@@ -189,7 +192,7 @@ export const runUpstreamCall = async <State, R extends UpstreamRequest, T extend
       nextAttemptAt: at,
       final: at === null,
     };
-    await record(spec.failed({ ...args, failure }), 'failed');
+    await record(spec.failed({ ...args, failure }), 'failed', failedAt);
     if (retry) {
       log.warn(
         { err: asError(error), action: request.action, nextAttemptAt: at },

@@ -53,6 +53,8 @@ export type TimeOffOptions = Readonly<{
   /** Full directory reads and changes polls, in ms (default from the configuration; 0: never on a timer). */
   directoryRefreshMs?: number;
   changesPollMs?: number;
+  /** How long HR may take to show a write (default 30 s: the vendor's ~20 s and a margin). */
+  hrLagMs?: number;
 }>;
 
 /** While HR has not shown a write yet: 2, 4, 8, 16, 32, 64, 128 s (about 4 minutes in all). */
@@ -85,7 +87,15 @@ const createTimeOff = (
   const people = createTimeOffPeople({ readModel, people: deps.people, slack, now: () => clock.now() });
   const retry = { ...UPSTREAM_RETRY, ...options?.retry };
   const lagRetry = { ...HR_LAG_RETRY, ...options?.lagRetry };
+  const hrLagMs = options?.hrLagMs ?? 30_000;
+  const permissionMissing = deps.metrics.registry.counter(
+    'switchboard_hibob_permission_refused_total',
+    'HR calls refused for a permission the service user lacks (403): an operator alert',
+    ['operation', 'permission'],
+  );
   const sync = createTimeOffHrSync({
+    store,
+    hrLagMs,
     client,
     dispatch,
     readModel,
@@ -105,7 +115,16 @@ const createTimeOff = (
     routes: timeOffRoutes,
     processors: [
       readModel.processor,
-      createTimeOffHrCallsReactor({ client, dispatch, retry, lagRetry, readModel, logger }),
+      createTimeOffHrCallsReactor({
+        client,
+        dispatch,
+        retry,
+        lagRetry,
+        readModel,
+        logger,
+        hrLagMs,
+        onPermissionMissing: (alert) => permissionMissing.inc(alert),
+      }),
       ...sync.processors,
       createTimeOffTimersReactor(),
       createTimeOffNoticesReactor({
@@ -137,8 +156,8 @@ const createTimeOff = (
           clock,
         },
       }),
-    webhooks: [hibobWebhookVerifier({ verifySignature, logger })],
-    home: createTimeOffHomeSection({ readModel }),
+    webhooks: [hibobWebhookVerifier({ verifySignature, logger, hrLagMs })],
+    home: createTimeOffHomeSection({ readModel, people }),
     rejectionText: timeOffRejectionText,
     provides: { absences: createAbsences({ readModel, people }) },
     api: { client, readModel, people, sync },

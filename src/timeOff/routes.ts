@@ -7,6 +7,7 @@ import {
   hrTimeOffStreamId,
   parseHrRequestId,
 } from '../../machines/timeOff/hrCalendar.ts';
+import { hrReadCommandDataSchemas, hrReadDecider, hrReadStreamId } from '../../machines/timeOff/hrReads.ts';
 import {
   parseTimeOffRequestId,
   TIME_OFF_DIRECTORY_STREAM,
@@ -21,7 +22,9 @@ import type { Command } from '../core/messages.ts';
  * - a request's commands: `timeoff-<request id>`, from `data.timeOffId` (checked to be one of our
  *   ids: a forged value names no stream; a well-formed id with no stream is refused by the decider);
  * - the directory's: the one `timeoff-directory` stream;
- * - HR's side of a request: `hrtimeoff-<HR request id>`, from `data.entry.hrRequestId`.
+ * - HR's side of a request: `hrtimeoff-<HR request id>`, from `data.entry.hrRequestId`;
+ * - a re-read of what an HR webhook named: `hrread-<timeoff|employee>-<HR id>`, from `data.action`
+ *   and `data.id` (checked to be an HR id).
  */
 const requestStream = (command: Command): string => {
   const id = parseTimeOffRequestId((command.data as { timeOffId?: unknown }).timeOffId);
@@ -44,6 +47,17 @@ const hrStream = (command: Command): string => {
   return hrTimeOffStreamId(id);
 };
 
+const readStream = (command: Command): string => {
+  const d = command.data as { action?: unknown; id?: unknown };
+  try {
+    return hrReadStreamId(d.action === 'read_timeoff' ? 'read_timeoff' : 'read_employee', String(d.id));
+  } catch {
+    throw new ValidationError(`${command.type} names no HR request or employee`, {
+      details: { reason: 'no_hr_id' },
+    });
+  }
+};
+
 const as = (decider: unknown): CommandRoute['decider'] => decider as CommandRoute['decider'];
 
 export const timeOffRoutes: Readonly<Record<string, CommandRoute>> = {
@@ -63,6 +77,12 @@ export const timeOffRoutes: Readonly<Record<string, CommandRoute>> = {
     Object.keys(hrCalendarCommandDataSchemas).map((type) => [
       type,
       { decider: as(hrCalendarDecider), streamId: hrStream },
+    ]),
+  ),
+  ...Object.fromEntries(
+    Object.keys(hrReadCommandDataSchemas).map((type) => [
+      type,
+      { decider: as(hrReadDecider), streamId: readStream },
     ]),
   ),
 };

@@ -19,6 +19,7 @@ import { loadConfig } from '../../src/config.ts';
 import { type ManualClock, manualClock } from '../../src/core/clock.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { TimeOffApi, TimeOffOptions } from '../../src/timeOff/module.ts';
+import type { HiBobClient } from '../../src/upstream/hibob.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
 import { postSigned, TEST_BOT_TOKEN, TEST_SIGNING_SECRET, tempDir, testEnv } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
@@ -168,6 +169,8 @@ export const startTimeOffHarness = async (
     /** Read-after-write lag of the HR simulator, on the manual clock (default 20 s, as the vendor). */
     lagMs?: number;
     start?: string;
+    /** The HR client the app uses, built once the simulator runs (e.g. one that loses an answer). */
+    hrClient?: (sim: HiBobSimulator, clock: ManualClock) => HiBobClient;
   }> = {},
 ): Promise<TimeOffHarness> => {
   const clock = manualClock(options.start ?? '2026-11-23T09:00:00.000Z');
@@ -187,6 +190,7 @@ export const startTimeOffHarness = async (
   const dbPath = join(tmp.dir, 'switchboard.db');
   const simulators: readonly Simulator[] = [fake, sim];
   const logs = createLogSink();
+  const hrClient = options.hrClient?.(sim, clock);
   const boot = async (port: number) => {
     const config = loadConfig(
       testEnv(fake, dbPath, { ...simulatorEnv(simulators), ...options.env, PORT: String(port) }),
@@ -204,6 +208,7 @@ export const startTimeOffHarness = async (
           retry: { baseMs: 1_000, maxMs: 10_000, jitter: 0 },
           directoryRefreshMs: 0,
           changesPollMs: 0,
+          ...(hrClient ? { client: hrClient } : {}),
           ...options.timeOff,
         },
       },

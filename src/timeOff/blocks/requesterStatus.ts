@@ -6,6 +6,7 @@ import {
   type SlackMessage,
   truncate,
 } from '../../slack/blocks/format.ts';
+import { shortTimeOffId } from './timeOffIds.ts';
 import { formatRange, formatWorkingDays, personText, type TimeOffView } from './timeOffView.ts';
 
 /**
@@ -18,7 +19,7 @@ export const requesterStatusText = (view: TimeOffView): string => {
   switch (view.phase) {
     case 'requested':
     case 'awaitingApproval':
-      return `:hourglass_flowing_sand: Waiting for ${approver} to approve. It expires ${formatTime(view.expiresAt, view.requestedAt)} if nobody decides; \`/timeoff cancel ${view.timeOffId}\` withdraws it.`;
+      return `:hourglass_flowing_sand: Waiting for ${approver} to approve. It expires ${formatTime(view.expiresAt, view.requestedAt)} if nobody decides; \`/timeoff cancel ${shortTimeOffId(view.timeOffId)}\` withdraws it.`;
     case 'approved':
       return view.retrying
         ? `:white_check_mark: ${approver} approved it. HR is not answering yet; Switchboard keeps trying to record it.`
@@ -28,7 +29,7 @@ export const requesterStatusText = (view: TimeOffView): string => {
     case 'confirmed':
       return `:white_check_mark: ${approver} approved it and it is recorded in HR. Enjoy your time off!`;
     case 'submissionFailed':
-      return `:warning: ${approver} approved it, but HR refused to record it: *${escapeMrkdwn(view.failure ?? 'no reason given')}*. Fix it and send it again, or cancel it with \`/timeoff cancel ${view.timeOffId}\`.`;
+      return `:warning: ${approver} approved it, but HR refused to record it: *${escapeMrkdwn(view.failure ?? 'no reason given')}*. Fix it and send it again, or cancel it with \`/timeoff cancel ${shortTimeOffId(view.timeOffId)}\`.`;
     case 'denied':
       return view.denyReason
         ? `:no_entry: ${approver} denied it: “${escapeMrkdwn(truncate(view.denyReason, 1000))}”`

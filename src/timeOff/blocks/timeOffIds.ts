@@ -16,6 +16,8 @@ export const TIME_OFF_ACTION = {
   denyWithReason: 'timeoff.deny_reason',
   /** The requester's Cancel on their status message or App Home. */
   cancel: 'timeoff.cancel',
+  /** "Fix and send again" on the DM saying HR refused the submission (opens the resubmit form). */
+  resubmit: 'timeoff.resubmit',
 } as const;
 export type TimeOffActionId = (typeof TIME_OFF_ACTION)[keyof typeof TIME_OFF_ACTION];
 

@@ -1,0 +1,500 @@
+import type { App, RespondFn } from '@slack/bolt';
+import { DecisionRejected } from '../../machines/shared/machineDecider.ts';
+import { checkAsk } from '../../machines/timeOff/decider.ts';
+import { type DirectoryState, employeeById } from '../../machines/timeOff/directory.ts';
+import type { TimeOffAsk, TimeOffPerson } from '../../machines/timeOff/events.ts';
+import type { DayPortion } from '../../machines/timeOff/workingDays.ts';
+import type { SlackInput } from '../../src/application/inbox.ts';
+import { asError, ChatOpsError, hasCode, ValidationError } from '../../src/core/errors.ts';
+import type { SlackMessage } from '../../src/slack/blocks/format.ts';
+import { escapeMrkdwn } from '../../src/slack/blocks/format.ts';
+import {
+  type BalanceRow,
+  balanceMessage,
+  requestAckText,
+  timeOffHelp,
+  timeOffStatusMessage,
+  type WhosOutRow,
+  whosOutMessage,
+} from '../../src/timeOff/blocks/answers.ts';
+import { requestTimeOffModal } from '../../src/timeOff/blocks/requestModal.ts';
+import { shortTimeOffId } from '../../src/timeOff/blocks/timeOffIds.ts';
+import { formatRange, type TimeOffView } from '../../src/timeOff/blocks/timeOffView.ts';
+import type { WhosOutEntry } from '../../src/upstream/hibob.ts';
+import { slackInputOf } from '../middleware/slackInput.ts';
+import { replies } from '../replies.ts';
+import {
+  type Ephemeral,
+  ephemeral,
+  type PolicyTypes,
+  requestIdOf,
+  timeOffCommand,
+  within,
+} from './common.ts';
+import type { TimeOffListenerDeps } from './deps.ts';
+import {
+  type DayRange,
+  findPolicy,
+  parseTimeOffText,
+  parseWhosOutText,
+  TIMEOFF_USAGE,
+  utcDay,
+  WHOSOUT_USAGE,
+} from './parse.ts';
+
+/**
+ * How long the edge waits for HR's policy types (when its cache is stale) before answering without
+ * them, inside Slack's 3 s: a form still has to be opened after it; a typed request or a form's
+ * submission only has its own checks left.
+ */
+export const POLICY_BUDGET_MS = 1_500;
+export const POLICY_BUDGET_LAST_MS = 2_300;
+/** How long a query waits before acking "Looking…" and answering through the response_url. */
+const ANSWER_BUDGET_MS = 2_000;
+
+const ENDED = new Set(['denied', 'expired', 'cancelled']);
+
+/** The person's problem (not in HR, no manager…) in words, or null for any other failure. */
+export const unmappedText = (e: unknown): string | null =>
+  hasCode(e, 'SB_UNMAPPED_USER') ? `:bust_in_silhouette: ${e.message}` : null;
+
+const LOOKUP_FAILED =
+  ":warning: Switchboard couldn't look you up in HR's directory just now, so nothing was asked. Please try again in a minute.";
+
+type AckFn = (body?: Ephemeral) => Promise<void>;
+
+/**
+ * Answers within Slack's 3 s: with the answer in the ack when it is ready within the budget, else
+ * "Looking…" and the answer through the response_url when it comes. Failures are answered in words.
+ */
+const answer = async (
+  args: Readonly<{ ack: AckFn; respond: RespondFn; logger: TimeOffListenerDeps['logger']; what: string }>,
+  work: () => Promise<SlackMessage | string>,
+): Promise<void> => {
+  const failed = (e: unknown): Ephemeral => {
+    const person = unmappedText(e);
+    if (person) return ephemeral(person);
+    args.logger.error({ err: asError(e), query: args.what }, 'time-off query failed');
+    return ephemeral(
+      `:warning: Switchboard couldn't get ${args.what} just now. Please try again in a minute.`,
+    );
+  };
+  const pending = work().then(
+    (v) => ({ ok: true as const, v }),
+    (e: unknown) => ({ ok: false as const, e }),
+  );
+  const first = await within(ANSWER_BUDGET_MS, pending, null);
+  if (first === null) {
+    await args.ack(ephemeral(`:hourglass_flowing_sand: Looking up ${args.what}…`));
+    const r = await pending;
+    await args.respond(r.ok ? ephemeral(r.v) : failed(r.e)).catch(() => undefined);
+    return;
+  }
+  await args.ack(first.ok ? ephemeral(first.v) : failed(first.e));
+};
+
+/** The portion words HR uses, as ours. */
+const portionOf = (raw: string | undefined): DayPortion => {
+  const p = (raw ?? '').toLowerCase().replace(/[^a-z]/g, '');
+  if (p === 'morning' || p === 'am') return 'morning';
+  if (p === 'afternoon' || p === 'pm') return 'afternoon';
+  return 'all_day';
+};
+
+/** Is `reader` the employee, or above them in HR's reporting line? */
+export const managesOrIs = (directory: DirectoryState, reader: string, employeeHrId: string): boolean => {
+  let current: string | null = employeeHrId;
+  for (let depth = 0; current !== null && depth < 50; depth++) {
+    if (current === reader) return true;
+    current = employeeById(directory, current)?.managerHrId ?? null;
+  }
+  return false;
+};
+
+/**
+ * Everyone out in `range`: Switchboard's requests and HR's calendar entries seen through webhooks
+ * (the read model), merged with HR's own who's out (leave from before Switchboard, requests in the
+ * web app), one row per request: by HR request id, else by person and dates.
+ */
+export const mergeWhosOut = (
+  known: ReturnType<TimeOffListenerDeps['timeOff']['readModel']['absences']>,
+  fromHr: readonly WhosOutEntry[],
+  names: Readonly<{
+    slackUserOf(employeeHrId: string): string | null;
+    nameOf(employeeHrId: string): string | null;
+  }>,
+): WhosOutRow[] => {
+  const rows: WhosOutRow[] = [];
+  const hrIds = new Set<string>();
+  const personDates = new Set<string>();
+  const key = (employee: string, start: string, end: string) => `${employee}|${start}|${end}`;
+  for (const a of known) {
+    if (a.hrRequestId) hrIds.add(a.hrRequestId);
+    personDates.add(key(a.employeeHrId, a.startDate, a.endDate));
+    rows.push(a);
+  }
+  for (const e of fromHr) {
+    const status = (e.status ?? 'approved').toLowerCase();
+    if (status !== 'approved' && status !== 'pending') continue;
+    const id = e.requestId === undefined ? null : String(e.requestId);
+    const k = key(e.employeeId, e.startDate, e.endDate);
+    if ((id !== null && hrIds.has(id)) || personDates.has(k)) continue;
+    if (id !== null) hrIds.add(id);
+    personDates.add(k);
+    rows.push({
+      employeeHrId: e.employeeId,
+      slackUserId: names.slackUserOf(e.employeeId),
+      displayName: e.employeeDisplayName ?? names.nameOf(e.employeeId) ?? `HR employee ${e.employeeId}`,
+      policyType: e.policyTypeDisplayName ?? e.policyType ?? 'Time off',
+      startDate: e.startDate,
+      endDate: e.endDate,
+      startPortion: portionOf(e.startPortion),
+      endPortion: portionOf(e.endPortion),
+      status: status === 'approved' ? 'approved' : 'requested',
+    });
+  }
+  return rows.sort(
+    (a, b) => a.startDate.localeCompare(b.startDate) || a.displayName.localeCompare(b.displayName),
+  );
+};
+
+/**
+ * `/timeoff …` and `/whosout …`. Every input is recorded before its ack: the command parsed from
+ * it, or the refusal with what was wrong; the acting person is the command's user, never a value
+ * typed. A request's id is the command id of the input (a UUID).
+ */
+export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, policies: PolicyTypes): void => {
+  const { inbox, logger } = deps;
+  const t = deps.timeOff;
+  const today = () => utcDay(t.clock.now());
+
+  const refuse = async (input: SlackInput, ack: AckFn, problem: string, error?: Error) => {
+    await inbox.accept({ input, rejection: error ?? new ValidationError(problem) });
+    await ack(replies.invalid(`:pencil2: ${problem}`, TIMEOFF_USAGE));
+  };
+
+  /** The requester and approver, or the words saying why not (the input is then recorded as refused). */
+  const whoAsks = async (
+    input: SlackInput,
+    ack: AckFn,
+    slackUserId: string,
+  ): Promise<Readonly<{ requester: TimeOffPerson; approver: TimeOffPerson }> | null> => {
+    try {
+      return await t.people.requesterAndApprover(slackUserId);
+    } catch (e) {
+      const words = unmappedText(e);
+      if (!words) logger.error({ err: asError(e) }, 'could not look up a time-off requester');
+      await inbox.accept({
+        input,
+        rejection:
+          e instanceof ChatOpsError
+            ? e
+            : new ChatOpsError('SB_UPSTREAM_UNAVAILABLE', 'directory lookup failed'),
+      });
+      await ack(ephemeral(words ?? LOOKUP_FAILED));
+      return null;
+    }
+  };
+
+  const openForm = async (
+    input: SlackInput,
+    ack: AckFn,
+    respond: RespondFn,
+    slackUserId: string,
+    triggerId: string,
+  ) => {
+    const names = policies.get(POLICY_BUDGET_MS);
+    const people = await whoAsks(input, ack, slackUserId);
+    if (!people) return;
+    await inbox.accept({ input });
+    await ack();
+    try {
+      await t.openView(
+        triggerId,
+        requestTimeOffModal({
+          mode: { mode: 'request' },
+          policies: await names,
+          today: today(),
+          channel: input.channelId,
+        }),
+      );
+    } catch (e) {
+      logger.warn({ err: e }, 'could not open the time-off form');
+      await respond(
+        ephemeral(
+          ":warning: Slack didn't let Switchboard open the form in time. Try `/timeoff` again, or type it: `/timeoff holiday 2026-12-03`.",
+        ),
+      ).catch(() => undefined);
+    }
+  };
+
+  const request = async (input: SlackInput, ack: AckFn, slackUserId: string, text: string) => {
+    const names = await policies.get(POLICY_BUDGET_LAST_MS);
+    const parsed = parseTimeOffText(text, names, today());
+    if (!parsed.ok) {
+      await refuse(input, ack, parsed.problem);
+      return;
+    }
+    const ask: TimeOffAsk = parsed.value.ask;
+    let workingDays: number;
+    try {
+      workingDays = checkAsk(ask, t.holidays);
+    } catch (e) {
+      if (!(e instanceof DecisionRejected)) throw e;
+      await inbox.accept({
+        input,
+        rejection: new ValidationError(e.message, { details: { reason: String(e.details.reason) } }),
+      });
+      await ack(ephemeral(`:calendar: ${e.message}`));
+      return;
+    }
+    const people = await whoAsks(input, ack, slackUserId);
+    if (!people) return;
+    const timeOffId = requestIdOf(input);
+    await inbox.accept({
+      input,
+      commands: [
+        timeOffCommand(input, {
+          type: 'RequestTimeOff',
+          data: {
+            timeOffId,
+            ...ask,
+            requester: people.requester,
+            approver: people.approver,
+            holidays: [...t.holidays],
+            approvalRules: t.approvalRules,
+          },
+        }),
+      ],
+    });
+    await ack(
+      ephemeral(
+        requestAckText({
+          approverName: people.approver.displayName,
+          ...ask,
+          workingDays,
+          timeOffId,
+          policyUnchecked: names === null,
+        }),
+      ),
+    );
+  };
+
+  const cancel = async (input: SlackInput, ack: AckFn, slackUserId: string, idText: string) => {
+    if (idText === '') {
+      await refuse(
+        input,
+        ack,
+        'Say which request: `/timeoff cancel <id>`, with the short id `/timeoff status` shows.',
+      );
+      return;
+    }
+    await t.readModel.catchUp();
+    const prefix = idText.toLowerCase();
+    // The short id (`/timeoff status` shows 6 characters), or more of the id to tell two apart.
+    const matches: TimeOffView[] = !/^[0-9a-f-]{4,36}$/.test(prefix)
+      ? []
+      : prefix.length <= 6
+        ? t.readModel.findByShortId(slackUserId, prefix)
+        : t.readModel.requestsOf(slackUserId).filter((v) => v.timeOffId.startsWith(prefix));
+    const shown = `\`${escapeMrkdwn(idText.slice(0, 40))}\``;
+    if (matches.length === 0) {
+      await inbox.accept({
+        input,
+        rejection: new ValidationError(`no request of yours with id ${idText.slice(0, 40)}`),
+      });
+      await ack(
+        ephemeral(
+          `:mag: You have no time-off request with the id ${shown}. \`/timeoff status\` lists yours with their ids.`,
+        ),
+      );
+      return;
+    }
+    const open = matches.filter((v) => !ENDED.has(v.phase));
+    if (open.length === 0) {
+      const v = matches[0]!;
+      await inbox.accept({
+        input,
+        rejection: new ValidationError(`request ${shortTimeOffId(v.timeOffId)} is ${v.phase}`),
+      });
+      await ack(
+        ephemeral(
+          `:information_source: Your ${escapeMrkdwn(v.policyType)} request for ${formatRange(v)} (\`${shortTimeOffId(v.timeOffId)}\`) is already ${v.phase}: nothing to cancel.`,
+        ),
+      );
+      return;
+    }
+    if (open.length > 1) {
+      await inbox.accept({
+        input,
+        rejection: new ValidationError(`id ${idText.slice(0, 40)} names ${open.length} requests`),
+      });
+      const list = open
+        .map((v) => `• \`${v.timeOffId}\` ${escapeMrkdwn(v.policyType)}, ${formatRange(v)}`)
+        .join('\n');
+      await ack(
+        ephemeral(
+          `:twisted_rightwards_arrows: ${shown} starts more than one of your requests; say which with more of its id:\n${list}`,
+        ),
+      );
+      return;
+    }
+    const v = open[0]!;
+    await inbox.accept({
+      input,
+      commands: [timeOffCommand(input, { type: 'CancelTimeOff', data: { timeOffId: v.timeOffId } })],
+    });
+    await ack(
+      ephemeral(
+        `:hourglass_flowing_sand: Cancelling your *${escapeMrkdwn(v.policyType)}* request for ${formatRange(v)} (\`${shortTimeOffId(v.timeOffId)}\`)…${['approved', 'submitted', 'confirmed'].includes(v.phase) ? ' It was approved, so Switchboard cancels it in HR too and DMs you when HR has.' : ''}`,
+      ),
+    );
+  };
+
+  const balance = async (
+    input: SlackInput,
+    ack: AckFn,
+    respond: RespondFn,
+    slackUserId: string,
+    named: string,
+  ) => {
+    let person: TimeOffPerson;
+    try {
+      person = await t.people.employee(slackUserId);
+    } catch (e) {
+      const words = unmappedText(e);
+      if (!words) logger.error({ err: asError(e) }, 'could not look up a time-off requester');
+      await inbox.accept({
+        input,
+        rejection: e instanceof ChatOpsError ? e : new ValidationError('directory lookup failed'),
+      });
+      await ack(ephemeral(words ?? LOOKUP_FAILED));
+      return;
+    }
+    const names = await policies.get(POLICY_BUDGET_MS);
+    let asked: readonly string[];
+    if (named !== '') {
+      const found = names ? findPolicy(named, names) : named.slice(0, 100);
+      if (!found) {
+        await refuse(
+          input,
+          ack,
+          `\`${escapeMrkdwn(named.slice(0, 40))}\` is not a time-off policy in HR. HR knows: ${names!.map((p) => `\`${escapeMrkdwn(p)}\``).join(', ')}.`,
+        );
+        return;
+      }
+      asked = [found];
+    } else if (names === null) {
+      await inbox.accept({
+        input,
+        rejection: new ChatOpsError('SB_UPSTREAM_UNAVAILABLE', 'HR policy types unavailable'),
+      });
+      await ack(
+        ephemeral(
+          ":warning: HR isn't answering just now, so Switchboard can't list your balances. Try again in a minute, or name the policy: `/timeoff balance holiday`.",
+        ),
+      );
+      return;
+    } else {
+      asked = names;
+    }
+    await inbox.accept({ input });
+    const date = today();
+    await answer({ ack, respond, logger, what: 'your balance in HR' }, async () => {
+      const rows: BalanceRow[] = await Promise.all(
+        asked.map(async (policyType): Promise<BalanceRow> => {
+          try {
+            const b = await t.client.balance(person.hrId, policyType, date);
+            return {
+              policyType,
+              days: b.totalBalanceAsOfDate,
+              allowance: b.annualAllowance,
+              taken: b.totalTaken,
+            };
+          } catch (e) {
+            logger.warn({ err: e, policyType }, 'HR did not give a balance');
+            return { policyType, days: null };
+          }
+        }),
+      );
+      return balanceMessage(rows, date);
+    });
+  };
+
+  app.command('/timeoff', async ({ command, ack, respond, context }) => {
+    const input = slackInputOf(context);
+    const slackUserId = command.user_id;
+    const text = command.text.trim();
+    const [first = '', ...restWords] = text.split(/\s+/);
+    const word = first.toLowerCase();
+    const rest = restWords.join(' ').trim();
+    const a = ack as AckFn;
+    if (text === '') {
+      await openForm(input, a, respond, slackUserId, command.trigger_id);
+      return;
+    }
+    if (word === 'help' && rest === '') {
+      await inbox.accept({ input });
+      await a(ephemeral(timeOffHelp()));
+      return;
+    }
+    if (word === 'status' && rest === '') {
+      await inbox.accept({ input });
+      await t.readModel.catchUp();
+      await a(ephemeral(timeOffStatusMessage(t.readModel.requestsOf(slackUserId))));
+      return;
+    }
+    if (word === 'cancel') {
+      await cancel(input, a, slackUserId, rest);
+      return;
+    }
+    if (word === 'balance') {
+      await balance(input, a, respond, slackUserId, rest);
+      return;
+    }
+    await request(input, a, slackUserId, text);
+  });
+
+  app.command('/whosout', async ({ command, ack, respond, context }) => {
+    const input = slackInputOf(context);
+    const a = ack as AckFn;
+    if (command.text.trim().toLowerCase() === 'help') {
+      await inbox.accept({ input });
+      await a(ephemeral(timeOffHelp()));
+      return;
+    }
+    const parsed = parseWhosOutText(command.text, today());
+    if (!parsed.ok) {
+      await inbox.accept({ input, rejection: new ValidationError(parsed.problem) });
+      await a(replies.invalid(`:pencil2: ${parsed.problem}`, WHOSOUT_USAGE));
+      return;
+    }
+    await inbox.accept({ input });
+    const range: DayRange = parsed.value;
+    await answer({ ack: a, respond, logger, what: "who's out" }, async () => {
+      const fromHr = await t.client
+        .whosOut({ from: range.from, to: range.to, includePending: true })
+        .then((v) => ({ ok: true as const, v }))
+        .catch((e: unknown) => {
+          logger.warn({ err: e }, "HR did not say who's out");
+          return { ok: false as const };
+        });
+      await t.readModel.catchUp();
+      const known = t.readModel.absences({ from: range.from, to: range.to });
+      const directory = t.readModel.directory();
+      const rows = mergeWhosOut(known, fromHr.ok ? fromHr.v : [], {
+        slackUserOf: (id) => t.readModel.slackUserOfEmployee(id),
+        nameOf: (id) => employeeById(directory, id)?.displayName ?? null,
+      });
+      // The kind of leave (sick, parental…) is shown to the person and to their managers only.
+      const reader = await t.people.employee(command.user_id).then(
+        (p) => p.hrId,
+        () => null,
+      );
+      const shown = rows.map((r) =>
+        reader !== null && managesOrIs(directory, reader, r.employeeHrId) ? r : { ...r, policyType: null },
+      );
+      return whosOutMessage({ range, rows: shown, hrUnreachable: !fromHr.ok });
+    });
+  });
+};
