@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { ChatOpsError } from './core/errors.ts';
+import { isKurrentDbUrl, redactStoreUrl, storeUrlSecrets } from './eventStore/storeUrl.ts';
 import {
   type ConfigVariableReader,
   type ConfigVariableSpec,
@@ -102,13 +103,14 @@ const VARS = {
       }),
   },
   EVENT_STORE_URL: {
-    purpose: 'where events are stored: sqlite:<file>, sqlite::memory: or kurrentdb://host:2113?tls=false',
+    purpose:
+      'where events are stored: sqlite:<file>, sqlite::memory: or kurrentdb://[user:password@]host:2113[,host:2113…]?tls=…',
     schema: z
       .string()
-      .refine(
-        (v) => /^sqlite:.+/.test(v) || /^(kurrentdb|esdb|kdb)(\+discover)?:\/\/.+/.test(v),
-        'must start with sqlite: or kurrentdb://',
-      ),
+      .refine((v) => /^sqlite:.+/.test(v) || isKurrentDbUrl(v), 'must start with sqlite: or kurrentdb://'),
+    // Not a secret as a whole (it is worth seeing what was read), but its password is.
+    secretsIn: storeUrlSecrets,
+    shown: redactStoreUrl,
   },
   LOG_LEVEL: {
     purpose: `log verbosity: ${LOG_LEVELS.join(', ')}; default info`,
@@ -175,11 +177,13 @@ class Reader implements ConfigVariableReader {
     if (raw === undefined || raw === '') return undefined;
     const value = spec.normalize ? spec.normalize(raw) : raw;
     if (spec.secret) this.secrets.push(value);
+    if (spec.secretsIn) this.secrets.push(...spec.secretsIn(value));
     const parsed = spec.schema.safeParse(value);
     if (!parsed.success) {
       const message = parsed.error.issues[0]?.message ?? 'is malformed';
       // Echo non-secret values: it helps to see what was read. Secrets are never echoed.
-      const shown = spec.secret ? '' : ` (got ${JSON.stringify(value.slice(0, 80))})`;
+      const echoed = spec.shown ? spec.shown(value) : value;
+      const shown = spec.secret ? '' : ` (got ${JSON.stringify(echoed.slice(0, 80))})`;
       this.problems.push({ variable: name, problem: `${message}${shown}`, purpose: spec.purpose });
       return undefined;
     }

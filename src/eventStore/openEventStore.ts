@@ -1,6 +1,7 @@
 import { ChatOpsError } from '../core/errors.ts';
 import type { EventStore } from './eventStore.ts';
 import { createSqliteEventStore, type SqliteEventStoreOptions } from './sqlite/sqliteEventStore.ts';
+import { isKurrentDbUrl } from './storeUrl.ts';
 
 export type OpenEventStoreOptions = Readonly<{
   sqlite?: Omit<SqliteEventStoreOptions, 'path'>;
@@ -9,7 +10,9 @@ export type OpenEventStoreOptions = Readonly<{
 /**
  * Opens the store named by `EVENT_STORE_URL`:
  * - `sqlite:./data/switchboard.db` (the embedded default), `sqlite::memory:` (tests);
- * - `kurrentdb://host:2113?tls=false` (also `esdb://`, `kurrentdb+discover://`), for clusters.
+ * - `kurrentdb://host:2113?tls=false`, `kurrentdb://node1:2113,node2:2113,node3:2113?tls=true` (several
+ *   gossip seeds), `kurrentdb+discover://…`, also `kurrent://`, `kdb://`, `esdb://`, `eventstore://`
+ *   (storeUrl.ts), for clusters.
  *
  * @example const store = await openEventStore(config.eventStoreUrl);
  */
@@ -23,7 +26,7 @@ export const openEventStore = async (
       throw new ChatOpsError('SB_CONFIG', 'EVENT_STORE_URL sqlite: needs a path (or :memory:)');
     return createSqliteEventStore({ ...options.sqlite, path });
   }
-  if (/^(kurrentdb|kdb|esdb|eventstore)(\+discover)?:\/\//.test(url)) {
+  if (isKurrentDbUrl(url)) {
     // Loaded on demand: the gRPC client and its native bridge stay out of SQLite deployments.
     const { createKurrentDbEventStore } = await import('./kurrentdb/kurrentDbEventStore.ts');
     return createKurrentDbEventStore({ connectionString: url });

@@ -31,6 +31,12 @@ export type ConfigVariableSpec = Readonly<{
   schema: z.ZodType<string>;
   /** Applied to the trimmed raw value before validation (e.g. `\n` escapes in a one-line PEM key). */
   normalize?: (raw: string) => string;
+  /**
+   * For a value that is not secret but may hold one (a URL with credentials): the secret parts,
+   * scrubbed from logs like secrets; `shown` is how a malformed value is echoed (default: as is).
+   */
+  secretsIn?: (value: string) => readonly string[];
+  shown?: (value: string) => string;
 }>;
 
 /** Reads this slice's variables, validated against their specs; problems are collected, not thrown. */

@@ -6,6 +6,7 @@ import {
   loadConfig,
   loadStoreConfig,
 } from '../../src/config.ts';
+import { isKurrentDbUrl } from '../../src/eventStore/storeUrl.ts';
 import { incidents } from '../../src/incidents/module.ts';
 import { verification } from '../../src/verification/module.ts';
 
@@ -139,9 +140,52 @@ describe('loadConfig', () => {
       'EVENT_STORE_URL',
     );
   });
+
+  it('accepts every KurrentDB scheme the store opens, with several gossip seeds and options', () => {
+    for (const url of [
+      'kurrentdb://switchboard:p%40ss@node1:2113,node2:2113,node3:2113?tls=true&tlsCAFile=/certs/ca.crt&nodePreference=leader',
+      'kurrentdb+discover://kurrentdb.internal:2113?tls=true',
+      'kurrent://node1:2113,node2:2113?tls=false',
+      'kdb+discover://kurrentdb.internal:2113',
+      'esdb://node1:2113,node2:2113?tls=false',
+      'eventstore://node1:2113?tls=false',
+    ]) {
+      expect(loadConfig({ ...slack, EVENT_STORE_URL: url }).eventStoreUrl).toBe(url);
+      expect(isKurrentDbUrl(url)).toBe(true);
+    }
+    expect(isKurrentDbUrl('sqlite:./x.db')).toBe(false);
+    expect(isKurrentDbUrl('postgres://node1')).toBe(false);
+  });
+
+  it("never echoes, and scrubs from logs, the password in a store URL's credentials", () => {
+    const e = problemsOf({ ...slack, EVENT_STORE_URL: 'kurrentdb:/switchboard:hunter2-store-pw@node1:2113' });
+    expect(e.problems.map((p) => p.variable)).toEqual(['EVENT_STORE_URL']);
+    expect(`${e.message} ${JSON.stringify(e.problems)}`).not.toContain('hunter2-store-pw');
+    expect(e.problems[0]?.problem).toContain('***@node1:2113');
+
+    const config = loadConfig({
+      ...slack,
+      EVENT_STORE_URL: 'kurrentdb://switchboard:p%40ss-word-9@node1:2113,node2:2113?tls=true',
+    });
+    expect(config.secrets).toEqual(expect.arrayContaining(['p%40ss-word-9', 'p@ss-word-9']));
+    expect(loadConfig({ ...slack, EVENT_STORE_URL: 'kurrentdb://node1:2113' }).secrets).toEqual(
+      expect.not.arrayContaining(['node1:2113']),
+    );
+  });
 });
 
 describe('loadStoreConfig', () => {
+  it('keeps the store URL password out of its messages too', () => {
+    let message = '';
+    try {
+      loadStoreConfig({ EVENT_STORE_URL: 'kurrent:/admin:store-pw-77@db:2113' });
+    } catch (e) {
+      message = e instanceof ConfigError ? `${e.message} ${JSON.stringify(e.problems)}` : 'not a ConfigError';
+    }
+    expect(message).toContain('EVENT_STORE_URL');
+    expect(message).not.toContain('store-pw-77');
+  });
+
   it('needs no Slack credentials', () => {
     expect(loadStoreConfig({ EVENT_STORE_URL: 'sqlite::memory:', CI: 'true' })).toEqual({
       eventStoreUrl: 'sqlite::memory:',

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type * as grpcTypes from '@grpc/grpc-js';
+import type * as gossipGrpcTypes from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/gossip_grpc_pb.js';
+import type * as gossipPbTypes from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/gossip_pb.js';
 import type * as sharedPbTypes from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/shared_pb.js';
 import type * as streamsGrpcTypes from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/streams_grpc_pb.js';
 import type * as streamsPbTypes from '@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/streams_pb.js';
@@ -34,6 +36,8 @@ const generated = (file: string): unknown => clientRequire(`../generated/kurrent
 const pb = generated('streams_pb.js') as typeof streamsPbTypes;
 const shared = generated('shared_pb.js') as typeof sharedPbTypes;
 const { StreamsService } = generated('streams_grpc_pb.js') as typeof streamsGrpcTypes;
+const gossipPb = generated('gossip_pb.js') as typeof gossipPbTypes;
+const { GossipService } = generated('gossip_grpc_pb.js') as typeof gossipGrpcTypes;
 const { Timestamp } = clientRequire('google-protobuf/google/protobuf/timestamp_pb') as {
   Timestamp: { fromDate(d: Date): never };
 };
@@ -51,7 +55,17 @@ type Stored = {
 };
 
 type FakeKurrentDb = {
+  /** Node 0's port. */
   port: number;
+  /** Every node's port (`nodes` of them, one log shared by all). */
+  ports: readonly number[];
+  /** Which node gossip names as the leader (the others are followers); settable. */
+  leader: number;
+  /** Appends each node took, for assertions. */
+  appendsServed: (node: number) => number;
+  /** Stops one node (its connections dropped) or, with `start`, brings it back on its port. */
+  stopNode(node: number): Promise<void>;
+  startNode(node: number): Promise<void>;
   /** Every event in log order, system events included. */
   log: readonly Stored[];
   /** Appends the fake acknowledged without writing (its own idempotency), for assertions. */
@@ -83,8 +97,16 @@ const stringToUuid = (id: string, structured: boolean): sharedPbTypes.UUID => {
 const streamName = (identifier: sharedPbTypes.StreamIdentifier | undefined): string =>
   Buffer.from(identifier!.getStreamName_asU8()).toString('utf8');
 
-/** Starts the fake on a free loopback port, with a few system events in the log already. */
-const startFakeKurrentDb = async (): Promise<FakeKurrentDb> => {
+/**
+ * Starts the fake on a free loopback port, with a few system events in the log already. With
+ * `nodes` > 1 it listens as that many "nodes" on as many ports, over one shared log, and answers
+ * the Gossip service (`event_store.client.gossip.Gossip/Read`, what clients ask gossip seeds) with
+ * every node running, `leader` as LEADER and the rest as FOLLOWER: enough for the client's
+ * discovery through several seeds and its rediscovery when the leader goes away. It does not
+ * model replication, elections or NotLeader answers: any node serves any request.
+ */
+const startFakeKurrentDb = async (options: { nodes?: number } = {}): Promise<FakeKurrentDb> => {
+  const nodeCount = options.nodes ?? 1;
   const log: Stored[] = [];
   const streams = new Map<string, Stored[]>();
   const live = new Set<(e: Stored) => void>();
@@ -333,30 +355,73 @@ const startFakeKurrentDb = async (): Promise<FakeKurrentDb> => {
     });
   };
 
-  let server: grpcTypes.Server | undefined;
-  let port = 0;
-  const start = async () => {
+  const servers: (grpcTypes.Server | undefined)[] = new Array(nodeCount).fill(undefined);
+  const ports: number[] = new Array(nodeCount).fill(0);
+  const appendsServed: number[] = new Array(nodeCount).fill(0);
+  let leader = 0;
+  const gossip: grpcTypes.handleUnaryCall<sharedPbTypes.Empty, gossipPbTypes.ClusterInfo> = (
+    _call,
+    callback,
+  ) => {
+    const members = ports.flatMap((p, i) => {
+      if (servers[i] === undefined) return [];
+      const member = new gossipPb.MemberInfo();
+      member.setInstanceId(stringToUuid(`00000000-0000-4000-8000-00000000000${i}`, false));
+      member.setTimeStamp(String(Date.now()));
+      member.setState(
+        i === leader ? gossipPb.MemberInfo.VNodeState.LEADER : gossipPb.MemberInfo.VNodeState.FOLLOWER,
+      );
+      member.setIsAlive(true);
+      member.setHttpEndPoint(new gossipPb.EndPoint().setAddress('127.0.0.1').setPort(p));
+      return [member];
+    });
+    callback(null, new gossipPb.ClusterInfo().setMembersList(members));
+  };
+  const startNode = async (node: number) => {
     const s = new grpc.Server();
-    s.addService(StreamsService, { read, append } as unknown as grpcTypes.UntypedServiceImplementation);
-    port = await new Promise<number>((resolve, reject) =>
-      s.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (e, p) =>
+    const counted: typeof append = (call, callback) => {
+      appendsServed[node] = (appendsServed[node] ?? 0) + 1;
+      append(call, callback);
+    };
+    s.addService(StreamsService, {
+      read,
+      append: counted,
+    } as unknown as grpcTypes.UntypedServiceImplementation);
+    s.addService(GossipService, { read: gossip } as unknown as grpcTypes.UntypedServiceImplementation);
+    ports[node] = await new Promise<number>((resolve, reject) =>
+      s.bindAsync(`127.0.0.1:${ports[node] ?? 0}`, grpc.ServerCredentials.createInsecure(), (e, p) =>
         e ? reject(e) : resolve(p),
       ),
     );
-    server = s;
+    servers[node] = s;
   };
-  await start();
+  const stopNode = async (node: number) => {
+    servers[node]?.forceShutdown();
+    servers[node] = undefined;
+  };
+  for (let i = 0; i < nodeCount; i++) await startNode(i);
   return {
     get port() {
-      return port;
+      return ports[0]!;
     },
+    ports,
+    get leader() {
+      return leader;
+    },
+    set leader(node: number) {
+      leader = node;
+    },
+    appendsServed: (node) => appendsServed[node] ?? 0,
+    stopNode,
+    startNode,
     log,
     idempotentAcks: () => idempotentAcks,
-    start,
+    start: async () => {
+      for (let i = 0; i < nodeCount; i++) if (servers[i] === undefined) await startNode(i);
+    },
     stop: async () => {
       live.clear();
-      server?.forceShutdown();
-      server = undefined;
+      for (let i = 0; i < nodeCount; i++) await stopNode(i);
     },
   };
 };
@@ -516,5 +581,98 @@ describe('KurrentDB adapter over the protocol fake', () => {
     await sub.stop();
     expect(handledAtCaughtUp).toBe(40);
     expect(ids(handled)).toEqual(ids(stored));
+  });
+});
+
+describe('KurrentDB adapter over a three-node protocol fake: several gossip seeds', () => {
+  // Three "nodes" of one fake log, each answering gossip. Proves what our connection string and
+  // adapter do with several seeds (through the client's JavaScript side and its Rust bridge), not
+  // how a real cluster elects a leader or replicates.
+  let cluster: FakeKurrentDb;
+  const stores: EventStore[] = [];
+  beforeAll(async () => {
+    cluster = await startFakeKurrentDb({ nodes: 3 });
+  });
+  afterEach(async () => {
+    for (const s of stores.splice(0)) await s.close();
+  });
+  afterAll(async () => {
+    await cluster.stop();
+  });
+  const seeds = () => cluster.ports.map((p) => `127.0.0.1:${p}`).join(',');
+
+  it('connects through a seed list whose first seeds are down, and writes to the node gossip names leader', async () => {
+    cluster.leader = 2;
+    await cluster.stopNode(0);
+    try {
+      const store = await createKurrentDbEventStore({
+        connectionString: `kurrentdb://${seeds()}?tls=false&discoveryInterval=20&nodePreference=leader`,
+        connectTimeoutMs: 10_000,
+      });
+      stores.push(store);
+      const before = [cluster.appendsServed(1), cluster.appendsServed(2)];
+      const cat = unique('order');
+      await store.appendToStream(`${cat}-1`, newEvents(2));
+      expect(await store.readStream(`${cat}-1`)).toHaveLength(2);
+      expect(cluster.appendsServed(2)).toBeGreaterThan(before[1]!);
+      expect(cluster.appendsServed(1)).toBe(before[0]);
+    } finally {
+      await cluster.startNode(0);
+    }
+  });
+
+  it('after the leader goes away, finds the new one through the other seeds: appends resume, the subscription has no gap and no duplicate', async () => {
+    cluster.leader = 0;
+    const sink = createLogSink();
+    const store = await createKurrentDbEventStore({
+      connectionString: `kurrentdb://${seeds()}?tls=false&discoveryInterval=20`,
+      connectTimeoutMs: 10_000,
+      logger: sink.logger(),
+    });
+    stores.push(store);
+    const cat = unique('order');
+    const filter = { streamPrefixes: [`${cat}-`] };
+    const servedBy0 = cluster.appendsServed(0);
+    await store.appendToStream(`${cat}-1`, newEvents(3, 'Before'));
+    expect(cluster.appendsServed(0)).toBeGreaterThan(servedBy0);
+    const c = collect(store, 'start', filter);
+    await c.caughtUp;
+
+    // The leader dies and gossip names node 1: what a client sees of a failover.
+    cluster.leader = 1;
+    await cluster.stopNode(0);
+    try {
+      await waitUntil(
+        () => sink.lines().some((l) => l['msg'] === 'KurrentDB subscription dropped; resubscribing'),
+        'the subscription to notice',
+      );
+      const servedBy1 = cluster.appendsServed(1);
+      const after = newEvents(3, 'After');
+      // The first append may meet the dead channel (SB_STORE_UNAVAILABLE); a retry with the same
+      // ids is what callers do, and must not write them twice.
+      await waitUntil(async () => {
+        try {
+          await store.appendToStream(`${cat}-1`, after, { expectedRevision: 2 });
+          return true;
+        } catch (e) {
+          if (hasCode(e, 'SB_STORE_UNAVAILABLE')) {
+            await new Promise((resolve) => setTimeout(resolve, 200));
+            return false;
+          }
+          throw e;
+        }
+      }, 'an append to reach the new leader');
+      expect(cluster.appendsServed(1)).toBeGreaterThan(servedBy1);
+      await c.waitFor(6);
+      await c.subscription.stop();
+
+      const all = await store.readAll({ filter });
+      expect(all).toHaveLength(6);
+      expect(ids(c.events)).toEqual(ids(all));
+      expect(c.caughtUpCalls()).toBe(1);
+      await waitUntil(() => store.isOpen(), 'the store to report itself available again');
+    } finally {
+      await cluster.startNode(0);
+    }
   });
 });

@@ -77,6 +77,9 @@ export type KurrentDbEventStoreOptions = Readonly<{
 
 type Client = KurrentDBClient;
 
+/** While the store is unreachable, the client is replaced at most this often (see renewClient). */
+const CLIENT_RENEWAL_MS = 4000;
+
 /** Collects an async iterable into an array; stops early (and closes it) once `signal` aborts. */
 const collect = async <T>(iterable: AsyncIterable<T>, signal: AbortSignal): Promise<T[]> => {
   const out: T[] = [];
@@ -162,9 +165,10 @@ export const createKurrentDbEventStore = async (options: KurrentDbEventStoreOpti
   const safeUrl = redactConnectionString(options.connectionString);
   const log = (options.logger ?? silentLogger()).child({ component: 'eventStore', store: 'kurrentdb' });
 
+  const clientUrl = normalizeConnectionString(options.connectionString);
   let client: Client;
   try {
-    client = KurrentDBClient.connectionString(normalizeConnectionString(options.connectionString));
+    client = KurrentDBClient.connectionString(clientUrl);
   } catch (e) {
     throw new ChatOpsError('SB_CONFIG', `EVENT_STORE_URL is not a KurrentDB connection string (${safeUrl})`, {
       cause: e,
@@ -174,6 +178,7 @@ export const createKurrentDbEventStore = async (options: KurrentDbEventStoreOpti
   let open = true;
   let healthy = true;
   let probeTimer: NodeJS.Timeout | undefined;
+  let clientSince = Date.now();
   const subscriptions = new Set<Subscription>();
   /** Processors whose checkpoint stream got `$maxCount: 1` in this process. */
   const truncatedCheckpointStreams = new Set<string>();
@@ -195,6 +200,28 @@ export const createKurrentDbEventStore = async (options: KurrentDbEventStoreOpti
       probeTimer = undefined;
     }
   };
+  /**
+   * A new client in place of the current one, which finds the cluster again through the seeds.
+   * The client's Rust bridge (every read goes through it) stays with the node it connected to:
+   * when that node is gone for good (a leader that died, not one that stepped down and answers
+   * NotLeader), its reads fail until the node comes back, while the seeds would name the new
+   * leader at once (kurrentdb.fake.int.test.ts, "after the leader goes away"). Subscriptions on
+   * the old client end with it and resubscribe from their position on the new one.
+   */
+  const renewClient = () => {
+    if (!open || Date.now() - clientSince < CLIENT_RENEWAL_MS) return;
+    const old = client;
+    try {
+      client = KurrentDBClient.connectionString(clientUrl);
+    } catch (e) {
+      log.warn({ err: e }, 'KurrentDB client could not be created again; keeping the current one');
+      return;
+    }
+    clientSince = Date.now();
+    log.info({ url: safeUrl }, 'KurrentDB client replaced to find the cluster again');
+    void old.dispose().catch(() => undefined);
+  };
+
   const markUnavailable = (err: unknown) => {
     if (!open) return;
     if (healthy) log.warn({ err }, 'KurrentDB unavailable');
@@ -206,7 +233,9 @@ export const createKurrentDbEventStore = async (options: KurrentDbEventStoreOpti
           if (!healthy) log.info({}, 'KurrentDB reachable again');
           markHealthy();
         },
-        () => undefined,
+        () => {
+          if (!healthy) renewClient();
+        },
       );
     }, 2000);
     probeTimer.unref();
