@@ -239,7 +239,9 @@ describe('after a restart', () => {
     const before = {
       view: rm().view(id),
       absences: rm().absences(december),
-      pending: rm().pendingApprovalsOf(DANA).map((v) => v.timeOffId),
+      pending: rm()
+        .pendingApprovalsOf(DANA)
+        .map((v) => v.timeOffId),
       dana: rm().slackUserOfEmployee(HR_IDS.dana),
       directory: rm().directory().size,
     };
@@ -253,7 +255,9 @@ describe('after a restart', () => {
     expect({
       view: rm().view(id),
       absences: rm().absences(december),
-      pending: rm().pendingApprovalsOf(DANA).map((v) => v.timeOffId),
+      pending: rm()
+        .pendingApprovalsOf(DANA)
+        .map((v) => v.timeOffId),
       dana: rm().slackUserOfEmployee(HR_IDS.dana),
       directory: rm().directory().size,
     }).toEqual(before);
@@ -262,7 +266,10 @@ describe('after a restart', () => {
     await h.sb.bus.dispatch(command('CancelTimeOff', { timeOffId: id }, ANA));
     await rm().catchUp();
     expect(rm().view(id)?.phase).toBe('cancelled');
-    expect(rm().absences(december).map((a) => a.displayName)).toEqual(['Ben Okafor']);
+    expect(
+      rm()
+        .absences(december)
+        .map((a) => a.displayName),
+    ).toEqual(['Ben Okafor']);
   });
 });
-
