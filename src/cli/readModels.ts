@@ -2,6 +2,7 @@ import type { EventStore } from '../eventStore/eventStore.ts';
 import { createIncidentReadModels, INCIDENT_READ_MODELS_ID } from '../incidents/readModels.projection.ts';
 import { createScheduler } from '../processors/scheduler.ts';
 import type { ResumableState } from '../processors/snapshots.ts';
+import { createTimeOffReadModel, TIME_OFF_READ_MODEL_ID } from '../timeOff/readModel.projection.ts';
 import {
   createVerificationReadModel,
   VERIFICATION_READ_MODEL_ID,
@@ -15,6 +16,7 @@ import {
 export const SNAPSHOTTED_READ_MODELS: Readonly<Record<string, (store: EventStore) => ResumableState>> = {
   [INCIDENT_READ_MODELS_ID]: (store) => createIncidentReadModels({ store }).resumable,
   [VERIFICATION_READ_MODEL_ID]: (store) => createVerificationReadModel({ store }).resumable,
+  [TIME_OFF_READ_MODEL_ID]: (store) => createTimeOffReadModel({ store }).resumable,
   scheduler: () =>
     createScheduler({
       dispatch: () => Promise.reject(new Error('a rebuild dispatches nothing')),

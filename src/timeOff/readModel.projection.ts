@@ -1,5 +1,11 @@
 import { type TimeOffState, timeOffDecider } from '../../machines/timeOff/decider.ts';
-import { type DirectoryState, directoryDecider, employeeById } from '../../machines/timeOff/directory.ts';
+import {
+  type DirectoryEmployee,
+  type DirectoryState,
+  directoryDecider,
+  directoryEmployees,
+  employeeById,
+} from '../../machines/timeOff/directory.ts';
 import {
   HR_TIME_OFF_STREAM_PREFIX,
   type HrTimeOffEntry,
@@ -7,6 +13,7 @@ import {
   hrRequestIdOfStream,
 } from '../../machines/timeOff/hrCalendar.ts';
 import type { TimeOffPhase } from '../../machines/timeOff/machine.ts';
+import { type TimeOffContext, timeOffMachine } from '../../machines/timeOff/machine.ts';
 import {
   requestIdOfStream,
   TIME_OFF_DIRECTORY_STREAM,
@@ -17,12 +24,14 @@ import { storedEvent } from '../application/fold.ts';
 import type { EventFilter, EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
 import { PERSON_LINKED, PERSON_STREAM_PREFIX } from '../people/events.ts';
 import type { Processor } from '../processors/runner.ts';
+import { createResumableState, type ResumableState } from '../processors/snapshots.ts';
 import { shortTimeOffId } from './blocks/timeOffIds.ts';
 import { type TimeOffView, toTimeOffView } from './blocks/timeOffView.ts';
 
 /**
- * Everything the time-off lifecycle reads without asking HR, in memory (rebuilt from the store at
- * every start, `resumeFrom: 'start'`): every request Switchboard handles (`timeoff-<id>`, folded
+ * Everything the time-off lifecycle reads without asking HR, in memory, resumed from a snapshot
+ * (`snapshot-timeoff-read-model`, src/processors/snapshots.ts; each request kept as its machine
+ * state, value and context): every request Switchboard handles (`timeoff-<id>`, folded
  * with the decider), the employee directory (`timeoff-directory`), HR's own side of time off
  * (`hrtimeoff-<HR id>`: requests made in the HR web app, and ours as HR has them) and which Slack
  * user is which HR employee (`PersonLinked { system: 'hr' }` in `identity-<user>`).
@@ -54,6 +63,8 @@ export type AbsenceEntry = Readonly<{
 
 export type TimeOffReadModel = Readonly<{
   processor: Processor;
+  /** Its snapshots (`snapshot-timeoff-read-model`) and `npm run events -- rebuild timeoff-read-model`. */
+  resumable: ResumableState;
   /** Applies what is in the store and not yet applied (read-your-writes for the caller). */
   catchUp(): Promise<void>;
   /** The employee directory as folded (machines/timeOff/directory.ts has its queries). */
@@ -115,8 +126,19 @@ const APPROVED: ReadonlySet<TimeOffPhase> = new Set(['approved', 'submitted', 'c
 const overlaps = (a: Readonly<{ startDate: string; endDate: string }>, from: string, to: string) =>
   a.startDate <= to && a.endDate >= from;
 
+/** Version of the snapshotted state and of `apply`: bump it when either changes (rebuilds from zero). */
+export const TIME_OFF_READ_MODEL_VERSION = 1;
+export const TIME_OFF_READ_MODEL_ID = 'timeoff-read-model';
+
+/** The snapshot's JSON: each request as its machine state (value and context), the rest as lists. */
+type Saved = Readonly<{
+  requests: ReadonlyArray<readonly [string, Readonly<{ value: unknown; context: TimeOffContext }>]>;
+  directory: readonly DirectoryEmployee[];
+  hr: readonly HrTimeOffEntry[];
+  links: ReadonlyArray<readonly [string, string]>;
+}>;
+
 export const createTimeOffReadModel = (deps: Readonly<{ store: EventStore }>): TimeOffReadModel => {
-  let applied: bigint | undefined;
   let requests = new Map<string, TimeOffState>();
   let hrIdOfRequest = new Map<string, string>();
   let requestOfHr = new Map<string, string>();
@@ -126,7 +148,6 @@ export const createTimeOffReadModel = (deps: Readonly<{ store: EventStore }>): T
   let employeeOfSlack = new Map<string, string>();
 
   const reset = () => {
-    applied = undefined;
     requests = new Map();
     hrIdOfRequest = new Map();
     requestOfHr = new Map();
@@ -146,8 +167,6 @@ export const createTimeOffReadModel = (deps: Readonly<{ store: EventStore }>): T
   };
 
   const apply = (e: RecordedEvent) => {
-    if (applied !== undefined && e.position <= applied) return;
-    applied = e.position;
     if (e.kind !== 'event') return;
     if (e.streamId === TIME_OFF_DIRECTORY_STREAM) {
       directory = directoryDecider.evolve(directory, storedEvent(directoryDecider, e));
@@ -160,11 +179,7 @@ export const createTimeOffReadModel = (deps: Readonly<{ store: EventStore }>): T
       requests.set(timeOffId, state);
       const r = state.context.request;
       if (r) link(r.requester.slackUserId, r.requester.hrId);
-      const hrId = state.context.hrRequestId;
-      if (hrId !== null && hrIdOfRequest.get(timeOffId) !== hrId) {
-        hrIdOfRequest.set(timeOffId, hrId);
-        requestOfHr.set(hrId, timeOffId);
-      }
+      rememberHrId(timeOffId, state);
       return;
     }
     const hrRequestId = hrRequestIdOfStream(e.streamId);
@@ -182,22 +197,51 @@ export const createTimeOffReadModel = (deps: Readonly<{ store: EventStore }>): T
     }
   };
 
-  let catching: Promise<void> = Promise.resolve();
-  const catchUp = (): Promise<void> => {
-    const run = async () => {
-      for (;;) {
-        const page = await deps.store.readAll({
-          ...(applied === undefined ? {} : { after: applied }),
-          filter: FILTER,
-          maxCount: 1_000,
-        });
-        for (const e of page) apply(e);
-        if (page.length < 1_000) return;
-      }
-    };
-    catching = catching.then(run, run);
-    return catching;
+  const rememberHrId = (timeOffId: string, state: TimeOffState) => {
+    const hrId = state.context.hrRequestId;
+    if (hrId !== null && hrIdOfRequest.get(timeOffId) !== hrId) {
+      hrIdOfRequest.set(timeOffId, hrId);
+      requestOfHr.set(hrId, timeOffId);
+    }
   };
+
+  const save = (): Saved => ({
+    requests: [...requests].map(
+      ([id, state]) => [id, { value: state.value, context: state.context }] as const,
+    ),
+    directory: [...directoryEmployees(directory)],
+    hr: [...hr.values()],
+    links: [...employeeOfSlack],
+  });
+
+  const load = (raw: unknown) => {
+    const saved = raw as Saved;
+    for (const [id, { value, context }] of saved.requests) {
+      const state = timeOffMachine.resolveState({ value: value as never, context });
+      requests.set(id, state);
+      rememberHrId(id, state);
+    }
+    for (const employee of saved.directory) {
+      directory = directoryDecider.evolve(directory, {
+        type: 'DirectoryEmployeeAdded',
+        data: { ...employee, at: '' },
+      });
+    }
+    for (const entry of saved.hr) hr.set(entry.hrRequestId, entry);
+    for (const [slackUserId, employeeHrId] of saved.links) link(slackUserId, employeeHrId);
+  };
+
+  const resumable = createResumableState({
+    name: TIME_OFF_READ_MODEL_ID,
+    version: TIME_OFF_READ_MODEL_VERSION,
+    filter: FILTER,
+    store: deps.store,
+    apply,
+    save,
+    load,
+    reset,
+  });
+  const catchUp = resumable.catchUp;
 
   const views = (): TimeOffView[] => {
     const out: TimeOffView[] = [];
@@ -213,17 +257,16 @@ export const createTimeOffReadModel = (deps: Readonly<{ store: EventStore }>): T
 
   return {
     processor: {
-      id: 'timeoff-read-model',
+      id: TIME_OFF_READ_MODEL_ID,
       filter: FILTER,
-      resumeFrom: 'start',
+      resumeFrom: 'snapshot',
       everyReplica: true,
-      onStart() {
-        reset();
-      },
-      async handle(event) {
-        apply(event);
-      },
+      restore: resumable.restore,
+      handle: resumable.handle,
+      onCaughtUp: resumable.caughtUp,
+      onStop: resumable.stop,
     },
+    resumable,
     catchUp,
     directory: () => directory,
     state: (id) => requests.get(id) ?? null,

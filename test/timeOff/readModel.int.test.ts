@@ -213,3 +213,63 @@ describe('the absences port', () => {
     expect(await absences.absencesOf({ slackUserId: GIL }, week)).toEqual([]);
   });
 });
+
+describe('after a restart', () => {
+  it('resumes from its snapshot: the same answers, without reading the history again', async () => {
+    const id = randomUUID();
+    await request(id);
+    await h.sb.bus.dispatch(
+      command('RecordHrTimeOff', {
+        entry: {
+          hrRequestId: '901',
+          employeeId: HR_IDS.ben,
+          policyType: 'Holiday',
+          startDate: '2026-12-08',
+          endDate: '2026-12-08',
+          startPortion: 'all_day',
+          endPortion: 'all_day',
+          status: 'approved',
+        },
+      }),
+    );
+    await h.idle();
+    const rm = () => h.api.readModel;
+    await rm().catchUp();
+    const december = { from: '2026-12-01', to: '2026-12-31' };
+    const before = {
+      view: rm().view(id),
+      absences: rm().absences(december),
+      pending: rm()
+        .pendingApprovalsOf(DANA)
+        .map((v) => v.timeOffId),
+      dana: rm().slackUserOfEmployee(HR_IDS.dana),
+      directory: rm().directory().size,
+    };
+    expect(before.absences).toHaveLength(2);
+
+    await h.restart();
+    await h.idle();
+    await rm().catchUp();
+    // Everything it knew came from the snapshot written at the stop, not from the history.
+    expect(rm().resumable.appliedSinceStart()).toBe(0);
+    expect({
+      view: rm().view(id),
+      absences: rm().absences(december),
+      pending: rm()
+        .pendingApprovalsOf(DANA)
+        .map((v) => v.timeOffId),
+      dana: rm().slackUserOfEmployee(HR_IDS.dana),
+      directory: rm().directory().size,
+    }).toEqual(before);
+
+    // A restored request still moves on: its machine state came back whole.
+    await h.sb.bus.dispatch(command('CancelTimeOff', { timeOffId: id }, ANA));
+    await rm().catchUp();
+    expect(rm().view(id)?.phase).toBe('cancelled');
+    expect(
+      rm()
+        .absences(december)
+        .map((a) => a.displayName),
+    ).toEqual(['Ben Okafor']);
+  });
+});
