@@ -1,4 +1,3 @@
-import type { types } from '@slack/bolt';
 import {
   escapeMrkdwn,
   formatTime,
@@ -9,7 +8,7 @@ import {
   type SlackMessage,
   truncate,
 } from '../../slack/blocks/format.ts';
-import { TIME_OFF_ACTION, timeOffActionsBlockId } from './timeOffIds.ts';
+import { TIME_OFF_ACTION, timeOffActionsBlockId, timeOffButton } from './timeOffIds.ts';
 import { formatRange, formatWorkingDays, personText, type TimeOffView } from './timeOffView.ts';
 
 /** The requester's balance of the policy once this request is taken; null when HR could not tell. */
@@ -51,19 +50,6 @@ export const teammatesOutText = (requester: string, teammates: readonly Teammate
   const more = teammates.length - listed.length;
   return `Also out in ${requester}’s team then: ${listed.join(', ')}${more > 0 ? ` and ${more} more` : ''}.`;
 };
-
-const button = (
-  text: string,
-  actionId: string,
-  timeOffId: string,
-  extra: Partial<types.Button> = {},
-): types.Button => ({
-  type: 'button',
-  text: plain(text),
-  action_id: actionId,
-  value: timeOffId,
-  ...extra,
-});
 
 /** What happened to the request, in place of the buttons once it is decided. */
 export const decisionLine = (view: TimeOffView): string | null => {
@@ -133,8 +119,8 @@ export const approvalCard = (view: TimeOffView, extras: ApprovalCardExtras): Sla
       type: 'actions',
       block_id: timeOffActionsBlockId(view.timeOffId),
       elements: [
-        button('Approve', TIME_OFF_ACTION.approve, view.timeOffId, { style: 'primary' }),
-        button('Deny', TIME_OFF_ACTION.deny, view.timeOffId, {
+        timeOffButton('Approve', TIME_OFF_ACTION.approve, view.timeOffId, { style: 'primary' }),
+        timeOffButton('Deny', TIME_OFF_ACTION.deny, view.timeOffId, {
           style: 'danger',
           confirm: {
             title: plain('Deny this request?'),
@@ -143,7 +129,7 @@ export const approvalCard = (view: TimeOffView, extras: ApprovalCardExtras): Sla
             deny: plain('Back'),
           },
         }),
-        button('Deny with reason…', TIME_OFF_ACTION.denyWithReason, view.timeOffId),
+        timeOffButton('Deny with reason…', TIME_OFF_ACTION.denyWithReason, view.timeOffId),
       ],
     });
     const reminder = view.remindersSent > 0 ? `Reminder ${view.remindersSent}. ` : '';

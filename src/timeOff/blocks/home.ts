@@ -1,6 +1,5 @@
-import type { types } from '@slack/bolt';
 import { escapeMrkdwn, type KnownBlock, mrkdwn, plain } from '../../slack/blocks/format.ts';
-import { TIME_OFF_ACTION } from './timeOffIds.ts';
+import { TIME_OFF_ACTION, timeOffButton } from './timeOffIds.ts';
 import { formatRange, formatWorkingDays, personText, type TimeOffView } from './timeOffView.ts';
 
 /**
@@ -30,19 +29,6 @@ const STATUS_WORD: Readonly<Partial<Record<TimeOffView['phase'], string>>> = {
   submissionFailed: ':warning: HR refused it',
 };
 
-const button = (
-  text: string,
-  actionId: string,
-  timeOffId: string,
-  style?: 'primary' | 'danger',
-): types.Button => ({
-  type: 'button',
-  text: plain(text),
-  action_id: actionId,
-  value: timeOffId,
-  ...(style ? { style } : {}),
-});
-
 const more = (blocks: KnownBlock[], total: number): KnownBlock[] =>
   total > MAX_ROWS
     ? [...blocks, { type: 'context', elements: [mrkdwn(`…and ${total - MAX_ROWS} more.`)] }]
@@ -67,8 +53,8 @@ export const pendingApprovalsSection = (
     {
       type: 'actions',
       elements: [
-        button('Approve', TIME_OFF_ACTION.approve, v.timeOffId, 'primary'),
-        button('Deny with reason…', TIME_OFF_ACTION.denyWithReason, v.timeOffId),
+        timeOffButton('Approve', TIME_OFF_ACTION.approve, v.timeOffId, { style: 'primary' }),
+        timeOffButton('Deny with reason…', TIME_OFF_ACTION.denyWithReason, v.timeOffId),
       ],
     },
   ]);
@@ -95,7 +81,7 @@ export const upcomingTimeOffSection = (
       `*${escapeMrkdwn(v.policyType)}*: ${formatRange(v)} (${formatWorkingDays(v.workingDays)}) — ${STATUS_WORD[v.phase] ?? ''}`,
     ),
     accessory: {
-      ...button('Cancel', TIME_OFF_ACTION.cancel, v.timeOffId),
+      ...timeOffButton('Cancel', TIME_OFF_ACTION.cancel, v.timeOffId),
       confirm: {
         title: plain('Cancel this time off?'),
         text: plain(v.phase === 'confirmed' ? 'It is cancelled in HR too.' : 'Your approver is told.'),

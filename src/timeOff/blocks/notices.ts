@@ -9,7 +9,7 @@ import {
   truncate,
 } from '../../slack/blocks/format.ts';
 import { requesterStatusMessage } from './requesterStatus.ts';
-import { shortTimeOffId, TIME_OFF_ACTION } from './timeOffIds.ts';
+import { shortTimeOffId, TIME_OFF_ACTION, timeOffButton } from './timeOffIds.ts';
 import {
   formatRange,
   formatWorkingDays,
@@ -35,31 +35,18 @@ const CANCELLABLE: ReadonlySet<TimeOffView['phase']> = new Set([
   'submissionFailed',
 ]);
 
-const button = (
-  text: string,
-  actionId: string,
-  timeOffId: string,
-  style?: 'primary' | 'danger',
-  confirm?: types.ConfirmationDialog,
-): types.Button => ({
-  type: 'button',
-  text: plain(text),
-  action_id: actionId,
-  value: timeOffId,
-  ...(style ? { style } : {}),
-  ...(confirm ? { confirm } : {}),
-});
-
 const cancelButton = (view: TimeOffView): types.Button =>
-  button('Cancel request', TIME_OFF_ACTION.cancel, view.timeOffId, undefined, {
-    title: plain('Cancel this time off?'),
-    text: plain(
-      view.phase === 'requested' || view.phase === 'awaitingApproval' || view.phase === 'submissionFailed'
-        ? 'Your approver is told.'
-        : 'It is cancelled in HR too.',
-    ),
-    confirm: plain('Cancel it'),
-    deny: plain('Keep it'),
+  timeOffButton('Cancel request', TIME_OFF_ACTION.cancel, view.timeOffId, {
+    confirm: {
+      title: plain('Cancel this time off?'),
+      text: plain(
+        view.phase === 'requested' || view.phase === 'awaitingApproval' || view.phase === 'submissionFailed'
+          ? 'Your approver is told.'
+          : 'It is cancelled in HR too.',
+      ),
+      confirm: plain('Cancel it'),
+      deny: plain('Keep it'),
+    },
   });
 
 /** `*Holiday*: Mon 7 Dec – Wed 9 Dec 2026 (3 working days)`, escaped. */
@@ -165,11 +152,11 @@ export const submissionFailedDm = (
     {
       type: 'actions',
       elements: [
-        button(
+        timeOffButton(
           why.kind === 'refusal' ? 'Fix and send again' : 'Send again',
           TIME_OFF_ACTION.resubmit,
           view.timeOffId,
-          'primary',
+          { style: 'primary' },
         ),
         cancelButton(view),
       ],

@@ -1,4 +1,6 @@
+import type { types } from '@slack/bolt';
 import { parseTimeOffRequestId } from '../../../machines/timeOff/streams.ts';
+import { plain } from '../../slack/blocks/format.ts';
 
 /**
  * Slack ids of the time-off surface (`timeoff.<verb>`), shared by the block builders here and the
@@ -45,3 +47,11 @@ export const timeOffIdFromActionsBlockId = (blockId: string | undefined): string
  * people's ids never matters; one between two of the same person's asks which one they mean.
  */
 export const shortTimeOffId = (timeOffId: string): string => timeOffId.slice(0, 6).toLowerCase();
+
+/** A button of the time-off surface: its value is the request id, nothing else (see above). */
+export const timeOffButton = (
+  text: string,
+  actionId: TimeOffActionId,
+  timeOffId: string,
+  extra: Partial<types.Button> = {},
+): types.Button => ({ type: 'button', text: plain(text), action_id: actionId, value: timeOffId, ...extra });
