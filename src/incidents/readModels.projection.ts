@@ -2,7 +2,7 @@ import { INCIDENT_ROUTING_STREAM_PREFIX } from '../../machines/incidentRouting/s
 import type { EventFilter, EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
 import { PERSON_EVENT_TYPES, PERSON_STREAM_PREFIX, upcastPersonEvent } from '../people/events.ts';
 import type { Processor } from '../processors/runner.ts';
-import { createResumableState, type ResumableState } from '../processors/snapshots.ts';
+import { createResumableState, type ResumableState, readModelProcessor } from '../processors/snapshots.ts';
 
 /**
  * The incident lifecycle's read models, in memory:
@@ -280,16 +280,7 @@ export const createIncidentReadModels = (
   };
 
   return {
-    processor: {
-      id: INCIDENT_READ_MODELS_ID,
-      filter: INCIDENT_READ_MODEL_FILTER,
-      resumeFrom: 'snapshot',
-      everyReplica: true,
-      restore: resumable.restore,
-      handle: resumable.handle,
-      onCaughtUp: resumable.caughtUp,
-      onStop: resumable.stop,
-    },
+    processor: readModelProcessor(INCIDENT_READ_MODELS_ID, INCIDENT_READ_MODEL_FILTER, resumable),
     resumable,
     catchUp: resumable.catchUp,
     streamForUpstreamId: (id) => byUpstreamId.get(id),

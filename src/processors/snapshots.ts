@@ -3,7 +3,7 @@ import { asError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { JsonObject } from '../core/messages.ts';
 import type { EventFilter, EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
-import type { ProcessorLifecycleContext } from './runner.ts';
+import type { Processor, ProcessorLifecycleContext } from './runner.ts';
 
 /**
  * Read models (and the scheduler's pending timers) that resume: their in-memory state is kept as a
@@ -320,3 +320,22 @@ export const createResumableState = (options: ResumableStateOptions): ResumableS
     appliedSinceStart: () => sinceStart,
   };
 };
+
+/**
+ * The processor of a read model kept by `resumable`: resumed from its snapshots, and run on every
+ * replica (each answers the queries it takes, read-your-writes included).
+ */
+export const readModelProcessor = (
+  id: string,
+  filter: EventFilter,
+  resumable: ResumableState,
+): Processor => ({
+  id,
+  filter,
+  resumeFrom: 'snapshot',
+  everyReplica: true,
+  restore: resumable.restore,
+  handle: resumable.handle,
+  onCaughtUp: resumable.caughtUp,
+  onStop: resumable.stop,
+});

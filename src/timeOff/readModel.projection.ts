@@ -24,7 +24,7 @@ import { storedEvent } from '../application/fold.ts';
 import type { EventFilter, EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
 import { PERSON_LINKED, PERSON_STREAM_PREFIX } from '../people/events.ts';
 import type { Processor } from '../processors/runner.ts';
-import { createResumableState, type ResumableState } from '../processors/snapshots.ts';
+import { createResumableState, type ResumableState, readModelProcessor } from '../processors/snapshots.ts';
 import { shortTimeOffId } from './blocks/timeOffIds.ts';
 import { type TimeOffView, toTimeOffView } from './blocks/timeOffView.ts';
 
@@ -256,16 +256,7 @@ export const createTimeOffReadModel = (deps: Readonly<{ store: EventStore }>): T
     employeeById(directory, employeeHrId)?.displayName || `HR employee ${employeeHrId}`;
 
   return {
-    processor: {
-      id: TIME_OFF_READ_MODEL_ID,
-      filter: FILTER,
-      resumeFrom: 'snapshot',
-      everyReplica: true,
-      restore: resumable.restore,
-      handle: resumable.handle,
-      onCaughtUp: resumable.caughtUp,
-      onStop: resumable.stop,
-    },
+    processor: readModelProcessor(TIME_OFF_READ_MODEL_ID, FILTER, resumable),
     resumable,
     catchUp,
     directory: () => directory,

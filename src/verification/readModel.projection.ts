@@ -2,7 +2,7 @@ import { VERIFICATION_LIMITS } from '../../machines/verification/decider.ts';
 import { VERIFICATION_STREAM_PREFIX } from '../../machines/verification/streams.ts';
 import type { EventFilter, EventStore } from '../eventStore/eventStore.ts';
 import type { Processor } from '../processors/runner.ts';
-import { createResumableState, type ResumableState } from '../processors/snapshots.ts';
+import { createResumableState, type ResumableState, readModelProcessor } from '../processors/snapshots.ts';
 
 /**
  * The organisation-wide count the enrich step adds to starts and resends: the times of every
@@ -48,16 +48,7 @@ export const createVerificationReadModel = (deps: Readonly<{ store: EventStore }
     },
   });
   return {
-    processor: {
-      id: VERIFICATION_READ_MODEL_ID,
-      filter: FILTER,
-      resumeFrom: 'snapshot',
-      everyReplica: true,
-      restore: resumable.restore,
-      handle: resumable.handle,
-      onCaughtUp: resumable.caughtUp,
-      onStop: resumable.stop,
-    },
+    processor: readModelProcessor(VERIFICATION_READ_MODEL_ID, FILTER, resumable),
     resumable,
     catchUp: resumable.catchUp,
     startsSince(now) {
