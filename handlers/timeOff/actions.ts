@@ -2,7 +2,7 @@ import type { AllMiddlewareArgs, App, BlockAction, SlackActionMiddlewareArgs } f
 import type { CardRef } from '../../machines/timeOff/events.ts';
 import type { SlackInput } from '../../src/application/inbox.ts';
 import { ValidationError } from '../../src/core/errors.ts';
-import { escapeMrkdwn } from '../../src/slack/blocks/format.ts';
+import { escapeMrkdwn, type ModalView } from '../../src/slack/blocks/format.ts';
 import { denyWithReasonModal } from '../../src/timeOff/blocks/denyModal.ts';
 import { requestTimeOffModal } from '../../src/timeOff/blocks/requestModal.ts';
 import {
@@ -87,6 +87,21 @@ export const registerTimeOffActions = (app: App, deps: TimeOffListenerDeps, poli
     await args.respond({ ...ephemeral(text), replace_original: false }).catch(() => undefined);
   };
 
+  /** Opens a form within the click's trigger; if Slack refuses (the trigger expired), says so to the clicker. */
+  const openForm = async (args: ActionArgs, view: ModalView, what: string, again: string) => {
+    try {
+      await t.openView(args.body.trigger_id, view);
+    } catch (e) {
+      logger.warn({ err: e }, `could not open the ${what} form`);
+      await args
+        .respond({
+          ...ephemeral(`:warning: Slack didn't let Switchboard open the form in time. ${again}`),
+          replace_original: false,
+        })
+        .catch(() => undefined);
+    }
+  };
+
   const refuseId = (args: ActionArgs, input: SlackInput, id: 'mismatch' | null) =>
     id === 'mismatch'
       ? refuse(args, input, 'the button names another request than its message', NOT_THIS_CARD, 'other_card')
@@ -153,23 +168,16 @@ export const registerTimeOffActions = (app: App, deps: TimeOffListenerDeps, poli
       timeOffId: id,
       label: `Deny ${personText(view.requester)}'s *${escapeMrkdwn(view.policyType)}*, ${formatRange(view)} (${formatWorkingDays(view.workingDays)})?`,
     });
-    try {
-      // The card clicked travels with the form, so the decider checks it as for a click.
-      await t.openView(args.body.trigger_id, {
+    // The card clicked travels with the form, so the decider checks it as for a click.
+    await openForm(
+      args,
+      {
         ...modal,
         private_metadata: JSON.stringify({ timeOffId: id, ...(card ? { card } : {}) }),
-      });
-    } catch (e) {
-      logger.warn({ err: e }, 'could not open the deny form');
-      await args
-        .respond({
-          ...ephemeral(
-            ":warning: Slack didn't let Switchboard open the form in time. Click *Deny with reason* again.",
-          ),
-          replace_original: false,
-        })
-        .catch(() => undefined);
-    }
+      },
+      'deny',
+      'Click *Deny with reason* again.',
+    );
   });
 
   // After HR refused the submission: the requester fixes the request in the form, prefilled.
@@ -210,27 +218,17 @@ export const registerTimeOffActions = (app: App, deps: TimeOffListenerDeps, poli
     }
     await inbox.accept({ input });
     await args.ack();
-    try {
-      await t.openView(
-        args.body.trigger_id,
-        requestTimeOffModal({
-          mode: { mode: 'resubmit', timeOffId: id },
-          policies: await names,
-          today: utcDay(t.clock.now()),
-          prefill: view,
-          problem: view.failure,
-        }),
-      );
-    } catch (e) {
-      logger.warn({ err: e }, 'could not open the resubmit form');
-      await args
-        .respond({
-          ...ephemeral(
-            ":warning: Slack didn't let Switchboard open the form in time. Click the button again.",
-          ),
-          replace_original: false,
-        })
-        .catch(() => undefined);
-    }
+    await openForm(
+      args,
+      requestTimeOffModal({
+        mode: { mode: 'resubmit', timeOffId: id },
+        policies: await names,
+        today: utcDay(t.clock.now()),
+        prefill: view,
+        problem: view.failure,
+      }),
+      'resubmit',
+      'Click the button again.',
+    );
   });
 };
