@@ -3,10 +3,10 @@ import { exhaustive } from '../shared/messages.ts';
 import {
   afterFailedAttempt,
   afterRetry,
-  attemptFailureApplies,
-  attemptRetryApplies,
   FIRST_ATTEMPT,
   type UpstreamRequest,
+  failureApplies as upstreamFailureApplies,
+  retryApplies as upstreamRetryApplies,
   withoutRequest,
 } from '../shared/upstreamRequest.ts';
 import type { CardRef, TimeOffAction, TimeOffAsk, TimeOffEvent, TimeOffPerson } from './events.ts';
@@ -271,16 +271,12 @@ export const timeOffMachine = setup({
       event.data.cancelRequestId === null &&
       context.hrRequestId === null,
     wasConfirmed: ({ context }) => context.confirmedAt !== null,
-    failureApplies: ({ context, event }) => {
-      if (event.type !== 'TimeOffUpstreamCallFailed') return false;
-      const r = findHrRequest(context, event.data.requestId);
-      return !!r && r.action === event.data.action && attemptFailureApplies(r, event.data.attempt);
-    },
-    retryApplies: ({ context, event }) => {
-      if (event.type !== 'TimeOffUpstreamCallRetried') return false;
-      const r = findHrRequest(context, event.data.requestId);
-      return !!r && r.action === event.data.action && attemptRetryApplies(r, event.data.attempt);
-    },
+    failureApplies: ({ context, event }) =>
+      event.type === 'TimeOffUpstreamCallFailed' &&
+      upstreamFailureApplies(findHrRequest(context, event.data.requestId), event.data),
+    retryApplies: ({ context, event }) =>
+      event.type === 'TimeOffUpstreamCallRetried' &&
+      upstreamRetryApplies(findHrRequest(context, event.data.requestId), event.data),
     reapproval: ({ event }) => event.type === 'TimeOffResubmitted' && event.data.reapproval,
   },
   actions: {

@@ -3,10 +3,10 @@ import { exhaustive } from '../shared/messages.ts';
 import {
   afterFailedAttempt,
   afterRetry,
-  attemptFailureApplies,
-  attemptRetryApplies,
   FIRST_ATTEMPT,
   type UpstreamRequest,
+  failureApplies as upstreamFailureApplies,
+  retryApplies as upstreamRetryApplies,
   withoutRequest,
 } from '../shared/upstreamRequest.ts';
 import type { VerificationAction, VerificationEvent } from './events.ts';
@@ -254,16 +254,12 @@ export const verificationMachine = setup({
       hasRequest(context, event.data.requestId as string | null),
     answersOwnRequest: ({ context, event }) =>
       'requestId' in event.data && hasRequest(context, event.data.requestId as string | null),
-    failureApplies: ({ context, event }) => {
-      if (event.type !== 'VerificationUpstreamCallFailed') return false;
-      const r = findRequest(context, event.data.requestId);
-      return !!r && r.action === event.data.action && attemptFailureApplies(r, event.data.attempt);
-    },
-    retryApplies: ({ context, event }) => {
-      if (event.type !== 'VerificationUpstreamCallRetried') return false;
-      const r = findRequest(context, event.data.requestId);
-      return !!r && r.action === event.data.action && attemptRetryApplies(r, event.data.attempt);
-    },
+    failureApplies: ({ context, event }) =>
+      event.type === 'VerificationUpstreamCallFailed' &&
+      upstreamFailureApplies(findRequest(context, event.data.requestId), event.data),
+    retryApplies: ({ context, event }) =>
+      event.type === 'VerificationUpstreamCallRetried' &&
+      upstreamRetryApplies(findRequest(context, event.data.requestId), event.data),
   },
   actions: {
     apply: assign(({ context, event }) => applyVerificationEvent(context, event)),
