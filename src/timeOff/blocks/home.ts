@@ -1,6 +1,12 @@
 import { escapeMrkdwn, type KnownBlock, mrkdwn, plain } from '../../slack/blocks/format.ts';
 import { TIME_OFF_ACTION, timeOffButton } from './timeOffIds.ts';
-import { formatRange, formatWorkingDays, personText, type TimeOffView } from './timeOffView.ts';
+import {
+  formatRange,
+  formatWorkingDays,
+  personText,
+  STANDING_PHASES,
+  type TimeOffView,
+} from './timeOffView.ts';
 
 /**
  * The time-off sections of the App Home tab: the approver's pending approvals (with the same
@@ -11,14 +17,6 @@ import { formatRange, formatWorkingDays, personText, type TimeOffView } from './
 const MAX_ROWS = 15;
 
 const PENDING: ReadonlySet<TimeOffView['phase']> = new Set(['requested', 'awaitingApproval']);
-const UPCOMING: ReadonlySet<TimeOffView['phase']> = new Set([
-  'requested',
-  'awaitingApproval',
-  'approved',
-  'submitted',
-  'confirmed',
-  'submissionFailed',
-]);
 
 const STATUS_WORD: Readonly<Partial<Record<TimeOffView['phase'], string>>> = {
   requested: 'waiting for approval',
@@ -68,7 +66,10 @@ export const upcomingTimeOffSection = (
 ): KnownBlock[] => {
   const mine = views
     .filter(
-      (v) => UPCOMING.has(v.phase) && v.requester.slackUserId === requesterSlackUserId && v.endDate >= today,
+      (v) =>
+        STANDING_PHASES.has(v.phase) &&
+        v.requester.slackUserId === requesterSlackUserId &&
+        v.endDate >= today,
     )
     .sort((a, b) => a.startDate.localeCompare(b.startDate) || a.requestedAt.localeCompare(b.requestedAt));
   const header: KnownBlock = { type: 'header', text: plain('Your upcoming time off') };

@@ -14,6 +14,7 @@ import {
   formatRange,
   formatWorkingDays,
   personText,
+  STANDING_PHASES,
   type TimeOffView,
   withoutFullStop,
 } from './timeOffView.ts';
@@ -25,15 +26,6 @@ import {
  * HR, refused, failed, expired, cancelled), and the approver's reminders. Pure: every time shown
  * comes from a recorded fact and names its zone (UTC).
  */
-
-const CANCELLABLE: ReadonlySet<TimeOffView['phase']> = new Set([
-  'requested',
-  'awaitingApproval',
-  'approved',
-  'submitted',
-  'confirmed',
-  'submissionFailed',
-]);
 
 const cancelButton = (view: TimeOffView): types.Button =>
   timeOffButton('Cancel request', TIME_OFF_ACTION.cancel, view.timeOffId, {
@@ -79,7 +71,7 @@ export const requesterStatusDm = (view: TimeOffView, note: string | null = null)
       ),
     ],
   });
-  if (CANCELLABLE.has(view.phase)) {
+  if (STANDING_PHASES.has(view.phase)) {
     blocks.push({ type: 'actions', elements: [cancelButton(view)] });
   }
   return { text: base.text, blocks };

@@ -5,6 +5,19 @@ import type { TimeOffPhase } from '../../../machines/timeOff/machine.ts';
 import type { DayPortion } from '../../../machines/timeOff/workingDays.ts';
 import { escapeMrkdwn, mention } from '../../slack/blocks/format.ts';
 
+/**
+ * The phases in which a request still stands (asked, approved, in HR, or refused by HR and waiting
+ * to be fixed): the requester can cancel it, and it is upcoming time off.
+ */
+export const STANDING_PHASES: ReadonlySet<TimeOffPhase> = new Set([
+  'requested',
+  'awaitingApproval',
+  'approved',
+  'submitted',
+  'confirmed',
+  'submissionFailed',
+]);
+
 /** What the renderers show of one request: read from its folded stream, nothing else. */
 export type TimeOffView = Readonly<{
   timeOffId: string;
