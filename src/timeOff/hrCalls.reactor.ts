@@ -18,7 +18,7 @@ import {
   type UpstreamCallSpec,
   type UpstreamCallTarget,
 } from '../processors/upstreamCall.ts';
-import type { HiBobClient } from '../upstream/hibob.ts';
+import { type HiBobClient, hibobAuthWaitMs } from '../upstream/hibob.ts';
 import type { TimeOffReadModel } from './readModel.projection.ts';
 
 /**
@@ -348,12 +348,10 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
           throw e;
         }
         const reason = reasonOf(e);
-        if (reason === 'auth_circuit_open' || reason === 'auth_failed' || statusOf(e) === 401) {
+        const waitMs = hibobAuthWaitMs(e, ctx.now());
+        if (waitMs !== null) {
           // HR refused our credentials: every HR call waits for the circuit to reopen (5 min).
           kind = 'auth_circuit';
-          const retryAt =
-            isChatOpsError(e) && typeof e.details.retryAt === 'string' ? Date.parse(e.details.retryAt) : NaN;
-          const waitMs = Number.isNaN(retryAt) ? 5 * 60_000 : Math.max(0, retryAt - ctx.now().getTime());
           policy = { ...policy, retryAfterMs: waitMs };
           throw new AttemptFailure(
             'auth_circuit',

@@ -27,7 +27,13 @@ import {
   type UpstreamCallSpec,
   type UpstreamCallTarget,
 } from '../processors/upstreamCall.ts';
-import type { HiBobClient, HiBobEmployee, TimeOffChange, TimeOffRequest } from '../upstream/hibob.ts';
+import {
+  type HiBobClient,
+  type HiBobEmployee,
+  hibobAuthWaitMs,
+  type TimeOffChange,
+  type TimeOffRequest,
+} from '../upstream/hibob.ts';
 import type { TimeOffReadModel } from './readModel.projection.ts';
 
 /**
@@ -324,14 +330,9 @@ export const createTimeOffHrSync = (options: TimeOffHrSyncOptions): TimeOffHrSyn
           await read(request);
         } catch (e) {
           if (e instanceof NotVisible) code = 'SB_HR_NOT_VISIBLE';
-          const reason = isChatOpsError(e) ? e.details.reason : undefined;
-          if (reason === 'auth_circuit_open' || reason === 'auth_failed') {
+          const waitMs = hibobAuthWaitMs(e, ctx.now());
+          if (waitMs !== null) {
             // Every HR call waits for the 401 circuit to reopen: the retry is due then.
-            const retryAt =
-              isChatOpsError(e) && typeof e.details.retryAt === 'string'
-                ? Date.parse(e.details.retryAt)
-                : NaN;
-            const waitMs = Number.isNaN(retryAt) ? 5 * 60_000 : Math.max(0, retryAt - ctx.now().getTime());
             policy = { ...policy, retryAfterMs: waitMs };
             code = 'SB_UPSTREAM_AUTH';
             throw new ChatOpsError('SB_UPSTREAM_UNAVAILABLE', 'HR calls wait for the credentials', {

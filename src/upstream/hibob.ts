@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { type Clock, systemClock } from '../core/clock.ts';
-import { ChatOpsError, ValidationError } from '../core/errors.ts';
+import { ChatOpsError, isChatOpsError, ValidationError } from '../core/errors.ts';
 import type { Logger } from '../logger.ts';
 import {
   createUpstreamHttp,
@@ -417,6 +417,19 @@ const requestIdOf = (v: unknown): number => {
 
 const PORTIONS = new Set<DayPortion>(['all_day', 'morning', 'afternoon']);
 const FIELD_ID = /^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)+$/;
+
+/**
+ * How long a durable retry waits after HR refused our credentials (a 401, or the 401 circuit
+ * open): until the circuit reopens (`retryAt` on the error), 5 minutes when it does not say; null
+ * for any other error.
+ */
+export const hibobAuthWaitMs = (e: unknown, now: Date): number | null => {
+  if (!isChatOpsError(e)) return null;
+  const { reason, status, retryAt } = e.details;
+  if (reason !== 'auth_circuit_open' && reason !== 'auth_failed' && status !== 401) return null;
+  const at = typeof retryAt === 'string' ? Date.parse(retryAt) : Number.NaN;
+  return Number.isNaN(at) ? HIBOB_AUTH_BLOCK_MS : Math.max(0, at - now.getTime());
+};
 
 // ---------------------------------------------------------------- the client
 
