@@ -137,6 +137,19 @@ export const createOnCallLookups = (deps: OnCallLookupsDeps): OnCallLookups => {
         .sort((a, b) => startMs(a) - startMs(b) || a.level - b.level);
       return { shifts, knownUntil: new Date(until) };
     },
+    // CONTRACT STUB (slice j-paging): the four lookups below.
+    async colleaguesOf() {
+      throw new ValidationError('onCall.colleaguesOf is not built yet (issue 12, slice j-paging)');
+    },
+    async nightPagesOf() {
+      throw new ValidationError('onCall.nightPagesOf is not built yet (issue 12, slice j-paging)');
+    },
+    async policiesNaming() {
+      throw new ValidationError('onCall.policiesNaming is not built yet (issue 12, slice j-paging)');
+    },
+    async channelsFor() {
+      throw new ValidationError('onCall.channelsFor is not built yet (issue 12, slice j-paging)');
+    },
   };
 };
 
@@ -175,5 +188,9 @@ export const createScheduleOverridesPort = (deps: ScheduleOverridesDeps): Schedu
       });
     }
     return results;
+  },
+  // CONTRACT STUB (slice j-paging): check first through GET /oncalls.
+  async covered() {
+    throw new ValidationError('scheduleOverrides.covered is not built yet (issue 12, slice j-paging)');
   },
 });

@@ -68,7 +68,30 @@ export type OnCallLookups = Readonly<{
    * cannot be asked.
    */
   shiftsOf(person: PersonRef, range: TimeRange): Promise<OnCallShifts>;
+  /**
+   * Who could cover `shift` (issue 12): everyone the shift's schedule names (its layers' users)
+   * and everyone its escalation policy names at any level (users, and the users of the schedules
+   * it names), but the shift's own person; only people with a Slack user. No ranking here.
+   */
+  colleaguesOf(shift: OnCallShift): Promise<readonly PersonRef[]>;
+  /**
+   * How many times Switchboard paged the person at night (22:00-07:00 in their time zone as the
+   * incident service knows it, UTC when it does not) since `since`: the "fewest recent night
+   * pages" ranking. From Switchboard's own paging records (no upstream call).
+   */
+  nightPagesOf(person: PersonRef, since: Date): Promise<number>;
+  /** Escalation policies that name the person directly (a user target), with the level. */
+  policiesNaming(person: PersonRef): Promise<readonly EscalationPolicyMention[]>;
+  /**
+   * The Slack channels subscribed (`/incident subscribe`) to services whose escalation policy is
+   * the given one, or names the given schedule: where a change to that rota is announced.
+   */
+  channelsFor(target: RotaRef): Promise<readonly string[]>;
 }>;
+
+export type EscalationPolicyMention = Readonly<{ id: string; name: string | null; level: number }>;
+
+export type RotaRef = Readonly<{ scheduleId: string }> | Readonly<{ escalationPolicyId: string }>;
 
 // ---------------------------------------------------------------- incidents: schedule overrides
 
@@ -91,6 +114,12 @@ export type ScheduleOverrides = Readonly<{
    * the service cannot be asked.
    */
   create(overrides: readonly ScheduleOverride[]): Promise<readonly ScheduleOverrideResult[]>;
+  /**
+   * Check first (the service has no idempotency key): whether `person` is already on call on the
+   * schedule for the whole slot (an override made by an earlier attempt, or their own turn), from
+   * `GET /oncalls` filtered by schedule and user. A retry that finds it creates nothing.
+   */
+  covered(override: ScheduleOverride): Promise<boolean>;
 }>;
 
 // ---------------------------------------------------------------- time off: absences
@@ -161,6 +190,13 @@ export type Pager = Readonly<{
    * placed are cancelled. Idempotent.
    */
   stop(input: Readonly<{ reportTo: string; reason: string; at: Date }>): Promise<void>;
+  /**
+   * The person left (HR's employee left): their verified phone is forgotten, so the number
+   * becomes unreadable in the store (not merely hidden), every page to them stops (calls not yet
+   * placed are cancelled), and `page` answers `no_verified_phone` for them until they verify a
+   * phone again. Idempotent.
+   */
+  forget(input: Readonly<{ person: PersonRef; reason: string; at: Date }>): Promise<void>;
 }>;
 
 // ---------------------------------------------------------------- incidents: responses from a phone

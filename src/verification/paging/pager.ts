@@ -93,6 +93,11 @@ export const createPager = (
       }
     }
   },
+
+  // CONTRACT STUB (slice j-leaver): forget the phone (crypto-shredded), stop their pages.
+  async forget() {
+    throw new ValidationError('pager.forget is not built yet (issue 12, slice j-leaver)');
+  },
 });
 
 export { pagerStreamId };
