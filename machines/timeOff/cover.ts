@@ -274,7 +274,7 @@ const decide = (command: CoverCommand, state: CoverState): CoverEvent[] => {
       const d = command.data;
       existing(state, d.coverId);
       const slot = slotOfRequest(state, d.requestId);
-      if (!slot || slot.status !== 'pending') return [];
+      if (slot?.status !== 'pending') return [];
       return [
         {
           type: 'CoverSlotFailed',
