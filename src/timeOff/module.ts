@@ -8,6 +8,7 @@ import { hibobWebhookVerify } from '../upstream/hibobSignature.ts';
 import { createAbsences } from './absences.ts';
 import { type TimeOffConfig, timeOffConfig } from './config.ts';
 import { createCoverCallsReactor, createCoverReactor } from './cover.reactor.ts';
+import { cardOnCallOf } from './coverCard.ts';
 import { createCoverConflictsReactor } from './coverConflicts.reactor.ts';
 import { nameOfSlackUser } from './coverRanking.ts';
 import { coverRoutes } from './coverRoutes.ts';
@@ -171,6 +172,9 @@ const createTimeOff = (
         client,
         holidays: config.holidays,
         logger,
+        // Issue 12: no section with incidents switched off; times in the approver's Slack zone.
+        onCall: async (state, approver) =>
+          deps.ports.get('onCall') ? cardOnCallOf(state.context, await timeZones.of(approver)) : null,
       }),
     ],
     listeners: (app, handlerDeps) =>
