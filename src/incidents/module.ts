@@ -232,8 +232,8 @@ const createIncidents = (
         ? { text: `:warning: ${incidentRejectionText(r.details, r.actor)}` }
         : undefined,
     provides: {
-      onCall: createOnCallLookups({ pagerduty, identity, now: () => clock.now() }),
-      scheduleOverrides: createScheduleOverridesPort({ pagerduty, identity }),
+      onCall: createOnCallLookups({ pagerduty, identity, readModels, services, now: () => clock.now() }),
+      scheduleOverrides: createScheduleOverridesPort({ pagerduty, identity, now: () => clock.now() }),
       incidentResponse: createIncidentResponses({
         store,
         dispatch: () => dispatch,
