@@ -96,6 +96,13 @@ const MAX_LEVELS = 20;
  *   incident, level and person (a redelivery pages nobody twice). Someone with no verified phone,
  *   opted out, or over the hourly limit is not paged and the timeline says so; so does a level with
  *   nobody on call, or phone verification being switched off.
+ * - Leave-aware (issue 12): when the time-off lifecycle is on (it offers `absences`), nobody on
+ *   APPROVED leave is paged. The plan (machines/incident/pagingPlan.ts) gives their place to the
+ *   next person in their schedule's rotation who is not away (`GET /oncalls` for the schedule over
+ *   the next weeks), else leaves it to the level's other targets, else pages the next level under
+ *   that level's own page ids (a later escalation there pages nobody twice); when every level is
+ *   away it says so and pages nobody. The timeline and the card say who was skipped and until when
+ *   ("<@Ana> skipped: on approved leave until 3 Dec"). Absences that cannot be read page as before.
  * - `IncidentAcknowledged` / `IncidentResolved`, from anywhere: the page timers are cancelled and
  *   the pager stops every page about the incident (no call after an acknowledge).
  * - `IncidentUnacknowledged` (the service's acknowledgement timeout put it back to triggered): a
