@@ -136,17 +136,6 @@ export const onCallBlocks = (
         text: plain(truncate(`Approve and cover with ${top.firstName}`, 75)),
         action_id: TIME_OFF_COVER_ACTION.approveCover,
         value: coverValue(timeOffId, top.slackUserId),
-        confirm: {
-          title: plain('Approve with cover?'),
-          text: plain(
-            truncate(
-              `Approves the time off and puts ${top.displayName} on call for these shifts (one override each in the incident service).`,
-              300,
-            ),
-          ),
-          confirm: plain('Approve and cover'),
-          deny: plain('Back'),
-        },
       });
     }
     if (others.length > 0) {
