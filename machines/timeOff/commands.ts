@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import type { Command } from '../shared/messages.ts';
 import { recordUpstreamCallFailedSchema, retryUpstreamCallSchema } from '../shared/upstreamRequest.ts';
-import { cardRefSchema, timeOffActionSchema, timeOffAskSchema, timeOffPersonSchema } from './events.ts';
+import {
+  approverSkipSchema,
+  cardRefSchema,
+  timeOffActionSchema,
+  timeOffAskSchema,
+  timeOffPersonSchema,
+} from './events.ts';
 
 /**
  * What people, timers and the HR processor ask of a time-off request (`<Verb><Subject>`). Every
@@ -30,6 +36,22 @@ const calendar = {
   approvalRules: approvalRulesSchema.nullable(),
 };
 
+/**
+ * Issue 12 (j-approvers): how the edge found the approver (up the reporting line, around people
+ * away or gone), recorded with the request.
+ */
+const routing = {
+  skipped: z.array(approverSkipSchema).max(50).optional(),
+  approverAwayUntil: isoDate.nullable().optional(),
+};
+
+/**
+ * A click on a card sent to the HR channel: the edge checked (`conversations.members`) that the
+ * clicking user is a member of `channel`, and who they are in HR (`by`, whose id HR is given as
+ * approver). The decider still checks `by` is the actor and not the requester.
+ */
+const asHr = z.object({ channel: z.string().min(1).max(32), by: timeOffPersonSchema }).optional();
+
 export const timeOffCommandDataSchemas = {
   /** `/timeoff …` or the modal: the requester and their approver come from the directory. */
   RequestTimeOff: timeOffAskSchema.extend({
@@ -37,6 +59,7 @@ export const timeOffCommandDataSchemas = {
     requester: timeOffPersonSchema,
     approver: timeOffPersonSchema,
     ...calendar,
+    ...routing,
   }),
   /** The approver's DM was posted. */
   RecordTimeOffApprovalAsked: z.object({ timeOffId, card: cardRefSchema }),
@@ -45,11 +68,12 @@ export const timeOffCommandDataSchemas = {
   /** The expiry timer. */
   ExpireTimeOff: z.object({ timeOffId }),
   /** Approve on a card (`card`: the message clicked; null from App Home, where only the person is checked). */
-  ApproveTimeOff: z.object({ timeOffId, card: cardRefSchema.nullable() }),
+  ApproveTimeOff: z.object({ timeOffId, card: cardRefSchema.nullable(), asHr }),
   DenyTimeOff: z.object({
     timeOffId,
     card: cardRefSchema.nullable(),
     reason: z.string().max(3000).nullable(),
+    asHr,
   }),
   CancelTimeOff: z.object({ timeOffId }),
   /** After HR refused the submission: the requester's fixed request. */
@@ -68,6 +92,17 @@ export const timeOffCommandDataSchemas = {
   RecordTimeOffCancelledInHr: z.object({ timeOffId, cancelRequestId: id.nullable() }),
   RecordTimeOffUpstreamCallFailed: recordUpstreamCallFailedSchema(timeOffActionSchema).extend({ timeOffId }),
   RetryTimeOffUpstreamCall: retryUpstreamCallSchema(timeOffActionSchema).extend({ timeOffId }),
+  // ---- issue 12 (j-approvers)
+  /** The approver is away or left while the request waits (timeoff-hand-on): it goes to `to`. */
+  HandOnTimeOff: z.object({
+    timeOffId,
+    to: timeOffPersonSchema,
+    reason: z.enum(['away', 'left']),
+    until: isoDate.nullable(),
+    skipped: z.array(approverSkipSchema).max(50),
+  }),
+  /** The requester left the company: a request still waiting for approval is cancelled. */
+  CancelTimeOffOfLeaver: z.object({ timeOffId }),
 } as const;
 
 type Schemas = typeof timeOffCommandDataSchemas;

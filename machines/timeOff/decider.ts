@@ -8,7 +8,14 @@ import {
   type TimeOffCommand,
   timeOffCommandDataSchemas,
 } from './commands.ts';
-import { type CardRef, type TimeOffAsk, type TimeOffEvent, timeOffEventDataSchemas } from './events.ts';
+import {
+  type CardRef,
+  isHrChannelApprover,
+  type TimeOffAsk,
+  type TimeOffEvent,
+  type TimeOffPerson,
+  timeOffEventDataSchemas,
+} from './events.ts';
 import {
   findHrRequest,
   pendingOf,
@@ -159,12 +166,32 @@ const checkDecider = (
   actor: string,
   card: CardRef | null,
   timeOffId: string,
+  asHr?: Readonly<{ channel: string; by: TimeOffPerson }>,
 ) => {
   const request = existing(context, timeOffId);
   if (actor === request.requester.slackUserId) {
     throw refuse('own_request', "You can't approve or deny your own time off.", { actor });
   }
-  if (actor !== request.approver.slackUserId) {
+  // Issue 12: a request decided in the HR channel, by any member of it the edge vouched for.
+  if (isHrChannelApprover(request.approver)) {
+    if (!asHr || asHr.channel !== request.approver.slackUserId || asHr.by.slackUserId !== actor) {
+      throw refuse(
+        'not_approver',
+        'Only members of the HR channel this request was sent to can approve or deny it.',
+        { actor },
+      );
+    }
+    if (asHr.by.hrId === request.requester.hrId) {
+      throw refuse('own_request', "You can't approve or deny your own time off.", { actor });
+    }
+  } else if (actor !== request.approver.slackUserId) {
+    if (request.handedOnFrom?.some((p) => p.slackUserId === actor)) {
+      throw refuse(
+        'not_approver',
+        `This request was handed on to ${isHrChannelApprover(request.approver) ? 'HR' : request.approver.displayName || 'the next approver'}; it is theirs to decide now.`,
+        { actor, handedOn: true },
+      );
+    }
     throw refuse(
       'not_approver',
       `Only ${request.approver.displayName || 'the approver'} can approve or deny this request.`,
@@ -236,6 +263,8 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
             workingDays,
             ...schedule,
             at: now,
+            ...(d.skipped && d.skipped.length > 0 ? { skipped: d.skipped } : {}),
+            ...(d.approverAwayUntil ? { approverAwayUntil: d.approverAwayUntil } : {}),
           },
         },
       ];
@@ -281,6 +310,7 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
         actor,
         command.data.card,
         command.data.timeOffId,
+        command.data.asHr,
       );
       if (!undecided) {
         // A second click on Approve (or a redelivery) after approving: nothing more to do.
@@ -298,7 +328,7 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
           type: 'TimeOffApproved',
           data: {
             timeOffId: request.timeOffId,
-            by: request.approver,
+            by: deciderOf(request.approver, command.data.asHr),
             submitRequestId: command.metadata.commandId,
             at: now,
           },
@@ -312,6 +342,7 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
         actor,
         command.data.card,
         command.data.timeOffId,
+        command.data.asHr,
       );
       if (!undecided) {
         if (phase === 'denied') return [];
@@ -323,7 +354,7 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
           type: 'TimeOffDenied',
           data: {
             timeOffId: request.timeOffId,
-            by: request.approver,
+            by: deciderOf(request.approver, command.data.asHr),
             reason: reason === '' ? null : reason,
             at: now,
           },
@@ -564,10 +595,63 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
       const fact = decideRetry(findHrRequest(context, d.requestId), d, now);
       return fact ? [{ type: 'TimeOffUpstreamCallRetried', data: fact }] : [];
     }
+    // ---- issue 12 (j-approvers)
+    case 'HandOnTimeOff': {
+      const request = existing(context, command.data.timeOffId);
+      onlySystem(actor);
+      const d = command.data;
+      // Only a request still waiting for a decision is handed on; a decided one stays as it is.
+      if (phase !== 'requested' && phase !== 'awaitingApproval') return [];
+      if (d.to.hrId === request.approver.hrId && d.to.slackUserId === request.approver.slackUserId) return [];
+      if (d.to.hrId === request.requester.hrId || d.to.slackUserId === request.requester.slackUserId) {
+        throw refuse('self_approval', 'Nobody can approve their own time off.');
+      }
+      return [
+        {
+          type: 'TimeOffHandedOn',
+          data: {
+            timeOffId: request.timeOffId,
+            from: request.approver,
+            to: d.to,
+            reason: d.reason,
+            until: d.until,
+            skipped: d.skipped,
+            at: now,
+          },
+        },
+      ];
+    }
+    case 'CancelTimeOffOfLeaver': {
+      const request = existing(context, command.data.timeOffId);
+      onlySystem(actor);
+      // Approved leave of a leaver is left alone (HR decides what becomes of it).
+      if (phase !== 'requested' && phase !== 'awaitingApproval') return [];
+      return [
+        {
+          type: 'TimeOffCancelled',
+          data: { timeOffId: request.timeOffId, cancelRequestId: null, by: 'left', at: now },
+        },
+      ];
+    }
     default:
       return exhaustive(command, 'time-off command');
   }
 };
+
+/** Handing on and a leaver's cancel are Switchboard's own decisions, never a person's command. */
+const onlySystem = (actor: string): void => {
+  if (!actor.startsWith('system:')) {
+    throw refuse('not_requester', 'Only Switchboard hands requests on or cancels those of people who left.', {
+      actor,
+    });
+  }
+};
+
+/** Who decided: the approver, or for a request in the HR channel the member who clicked. */
+const deciderOf = (
+  approver: TimeOffPerson,
+  asHr: Readonly<{ channel: string; by: TimeOffPerson }> | undefined,
+): TimeOffPerson => (isHrChannelApprover(approver) && asHr ? asHr.by : approver);
 
 /** The submission ended without an HR request: failed (the requester can fix it), or, when cancelling, cancelled. */
 const submissionEnded = (

@@ -9,7 +9,15 @@ import {
   retryApplies as upstreamRetryApplies,
   withoutRequest,
 } from '../shared/upstreamRequest.ts';
-import type { CardRef, TimeOffAction, TimeOffAsk, TimeOffEvent, TimeOffPerson } from './events.ts';
+import {
+  type ApproverSkip,
+  type CardRef,
+  isHrChannelApprover,
+  type TimeOffAction,
+  type TimeOffAsk,
+  type TimeOffEvent,
+  type TimeOffPerson,
+} from './events.ts';
 
 /**
  * One time-off request (stream `timeoff-<request id>`):
@@ -25,6 +33,8 @@ import type { CardRef, TimeOffAction, TimeOffAsk, TimeOffEvent, TimeOffPerson } 
  *   approved / submitted / confirmed ─CancelRequested─► cancelling ─Cancelled─► cancelled
  *                                                         └─CancelFailed─► back to submitted / confirmed
  *   submitted / confirmed ─Cancelled (in HR, by someone else)─► cancelled
+ *   requested / awaitingApproval ─HandedOn (approver away or left)─► requested (a new card to the new approver)
+ *   requested / awaitingApproval ─Cancelled (the requester left)─► cancelled
  *
  * HR calls (submit, read_back, cancel) are pending requests following machines/shared/
  * upstreamRequest.ts. `TimeOffSubmissionSent` marks a submission HR took (a 200 with no id): it is
@@ -51,6 +61,11 @@ export type TimeOffRequestDetails = TimeOffAsk &
     remindAt: readonly string[];
     expiresAt: string;
     requestedAt: string;
+    /** Issue 12: who was passed over when it was asked, and whether it waits for an approver who is away. */
+    skipped?: readonly ApproverSkip[];
+    approverAwayUntil?: string | null;
+    /** The approvers it was handed on from, oldest first: their old cards' clicks are refused. */
+    handedOnFrom?: readonly TimeOffPerson[];
   }>;
 
 export type TimeOffContext = Readonly<{
@@ -119,6 +134,7 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
     case 'TimeOffApproved':
       return {
         ...context,
+        request: decidedBy(context.request, event.data.by),
         decision: { by: event.data.by, at: event.data.at, reason: null },
         submitRequestId: event.data.submitRequestId,
         submitAskedAt: event.data.at,
@@ -136,6 +152,7 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
     case 'TimeOffDenied':
       return {
         ...context,
+        request: decidedBy(context.request, event.data.by),
         decision: { by: event.data.by, at: event.data.at, reason: event.data.reason },
         endedAt: event.data.at,
       };
@@ -231,10 +248,32 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
       };
     case 'TimeOffUpstreamCallRetried':
       return { ...context, requests: afterRetry(context.requests, event.data) };
+    case 'TimeOffHandedOn':
+      // The old card is dead: a click on it is refused (not the approver, or not this card).
+      return {
+        ...context,
+        request: context.request
+          ? {
+              ...context.request,
+              approver: event.data.to,
+              approverAwayUntil: null,
+              handedOnFrom: [...(context.request.handedOnFrom ?? []), event.data.from],
+            }
+          : null,
+        card: null,
+        staleCards: context.card ? [...context.staleCards, context.card] : context.staleCards,
+      };
     default:
       return exhaustive(event, 'time-off event');
   }
 };
+
+/**
+ * A request decided in the HR channel: the member who decided becomes its approver (HR is given
+ * their id with the submission, and the card names them).
+ */
+const decidedBy = (request: TimeOffRequestDetails | null, by: TimeOffPerson): TimeOffRequestDetails | null =>
+  request && isHrChannelApprover(request.approver) ? { ...request, approver: by } : request;
 
 const pending = (context: TimeOffContext, requestId: string | null, action: TimeOffAction): boolean =>
   findHrRequest(context, requestId)?.action === action;
@@ -263,7 +302,8 @@ export const timeOffMachine = setup({
       (event.type === 'TimeOffCancelled' || event.type === 'TimeOffCancelFailed') &&
       event.data.cancelRequestId !== null &&
       event.data.cancelRequestId === context.cancelRequestId,
-    byRequester: ({ event }) => event.type === 'TimeOffCancelled' && event.data.by === 'requester',
+    byRequester: ({ event }) =>
+      event.type === 'TimeOffCancelled' && (event.data.by === 'requester' || event.data.by === 'left'),
     byHr: ({ event }) => event.type === 'TimeOffCancelled' && event.data.by === 'hr',
     /** Cancelled with nothing in HR: the submission was refused or failed, and no HR id is known. */
     nothingInHr: ({ context, event }) =>
@@ -316,6 +356,7 @@ export const timeOffMachine = setup({
         TimeOffDenied: { target: 'denied', actions: 'apply' },
         TimeOffExpired: { target: 'expired', actions: 'apply' },
         TimeOffCancelled: { target: 'cancelled', guard: 'byRequester', actions: 'apply' },
+        TimeOffHandedOn: { actions: 'apply' },
       },
     },
     awaitingApproval: {
@@ -325,6 +366,7 @@ export const timeOffMachine = setup({
         TimeOffDenied: { target: 'denied', actions: 'apply' },
         TimeOffExpired: { target: 'expired', actions: 'apply' },
         TimeOffCancelled: { target: 'cancelled', guard: 'byRequester', actions: 'apply' },
+        TimeOffHandedOn: { target: 'requested', actions: 'apply' },
       },
     },
     approved: {
