@@ -101,6 +101,8 @@ export const timeOffCommandDataSchemas = {
     until: isoDate.nullable(),
     skipped: z.array(approverSkipSchema).max(50),
   }),
+  /** The approver left and nobody can take the request (timeoff-hand-on): the requester is told. */
+  RecordTimeOffApproverGone: z.object({ timeOffId }),
   /** The requester left the company: a request still waiting for approval is cancelled. */
   CancelTimeOffOfLeaver: z.object({ timeOffId }),
 } as const;

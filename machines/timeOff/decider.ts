@@ -621,6 +621,18 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
         },
       ];
     }
+    case 'RecordTimeOffApproverGone': {
+      const request = existing(context, command.data.timeOffId);
+      onlySystem(actor);
+      if (phase !== 'requested' && phase !== 'awaitingApproval') return [];
+      if (request.approverGone === request.approver.hrId) return [];
+      return [
+        {
+          type: 'TimeOffApproverGone',
+          data: { timeOffId: request.timeOffId, approver: request.approver, at: now },
+        },
+      ];
+    }
     case 'CancelTimeOffOfLeaver': {
       const request = existing(context, command.data.timeOffId);
       onlySystem(actor);

@@ -213,6 +213,12 @@ export const timeOffEventDataSchemas = {
     skipped: z.array(approverSkipSchema).max(50),
     at,
   }),
+  /**
+   * The approver left and nobody else can take the request (no one active up the reporting line,
+   * no HR channel): it stays open, the requester is told to ask HR, and the daily sweep hands it
+   * on as soon as HR names someone. Recorded once per approver.
+   */
+  TimeOffApproverGone: z.object({ timeOffId: id, approver: timeOffPersonSchema, at }),
 } as const;
 
 type Schemas = typeof timeOffEventDataSchemas;

@@ -66,6 +66,8 @@ export type TimeOffRequestDetails = TimeOffAsk &
     approverAwayUntil?: string | null;
     /** The approvers it was handed on from, oldest first: their old cards' clicks are refused. */
     handedOnFrom?: readonly TimeOffPerson[];
+    /** The approver (HR id) who left with nobody to take over, once the requester was told. */
+    approverGone?: string;
   }>;
 
 export type TimeOffContext = Readonly<{
@@ -263,6 +265,11 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
         card: null,
         staleCards: context.card ? [...context.staleCards, context.card] : context.staleCards,
       };
+    case 'TimeOffApproverGone':
+      return {
+        ...context,
+        request: context.request ? { ...context.request, approverGone: event.data.approver.hrId } : null,
+      };
     default:
       return exhaustive(event, 'time-off event');
   }
@@ -357,6 +364,7 @@ export const timeOffMachine = setup({
         TimeOffExpired: { target: 'expired', actions: 'apply' },
         TimeOffCancelled: { target: 'cancelled', guard: 'byRequester', actions: 'apply' },
         TimeOffHandedOn: { actions: 'apply' },
+        TimeOffApproverGone: { actions: 'apply' },
       },
     },
     awaitingApproval: {
@@ -367,6 +375,7 @@ export const timeOffMachine = setup({
         TimeOffExpired: { target: 'expired', actions: 'apply' },
         TimeOffCancelled: { target: 'cancelled', guard: 'byRequester', actions: 'apply' },
         TimeOffHandedOn: { target: 'requested', actions: 'apply' },
+        TimeOffApproverGone: { actions: 'apply' },
       },
     },
     approved: {

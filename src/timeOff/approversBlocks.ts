@@ -78,6 +78,12 @@ export const handedOnRequesterDm = (
     `:twisted_rightwards_arrows: Your ${askText(view)} was waiting for ${who(from)}, who ${reason === 'left' ? 'has left' : `is on leave${until ? ` until ${formatDay(until)}` : ''}`}: it was handed on, ${decides(view.approver)}.`,
   );
 
+/** To the requester: their approver left and nobody else can approve (no HR channel). */
+export const approverGoneDm = (view: TimeOffView, approver: TimeOffPerson): SlackMessage =>
+  message(
+    `:warning: Your ${askText(view)} was waiting for ${escapeMrkdwn(approver.displayName || 'your approver')}, who has left, and nobody else in your reporting line can approve it (Switchboard has no HR channel to send it to). It stays open: ask HR to set who you report to now, and Switchboard hands it on as soon as HR has.`,
+  );
+
 /** The old approver's card once the request was handed on: no buttons, says to whom and why. */
 export const handedOnCard = (
   view: TimeOffView,

@@ -29,7 +29,12 @@ import type { TimeOffReadModel } from './readModel.projection.ts';
  * - `HrTimeOffRecorded` (HR's calendar, approved) and `TimeOffApproved` (Switchboard's): the
  *   person's new leave may cover today or the first day of requests waiting for them;
  * - the daily sweep (`TimeOffApproversSwept`, a durable timer at 00:00 UTC, scheduled while
- *   requests wait): leave that starts today.
+ *   requests wait): leave that starts today;
+ * - `DirectoryEmployeeChanged` with a new manager: the employee's own requests waiting for
+ *   someone gone can now go to them.
+ *
+ * When the approver left and nobody can take it (no HR channel), `RecordTimeOffApproverGone` tells
+ * the requester (once) and an operator is warned in the logs.
  *
  * A request is handed on only when its approver is away (approved leave covering today or the
  * request's first day) or has left, and only to someone who can decide now: a request already
@@ -61,7 +66,7 @@ export const createTimeOffHandOnReactor = (options: TimeOffHandOnOptions): Proce
   const send = async (
     ctx: ProcessorContext,
     cause: RecordedEvent,
-    type: 'HandOnTimeOff' | 'CancelTimeOffOfLeaver',
+    type: 'HandOnTimeOff' | 'CancelTimeOffOfLeaver' | 'RecordTimeOffApproverGone',
     data: Readonly<Record<string, unknown>> & { timeOffId: string },
   ) => {
     const outcome = await dispatchCommand(options.dispatch, {
@@ -107,10 +112,12 @@ export const createTimeOffHandOnReactor = (options: TimeOffHandOnOptions): Proce
         to = hrChannelApprover(route.channel);
         break;
       default:
+        if (!left) return;
         logger.warn(
-          { timeOffId: view.timeOffId, approverHrId: approver.hrId, reason: left ? 'left' : 'away' },
-          'time off: a request waits for an approver who is gone, and nobody in the reporting line can take it; set TIME_OFF_HR_CHANNEL or fix the reporting line in HR',
+          { timeOffId: view.timeOffId, approverHrId: approver.hrId },
+          'time off: a request waits for an approver who left, and nobody in the reporting line can take it; set TIME_OFF_HR_CHANNEL or fix the reporting line in HR',
         );
+        await send(ctx, cause, 'RecordTimeOffApproverGone', { timeOffId: view.timeOffId });
         return;
     }
     await send(ctx, cause, 'HandOnTimeOff', {
@@ -158,6 +165,7 @@ export const createTimeOffHandOnReactor = (options: TimeOffHandOnOptions): Proce
       streamPrefixes: [TIME_OFF_STREAM_PREFIX, HR_TIME_OFF_STREAM_PREFIX, HAND_ON_SWEEP_STREAM_PREFIX],
       eventTypes: [
         'DirectoryEmployeeLeft',
+        'DirectoryEmployeeChanged',
         'HrTimeOffRecorded',
         'TimeOffApproved',
         'TimeOffRequested',
@@ -181,6 +189,16 @@ export const createTimeOffHandOnReactor = (options: TimeOffHandOnOptions): Proce
             }
           }
           for (const view of waitingFor(slackUserId, hrId)) await recheck(ctx, event, view);
+          return;
+        }
+        case 'DirectoryEmployeeChanged': {
+          // A new manager in HR: requests of theirs waiting for someone gone or away look again.
+          const changes = data['changes'] as { managerHrId?: unknown } | undefined;
+          if (event.streamId !== TIME_OFF_DIRECTORY_STREAM || typeof data['hrId'] !== 'string') return;
+          if (changes?.managerHrId === undefined) return;
+          const slackUserId = readModel.slackUserOfEmployee(data['hrId']);
+          if (slackUserId === null) return;
+          for (const own of readModel.requestsOf(slackUserId)) await recheck(ctx, event, own);
           return;
         }
         case 'HrTimeOffRecorded': {

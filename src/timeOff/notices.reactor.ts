@@ -14,6 +14,7 @@ import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import type { HiBobClient } from '../upstream/hibob.ts';
 import {
+  approverGoneDm,
   handedOnCard,
   handedOnRequesterDm,
   hrChannelNote,
@@ -363,6 +364,9 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
         await routingNotices(e, asked, dm);
         return;
       }
+      case 'TimeOffApproverGone':
+        await dm('approver-gone', requester, approverGoneDm(view, e.data.approver));
+        return;
       case 'TimeOffHandedOn': {
         const asked = { ...view, approver: e.data.to };
         if (!supersededAsk(events, e)) await postCard(ctx, eventId, asked, e);

@@ -305,4 +305,44 @@ describe('approvals routed around an absent approver (issue 12)', () => {
       what: 'approved in HR channel',
     });
   });
+
+  it('a leaver at the top and no HR channel: the requester is told once, and it moves when HR names a new manager', async () => {
+    h = await start();
+    await h.timeoff('holiday 2026-12-03 2026-12-04', DANA);
+    const id = await requestOf(h, DANA);
+    await dmCard(h, FRANK, id);
+    h.sim.webApp.terminate(HR_IDS.frank);
+    await advanceUntil(h, async () => (await h!.types(id)).includes('TimeOffApproverGone'));
+    await h.dm(
+      /was waiting for Frank Moreau, who has left, and nobody else in your reporting line can approve it/,
+      DANA,
+    );
+    expect(h.logs.text()).toMatch(
+      /waits for an approver who left, and nobody in the reporting line can take it/,
+    );
+    // The next sweeps change nothing and tell nobody again.
+    await advance(h, 24 * 60 * 60_000);
+    expect((await h.types(id)).filter((t) => t === 'TimeOffApproverGone')).toHaveLength(1);
+    // HR sets Chen as Dana's manager: the request goes to Chen.
+    h.sim.webApp.update(HR_IDS.dana, { managerId: HR_IDS.chen });
+    await advanceUntil(h, async () => (await h!.types(id)).includes('TimeOffHandedOn'));
+    await dmCard(h, CHEN, id);
+  });
+
+  it("Dana's own leave approved in Switchboard hands on what waits for her; reminders go to the new approver", async () => {
+    h = await start();
+    await h.timeoff('holiday 2026-12-03 2026-12-04');
+    const id = await requestOf(h);
+    await dmCard(h, DANA, id);
+    // Dana asks for today and tomorrow off; Frank approves.
+    await h.timeoff('holiday 2026-11-23 2026-11-24', DANA);
+    const danas = await requestOf(h, DANA);
+    await h.click(TIME_OFF_ACTION.approve, FRANK, { message: await dmCard(h, FRANK, danas) });
+    await waitFor(async () => (await h!.types(id)).includes('TimeOffHandedOn'), { what: 'handed on' });
+    await dmCard(h, FRANK, id);
+    // Ana's reminder after one working day goes to Frank, not Dana.
+    await advance(h, 24 * 60 * 60_000);
+    await h.dm(/Reminder: <@U0ANA>'s \*Holiday\*/, FRANK);
+    expect(h.dms(DANA).some((m) => /Reminder/.test(messageText(m)))).toBe(false);
+  });
 });

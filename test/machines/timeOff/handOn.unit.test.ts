@@ -170,6 +170,29 @@ describe('time off: handing a waiting request on (issue 12)', () => {
   });
 });
 
+describe('time off: an approver gone with nobody to take over', () => {
+  it('is recorded once per approver, only while the request waits, only by Switchboard', () => {
+    const gone = (actor = SYSTEM): TimeOffCommand => ({
+      type: 'RecordTimeOffApproverGone',
+      data: { timeOffId: ID },
+      metadata: meta('cmd-gone', T1, actor),
+    });
+    const event: TimeOffEvent = {
+      type: 'TimeOffApproverGone',
+      data: { timeOffId: ID, approver: DANA, at: T1 },
+    };
+    const state = spec.given([requested, asked]).when(gone()).then([event]);
+    expect(timeOffPhaseOf(state)).toBe('awaitingApproval');
+    spec.given([requested, asked, event]).when(gone()).then([]);
+    // Handed on to Frank, who leaves too: told again, about Frank.
+    spec
+      .given([requested, asked, event, handedOn()])
+      .when(gone())
+      .then([{ type: 'TimeOffApproverGone', data: { timeOffId: ID, approver: FRANK, at: T1 } }]);
+    spec.given([requested, asked]).when(gone('U0ANA')).then({ code: 'SB_ILLEGAL_STATE' });
+  });
+});
+
 describe('time off: the daily approver sweep', () => {
   const sweeps = deciderSpec(handOnSweepDecider);
   const sweep = (now: string): Parameters<typeof handOnSweepDecider.decide>[0] => ({
