@@ -62,7 +62,15 @@ export const timeOffCommandDataSchemas = {
     ...routing,
   }),
   /** The approver's DM was posted. */
-  RecordTimeOffApprovalAsked: z.object({ timeOffId, card: cardRefSchema }),
+  RecordTimeOffApprovalAsked: z.object({
+    timeOffId,
+    card: cardRefSchema,
+    /**
+     * Issue 12: whom the card was posted to (a user, or the HR channel); a card for an approver the
+     * request was handed on from since is not recorded. Absent: not checked.
+     */
+    postedTo: z.string().min(1).max(32).optional(),
+  }),
   /** A reminder timer (1-based). */
   RemindTimeOffApprover: z.object({ timeOffId, reminder: z.number().int().min(1).max(10) }),
   /** The expiry timer. */

@@ -270,7 +270,10 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
       ];
     }
     case 'RecordTimeOffApprovalAsked': {
-      existing(context, command.data.timeOffId);
+      const request = existing(context, command.data.timeOffId);
+      // Issue 12: a card posted to an approver it was handed on from since is dead already.
+      const postedTo = command.data.postedTo;
+      if (postedTo !== undefined && postedTo !== request.approver.slackUserId) return [];
       // Only the first card counts; a card posted after the request moved on changes nothing.
       return phase === 'requested'
         ? [

@@ -326,7 +326,11 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     if (!notice) return;
     const outcome = await dispatchCommand(options.dispatch, {
       type: 'RecordTimeOffApprovalAsked',
-      data: { timeOffId: view.timeOffId, card: { channel: notice.channel, ts: notice.ts } },
+      data: {
+        timeOffId: view.timeOffId,
+        card: { channel: notice.channel, ts: notice.ts },
+        postedTo: view.approver.slackUserId,
+      },
       metadata: {
         now: ctx.now().toISOString(),
         commandId: uuidv5(`timeoff-approval-asked:${eventId}`),

@@ -100,6 +100,19 @@ describe('time off: handing a waiting request on (issue 12)', () => {
       .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'other_card' } });
   });
 
+  it('does not record a card posted to the old approver after it was handed on', () => {
+    const record = (card: typeof CARD, postedTo: string): TimeOffCommand => ({
+      type: 'RecordTimeOffApprovalAsked',
+      data: { timeOffId: ID, card, postedTo },
+      metadata: meta(`cmd-asked-${postedTo}`, T1, 'system:timeoff-notices'),
+    });
+    spec.given([requested, handedOn()]).when(record(CARD, DANA.slackUserId)).then([]);
+    spec
+      .given([requested, handedOn()])
+      .when(record(CARD2, FRANK.slackUserId))
+      .then([{ type: 'TimeOffApprovalAsked', data: { timeOffId: ID, card: CARD2, at: T1 } }]);
+  });
+
   it('hands nothing on once decided, nor to the same approver, and never from a person', () => {
     const approved: TimeOffEvent = {
       type: 'TimeOffApproved',
