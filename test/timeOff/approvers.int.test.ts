@@ -166,6 +166,9 @@ describe('approvals routed around an absent approver (issue 12)', () => {
     await advanceUntil(h, async () =>
       h!.sim.timeOffRequests().some((r) => r.employeeId === HR_IDS.ana && r.startDate === '2026-12-03'),
     );
+    expect(
+      h.sim.timeOffRequests().find((r) => r.employeeId === HR_IDS.ana && r.startDate === '2026-12-03'),
+    ).toMatchObject({ approver: HR_IDS.chen, status: 'approved' });
     await waitFor(
       () =>
         messageText(h!.fake.messages(HR_CHANNEL).find((m) => m.ts === card.ts)!).match(
