@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { TIME_OFF_ACTION } from '../../src/timeOff/blocks/timeOffIds.ts';
+import { TIME_OFF_ACTION, TIME_OFF_FIELD } from '../../src/timeOff/blocks/timeOffIds.ts';
 import { waitFor } from '../support/waitFor.ts';
 import {
   ANA,
@@ -347,5 +347,36 @@ describe('approvals routed around an absent approver (issue 12)', () => {
     await advance(h, 24 * 60 * 60_000);
     await h.dm(/Reminder: <@U0ANA>'s \*Holiday\*/, FRANK);
     expect(h.dms(DANA).some((m) => /Reminder/.test(messageText(m)))).toBe(false);
+  });
+
+  it('in the HR channel a member denies with a reason; a non-member gets no form, and a forged form is refused', async () => {
+    h = await start({ hrChannel: true });
+    await h.timeoff('holiday 2026-12-03 2026-12-04', DANA);
+    const id = await requestOf(h, DANA);
+    await dmCard(h, FRANK, id);
+    h.sim.webApp.terminate(HR_IDS.frank);
+    await advanceUntil(h, async () => (await h!.types(id)).includes('TimeOffHandedOn'));
+    const card = await cardIn(h, HR_CHANNEL, id);
+    const reason = (value: string) => ({
+      [TIME_OFF_FIELD.denyReason.blockId]: {
+        [TIME_OFF_FIELD.denyReason.actionId]: { type: 'plain_text_input', value },
+      },
+    });
+    const ben = await h.click(TIME_OFF_ACTION.denyWithReason, BEN, { message: card });
+    await h.response(ben.responseUrl, /Only members of <#C0PEOPLE> can approve or deny/);
+    expect(h.lastView(BEN)).toBeUndefined();
+    // Ben submits a deny form made for him anyway (a forged submission): refused at the edge.
+    const forged = await h.submitView(BEN, reason('no'), {
+      callbackId: 'timeoff.deny',
+      privateMetadata: JSON.stringify({ timeOffId: id }),
+    });
+    expect(forged.body).toMatchObject({ response_action: 'errors' });
+    await h.click(TIME_OFF_ACTION.denyWithReason, CHEN, { message: card });
+    await waitFor(() => h!.lastView(CHEN), { what: 'the deny form' });
+    const done = await h.submitView(CHEN, reason('Frank left; please ask your new manager'));
+    expect(done.body?.['response_action']).toBeUndefined();
+    await waitFor(async () => (await h!.types(id)).includes('TimeOffDenied'), { what: 'denied by Chen' });
+    await h.dm(/<@U0CHEN> denied your .*Frank left; please ask your new manager/, DANA);
+    expect(await h.types(id)).not.toContain('TimeOffApproved');
   });
 });
