@@ -77,6 +77,20 @@ export const routed = (people: RoutedRequest, logger: TimeOffListenerDeps['logge
   return people;
 };
 
+/**
+ * Issue 12: nobody at all can approve the person's time off (no manager, or everyone up the line
+ * left) and no HR channel is set: the person is told why; an operator is warned here.
+ */
+export const warnIfNobodyApproves = (e: unknown, logger: TimeOffListenerDeps['logger']): void => {
+  const reason = e instanceof ChatOpsError && e.code === 'SB_UNMAPPED_USER' ? e.details['reason'] : undefined;
+  if (reason === 'no_manager' || reason === 'no_approver') {
+    logger.warn(
+      { reason },
+      'time off: nobody can approve a request (no manager in HR, or everyone up the line left) and TIME_OFF_HR_CHANNEL is not set; it was refused',
+    );
+  }
+};
+
 /** The person's problem (not in HR, no manager…) in words, or null for any other failure. */
 export const unmappedText = (e: unknown): string | null =>
   hasCode(e, 'SB_UNMAPPED_USER') ? `:bust_in_silhouette: ${e.message}` : null;
@@ -205,10 +219,14 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
     ack: AckFn,
     slackUserId: string,
     firstDay: string,
+    /** False when only opening the form: nothing is asked yet, so no operator warning. */
+    warn = true,
   ): Promise<RoutedRequest | null> => {
     try {
-      return routed(await t.people.route(slackUserId, firstDay), logger);
+      const people = await t.people.route(slackUserId, firstDay);
+      return warn ? routed(people, logger) : people;
     } catch (e) {
+      if (warn) warnIfNobodyApproves(e, logger);
       const words = unmappedText(e);
       if (!words) logger.error({ err: asError(e) }, 'could not look up a time-off requester');
       await inbox.accept({
@@ -231,7 +249,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
     triggerId: string,
   ) => {
     const names = policies.get(POLICY_BUDGET_MS);
-    const people = await whoAsks(input, ack, slackUserId, today());
+    const people = await whoAsks(input, ack, slackUserId, today(), false);
     if (!people) return;
     await inbox.accept({ input });
     await ack();

@@ -17,7 +17,7 @@ import { TIME_OFF_FIELD, TIME_OFF_VIEW } from '../../src/timeOff/blocks/timeOffI
 import type { RoutedRequest } from '../../src/timeOff/people.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import { cardFromMetadata, checkHrChannelClick } from './actions.ts';
-import { POLICY_BUDGET_LAST_MS, routed, routingOf, unmappedText } from './commands.ts';
+import { POLICY_BUDGET_LAST_MS, routed, routingOf, unmappedText, warnIfNobodyApproves } from './commands.ts';
 import { type PolicyTypes, requestIdOf, timeOffCommand } from './common.ts';
 import type { TimeOffListenerDeps } from './deps.ts';
 
@@ -95,6 +95,7 @@ export const registerTimeOffViews = (app: App, deps: TimeOffListenerDeps, polici
     try {
       people = routed(await t.people.route(body.user.id, ask.startDate), logger);
     } catch (e) {
+      warnIfNobodyApproves(e, logger);
       const words = unmappedText(e);
       if (!words) logger.error({ err: asError(e) }, 'could not look up a time-off requester');
       await inbox.accept({

@@ -450,7 +450,6 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     }
   };
 
-  /** Redraws the cards and the status message from the request as it stands now. */
   /** Issue 12: the newest card, or once the requester left, what became of it. */
   const currentCard = (
     view: TimeOffView,
@@ -475,6 +474,7 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
       ? handedOnCard(view, next.data.to, next.data.reason, next.data.until)
       : replacedCard(view);
 
+  /** Redraws the cards and the status message from the request as it stands now. */
   const redraw = async (
     ctx: ProcessorContext,
     view: TimeOffView,
@@ -498,7 +498,8 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
 
   /**
    * Issue 12: when the approver was found around someone away or gone, the requester is told who
-   * and why, and each manager passed over for being away is told it went elsewhere.
+   * and why, and each manager passed over for being away is told it went elsewhere (not when it
+   * waits for a manager who is away: those above them were never going to be asked first).
    */
   const routingNotices = async (
     e: Extract<TimeOffEvent, { type: 'TimeOffRequested' }>,
@@ -512,7 +513,9 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
         asked.requester.slackUserId,
         waitsForAwayDm(asked, e.data.approverAwayUntil, skipped),
       );
-    } else if (skipped.length > 0) {
+      return;
+    }
+    if (skipped.length > 0) {
       await dm('routed', asked.requester.slackUserId, routedRequesterDm(asked, skipped));
     }
     for (const skip of skipped) {

@@ -379,4 +379,24 @@ describe('approvals routed around an absent approver (issue 12)', () => {
     await h.dm(/<@U0CHEN> denied your .*Frank left; please ask your new manager/, DANA);
     expect(await h.types(id)).not.toContain('TimeOffApproved');
   });
+
+  it('the top of the chain asks: refused in clear words (and logged) without an HR channel, sent to HR with one', async () => {
+    h = await start();
+    const refused = await h.timeoff('holiday 2026-12-03', FRANK);
+    expect(refused.text).toMatch(
+      /HR has no manager for you, and Switchboard has no HR channel to send your time off to/,
+    );
+    expect(await h.requestIds(FRANK)).toEqual([]);
+    expect(h.logs.text()).toMatch(
+      /nobody can approve a request .* TIME_OFF_HR_CHANNEL is not set; it was refused/,
+    );
+    await h.stop();
+    h = undefined;
+
+    h = await start({ hrChannel: true });
+    const asked = await h.timeoff('holiday 2026-12-03', FRANK);
+    expect(asked.text).toMatch(/Asking HR to approve/);
+    const id = await requestOf(h, FRANK);
+    await cardIn(h, HR_CHANNEL, id);
+  });
 });
