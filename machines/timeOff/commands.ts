@@ -4,6 +4,10 @@ import { recordUpstreamCallFailedSchema, retryUpstreamCallSchema } from '../shar
 import {
   approverSkipSchema,
   cardRefSchema,
+  conflictCheckActionSchema,
+  conflictShiftSchema,
+  coverCandidateSchema,
+  coverSlotOutcomeSchema,
   timeOffActionSchema,
   timeOffAskSchema,
   timeOffPersonSchema,
@@ -51,6 +55,30 @@ const routing = {
  * approver). The decider still checks `by` is the actor and not the requester.
  */
 const asHr = z.object({ channel: z.string().min(1).max(32), by: timeOffPersonSchema }).optional();
+// ---------------------------------------------------------------- on-call conflicts and cover (issue 12)
+
+const conflictCommandDataSchemas = {
+  /** The on-call lookup's answer for check `checkId` (src/timeOff/coverConflicts.reactor.ts). */
+  RecordTimeOffConflictsChecked: z.object({
+    timeOffId,
+    checkId: id,
+    shifts: z.array(conflictShiftSchema).max(50),
+    knownUntil: z.string().min(1).max(40),
+    candidates: z.array(coverCandidateSchema).max(20),
+    unmapped: z.boolean(),
+  }),
+  RecordTimeOffConflictsCheckFailed: recordUpstreamCallFailedSchema(conflictCheckActionSchema).extend({
+    timeOffId,
+  }),
+  RetryTimeOffConflictsCheck: retryUpstreamCallSchema(conflictCheckActionSchema).extend({ timeOffId }),
+  /** The cover's stream moved on (src/timeOff/cover.reactor.ts): its slots as they stand. */
+  RecordTimeOffCover: z.object({
+    timeOffId,
+    coverId: id,
+    slots: z.array(coverSlotOutcomeSchema).max(50),
+    withdrawn: z.boolean(),
+  }),
+} as const;
 
 export const timeOffCommandDataSchemas = {
   /** `/timeoff …` or the modal: the requester and their approver come from the directory. */
@@ -76,7 +104,16 @@ export const timeOffCommandDataSchemas = {
   /** The expiry timer. */
   ExpireTimeOff: z.object({ timeOffId }),
   /** Approve on a card (`card`: the message clicked; null from App Home, where only the person is checked). */
-  ApproveTimeOff: z.object({ timeOffId, card: cardRefSchema.nullable(), asHr }),
+  ApproveTimeOff: z.object({
+    timeOffId,
+    card: cardRefSchema.nullable(),
+    asHr,
+    /** "Approve and cover with …" (issue 12): who covers the on-call conflicts; absent or null for plain Approve. */
+    cover: z
+      .object({ slackUserId: z.string().regex(/^[UW][A-Z0-9]{2,31}$/, 'must be a Slack user id') })
+      .nullable()
+      .optional(),
+  }),
   DenyTimeOff: z.object({
     timeOffId,
     card: cardRefSchema.nullable(),
@@ -113,6 +150,7 @@ export const timeOffCommandDataSchemas = {
   RecordTimeOffApproverGone: z.object({ timeOffId }),
   /** The requester left the company: a request still waiting for approval is cancelled. */
   CancelTimeOffOfLeaver: z.object({ timeOffId }),
+  ...conflictCommandDataSchemas,
 } as const;
 
 type Schemas = typeof timeOffCommandDataSchemas;

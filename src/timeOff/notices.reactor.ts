@@ -41,6 +41,7 @@ import {
   submissionFailedDm,
 } from './blocks/notices.ts';
 import type { TimeOffView } from './blocks/timeOffView.ts';
+import type { CardOnCall } from './coverCard.ts';
 import type { TimeOffReadModel } from './readModel.projection.ts';
 
 /**
@@ -110,6 +111,8 @@ export type TimeOffNoticesOptions = Readonly<{
   client: HiBobClient;
   holidays: readonly string[];
   logger: Logger;
+  /** Issue 12: the card's on-call section for a request as folded now (null: incidents off, no section). */
+  onCall?: (state: TimeOffState, approverSlackUserId: string) => Promise<CardOnCall | null>;
 }>;
 
 /** What is recorded of a sent message (`TimeOffNoticeSent`). */
@@ -303,11 +306,18 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     return out;
   };
 
-  const cardOf = (view: TimeOffView, notice: SentNotice, ask?: TimeOffEvent): SlackMessage =>
+  /** The card's on-call section, from the request as folded now (issue 12). */
+  const onCallOf = async (view: TimeOffView): Promise<CardOnCall | null> => {
+    const state = readModel.state(view.timeOffId);
+    return state && options.onCall ? options.onCall(state, view.approver.slackUserId) : null;
+  };
+
+  const cardOf = async (view: TimeOffView, notice: SentNotice, ask?: TimeOffEvent): Promise<SlackMessage> =>
     withRouting(
       approvalCard(view, {
         balanceAfter: notice.balanceAfter ?? null,
         teammatesOut: notice.teammatesOut ?? [],
+        onCall: await onCallOf(view),
       }),
       view,
       ask,
@@ -320,7 +330,10 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
       // The request as it stands by now (it may have moved on while HR answered).
       await readModel.catchUp();
       const now = readModel.view(view.timeOffId) ?? view;
-      return { message: withRouting(approvalCard(now, extras), now, ask), extras };
+      return {
+        message: withRouting(approvalCard(now, { ...extras, onCall: await onCallOf(now) }), now, ask),
+        extras,
+      };
     });
     // Slack refused the card for good: the approver still finds the request in App Home.
     if (!notice) return;
@@ -451,12 +464,12 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
   };
 
   /** Issue 12: the newest card, or once the requester left, what became of it. */
-  const currentCard = (
+  const currentCard = async (
     view: TimeOffView,
     notice: SentNotice,
     events: readonly TimeOffEvent[],
     ask: TimeOffEvent | undefined,
-  ): SlackMessage => {
+  ): Promise<SlackMessage> => {
     const cancelled = events.findLast((x) => x.type === 'TimeOffCancelled');
     if (
       view.phase === 'cancelled' &&
@@ -489,7 +502,7 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
       await update(
         ctx,
         notice,
-        current ? currentCard(view, notice, events, askEvents[i]) : earlierCard(view, askEvents[i + 1]),
+        current ? await currentCard(view, notice, events, askEvents[i]) : earlierCard(view, askEvents[i + 1]),
       );
     }
     const status = await recorded(ctx, statusKey(view.timeOffId));
