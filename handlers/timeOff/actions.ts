@@ -1,5 +1,5 @@
 import type { AllMiddlewareArgs, App, BlockAction, SlackActionMiddlewareArgs } from '@slack/bolt';
-import type { CardRef } from '../../machines/timeOff/events.ts';
+import { type CardRef, isHrChannelApprover, type TimeOffPerson } from '../../machines/timeOff/events.ts';
 import type { SlackInput } from '../../src/application/inbox.ts';
 import { ValidationError } from '../../src/core/errors.ts';
 import { escapeMrkdwn, type ModalView } from '../../src/slack/blocks/format.ts';
@@ -41,6 +41,69 @@ export const clickedCard = (args: ActionArgs): CardRef | null => {
     ? { channel, ts }
     : null;
 };
+
+/** Issue 12: what the edge found of a click on a request sent to the HR channel. */
+export type HrChannelCheck =
+  /** Not a request in the HR channel (or the requester themself: the decider refuses that). */
+  | Readonly<{ kind: 'none' }>
+  | Readonly<{ kind: 'member'; asHr: Readonly<{ channel: string; by: TimeOffPerson }> }>
+  | Readonly<{ kind: 'refused'; why: string; text: string; reason: string }>;
+
+/**
+ * Issue 12: a request sent to the HR channel may be decided by any member of that channel but
+ * the requester. Membership is asked of Slack (`conversations.members`) at each click, never read
+ * from the click, and the member must be someone HR knows (HR is given their id as approver).
+ */
+export const checkHrChannelClick = async (
+  t: TimeOffListenerDeps['timeOff'],
+  logger: TimeOffListenerDeps['logger'],
+  timeOffId: string,
+  clicker: string,
+): Promise<HrChannelCheck> => {
+  await t.readModel.catchUp();
+  const view = t.readModel.view(timeOffId);
+  if (!view || !isHrChannelApprover(view.approver) || clicker === view.requester.slackUserId) {
+    return { kind: 'none' };
+  }
+  const channel = view.approver.slackUserId;
+  let members: readonly string[];
+  try {
+    members = await t.channelMembers(channel);
+  } catch (e) {
+    logger.warn({ err: e, channel }, 'could not list the HR channel members');
+    return {
+      kind: 'refused',
+      why: 'the HR channel members could not be listed',
+      text: ":warning: Slack didn't say who is in the HR channel just now, so nothing was changed. Click again in a minute.",
+      reason: 'members_unavailable',
+    };
+  }
+  if (!members.includes(clicker)) {
+    return {
+      kind: 'refused',
+      why: 'someone outside the HR channel tried to decide a request sent there',
+      text: `:no_entry: Only members of <#${channel}> can approve or deny time off sent to HR.`,
+      reason: 'not_approver',
+    };
+  }
+  try {
+    return { kind: 'member', asHr: { channel, by: await t.people.employee(clicker) } };
+  } catch (e) {
+    return {
+      kind: 'refused',
+      why: 'an HR channel member HR does not know tried to decide',
+      text:
+        unmappedWords(e) ??
+        ":warning: Switchboard couldn't look you up in HR's directory just now, so nothing was changed. Click again in a minute.",
+      reason: 'not_approver',
+    };
+  }
+};
+
+const unmappedWords = (e: unknown): string | null =>
+  e instanceof Error && (e as { code?: unknown }).code === 'SB_UNMAPPED_USER'
+    ? `:bust_in_silhouette: ${e.message}`
+    : null;
 
 /** A card ref read back from a (hostile) private_metadata, or null. */
 export const cardFromMetadata = (raw: string | undefined): CardRef | null => {
@@ -118,11 +181,23 @@ export const registerTimeOffActions = (app: App, deps: TimeOffListenerDeps, poli
         return;
       }
       const card = clickedCard(args);
+      const hr =
+        kind === 'cancel'
+          ? ({ kind: 'none' } as const)
+          : await checkHrChannelClick(t, logger, id, args.body.user.id);
+      if (hr.kind === 'refused') {
+        await refuse(args, input, hr.why, hr.text, hr.reason);
+        return;
+      }
+      const asHr = hr.kind === 'member' ? { asHr: hr.asHr } : {};
       const command =
         kind === 'approve'
-          ? timeOffCommand(input, { type: 'ApproveTimeOff', data: { timeOffId: id, card } })
+          ? timeOffCommand(input, { type: 'ApproveTimeOff', data: { timeOffId: id, card, ...asHr } })
           : kind === 'deny'
-            ? timeOffCommand(input, { type: 'DenyTimeOff', data: { timeOffId: id, card, reason: null } })
+            ? timeOffCommand(input, {
+                type: 'DenyTimeOff',
+                data: { timeOffId: id, card, reason: null, ...asHr },
+              })
             : timeOffCommand(input, { type: 'CancelTimeOff', data: { timeOffId: id } });
       await inbox.accept({ input, commands: [command] });
       await args.ack();
@@ -148,7 +223,15 @@ export const registerTimeOffActions = (app: App, deps: TimeOffListenerDeps, poli
       return;
     }
     const clicker = args.body.user.id;
-    if (clicker === view.requester.slackUserId || clicker !== view.approver.slackUserId) {
+    const hr = await checkHrChannelClick(t, logger, id, clicker);
+    if (hr.kind === 'refused') {
+      await refuse(args, input, hr.why, hr.text, hr.reason);
+      return;
+    }
+    if (
+      clicker === view.requester.slackUserId ||
+      (hr.kind !== 'member' && clicker !== view.approver.slackUserId)
+    ) {
       const own = clicker === view.requester.slackUserId;
       await refuse(
         args,

@@ -7,7 +7,7 @@ import {
   timeOffIdFromCoverBlockId,
 } from '../../src/timeOff/coverIds.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
-import { clickedCard, NOT_A_REQUEST } from './actions.ts';
+import { checkHrChannelClick, clickedCard, NOT_A_REQUEST } from './actions.ts';
 import { ephemeral, timeOffCommand } from './common.ts';
 import type { TimeOffListenerDeps } from './deps.ts';
 
@@ -39,9 +39,20 @@ export const registerTimeOffCoverActions = (app: App, deps: TimeOffListenerDeps)
 
   const approve = async (args: ActionArgs, timeOffId: string, slackUserId: string) => {
     const input = slackInputOf(args.context);
+    // A request sent to the HR channel (j-approvers): a member Slack vouches for decides.
+    const hr = await checkHrChannelClick(deps.timeOff, logger, timeOffId, args.body.user.id);
+    if (hr.kind === 'refused') {
+      await refuse(args, hr.why, hr.text, hr.reason);
+      return;
+    }
     const command = timeOffCommand(input, {
       type: 'ApproveTimeOff',
-      data: { timeOffId, card: clickedCard(args), cover: { slackUserId } },
+      data: {
+        timeOffId,
+        card: clickedCard(args),
+        cover: { slackUserId },
+        ...(hr.kind === 'member' ? { asHr: hr.asHr } : {}),
+      },
     });
     await inbox.accept({ input, commands: [command] });
     await args.ack();

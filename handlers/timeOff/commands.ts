@@ -2,7 +2,7 @@ import type { App, RespondFn } from '@slack/bolt';
 import { DecisionRejected } from '../../machines/shared/machineDecider.ts';
 import { checkAsk } from '../../machines/timeOff/decider.ts';
 import { type DirectoryState, employeeById } from '../../machines/timeOff/directory.ts';
-import type { TimeOffAsk, TimeOffPerson } from '../../machines/timeOff/events.ts';
+import type { ApproverSkip, TimeOffAsk, TimeOffPerson } from '../../machines/timeOff/events.ts';
 import type { DayPortion } from '../../machines/timeOff/workingDays.ts';
 import type { SlackInput } from '../../src/application/inbox.ts';
 import { asError, ChatOpsError, hasCode, ValidationError } from '../../src/core/errors.ts';
@@ -20,6 +20,7 @@ import {
 import { requestTimeOffModal } from '../../src/timeOff/blocks/requestModal.ts';
 import { shortTimeOffId } from '../../src/timeOff/blocks/timeOffIds.ts';
 import { formatRange, type TimeOffView } from '../../src/timeOff/blocks/timeOffView.ts';
+import type { RoutedRequest } from '../../src/timeOff/people.ts';
 import type { WhosOutEntry } from '../../src/upstream/hibob.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import { replies } from '../replies.ts';
@@ -53,6 +54,42 @@ export const POLICY_BUDGET_LAST_MS = 2_300;
 const ANSWER_BUDGET_MS = 2_000;
 
 const ENDED = new Set(['denied', 'expired', 'cancelled']);
+
+/** Issue 12: how the approver was found, as `RequestTimeOff` carries it (nothing when it is the manager). */
+export const routingOf = (
+  people: RoutedRequest,
+): Readonly<{ skipped?: ApproverSkip[]; approverAwayUntil?: string }> => ({
+  ...(people.skipped.length > 0 ? { skipped: [...people.skipped] } : {}),
+  ...(people.approverAwayUntil ? { approverAwayUntil: people.approverAwayUntil } : {}),
+});
+
+/**
+ * Issue 12: a request that can only wait for an approver who is away (the line ended, no HR
+ * channel) is recorded and its requester told; an operator is warned here.
+ */
+export const routed = (people: RoutedRequest, logger: TimeOffListenerDeps['logger']): RoutedRequest => {
+  if (people.approverAwayUntil) {
+    logger.warn(
+      { approverHrId: people.approver.hrId, until: people.approverAwayUntil, skipped: people.skipped.length },
+      'time off: nobody in the reporting line can approve a request now and TIME_OFF_HR_CHANNEL is not set; it waits for an approver on leave',
+    );
+  }
+  return people;
+};
+
+/**
+ * Issue 12: nobody at all can approve the person's time off (no manager, or everyone up the line
+ * left) and no HR channel is set: the person is told why; an operator is warned here.
+ */
+export const warnIfNobodyApproves = (e: unknown, logger: TimeOffListenerDeps['logger']): void => {
+  const reason = e instanceof ChatOpsError && e.code === 'SB_UNMAPPED_USER' ? e.details['reason'] : undefined;
+  if (reason === 'no_manager' || reason === 'no_approver') {
+    logger.warn(
+      { reason },
+      'time off: nobody can approve a request (no manager in HR, or everyone up the line left) and TIME_OFF_HR_CHANNEL is not set; it was refused',
+    );
+  }
+};
 
 /** The person's problem (not in HR, no manager…) in words, or null for any other failure. */
 export const unmappedText = (e: unknown): string | null =>
@@ -173,15 +210,23 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
     await ack(replies.invalid(`:pencil2: ${problem}`, TIMEOFF_USAGE));
   };
 
-  /** The requester and approver, or the words saying why not (the input is then recorded as refused). */
+  /**
+   * The requester and approver of a request starting `firstDay` (around managers away or gone,
+   * issue 12), or the words saying why not (the input is then recorded as refused).
+   */
   const whoAsks = async (
     input: SlackInput,
     ack: AckFn,
     slackUserId: string,
-  ): Promise<Readonly<{ requester: TimeOffPerson; approver: TimeOffPerson }> | null> => {
+    firstDay: string,
+    /** False when only opening the form: nothing is asked yet, so no operator warning. */
+    warn = true,
+  ): Promise<RoutedRequest | null> => {
     try {
-      return await t.people.requesterAndApprover(slackUserId);
+      const people = await t.people.route(slackUserId, firstDay);
+      return warn ? routed(people, logger) : people;
     } catch (e) {
+      if (warn) warnIfNobodyApproves(e, logger);
       const words = unmappedText(e);
       if (!words) logger.error({ err: asError(e) }, 'could not look up a time-off requester');
       await inbox.accept({
@@ -204,7 +249,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
     triggerId: string,
   ) => {
     const names = policies.get(POLICY_BUDGET_MS);
-    const people = await whoAsks(input, ack, slackUserId);
+    const people = await whoAsks(input, ack, slackUserId, today(), false);
     if (!people) return;
     await inbox.accept({ input });
     await ack();
@@ -248,7 +293,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
       await ack(ephemeral(`:calendar: ${e.message}`));
       return;
     }
-    const people = await whoAsks(input, ack, slackUserId);
+    const people = await whoAsks(input, ack, slackUserId, ask.startDate);
     if (!people) return;
     const timeOffId = requestIdOf(input);
     await inbox.accept({
@@ -263,6 +308,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
             approver: people.approver,
             holidays: [...t.holidays],
             approvalRules: t.approvalRules,
+            ...routingOf(people),
           },
         }),
       ],

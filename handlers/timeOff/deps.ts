@@ -18,6 +18,10 @@ export type TimeOffHandlerDeps = Readonly<{
   holidays: readonly string[];
   approvalRules: ApprovalRules;
   clock: Clock;
+  /** Issue 12: the HR channel (TIME_OFF_HR_CHANNEL) requests go to when nobody in the line can decide. */
+  hrChannel: string | null;
+  /** The channel's members (`conversations.members`): who may decide a request sent there. */
+  channelMembers(channel: string): Promise<readonly string[]>;
 }>;
 
 export type TimeOffListenerDeps = HandlerDeps & Readonly<{ timeOff: TimeOffHandlerDeps }>;

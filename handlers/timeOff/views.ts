@@ -13,10 +13,11 @@ import {
   TIME_OFF_REQUEST_FIELD,
   TIME_OFF_REQUEST_VIEW,
 } from '../../src/timeOff/blocks/requestModal.ts';
-import { TIME_OFF_VIEW } from '../../src/timeOff/blocks/timeOffIds.ts';
+import { TIME_OFF_FIELD, TIME_OFF_VIEW } from '../../src/timeOff/blocks/timeOffIds.ts';
+import type { RoutedRequest } from '../../src/timeOff/people.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
-import { cardFromMetadata } from './actions.ts';
-import { POLICY_BUDGET_LAST_MS, unmappedText } from './commands.ts';
+import { cardFromMetadata, checkHrChannelClick } from './actions.ts';
+import { POLICY_BUDGET_LAST_MS, routed, routingOf, unmappedText, warnIfNobodyApproves } from './commands.ts';
 import { type PolicyTypes, requestIdOf, timeOffCommand } from './common.ts';
 import type { TimeOffListenerDeps } from './deps.ts';
 
@@ -90,10 +91,11 @@ export const registerTimeOffViews = (app: App, deps: TimeOffListenerDeps, polici
       await a();
       return;
     }
-    let people: Awaited<ReturnType<typeof t.people.requesterAndApprover>>;
+    let people: RoutedRequest;
     try {
-      people = await t.people.requesterAndApprover(body.user.id);
+      people = routed(await t.people.route(body.user.id, ask.startDate), logger);
     } catch (e) {
+      warnIfNobodyApproves(e, logger);
       const words = unmappedText(e);
       if (!words) logger.error({ err: asError(e) }, 'could not look up a time-off requester');
       await inbox.accept({
@@ -127,6 +129,7 @@ export const registerTimeOffViews = (app: App, deps: TimeOffListenerDeps, polici
               approver: people.approver,
               holidays: [...t.holidays],
               approvalRules: t.approvalRules,
+              ...routingOf(people),
             },
           },
           overrides,
@@ -136,7 +139,7 @@ export const registerTimeOffViews = (app: App, deps: TimeOffListenerDeps, polici
     await a();
   });
 
-  app.view(TIME_OFF_VIEW.deny, async ({ ack, view, context }) => {
+  app.view(TIME_OFF_VIEW.deny, async ({ ack, view, body, context }) => {
     const input = slackInputOf(context);
     const a = ack as Ack;
     const submission = readDenySubmission(view.state.values as ViewValues, view.private_metadata ?? '');
@@ -145,6 +148,19 @@ export const registerTimeOffViews = (app: App, deps: TimeOffListenerDeps, polici
       return;
     }
     const card = cardFromMetadata(view.private_metadata);
+    // Issue 12: a request in the HR channel: the member is checked again at submission.
+    const hr = await checkHrChannelClick(t, logger, submission.value.timeOffId, body.user.id);
+    if (hr.kind === 'refused') {
+      await inbox.accept({
+        input,
+        rejection: new ValidationError(hr.why, { details: { reason: hr.reason } }),
+      });
+      await a({
+        response_action: 'errors',
+        errors: { [TIME_OFF_FIELD.denyReason.blockId]: truncate(hr.text.replace(/^:[a-z_]+: /, ''), 300) },
+      });
+      return;
+    }
     await inbox.accept({
       input,
       commands: [
@@ -152,7 +168,12 @@ export const registerTimeOffViews = (app: App, deps: TimeOffListenerDeps, polici
           input,
           {
             type: 'DenyTimeOff',
-            data: { timeOffId: submission.value.timeOffId, card, reason: submission.value.reason },
+            data: {
+              timeOffId: submission.value.timeOffId,
+              card,
+              reason: submission.value.reason,
+              ...(hr.kind === 'member' ? { asHr: hr.asHr } : {}),
+            },
           },
           // A refusal is said in the DM the form was opened from.
           card ? { channelId: card.channel } : {},

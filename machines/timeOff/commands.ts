@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Command } from '../shared/messages.ts';
 import { recordUpstreamCallFailedSchema, retryUpstreamCallSchema } from '../shared/upstreamRequest.ts';
 import {
+  approverSkipSchema,
   cardRefSchema,
   conflictCheckActionSchema,
   conflictShiftSchema,
@@ -39,6 +40,21 @@ const calendar = {
   approvalRules: approvalRulesSchema.nullable(),
 };
 
+/**
+ * Issue 12 (j-approvers): how the edge found the approver (up the reporting line, around people
+ * away or gone), recorded with the request.
+ */
+const routing = {
+  skipped: z.array(approverSkipSchema).max(50).optional(),
+  approverAwayUntil: isoDate.nullable().optional(),
+};
+
+/**
+ * A click on a card sent to the HR channel: the edge checked (`conversations.members`) that the
+ * clicking user is a member of `channel`, and who they are in HR (`by`, whose id HR is given as
+ * approver). The decider still checks `by` is the actor and not the requester.
+ */
+const asHr = z.object({ channel: z.string().min(1).max(32), by: timeOffPersonSchema }).optional();
 // ---------------------------------------------------------------- on-call conflicts and cover (issue 12)
 
 const conflictCommandDataSchemas = {
@@ -71,9 +87,18 @@ export const timeOffCommandDataSchemas = {
     requester: timeOffPersonSchema,
     approver: timeOffPersonSchema,
     ...calendar,
+    ...routing,
   }),
   /** The approver's DM was posted. */
-  RecordTimeOffApprovalAsked: z.object({ timeOffId, card: cardRefSchema }),
+  RecordTimeOffApprovalAsked: z.object({
+    timeOffId,
+    card: cardRefSchema,
+    /**
+     * Issue 12: whom the card was posted to (a user, or the HR channel); a card for an approver the
+     * request was handed on from since is not recorded. Absent: not checked.
+     */
+    postedTo: z.string().min(1).max(32).optional(),
+  }),
   /** A reminder timer (1-based). */
   RemindTimeOffApprover: z.object({ timeOffId, reminder: z.number().int().min(1).max(10) }),
   /** The expiry timer. */
@@ -82,6 +107,7 @@ export const timeOffCommandDataSchemas = {
   ApproveTimeOff: z.object({
     timeOffId,
     card: cardRefSchema.nullable(),
+    asHr,
     /** "Approve and cover with …" (issue 12): who covers the on-call conflicts; absent or null for plain Approve. */
     cover: z
       .object({ slackUserId: z.string().regex(/^[UW][A-Z0-9]{2,31}$/, 'must be a Slack user id') })
@@ -92,6 +118,7 @@ export const timeOffCommandDataSchemas = {
     timeOffId,
     card: cardRefSchema.nullable(),
     reason: z.string().max(3000).nullable(),
+    asHr,
   }),
   CancelTimeOff: z.object({ timeOffId }),
   /** After HR refused the submission: the requester's fixed request. */
@@ -110,6 +137,19 @@ export const timeOffCommandDataSchemas = {
   RecordTimeOffCancelledInHr: z.object({ timeOffId, cancelRequestId: id.nullable() }),
   RecordTimeOffUpstreamCallFailed: recordUpstreamCallFailedSchema(timeOffActionSchema).extend({ timeOffId }),
   RetryTimeOffUpstreamCall: retryUpstreamCallSchema(timeOffActionSchema).extend({ timeOffId }),
+  // ---- issue 12 (j-approvers)
+  /** The approver is away or left while the request waits (timeoff-hand-on): it goes to `to`. */
+  HandOnTimeOff: z.object({
+    timeOffId,
+    to: timeOffPersonSchema,
+    reason: z.enum(['away', 'left']),
+    until: isoDate.nullable(),
+    skipped: z.array(approverSkipSchema).max(50),
+  }),
+  /** The approver left and nobody can take the request (timeoff-hand-on): the requester is told. */
+  RecordTimeOffApproverGone: z.object({ timeOffId }),
+  /** The requester left the company: a request still waiting for approval is cancelled. */
+  CancelTimeOffOfLeaver: z.object({ timeOffId }),
   ...conflictCommandDataSchemas,
 } as const;
 

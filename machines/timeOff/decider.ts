@@ -8,7 +8,14 @@ import {
   type TimeOffCommand,
   timeOffCommandDataSchemas,
 } from './commands.ts';
-import { type CardRef, type TimeOffAsk, type TimeOffEvent, timeOffEventDataSchemas } from './events.ts';
+import {
+  type CardRef,
+  isHrChannelApprover,
+  type TimeOffAsk,
+  type TimeOffEvent,
+  type TimeOffPerson,
+  timeOffEventDataSchemas,
+} from './events.ts';
 import {
   findHrRequest,
   pendingOf,
@@ -163,12 +170,32 @@ const checkDecider = (
   actor: string,
   card: CardRef | null,
   timeOffId: string,
+  asHr?: Readonly<{ channel: string; by: TimeOffPerson }>,
 ) => {
   const request = existing(context, timeOffId);
   if (actor === request.requester.slackUserId) {
     throw refuse('own_request', "You can't approve or deny your own time off.", { actor });
   }
-  if (actor !== request.approver.slackUserId) {
+  // Issue 12: a request decided in the HR channel, by any member of it the edge vouched for.
+  if (isHrChannelApprover(request.approver)) {
+    if (!asHr || asHr.channel !== request.approver.slackUserId || asHr.by.slackUserId !== actor) {
+      throw refuse(
+        'not_approver',
+        'Only members of the HR channel this request was sent to can approve or deny it.',
+        { actor },
+      );
+    }
+    if (asHr.by.hrId === request.requester.hrId) {
+      throw refuse('own_request', "You can't approve or deny your own time off.", { actor });
+    }
+  } else if (actor !== request.approver.slackUserId) {
+    if (request.handedOnFrom?.some((p) => p.slackUserId === actor)) {
+      throw refuse(
+        'not_approver',
+        `This request was handed on to ${isHrChannelApprover(request.approver) ? 'HR' : request.approver.displayName || 'the next approver'}; it is theirs to decide now.`,
+        { actor, handedOn: true },
+      );
+    }
     throw refuse(
       'not_approver',
       `Only ${request.approver.displayName || 'the approver'} can approve or deny this request.`,
@@ -240,12 +267,17 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
             workingDays,
             ...schedule,
             at: now,
+            ...(d.skipped && d.skipped.length > 0 ? { skipped: d.skipped } : {}),
+            ...(d.approverAwayUntil ? { approverAwayUntil: d.approverAwayUntil } : {}),
           },
         },
       ];
     }
     case 'RecordTimeOffApprovalAsked': {
-      existing(context, command.data.timeOffId);
+      const request = existing(context, command.data.timeOffId);
+      // Issue 12: a card posted to an approver it was handed on from since is dead already.
+      const postedTo = command.data.postedTo;
+      if (postedTo !== undefined && postedTo !== request.approver.slackUserId) return [];
       // Only the first card counts; a card posted after the request moved on changes nothing.
       return phase === 'requested'
         ? [
@@ -285,6 +317,7 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
         actor,
         command.data.card,
         command.data.timeOffId,
+        command.data.asHr,
       );
       const cover = command.data.cover ?? null;
       if (cover && undecided) checkCover(context, cover.slackUserId);
@@ -304,7 +337,7 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
           type: 'TimeOffApproved',
           data: {
             timeOffId: request.timeOffId,
-            by: request.approver,
+            by: deciderOf(request.approver, command.data.asHr),
             submitRequestId: command.metadata.commandId,
             at: now,
             // The cover's stream is named after this command too (machines/timeOff/cover.ts).
@@ -322,6 +355,7 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
         actor,
         command.data.card,
         command.data.timeOffId,
+        command.data.asHr,
       );
       if (!undecided) {
         if (phase === 'denied') return [];
@@ -333,7 +367,7 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
           type: 'TimeOffDenied',
           data: {
             timeOffId: request.timeOffId,
-            by: request.approver,
+            by: deciderOf(request.approver, command.data.asHr),
             reason: reason === '' ? null : reason,
             at: now,
           },
@@ -574,6 +608,56 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
       const fact = decideRetry(findHrRequest(context, d.requestId), d, now);
       return fact ? [{ type: 'TimeOffUpstreamCallRetried', data: fact }] : [];
     }
+    // ---- issue 12 (j-approvers)
+    case 'HandOnTimeOff': {
+      const request = existing(context, command.data.timeOffId);
+      onlySystem(actor);
+      const d = command.data;
+      // Only a request still waiting for a decision is handed on; a decided one stays as it is.
+      if (phase !== 'requested' && phase !== 'awaitingApproval') return [];
+      if (d.to.hrId === request.approver.hrId && d.to.slackUserId === request.approver.slackUserId) return [];
+      if (d.to.hrId === request.requester.hrId || d.to.slackUserId === request.requester.slackUserId) {
+        throw refuse('self_approval', 'Nobody can approve their own time off.');
+      }
+      return [
+        {
+          type: 'TimeOffHandedOn',
+          data: {
+            timeOffId: request.timeOffId,
+            from: request.approver,
+            to: d.to,
+            reason: d.reason,
+            until: d.until,
+            skipped: d.skipped,
+            at: now,
+          },
+        },
+      ];
+    }
+    case 'RecordTimeOffApproverGone': {
+      const request = existing(context, command.data.timeOffId);
+      onlySystem(actor);
+      if (phase !== 'requested' && phase !== 'awaitingApproval') return [];
+      if (request.approverGone === request.approver.hrId) return [];
+      return [
+        {
+          type: 'TimeOffApproverGone',
+          data: { timeOffId: request.timeOffId, approver: request.approver, at: now },
+        },
+      ];
+    }
+    case 'CancelTimeOffOfLeaver': {
+      const request = existing(context, command.data.timeOffId);
+      onlySystem(actor);
+      // Approved leave of a leaver is left alone (HR decides what becomes of it).
+      if (phase !== 'requested' && phase !== 'awaitingApproval') return [];
+      return [
+        {
+          type: 'TimeOffCancelled',
+          data: { timeOffId: request.timeOffId, cancelRequestId: null, by: 'left', at: now },
+        },
+      ];
+    }
     // ------------------------------------------------ on-call conflicts and cover (issue 12)
     case 'RecordTimeOffConflictsChecked': {
       const { timeOffId, ...d } = command.data;
@@ -610,6 +694,21 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
       return exhaustive(command, 'time-off command');
   }
 };
+
+/** Handing on and a leaver's cancel are Switchboard's own decisions, never a person's command. */
+const onlySystem = (actor: string): void => {
+  if (!actor.startsWith('system:')) {
+    throw refuse('not_requester', 'Only Switchboard hands requests on or cancels those of people who left.', {
+      actor,
+    });
+  }
+};
+
+/** Who decided: the approver, or for a request in the HR channel the member who clicked. */
+const deciderOf = (
+  approver: TimeOffPerson,
+  asHr: Readonly<{ channel: string; by: TimeOffPerson }> | undefined,
+): TimeOffPerson => (isHrChannelApprover(approver) && asHr ? asHr.by : approver);
 
 /** Phases a request never leaves: nothing more is recorded on it (its machine is done). */
 const FINAL_PHASES: ReadonlySet<TimeOffPhase> = new Set(['denied', 'expired', 'cancelled']);

@@ -44,6 +44,47 @@ export type TimeOffAsk = z.infer<typeof timeOffAskSchema>;
 export const cardRefSchema = z.object({ channel: id, ts: id });
 export type CardRef = z.infer<typeof cardRefSchema>;
 
+// ---------------------------------------------------------------- issue 12: who approves (j-approvers)
+
+/**
+ * The approver of a request decided in the configured HR channel (`TIME_OFF_HR_CHANNEL`) rather
+ * than by one person: `slackUserId` is the channel's id, and any member of it but the requester
+ * may decide (checked at the edge with `conversations.members`, carried as `asHr` on the click).
+ */
+export const HR_CHANNEL_APPROVER_ID = 'hr-channel';
+export const isHrChannelApprover = (person: Readonly<{ hrId: string }>): boolean =>
+  person.hrId === HR_CHANNEL_APPROVER_ID;
+export const hrChannelApprover = (channel: string): TimeOffPerson => ({
+  hrId: HR_CHANNEL_APPROVER_ID,
+  slackUserId: channel,
+  displayName: 'HR',
+});
+
+/** Why someone in the requester's reporting line was passed over as approver. */
+export const approverSkipReasonSchema = z.enum(['away', 'left', 'no_slack']);
+export type ApproverSkipReason = z.infer<typeof approverSkipReasonSchema>;
+
+/** One person passed over (`until`: the last day of the leave that made them away). */
+export const approverSkipSchema = z.object({
+  hrId,
+  slackUserId: slackUserId.nullable(),
+  displayName: z.string().max(200),
+  reason: approverSkipReasonSchema,
+  until: isoDate.nullable(),
+});
+export type ApproverSkip = z.infer<typeof approverSkipSchema>;
+
+/** How the approver was found (on `TimeOffRequested`; absent on requests from before issue 12). */
+const routingFields = {
+  /** Passed over on the way up the reporting line, nearest first. */
+  skipped: z.array(approverSkipSchema).max(50).optional(),
+  /**
+   * The approver is away themself and nobody above them could take it (the chain ended and no HR
+   * channel is configured): the request waits for them until this day (their leave's last day).
+   */
+  approverAwayUntil: isoDate.nullable().optional(),
+};
+
 // ---------------------------------------------------------------- on-call conflicts and cover (issue 12)
 
 /** The durable lookup of the requester's on-call shifts over the request (machines/shared/upstreamRequest.ts). */
@@ -137,6 +178,7 @@ export const timeOffEventDataSchemas = {
     /** When the request expires unless decided (after 7 working days by default). */
     expiresAt: at,
     at,
+    ...routingFields,
   }),
   /** The approver's DM was posted: its buttons are the only ones that decide the request. */
   TimeOffApprovalAsked: z.object({ timeOffId: id, card: cardRefSchema, at }),
@@ -208,12 +250,15 @@ export const timeOffEventDataSchemas = {
     hrRequestId: id.nullable(),
     at,
   }),
-  /** Cancelled: before approval (nothing in HR), or HR confirmed the cancel, or it was cancelled in HR. */
+  /**
+   * Cancelled: before approval (nothing in HR), or HR confirmed the cancel, or it was cancelled in
+   * HR, or (`left`) the requester left the company while it still waited for approval.
+   */
   TimeOffCancelled: z.object({
     timeOffId: id,
     /** The call that cancelled it in HR; null when nothing had to be cancelled there. */
     cancelRequestId: id.nullable(),
-    by: z.enum(['requester', 'hr']),
+    by: z.enum(['requester', 'hr', 'left']),
     at,
   }),
   /** HR would not cancel it (the cancel failed for good): it stands as it was, and why. */
@@ -238,6 +283,29 @@ export const timeOffEventDataSchemas = {
    */
   TimeOffUpstreamCallFailed: upstreamCallFailedSchema(timeOffActionSchema),
   TimeOffUpstreamCallRetried: upstreamCallRetriedSchema(timeOffActionSchema),
+  // ---- issue 12 (j-approvers)
+  /**
+   * The request's approver went away (`away`: leave covering today or the request's first day,
+   * until `until`) or left the company (`left`) while it waited: it goes to `to`, the next one up
+   * the requester's reporting line who can decide, or the HR channel (`isHrChannelApprover`). The
+   * old card's buttons are dead from now on; reminders and expiry go on as scheduled.
+   */
+  TimeOffHandedOn: z.object({
+    timeOffId: id,
+    from: timeOffPersonSchema,
+    to: timeOffPersonSchema,
+    reason: z.enum(['away', 'left']),
+    until: isoDate.nullable(),
+    /** Everyone passed over on the way to `to` (the old approver first). */
+    skipped: z.array(approverSkipSchema).max(50),
+    at,
+  }),
+  /**
+   * The approver left and nobody else can take the request (no one active up the reporting line,
+   * no HR channel): it stays open, the requester is told to ask HR, and the daily sweep hands it
+   * on as soon as HR names someone. Recorded once per approver.
+   */
+  TimeOffApproverGone: z.object({ timeOffId: id, approver: timeOffPersonSchema, at }),
   ...conflictEventDataSchemas,
 } as const;
 

@@ -11,16 +11,18 @@ import {
   withoutRequest,
   withRetry,
 } from '../shared/upstreamRequest.ts';
-import type {
-  CardRef,
-  ConflictCheckAction,
-  ConflictShift,
-  CoverCandidate,
-  CoverSlotOutcome,
-  TimeOffAction,
-  TimeOffAsk,
-  TimeOffEvent,
-  TimeOffPerson,
+import {
+  type ApproverSkip,
+  type CardRef,
+  type ConflictCheckAction,
+  type ConflictShift,
+  type CoverCandidate,
+  type CoverSlotOutcome,
+  isHrChannelApprover,
+  type TimeOffAction,
+  type TimeOffAsk,
+  type TimeOffEvent,
+  type TimeOffPerson,
 } from './events.ts';
 
 /**
@@ -37,6 +39,8 @@ import type {
  *   approved / submitted / confirmed ─CancelRequested─► cancelling ─Cancelled─► cancelled
  *                                                         └─CancelFailed─► back to submitted / confirmed
  *   submitted / confirmed ─Cancelled (in HR, by someone else)─► cancelled
+ *   requested / awaitingApproval ─HandedOn (approver away or left)─► requested (a new card to the new approver)
+ *   requested / awaitingApproval ─Cancelled (the requester left)─► cancelled
  *
  * HR calls (submit, read_back, cancel) are pending requests following machines/shared/
  * upstreamRequest.ts. `TimeOffSubmissionSent` marks a submission HR took (a 200 with no id): it is
@@ -63,6 +67,13 @@ export type TimeOffRequestDetails = TimeOffAsk &
     remindAt: readonly string[];
     expiresAt: string;
     requestedAt: string;
+    /** Issue 12: who was passed over when it was asked, and whether it waits for an approver who is away. */
+    skipped?: readonly ApproverSkip[];
+    approverAwayUntil?: string | null;
+    /** The approvers it was handed on from, oldest first: their old cards' clicks are refused. */
+    handedOnFrom?: readonly TimeOffPerson[];
+    /** The approver (HR id) who left with nobody to take over, once the requester was told. */
+    approverGone?: string;
   }>;
 
 export type TimeOffContext = Readonly<{
@@ -172,6 +183,7 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
     case 'TimeOffApproved':
       return {
         ...context,
+        request: decidedBy(context.request, event.data.by),
         cover: event.data.cover
           ? {
               coverId: event.data.cover.coverId,
@@ -197,6 +209,7 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
     case 'TimeOffDenied':
       return {
         ...context,
+        request: decidedBy(context.request, event.data.by),
         decision: { by: event.data.by, at: event.data.at, reason: event.data.reason },
         endedAt: event.data.at,
       };
@@ -299,6 +312,26 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
       };
     case 'TimeOffUpstreamCallRetried':
       return { ...context, requests: afterRetry(context.requests, event.data) };
+    case 'TimeOffHandedOn':
+      // The old card is dead: a click on it is refused (not the approver, or not this card).
+      return {
+        ...context,
+        request: context.request
+          ? {
+              ...context.request,
+              approver: event.data.to,
+              approverAwayUntil: null,
+              handedOnFrom: [...(context.request.handedOnFrom ?? []), event.data.from],
+            }
+          : null,
+        card: null,
+        staleCards: context.card ? [...context.staleCards, context.card] : context.staleCards,
+      };
+    case 'TimeOffApproverGone':
+      return {
+        ...context,
+        request: context.request ? { ...context.request, approverGone: event.data.approver.hrId } : null,
+      };
     // ------------------------------------------------ on-call conflicts and cover (issue 12)
     case 'TimeOffConflictsChecked': {
       const { timeOffId: _id, ...conflicts } = event.data;
@@ -330,6 +363,13 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
   }
 };
 
+/**
+ * A request decided in the HR channel: the member who decided becomes its approver (HR is given
+ * their id with the submission, and the card names them).
+ */
+const decidedBy = (request: TimeOffRequestDetails | null, by: TimeOffPerson): TimeOffRequestDetails | null =>
+  request && isHrChannelApprover(request.approver) ? { ...request, approver: by } : request;
+
 const pending = (context: TimeOffContext, requestId: string | null, action: TimeOffAction): boolean =>
   findHrRequest(context, requestId)?.action === action;
 
@@ -357,7 +397,8 @@ export const timeOffMachine = setup({
       (event.type === 'TimeOffCancelled' || event.type === 'TimeOffCancelFailed') &&
       event.data.cancelRequestId !== null &&
       event.data.cancelRequestId === context.cancelRequestId,
-    byRequester: ({ event }) => event.type === 'TimeOffCancelled' && event.data.by === 'requester',
+    byRequester: ({ event }) =>
+      event.type === 'TimeOffCancelled' && (event.data.by === 'requester' || event.data.by === 'left'),
     byHr: ({ event }) => event.type === 'TimeOffCancelled' && event.data.by === 'hr',
     /** Cancelled with nothing in HR: the submission was refused or failed, and no HR id is known. */
     nothingInHr: ({ context, event }) =>
@@ -431,6 +472,8 @@ export const timeOffMachine = setup({
         TimeOffDenied: { target: 'denied', actions: 'apply' },
         TimeOffExpired: { target: 'expired', actions: 'apply' },
         TimeOffCancelled: { target: 'cancelled', guard: 'byRequester', actions: 'apply' },
+        TimeOffHandedOn: { actions: 'apply' },
+        TimeOffApproverGone: { actions: 'apply' },
       },
     },
     awaitingApproval: {
@@ -440,6 +483,8 @@ export const timeOffMachine = setup({
         TimeOffDenied: { target: 'denied', actions: 'apply' },
         TimeOffExpired: { target: 'expired', actions: 'apply' },
         TimeOffCancelled: { target: 'cancelled', guard: 'byRequester', actions: 'apply' },
+        TimeOffHandedOn: { target: 'requested', actions: 'apply' },
+        TimeOffApproverGone: { actions: 'apply' },
       },
     },
     approved: {

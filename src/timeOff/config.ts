@@ -20,6 +20,14 @@ export type TimeOffConfig = Readonly<{
   directoryRefreshMinutes: number;
   /** How often HR's time-off changes are polled, besides its webhooks (default 5 minutes). */
   changesPollMinutes: number;
+  /**
+   * Issue 12: the Slack channel (id) a request goes to when nobody in the requester's reporting
+   * line can approve it (away, left, or at the top). Any member of the channel but the requester
+   * may approve or deny it there (checked with `conversations.members` on every click; a
+   * non-member's click is refused and recorded). Absent: such a request waits for the nearest
+   * manager who is only away, and the requester and the logs are told.
+   */
+  hrChannel?: string;
 }>;
 
 const datesOf = (raw: string): string[] =>
@@ -36,6 +44,11 @@ const DATE_LIST = z
 const DAY_LIST = z
   .string()
   .regex(/^\s*\d{1,2}(\s*,\s*\d{1,2}){0,9}\s*$/, 'must be working days separated by commas, e.g. 1,3');
+
+/** A public or private channel id (`C…`, `G…`): a DM or a user id is refused. */
+const CHANNEL_ID = z
+  .string()
+  .regex(/^[CG][A-Z0-9]{2,30}$/, 'must be a Slack channel id (C… or G…), not a name or a user');
 
 const wholeNumber = (min: number, max: number, what: string) =>
   z
@@ -78,12 +91,18 @@ export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
       purpose: "minutes between polls of HR's time-off changes, besides webhooks; default 5",
       schema: wholeNumber(1, 1440, 'minutes'),
     },
+    TIME_OFF_HR_CHANNEL: {
+      purpose:
+        "Slack channel id where time off goes when nobody in the requester's reporting line can approve it; any member but the requester decides (optional)",
+      schema: CHANNEL_ID,
+    },
   },
   credentials: ['HIBOB_SERVICE_USER_ID', 'HIBOB_SERVICE_USER_TOKEN', 'HIBOB_WEBHOOK_SECRET'],
   read: (v) => {
     const holidays = v.optional('TIME_OFF_HOLIDAYS');
     const reminders = v.optional('TIME_OFF_REMINDER_DAYS');
     const expiry = v.optional('TIME_OFF_EXPIRY_DAYS');
+    const hrChannel = v.optional('TIME_OFF_HR_CHANNEL');
     return {
       apiUrl: withoutSlash(v.optional('HIBOB_API_URL') ?? 'https://api.hibob.com/v1'),
       serviceUserId: v.required('HIBOB_SERVICE_USER_ID'),
@@ -98,6 +117,7 @@ export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
       },
       directoryRefreshMinutes: Number(v.optional('HIBOB_DIRECTORY_REFRESH_MINUTES') ?? 60),
       changesPollMinutes: Number(v.optional('HIBOB_CHANGES_POLL_MINUTES') ?? 5),
+      ...(hrChannel ? { hrChannel: hrChannel.trim() } : {}),
     };
   },
 };

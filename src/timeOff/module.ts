@@ -6,6 +6,7 @@ import type { SlackMessage } from '../slack/blocks/format.ts';
 import { createHiBobClient, type HiBobAuthAlert, type HiBobClient } from '../upstream/hibob.ts';
 import { hibobWebhookVerify } from '../upstream/hibobSignature.ts';
 import { createAbsences } from './absences.ts';
+import { handOnRoutes } from './approversRoutes.ts';
 import { type TimeOffConfig, timeOffConfig } from './config.ts';
 import { createCoverCallsReactor, createCoverReactor } from './cover.reactor.ts';
 import { cardOnCallOf } from './coverCard.ts';
@@ -13,6 +14,7 @@ import { createCoverConflictsReactor } from './coverConflicts.reactor.ts';
 import { nameOfSlackUser } from './coverRanking.ts';
 import { coverRoutes } from './coverRoutes.ts';
 import { createTimeZones } from './coverText.ts';
+import { createTimeOffHandOnReactor } from './handOn.reactor.ts';
 import { createTimeOffHomeSection } from './home.ts';
 import { createTimeOffHrCallsReactor } from './hrCalls.reactor.ts';
 import { createTimeOffHrSync, type TimeOffHrSync } from './hrSync.ts';
@@ -94,7 +96,13 @@ const createTimeOff = (
     });
   const verifySignature = hibobWebhookVerify({ secrets: [config.webhookSecret] });
   const readModel = createTimeOffReadModel({ store });
-  const people = createTimeOffPeople({ readModel, people: deps.people, slack, now: () => clock.now() });
+  const people = createTimeOffPeople({
+    readModel,
+    people: deps.people,
+    slack,
+    now: () => clock.now(),
+    hrChannel: config.hrChannel ?? null,
+  });
   const retry = { ...UPSTREAM_RETRY, ...options?.retry };
   const lagRetry = { ...HR_LAG_RETRY, ...options?.lagRetry };
   const hrLagMs = options?.hrLagMs ?? 30_000;
@@ -135,7 +143,7 @@ const createTimeOff = (
   };
 
   return {
-    routes: { ...timeOffRoutes, ...coverRoutes },
+    routes: { ...timeOffRoutes, ...coverRoutes, ...handOnRoutes },
     processors: [
       readModel.processor,
       createTimeOffHrCallsReactor({
@@ -150,6 +158,7 @@ const createTimeOff = (
       }),
       ...sync.processors,
       createTimeOffTimersReactor(),
+      createTimeOffHandOnReactor({ dispatch, readModel, people, logger }),
       createCoverConflictsReactor({
         onCall: () => deps.ports.get('onCall'),
         absences,
@@ -190,6 +199,22 @@ const createTimeOff = (
           holidays: config.holidays,
           approvalRules: config.approvalRules,
           clock,
+          hrChannel: config.hrChannel ?? null,
+          channelMembers: async (channel) => {
+            const members: string[] = [];
+            let cursor: string | undefined;
+            for (let page = 0; page < 50; page++) {
+              const r = await slack.conversations.members({
+                channel,
+                limit: 1000,
+                ...(cursor ? { cursor } : {}),
+              });
+              members.push(...(r.members ?? []));
+              cursor = r.response_metadata?.next_cursor || undefined;
+              if (!cursor) break;
+            }
+            return members;
+          },
         },
       }),
     webhooks: [hibobWebhookVerifier({ verifySignature, logger, hrLagMs })],

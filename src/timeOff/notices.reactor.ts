@@ -1,6 +1,6 @@
 import { type TimeOffState, timeOffDecider } from '../../machines/timeOff/decider.ts';
 import { teammatesOf } from '../../machines/timeOff/directory.ts';
-import type { TimeOffEvent } from '../../machines/timeOff/events.ts';
+import { isHrChannelApprover, type TimeOffEvent } from '../../machines/timeOff/events.ts';
 import { requestIdOfStream, TIME_OFF_STREAM_PREFIX } from '../../machines/timeOff/streams.ts';
 import { storedEvent } from '../application/fold.ts';
 import { ConcurrencyError, isChatOpsError } from '../core/errors.ts';
@@ -13,6 +13,16 @@ import { errorCodeOf, isPermanentError, retryAfterMsOf } from '../processors/ret
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import type { HiBobClient } from '../upstream/hibob.ts';
+import {
+  approverGoneDm,
+  handedOnCard,
+  handedOnRequesterDm,
+  hrChannelNote,
+  leaverCancelledCard,
+  routedRequesterDm,
+  skippedApproverDm,
+  waitsForAwayDm,
+} from './approversBlocks.ts';
 import { approvalCard, type BalanceAfter, type TeammateOut } from './blocks/approvalCard.ts';
 import {
   approvedDm,
@@ -122,9 +132,42 @@ export const timeOffNoticeStreamId = (key: string): string =>
 const cardKey = (eventId: string) => `card:${eventId}`;
 const statusKey = (timeOffId: string) => `status:${timeOffId}`;
 
-/** Events after which the approver's card is (re)posted: a new version of the request to decide. */
+/**
+ * Events after which the approver's card is (re)posted: a new version of the request to decide, or
+ * (issue 12) the same request handed on to a new approver.
+ */
 const asksForApproval = (e: TimeOffEvent): boolean =>
-  e.type === 'TimeOffRequested' || (e.type === 'TimeOffResubmitted' && e.data.reapproval);
+  e.type === 'TimeOffRequested' ||
+  (e.type === 'TimeOffResubmitted' && e.data.reapproval) ||
+  e.type === 'TimeOffHandedOn';
+
+/** Issue 12: a card asked for by `e` is dead before it is posted when a later event asks again. */
+const supersededAsk = (events: readonly TimeOffEvent[], e: TimeOffEvent): boolean =>
+  events.slice(events.indexOf(e) + 1).some(asksForApproval);
+
+/** Issue 12: who was passed over on the way to the approver this event asked. */
+const skippedOf = (e: TimeOffEvent | undefined) =>
+  e?.type === 'TimeOffRequested'
+    ? (e.data.skipped ?? [])
+    : e?.type === 'TimeOffHandedOn'
+      ? e.data.skipped
+      : [];
+
+/**
+ * Issue 12: the approver's card with, when it was sent to the HR channel and waits there, a line
+ * saying why it is there and who may decide.
+ */
+const withRouting = (card: SlackMessage, view: TimeOffView, ask: TimeOffEvent | undefined): SlackMessage => {
+  if (
+    !isHrChannelApprover(view.approver) ||
+    (view.phase !== 'requested' && view.phase !== 'awaitingApproval')
+  )
+    return card;
+  const blocks = [...card.blocks];
+  const at = blocks.findIndex((b) => b.type === 'actions');
+  blocks.splice(at < 0 ? blocks.length : at, 0, hrChannelNote(view, skippedOf(ask)));
+  return { ...card, blocks };
+};
 
 export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Processor => {
   const { slack, readModel, client, logger } = options;
@@ -269,27 +312,38 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     return state && options.onCall ? options.onCall(state, view.approver.slackUserId) : null;
   };
 
-  const cardOf = async (view: TimeOffView, notice: SentNotice): Promise<SlackMessage> =>
-    approvalCard(view, {
-      balanceAfter: notice.balanceAfter ?? null,
-      teammatesOut: notice.teammatesOut ?? [],
-      onCall: await onCallOf(view),
-    });
+  const cardOf = async (view: TimeOffView, notice: SentNotice, ask?: TimeOffEvent): Promise<SlackMessage> =>
+    withRouting(
+      approvalCard(view, {
+        balanceAfter: notice.balanceAfter ?? null,
+        teammatesOut: notice.teammatesOut ?? [],
+        onCall: await onCallOf(view),
+      }),
+      view,
+      ask,
+    );
 
   /** The approver's card for the version of the request `eventId` asked about: posted once, then recorded on the request. */
-  const postCard = async (ctx: ProcessorContext, eventId: string, view: TimeOffView) => {
+  const postCard = async (ctx: ProcessorContext, eventId: string, view: TimeOffView, ask?: TimeOffEvent) => {
     const notice = await sendOnce(ctx, cardKey(eventId), view.approver.slackUserId, async () => {
       const extras = { balanceAfter: await balanceAfter(view), teammatesOut: teammatesOut(view) };
       // The request as it stands by now (it may have moved on while HR answered).
       await readModel.catchUp();
       const now = readModel.view(view.timeOffId) ?? view;
-      return { message: approvalCard(now, { ...extras, onCall: await onCallOf(now) }), extras };
+      return {
+        message: withRouting(approvalCard(now, { ...extras, onCall: await onCallOf(now) }), now, ask),
+        extras,
+      };
     });
     // Slack refused the card for good: the approver still finds the request in App Home.
     if (!notice) return;
     const outcome = await dispatchCommand(options.dispatch, {
       type: 'RecordTimeOffApprovalAsked',
-      data: { timeOffId: view.timeOffId, card: { channel: notice.channel, ts: notice.ts } },
+      data: {
+        timeOffId: view.timeOffId,
+        card: { channel: notice.channel, ts: notice.ts },
+        postedTo: view.approver.slackUserId,
+      },
       metadata: {
         now: ctx.now().toISOString(),
         commandId: uuidv5(`timeoff-approval-asked:${eventId}`),
@@ -316,13 +370,30 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     const dm = (key: string, user: string, message: SlackMessage) =>
       sendOnce(ctx, `${eventId}:${key}`, user, async () => ({ message }));
     switch (e.type) {
-      case 'TimeOffRequested':
-        await postCard(ctx, eventId, view);
+      case 'TimeOffRequested': {
+        // Issue 12: a request handed on before its first card went out gets only the newer card.
+        const asked = { ...view, approver: e.data.approver };
+        if (!supersededAsk(events, e)) await postCard(ctx, eventId, asked, e);
         await sendOnce(ctx, statusKey(view.timeOffId), requester, async () => {
           await readModel.catchUp();
           return { message: requesterStatusDm(readModel.view(view.timeOffId) ?? view) };
         });
+        await routingNotices(e, asked, dm);
         return;
+      }
+      case 'TimeOffApproverGone':
+        await dm('approver-gone', requester, approverGoneDm(view, e.data.approver));
+        return;
+      case 'TimeOffHandedOn': {
+        const asked = { ...view, approver: e.data.to };
+        if (!supersededAsk(events, e)) await postCard(ctx, eventId, asked, e);
+        await dm(
+          'handed-on',
+          requester,
+          handedOnRequesterDm(asked, e.data.from, e.data.reason, e.data.until),
+        );
+        return;
+      }
       case 'TimeOffResubmitted':
         if (e.data.reapproval) await postCard(ctx, eventId, view);
         return;
@@ -340,6 +411,8 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
         await dm('expired-approver', approver, expiredApproverDm(view));
         return;
       case 'TimeOffCancelled':
+        // Issue 12: the requester left; their approver's card says so (redraw), nobody else is told.
+        if (e.data.by === 'left') return;
         await dm('cancelled', requester, cancelledDm(view, e.data.by, e.data.cancelRequestId !== null));
         return;
       case 'TimeOffApproverReminded':
@@ -390,21 +463,78 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     }
   };
 
+  /** Issue 12: the newest card, or once the requester left, what became of it. */
+  const currentCard = async (
+    view: TimeOffView,
+    notice: SentNotice,
+    events: readonly TimeOffEvent[],
+    ask: TimeOffEvent | undefined,
+  ): Promise<SlackMessage> => {
+    const cancelled = events.findLast((x) => x.type === 'TimeOffCancelled');
+    if (
+      view.phase === 'cancelled' &&
+      cancelled?.type === 'TimeOffCancelled' &&
+      cancelled.data.by === 'left'
+    ) {
+      return leaverCancelledCard(view);
+    }
+    return cardOf(view, notice, ask);
+  };
+
+  /** An earlier card: handed on (issue 12), or replaced by a resubmission with new dates. */
+  const earlierCard = (view: TimeOffView, next: TimeOffEvent | undefined): SlackMessage =>
+    next?.type === 'TimeOffHandedOn'
+      ? handedOnCard(view, next.data.to, next.data.reason, next.data.until)
+      : replacedCard(view);
+
   /** Redraws the cards and the status message from the request as it stands now. */
   const redraw = async (
     ctx: ProcessorContext,
     view: TimeOffView,
     cardEvents: readonly string[],
     events: readonly TimeOffEvent[],
+    askEvents: readonly TimeOffEvent[],
   ) => {
     for (const [i, eventId] of cardEvents.entries()) {
       const notice = await recorded(ctx, cardKey(eventId));
       if (!notice) continue;
       const current = i === cardEvents.length - 1;
-      await update(ctx, notice, current ? await cardOf(view, notice) : replacedCard(view));
+      await update(
+        ctx,
+        notice,
+        current ? await currentCard(view, notice, events, askEvents[i]) : earlierCard(view, askEvents[i + 1]),
+      );
     }
     const status = await recorded(ctx, statusKey(view.timeOffId));
     if (status) await update(ctx, status, requesterStatusDm(view, statusNote(view, events)));
+  };
+
+  /**
+   * Issue 12: when the approver was found around someone away or gone, the requester is told who
+   * and why, and each manager passed over for being away is told it went elsewhere (not when it
+   * waits for a manager who is away: those above them were never going to be asked first).
+   */
+  const routingNotices = async (
+    e: Extract<TimeOffEvent, { type: 'TimeOffRequested' }>,
+    asked: TimeOffView,
+    dm: (key: string, user: string, message: SlackMessage) => Promise<SentNotice | null>,
+  ) => {
+    const skipped = e.data.skipped ?? [];
+    if (e.data.approverAwayUntil) {
+      await dm(
+        'waits-for-away',
+        asked.requester.slackUserId,
+        waitsForAwayDm(asked, e.data.approverAwayUntil, skipped),
+      );
+      return;
+    }
+    if (skipped.length > 0) {
+      await dm('routed', asked.requester.slackUserId, routedRequesterDm(asked, skipped));
+    }
+    for (const skip of skipped) {
+      if (skip.reason !== 'away' || skip.slackUserId === null) continue;
+      await dm(`skipped:${skip.hrId}`, skip.slackUserId, skippedApproverDm(asked, skip));
+    }
   };
 
   return {
@@ -430,10 +560,16 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
       await readModel.catchUp();
       const latestView = readModel.view(timeOffId);
       const now = latestView ? shownView(latestView, events) : view;
-      const cardEvents = recordedEvents
-        .filter((_, i) => asksForApproval(events[i] as TimeOffEvent))
-        .map((m) => m.id);
-      await redraw(ctx, now, cardEvents, events);
+      const asking = recordedEvents
+        .map((m, i) => ({ id: m.id, e: events[i] as TimeOffEvent }))
+        .filter((x) => asksForApproval(x.e));
+      await redraw(
+        ctx,
+        now,
+        asking.map((x) => x.id),
+        events,
+        asking.map((x) => x.e),
+      );
     },
   };
 };

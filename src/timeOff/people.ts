@@ -1,10 +1,11 @@
 import { employeeByEmail, employeeById, managerOf } from '../../machines/timeOff/directory.ts';
-import type { TimeOffPerson } from '../../machines/timeOff/events.ts';
+import { type ApproverSkip, hrChannelApprover, type TimeOffPerson } from '../../machines/timeOff/events.ts';
 import { ChatOpsError } from '../core/errors.ts';
 import type { PeopleDirectory } from '../people/directory.ts';
 import { createIdentityResolver, type IdentityResolver } from '../people/identity.ts';
 import { type SlackUserLookups, slackUserLookups } from '../people/slackUsers.ts';
 import type { SwitchboardWebClient } from '../slack/webClient.ts';
+import { type ApproverRoute, awayUntilOf, reportingLine, routeApprover } from './approvers.ts';
 import type { TimeOffReadModel } from './readModel.projection.ts';
 
 /**
@@ -22,11 +23,29 @@ export type TimeOffPeople = Readonly<{
   requesterAndApprover(
     slackUserId: string,
   ): Promise<Readonly<{ requester: TimeOffPerson; approver: TimeOffPerson }>>;
+  /**
+   * Issue 12: the requester and who approves a request starting `firstDay`, around managers who
+   * are away, left or not in Slack (approvers.ts), with who was passed over and why. Throws
+   * SB_UNMAPPED_USER saying what is missing when nobody can approve it (and no HR channel is set).
+   */
+  route(slackUserId: string, firstDay: string): Promise<RoutedRequest>;
+  /** The approver rule for an existing requester (by HR id), as of now: for handing requests on. */
+  approverRoute(requesterHrId: string, firstDay: string): Promise<ApproverRoute>;
+  /** The last day of the approved leave covering today or `firstDay`, or null (not away). */
+  awayUntil(employeeHrId: string, firstDay: string): string | null;
   /** The person as HR knows them; throws SB_UNMAPPED_USER saying what is missing. */
   employee(slackUserId: string): Promise<TimeOffPerson>;
   /** The Slack user of an HR employee (by email), or null when they have none. Never throws. */
   slackUserOfEmployee(employeeHrId: string): Promise<string | null>;
   identity: IdentityResolver;
+}>;
+
+export type RoutedRequest = Readonly<{
+  requester: TimeOffPerson;
+  approver: TimeOffPerson;
+  skipped: readonly ApproverSkip[];
+  /** The approver is away too and nobody else could take it (no HR channel): it waits for them. */
+  approverAwayUntil: string | null;
 }>;
 
 const unmapped = (message: string, reason: string) =>
@@ -38,6 +57,8 @@ export const createTimeOffPeople = (
     people: PeopleDirectory;
     slack: SwitchboardWebClient;
     now(): Date;
+    /** Issue 12: where a request goes when the reporting line ends (TIME_OFF_HR_CHANNEL). */
+    hrChannel?: string | null;
     /** Tests may replace the Slack lookups. */
     lookups?: SlackUserLookups;
   }>,
@@ -100,10 +121,75 @@ export const createTimeOffPeople = (
     }
   };
 
+  const awayUntil = (employeeHrId: string, firstDay: string): string | null => {
+    const today = deps.now().toISOString().slice(0, 10);
+    const approved = readModel
+      .absences(
+        { from: today < firstDay ? today : firstDay, to: today < firstDay ? firstDay : today },
+        employeeHrId,
+      )
+      .filter((a) => a.status === 'approved');
+    return awayUntilOf(approved, today, firstDay);
+  };
+
+  const approverRoute = async (requesterHrId: string, firstDay: string): Promise<ApproverRoute> => {
+    await readModel.catchUp();
+    const line = reportingLine(readModel.directory(), requesterHrId);
+    const slack = new Map<string, string | null>();
+    for (const e of line) {
+      if (e.status !== 'left') slack.set(e.hrId, await slackUserOfEmployee(e.hrId));
+    }
+    return routeApprover(line, {
+      awayUntil: (hrId) => awayUntil(hrId, firstDay),
+      slackOf: (hrId) => slack.get(hrId) ?? readModel.slackUserOfEmployee(hrId),
+      hrChannel: deps.hrChannel ?? null,
+    });
+  };
+
   return {
     identity,
     employee,
     slackUserOfEmployee,
+    awayUntil,
+    approverRoute,
+    async route(slackUserId, firstDay) {
+      const requester = await employee(slackUserId);
+      const route = await approverRoute(requester.hrId, firstDay);
+      switch (route.kind) {
+        case 'person':
+          return {
+            requester,
+            approver: {
+              hrId: route.approver.hrId,
+              slackUserId: route.slackUserId,
+              displayName: route.approver.displayName,
+            },
+            skipped: route.skipped,
+            approverAwayUntil: route.awayUntil,
+          };
+        case 'hr_channel':
+          return {
+            requester,
+            approver: hrChannelApprover(route.channel),
+            skipped: route.skipped,
+            approverAwayUntil: null,
+          };
+        default:
+          throw route.why === 'no_manager'
+            ? unmapped(
+                'HR has no manager for you, and Switchboard has no HR channel to send your time off to. Ask HR to set who you report to.',
+                'no_manager',
+              )
+            : unmapped(
+                `Nobody in your reporting line can approve your time off now (${route.skipped
+                  .map((s) => `${s.displayName} ${s.reason === 'left' ? 'has left' : 'has no Slack account'}`)
+                  .join(
+                    ', ',
+                  )}), and Switchboard has no HR channel to send it to. Ask HR to set who you report to now.`,
+                'no_approver',
+              );
+      }
+    },
     async requesterAndApprover(slackUserId) {
       const requester = await employee(slackUserId);
       const manager = managerOf(readModel.directory(), requester.hrId);

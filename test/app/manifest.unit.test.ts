@@ -55,6 +55,9 @@ describe('manifest.yml', () => {
     expect(manifest.oauth_config.scopes.bot.sort()).toEqual(
       [
         'channels:history',
+        // Issue 12: conversations.members, who may decide time off sent to the HR channel.
+        'channels:read',
+        'groups:read',
         'chat:write',
         'commands',
         'groups:history',

@@ -176,8 +176,9 @@ export type FakeSlackOptions = Readonly<{
   /** Trigger ids unknown to the fake are accepted (as if just issued). Default true. */
   acceptUnknownTriggers?: boolean;
   /**
-   * The bot token's scopes. Undefined = every scope. Modelled for conversations.history only
-   * (`channels:history`, `groups:history`, `im:history`): without it Slack answers `missing_scope`.
+   * The bot token's scopes. Undefined = every scope. Modelled for conversations.history
+   * (`channels:history`, `groups:history`, `im:history`) and conversations.members
+   * (`channels:read`, `groups:read`): without it Slack answers `missing_scope`.
    */
   scopes?: readonly string[];
   port?: number;
@@ -455,6 +456,20 @@ export class FakeSlack implements Simulator<FakeSlackState> {
           has_more: inRange.length > page.length,
           pin_count: 0,
         };
+      },
+      // Issue 12: who may decide time off sent to the HR channel. Undefined members = every user.
+      'conversations.members': (p) => {
+        const channel = this.resolveChannel(p['channel']);
+        const needed = channel.is_private ? 'groups:read' : 'channels:read';
+        if (this.scopes && !this.scopes.has(needed)) {
+          throw new SlackApiError('missing_scope', { needed, provided: [...this.scopes].join(',') });
+        }
+        const members =
+          channel.members ??
+          (channel.is_im
+            ? [channel.user ?? '', this.botUserId]
+            : [...this.users.values()].filter((u) => !u.deleted).map((u) => u.id));
+        return { members: members.filter(Boolean), response_metadata: { next_cursor: '' } };
       },
       'users.info': (p) => {
         const user = this.requireUser(p['user']);

@@ -1,6 +1,6 @@
 import type { TimeOffState } from '../../../machines/timeOff/decider.ts';
 import { timeOffPhaseOf } from '../../../machines/timeOff/decider.ts';
-import type { TimeOffPerson } from '../../../machines/timeOff/events.ts';
+import { HR_CHANNEL_APPROVER_ID, type TimeOffPerson } from '../../../machines/timeOff/events.ts';
 import type { TimeOffPhase } from '../../../machines/timeOff/machine.ts';
 import type { DayPortion } from '../../../machines/timeOff/workingDays.ts';
 import { escapeMrkdwn, mention } from '../../slack/blocks/format.ts';
@@ -110,9 +110,20 @@ export const formatWorkingDays = (days: number): string => {
   return `${number} working day${days === 1 || (whole === 0 && half) ? '' : 's'}`;
 };
 
-/** A person as a mention when they have a Slack user, else their name, escaped. */
-export const personText = (person: Readonly<{ slackUserId: string | null; displayName: string }>): string =>
-  person.slackUserId ? mention(person.slackUserId) : escapeMrkdwn(person.displayName || 'someone');
+/**
+ * A person as a mention when they have a Slack user, else their name, escaped. The HR channel a
+ * request was sent to (issue 12, `hrChannelApprover`) reads as that channel.
+ */
+export const personText = (
+  person: Readonly<{ slackUserId: string | null; displayName: string; hrId?: string }>,
+): string =>
+  person.hrId === HR_CHANNEL_APPROVER_ID
+    ? /^[CG][A-Z0-9]{2,30}$/.test(person.slackUserId ?? '')
+      ? `HR (<#${person.slackUserId}>)`
+      : 'HR'
+    : person.slackUserId
+      ? mention(person.slackUserId)
+      : escapeMrkdwn(person.displayName || 'someone');
 
 /** A reason without its closing full stop, for a sentence that goes on after it ("…: *reason*. Fix it"). */
 export const withoutFullStop = (text: string): string => text.replace(/[\s.]+$/, '');

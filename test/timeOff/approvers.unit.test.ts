@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type DirectoryEmployee,
+  type DirectoryState,
+  directoryDecider,
+} from '../../machines/timeOff/directory.ts';
+import {
+  type ApproverFacts,
+  awayUntilOf,
+  reportingLine,
+  routeApprover,
+} from '../../src/timeOff/approvers.ts';
+
+/** Frank → Dana → Ana, plus Gus (reports to Frank, no Slack). */
+const person = (
+  hrId: string,
+  name: string,
+  managerHrId: string | null,
+  status: DirectoryEmployee['status'] = 'active',
+): DirectoryEmployee => ({
+  hrId,
+  email: `${name.toLowerCase()}@example.org`,
+  displayName: name,
+  managerHrId,
+  site: null,
+  status,
+});
+
+const directoryOf = (people: readonly DirectoryEmployee[]): DirectoryState =>
+  people.reduce(
+    (state, e) => directoryDecider.evolve(state, { type: 'DirectoryEmployeeAdded', data: { ...e, at: '' } }),
+    directoryDecider.initialState(),
+  );
+
+const ORG = [person('1', 'Frank', null), person('2', 'Dana', '1'), person('3', 'Ana', '2')];
+const SLACK: Record<string, string> = { '1': 'U0FRANK', '2': 'U0DANA', '3': 'U0ANA' };
+
+const facts = (over: Partial<ApproverFacts> & { away?: Record<string, string> } = {}): ApproverFacts => ({
+  awayUntil: (hrId) => over.away?.[hrId] ?? null,
+  slackOf: (hrId) => SLACK[hrId] ?? null,
+  hrChannel: null,
+  ...over,
+});
+
+describe('the approver chain rule', () => {
+  it('is the manager when they are here', () => {
+    const route = routeApprover(reportingLine(directoryOf(ORG), '3'), facts());
+    expect(route).toMatchObject({
+      kind: 'person',
+      approver: { hrId: '2' },
+      slackUserId: 'U0DANA',
+      skipped: [],
+      awayUntil: null,
+    });
+  });
+
+  it('goes past a manager on leave to their manager, saying who and until when', () => {
+    const route = routeApprover(reportingLine(directoryOf(ORG), '3'), facts({ away: { '2': '2026-12-04' } }));
+    expect(route).toEqual({
+      kind: 'person',
+      approver: expect.objectContaining({ hrId: '1' }),
+      slackUserId: 'U0FRANK',
+      skipped: [
+        { hrId: '2', slackUserId: 'U0DANA', displayName: 'Dana', reason: 'away', until: '2026-12-04' },
+      ],
+      awayUntil: null,
+    });
+  });
+
+  it('goes past a manager who left or has no Slack account', () => {
+    const org = [person('1', 'Frank', null), person('2', 'Dana', '1', 'left'), person('3', 'Ana', '2')];
+    expect(routeApprover(reportingLine(directoryOf(org), '3'), facts())).toMatchObject({
+      kind: 'person',
+      approver: { hrId: '1' },
+      skipped: [{ hrId: '2', reason: 'left', until: null }],
+    });
+    const noSlack = facts({ slackOf: (hrId) => (hrId === '2' ? null : (SLACK[hrId] ?? null)) });
+    expect(routeApprover(reportingLine(directoryOf(ORG), '3'), noSlack)).toMatchObject({
+      kind: 'person',
+      approver: { hrId: '1' },
+      skipped: [{ hrId: '2', reason: 'no_slack', slackUserId: null }],
+    });
+  });
+
+  it('ends in the HR channel when everyone up the line is away or gone', () => {
+    const route = routeApprover(
+      reportingLine(directoryOf(ORG), '3'),
+      facts({ away: { '2': '2026-12-04', '1': '2026-12-10' }, hrChannel: 'C0PEOPLE' }),
+    );
+    expect(route).toMatchObject({
+      kind: 'hr_channel',
+      channel: 'C0PEOPLE',
+      skipped: [
+        { hrId: '2', reason: 'away' },
+        { hrId: '1', reason: 'away' },
+      ],
+    });
+  });
+
+  it('without an HR channel, waits for the nearest manager who is only away; nobody when all left', () => {
+    const route = routeApprover(
+      reportingLine(directoryOf(ORG), '3'),
+      facts({ away: { '2': '2026-12-04', '1': '2026-12-10' } }),
+    );
+    expect(route).toMatchObject({
+      kind: 'person',
+      approver: { hrId: '2' },
+      awayUntil: '2026-12-04',
+      skipped: [{ hrId: '1', reason: 'away' }],
+    });
+    const gone = [
+      person('1', 'Frank', null, 'left'),
+      person('2', 'Dana', '1', 'left'),
+      person('3', 'Ana', '2'),
+    ];
+    expect(routeApprover(reportingLine(directoryOf(gone), '3'), facts())).toMatchObject({
+      kind: 'nobody',
+      why: 'nobody_left',
+    });
+    // The top of the line has no manager at all.
+    expect(routeApprover(reportingLine(directoryOf(ORG), '1'), facts())).toMatchObject({
+      kind: 'nobody',
+      why: 'no_manager',
+    });
+    expect(
+      routeApprover(reportingLine(directoryOf(ORG), '1'), facts({ hrChannel: 'C0PEOPLE' })),
+    ).toMatchObject({
+      kind: 'hr_channel',
+    });
+  });
+
+  it('is loop-safe: a reporting loop in HR ends the line, and the requester never approves', () => {
+    const loop = [person('1', 'Frank', '3'), person('2', 'Dana', '1'), person('3', 'Ana', '2')];
+    expect(reportingLine(directoryOf(loop), '3').map((e) => e.hrId)).toEqual(['2', '1']);
+    const self = [person('9', 'Ivy', '9')];
+    expect(reportingLine(directoryOf(self), '9')).toEqual([]);
+    const route = routeApprover(
+      reportingLine(directoryOf(loop), '3'),
+      facts({ away: { '2': '2026-12-04', '1': '2026-12-04' }, hrChannel: 'C0PEOPLE' }),
+    );
+    expect(route.kind).toBe('hr_channel');
+  });
+
+  it('counts leave covering today or the first day, and says its last day', () => {
+    const leave = [
+      { startDate: '2026-11-20', endDate: '2026-11-24' },
+      { startDate: '2026-12-01', endDate: '2026-12-04' },
+    ];
+    expect(awayUntilOf(leave, '2026-11-23', '2026-12-10')).toBe('2026-11-24');
+    expect(awayUntilOf(leave, '2026-11-26', '2026-12-02')).toBe('2026-12-04');
+    expect(awayUntilOf(leave, '2026-11-23', '2026-12-02')).toBe('2026-12-04');
+    expect(awayUntilOf(leave, '2026-11-26', '2026-12-07')).toBeNull();
+  });
+});
