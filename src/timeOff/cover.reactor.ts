@@ -78,6 +78,13 @@ export type CoverReactorOptions = Readonly<{
   nameOf(slackUserId: string): Promise<string>;
 }>;
 
+/** Why a time-off cover is withdrawn, by who cancelled the leave (`TimeOffCancelled.by`). */
+const WITHDRAWN_BECAUSE: Readonly<Record<string, string>> = {
+  requester: 'the requester cancelled the time off',
+  hr: 'the time off was cancelled in HR',
+  left: 'the requester left, and their time off was cancelled',
+};
+
 const readCover = async (store: EventStore, streamId: string): Promise<CoverState> =>
   foldHistory(coverDecider, await store.readStream(streamId));
 
@@ -291,9 +298,7 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
           {
             coverId: cover.coverId,
             reason:
-              (event.data as { by?: unknown }).by === 'hr'
-                ? 'the time off was cancelled in HR'
-                : 'the requester cancelled the time off',
+              WITHDRAWN_BECAUSE[String((event.data as { by?: unknown }).by)] ?? 'the time off was cancelled',
           },
           `withdraw:${event.id}`,
           event,
