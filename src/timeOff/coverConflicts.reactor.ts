@@ -6,7 +6,6 @@ import { foldHistory } from '../application/fold.ts';
 import { ChatOpsError, hasCode } from '../core/errors.ts';
 import type { JsonObject } from '../core/messages.ts';
 import type { Absences, OnCallLookups, OnCallShift } from '../lifecycles/ports.ts';
-import type { Logger } from '../logger.ts';
 import type { Dispatch } from '../processors/dispatchCommand.ts';
 import type { RetryPolicy } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
@@ -49,7 +48,6 @@ export type CoverConflictsOptions = Readonly<{
   nameOf(slackUserId: string): Promise<string>;
   dispatch: Dispatch;
   retry: RetryPolicy;
-  logger: Logger;
 }>;
 
 const FINAL = new Set(['denied', 'expired', 'cancelled']);

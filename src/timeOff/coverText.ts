@@ -71,6 +71,8 @@ export const createTimeZones = (slack: Pick<SwitchboardWebClient, 'users'>): Tim
   const known = new Map<string, string>();
   return {
     async of(slackUserId) {
+      // A channel (a request waiting in the HR channel) has no zone of its own.
+      if (!/^[UW][A-Z0-9]{2,}$/.test(slackUserId)) return 'UTC';
       const hit = known.get(slackUserId);
       if (hit) return hit;
       try {

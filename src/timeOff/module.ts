@@ -165,7 +165,6 @@ const createTimeOff = (
         nameOf,
         dispatch,
         retry,
-        logger,
       }),
       createCoverCallsReactor(coverOptions),
       createCoverReactor(coverOptions),
