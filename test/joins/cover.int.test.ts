@@ -321,6 +321,32 @@ describe('on-call conflicts and cover in one click (issue 12)', () => {
     expect(scheduleOverrides(j)).toHaveLength(1);
   });
 
+  it('leave cancelled in the HR web app withdraws the cover too: #payments is told', async () => {
+    h = await startJoinsHarness();
+    const j = h;
+    const { timeOffId, card } = await askNextWeek(j);
+    await j.click(TIME_OFF_COVER_ACTION.approveCover, DANA, { message: card });
+    await j.dm(/now covers/, DANA);
+    await waitFor(
+      async () => {
+        await j.advanceTimers(30_000);
+        return (await j.types(timeOffId)).includes('TimeOffConfirmed') || undefined;
+      },
+      { what: 'the leave confirmed by HR', timeoutMs: 30_000 },
+    );
+    j.sim.webApp.cancel(Number(j.api.readModel.hrRequestIdOf(timeOffId)));
+    const notice = await waitFor(
+      async () => {
+        await j.advanceTimers(30_000);
+        return j.fake
+          .messages(PAYMENTS_CHANNEL)
+          .find((m) => /the time off was cancelled in HR/.test(messageText(m)));
+      },
+      { what: 'the notice in #payments', timeoutMs: 30_000 },
+    );
+    expect(messageText(notice)).toContain(`override \`${scheduleOverrides(j)[0]?.id}\``);
+  });
+
   it('someone else picked in the users_select covers; a forged pick naming another request is refused', async () => {
     h = await startJoinsHarness();
     const j = h;
