@@ -3,7 +3,7 @@ import type { TimeOffConflicts, TimeOffContext, TimeOffCover } from '../../machi
 import { escapeMrkdwn, type KnownBlock, mention, mrkdwn, plain, truncate } from '../slack/blocks/format.ts';
 import { rangeOfDays } from './absences.ts';
 import { coverValue, TIME_OFF_COVER_ACTION, timeOffCoverBlockId } from './coverIds.ts';
-import { formatSpan, scheduleText } from './coverText.ts';
+import { formatInstant, formatSpan, scheduleText } from './coverText.ts';
 
 /**
  * The approval card's on-call section (issue 12): the requester's shifts during the request, in
@@ -115,7 +115,7 @@ export const onCallBlocks = (
       Date.parse(c.knownUntil) < Date.parse(onCall.requestEnd)
     ) {
       lines.push(
-        `The incident service publishes on-call shifts only until ${formatSpan(c.knownUntil, c.knownUntil, onCall.tz).split(' – ')[0]}: later ones are not known yet.`,
+        `The incident service publishes on-call shifts only until ${formatInstant(c.knownUntil, onCall.tz)}: later ones are not known yet.`,
       );
     }
   }

@@ -54,6 +54,14 @@ export const formatSpan = (start: string, end: string, tz: string): string => {
   return `${left} – ${right}${named}`;
 };
 
+/** `Mon 1 Mar 2027 01:00 CET (Europe/Warsaw)`: one instant, its zone named. */
+export const formatInstant = (iso: string, tz: string): string => {
+  const zone = knownZone(tz);
+  if (Number.isNaN(Date.parse(iso))) return escapeMrkdwn(iso);
+  const a = partsOf(iso, zone);
+  return `${a.day} ${a.year} ${a.time} ${a.zone}${zone === 'UTC' || a.zone === zone ? '' : ` (${zone})`}`;
+};
+
 /** A schedule for people to read. */
 export const scheduleText = (
   s: Readonly<{ scheduleName: string | null; scheduleId: string | null }>,

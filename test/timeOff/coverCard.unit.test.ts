@@ -94,6 +94,19 @@ describe('the approval card’s on-call section', () => {
     expect(onCallBlocks(ID, 'Ana', null, true)).toEqual([]);
   });
 
+  it('says when the service’s answer stops short of the request', () => {
+    const c = onCall();
+    const blocks = onCallBlocks(
+      ID,
+      'Ana',
+      { ...c, conflicts: c.conflicts && { ...c.conflicts, knownUntil: '2026-12-03T00:00:00.000Z' } },
+      true,
+    );
+    expect(text(blocks)).toContain(
+      'publishes on-call shifts only until Thu 3 Dec 2026 08:00 GMT+8 (Asia/Singapore): later ones are not known yet',
+    );
+  });
+
   it('with nobody free, only anyone-else, and says so', () => {
     const c = onCall();
     const blocks = onCallBlocks(
