@@ -1,5 +1,6 @@
 import type { UpstreamRequest } from '../../machines/shared/upstreamRequest.ts';
 import {
+  COVER_EVENT_TYPES,
   COVER_STREAM_PREFIX,
   type CoverAction,
   type CoverSlotState,
@@ -425,7 +426,10 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
 
   return {
     id: TIME_OFF_COVER_PROCESSOR,
-    filter: { streamPrefixes: [TIME_OFF_STREAM_PREFIX, COVER_STREAM_PREFIX] },
+    filter: {
+      streamPrefixes: [TIME_OFF_STREAM_PREFIX, COVER_STREAM_PREFIX],
+      eventTypes: ['TimeOffApproved', 'TimeOffCancelled', 'TimeOffResubmitted', ...COVER_EVENT_TYPES],
+    },
     async handle(event, ctx) {
       if (event.kind !== 'event') return;
       const coverId = coverIdOfStream(event.streamId);
