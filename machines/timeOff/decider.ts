@@ -328,6 +328,14 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
           context.decision.reason === null &&
           ['approved', 'submitted', 'confirmed', 'submissionFailed'].includes(phase)
         ) {
+          // Approve and cover after it was approved without that cover: said, never silently dropped.
+          if (cover && context.cover?.slackUserId !== cover.slackUserId) {
+            throw refuse(
+              'already_decided',
+              'This request is already approved, so that cover was not recorded. Cover the shifts in the incident service.',
+              { phase },
+            );
+          }
           return [];
         }
         return refuseDecided(phase);

@@ -164,6 +164,29 @@ describe('Approve and cover with …', () => {
     });
   });
 
+  it('a repeat of the same click is nothing new; a cover after a plain approval is refused, not dropped', () => {
+    const approvedWithBen: TimeOffEvent = {
+      type: 'TimeOffApproved',
+      data: {
+        timeOffId: ID,
+        by: DANA,
+        submitRequestId: 'c-approve',
+        at: T1,
+        cover: { coverId: 'c-approve', slackUserId: 'U0BEN' },
+      },
+    };
+    spec.given([requested, checked, approvedWithBen]).when(approveWith('U0BEN')).then([]);
+    const plain: TimeOffEvent = {
+      type: 'TimeOffApproved',
+      data: { timeOffId: ID, by: DANA, submitRequestId: 'c-approve', at: T1 },
+    };
+    spec
+      .given([requested, checked, plain])
+      .when(approveWith('U0BEN'))
+      .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'already_decided' } });
+    spec.given([requested, checked, plain]).when(approveWith(null)).then([]);
+  });
+
   it('only the approver; not before conflicts are known or with none to cover; never the requester', () => {
     spec
       .given([requested, checked])
