@@ -10,9 +10,9 @@ import type { TimeOffReadModel } from './readModel.projection.ts';
  * colleagues the incident service names on the same schedules or escalation policies
  * (`onCall.colleaguesOf` each shift), minus anyone away during a slot (this module's own read
  * model: approved requests and HR's who's out, through `absences`), minus anyone already on call
- * during a slot (`onCall.shiftsOf` over the slots), ranked: colleagues of more of the shifts first,
- * then the fewest night pages over the last 30 days (`onCall.nightPagesOf`; unknown last), then by
- * name. Looked up once, with the conflicts, and recorded (`TimeOffConflictsChecked.candidates`).
+ * during a slot (`onCall.shiftsOf` over the slots), ranked: the fewest night pages over the last
+ * 30 days first (`onCall.nightPagesOf`; unknown last), then colleagues of more of the shifts, then
+ * by name. Looked up once, with the conflicts, and recorded (`TimeOffConflictsChecked.candidates`).
  */
 export const MAX_CANDIDATES = 20;
 export const NIGHT_PAGES_WINDOW_MS = 30 * 86_400_000;
@@ -37,8 +37,8 @@ export const rankCandidates = (facts: readonly CandidateFacts[]): CoverCandidate
     .filter((f) => !f.awayDuring && !f.onCallDuring)
     .sort(
       (a, b) =>
-        b.shiftsShared - a.shiftsShared ||
         (a.nightPages ?? Number.POSITIVE_INFINITY) - (b.nightPages ?? Number.POSITIVE_INFINITY) ||
+        b.shiftsShared - a.shiftsShared ||
         a.displayName.localeCompare(b.displayName) ||
         a.person.slackUserId.localeCompare(b.person.slackUserId),
     )

@@ -19,7 +19,7 @@ const fact = (id: string, name: string, o: Partial<CandidateFacts> = {}): Candid
 });
 
 describe('ranking who could cover', () => {
-  it('leaves out the away and the already on call; more shared shifts, then fewest night pages, then name', () => {
+  it('leaves out the away and the already on call; fewest night pages, then more shared shifts, then name', () => {
     const ranked = rankCandidates([
       fact('U0ZED', 'Zed Moon', { nightPages: 0 }),
       fact('U0AWAY', 'Away Person', { awayDuring: true, nightPages: 0 }),
@@ -27,13 +27,13 @@ describe('ranking who could cover', () => {
       fact('U0CHEN', 'Chen Wei', { nightPages: 3 }),
       fact('U0BEN', 'Ben Okafor', { nightPages: 1 }),
       fact('U0UNK', 'Una Known', { nightPages: null }),
-      fact('U0BOTH', 'Both Shifts', { shiftsShared: 2, nightPages: 9 }),
+      fact('U0BOTH', 'Both Shifts', { shiftsShared: 2, nightPages: 1 }),
       fact('U0ADA', 'Ada Moon', { nightPages: 0 }),
     ]);
     expect(ranked.map((c) => c.slackUserId)).toEqual([
-      'U0BOTH',
       'U0ADA',
       'U0ZED',
+      'U0BOTH',
       'U0BEN',
       'U0CHEN',
       'U0UNK',
