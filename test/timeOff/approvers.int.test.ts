@@ -108,6 +108,7 @@ describe('approvals routed around an absent approver (issue 12)', () => {
     await hrLeave(h, HR_IDS.dana, '2026-11-23', '2026-12-04');
     const asked = await h.timeoff('holiday 2026-12-03 2026-12-04');
     expect(asked.text).toMatch(/Asking Frank Moreau to approve/);
+    expect(asked.text).toMatch(/Dana Lee is on leave until Fri 4 Dec 2026\./);
     const id = await requestOf(h);
     await settle(h);
     expect(await requestedEvent(h, id)).toMatchObject({

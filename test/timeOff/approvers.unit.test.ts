@@ -129,6 +129,19 @@ describe('the approver chain rule', () => {
     });
   });
 
+  it('never waits for someone away whom Switchboard cannot reach in Slack', () => {
+    const noSlack = facts({
+      away: { '2': '2026-12-04', '1': '2026-12-10' },
+      slackOf: (hrId) => (hrId === '2' ? null : (SLACK[hrId] ?? null)),
+    });
+    expect(routeApprover(reportingLine(directoryOf(ORG), '3'), noSlack)).toMatchObject({
+      kind: 'person',
+      approver: { hrId: '1' },
+      awayUntil: '2026-12-10',
+      skipped: [{ hrId: '2', reason: 'away', slackUserId: null }],
+    });
+  });
+
   it('is loop-safe: a reporting loop in HR ends the line, and the requester never approves', () => {
     const loop = [person('1', 'Frank', '3'), person('2', 'Dana', '1'), person('3', 'Ana', '2')];
     expect(reportingLine(directoryOf(loop), '3').map((e) => e.hrId)).toEqual(['2', '1']);
