@@ -400,4 +400,29 @@ describe('approvals routed around an absent approver (issue 12)', () => {
     const id = await requestOf(h, FRANK);
     await cardIn(h, HR_CHANNEL, id);
   });
+
+  it('a restart while handing on hands on once, with one new card; a request decided first is not handed on', async () => {
+    h = await start();
+    await h.timeoff('holiday 2026-12-03 2026-12-04');
+    await h.timeoff('holiday 2026-12-10', BEN);
+    const ana = await requestOf(h, ANA);
+    const ben = await requestOf(h, BEN);
+    await dmCard(h, DANA, ana);
+    // Dana approves Ben's before she leaves: it stays approved by her.
+    await h.click(TIME_OFF_ACTION.approve, DANA, { message: await dmCard(h, DANA, ben) });
+    await waitFor(async () => (await h!.types(ben)).includes('TimeOffApproved'), { what: "Ben's approved" });
+    h.sim.webApp.terminate(HR_IDS.dana);
+    // HR's webhook is taken (recorded in the inbox); Switchboard stops before acting on it.
+    await h.sim.webhooks.idle();
+    await h.restart();
+    await advanceUntil(h, async () => (await h!.types(ana)).includes('TimeOffHandedOn'));
+    await h.restart();
+    await settle(h);
+    expect((await h.types(ana)).filter((t) => t === 'TimeOffHandedOn')).toHaveLength(1);
+    const frankCards = h
+      .dms(FRANK)
+      .filter((m) => JSON.stringify(m.blocks ?? []).includes(ana) && /asks for/.test(messageText(m)));
+    expect(frankCards).toHaveLength(1);
+    expect(await h.types(ben)).not.toContain('TimeOffHandedOn');
+  });
 });
