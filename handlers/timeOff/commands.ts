@@ -8,6 +8,7 @@ import type { SlackInput } from '../../src/application/inbox.ts';
 import { asError, ChatOpsError, hasCode, ValidationError } from '../../src/core/errors.ts';
 import type { SlackMessage } from '../../src/slack/blocks/format.ts';
 import { escapeMrkdwn } from '../../src/slack/blocks/format.ts';
+import { skipWords } from '../../src/timeOff/approversBlocks.ts';
 import {
   type BalanceRow,
   balanceMessage,
@@ -19,7 +20,7 @@ import {
 } from '../../src/timeOff/blocks/answers.ts';
 import { requestTimeOffModal } from '../../src/timeOff/blocks/requestModal.ts';
 import { shortTimeOffId } from '../../src/timeOff/blocks/timeOffIds.ts';
-import { formatRange, type TimeOffView } from '../../src/timeOff/blocks/timeOffView.ts';
+import { formatDay, formatRange, type TimeOffView } from '../../src/timeOff/blocks/timeOffView.ts';
 import type { RoutedRequest } from '../../src/timeOff/people.ts';
 import type { WhosOutEntry } from '../../src/upstream/hibob.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
@@ -75,6 +76,15 @@ export const routed = (people: RoutedRequest, logger: TimeOffListenerDeps['logge
     );
   }
   return people;
+};
+
+/** Issue 12: why the request goes to someone other than the manager, under the ack ('' when it does not). */
+export const routingAckLine = (people: RoutedRequest): string => {
+  const skipped = people.skipped.map(skipWords);
+  if (people.approverAwayUntil) {
+    return `\n:hourglass_flowing_sand: ${escapeMrkdwn(people.approver.displayName)} is on leave until ${formatDay(people.approverAwayUntil)} and nobody else can approve it now, so it waits for them.`;
+  }
+  return skipped.length === 0 ? '' : `\n:twisted_rightwards_arrows: ${skipped.join('; ')}.`;
 };
 
 /**
@@ -321,7 +331,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
           workingDays,
           timeOffId,
           policyUnchecked: names === null,
-        }),
+        }) + routingAckLine(people),
       ),
     );
   };

@@ -73,14 +73,15 @@ export const routeApprover = (line: readonly DirectoryEmployee[], facts: Approve
       skipped.push(skip(e, slackUserId, 'left', null));
       continue;
     }
-    if (slackUserId === null) {
-      skipped.push(skip(e, null, 'no_slack', null));
-      continue;
-    }
     const until = facts.awayUntil(e.hrId);
     if (until !== null) {
-      waitFor ??= { at: skipped.length, e, slackUserId, until };
+      // Only someone Switchboard can reach may be waited for.
+      if (slackUserId !== null) waitFor ??= { at: skipped.length, e, slackUserId, until };
       skipped.push(skip(e, slackUserId, 'away', until));
+      continue;
+    }
+    if (slackUserId === null) {
+      skipped.push(skip(e, null, 'no_slack', null));
       continue;
     }
     return { kind: 'person', approver: e, slackUserId, skipped, awayUntil: null };

@@ -135,9 +135,14 @@ export const createTimeOffPeople = (
   const approverRoute = async (requesterHrId: string, firstDay: string): Promise<ApproverRoute> => {
     await readModel.catchUp();
     const line = reportingLine(readModel.directory(), requesterHrId);
+    // Slack users are looked up (by email, for people not linked yet) only as far up the line as
+    // the walk goes: up to the first manager who is here and in Slack.
     const slack = new Map<string, string | null>();
     for (const e of line) {
-      if (e.status !== 'left') slack.set(e.hrId, await slackUserOfEmployee(e.hrId));
+      if (e.status === 'left') continue;
+      const found = await slackUserOfEmployee(e.hrId);
+      slack.set(e.hrId, found);
+      if (found !== null && awayUntil(e.hrId, firstDay) === null) break;
     }
     return routeApprover(line, {
       awayUntil: (hrId) => awayUntil(hrId, firstDay),

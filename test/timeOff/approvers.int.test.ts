@@ -108,6 +108,7 @@ describe('approvals routed around an absent approver (issue 12)', () => {
     await hrLeave(h, HR_IDS.dana, '2026-11-23', '2026-12-04');
     const asked = await h.timeoff('holiday 2026-12-03 2026-12-04');
     expect(asked.text).toMatch(/Asking Frank Moreau to approve/);
+    expect(asked.text).toMatch(/Dana Lee is on leave until Fri 4 Dec 2026\./);
     const id = await requestOf(h);
     await settle(h);
     expect(await requestedEvent(h, id)).toMatchObject({
@@ -398,5 +399,30 @@ describe('approvals routed around an absent approver (issue 12)', () => {
     expect(asked.text).toMatch(/Asking HR to approve/);
     const id = await requestOf(h, FRANK);
     await cardIn(h, HR_CHANNEL, id);
+  });
+
+  it('a restart while handing on hands on once, with one new card; a request decided first is not handed on', async () => {
+    h = await start();
+    await h.timeoff('holiday 2026-12-03 2026-12-04');
+    await h.timeoff('holiday 2026-12-10', BEN);
+    const ana = await requestOf(h, ANA);
+    const ben = await requestOf(h, BEN);
+    await dmCard(h, DANA, ana);
+    // Dana approves Ben's before she leaves: it stays approved by her.
+    await h.click(TIME_OFF_ACTION.approve, DANA, { message: await dmCard(h, DANA, ben) });
+    await waitFor(async () => (await h!.types(ben)).includes('TimeOffApproved'), { what: "Ben's approved" });
+    h.sim.webApp.terminate(HR_IDS.dana);
+    // HR's webhook is taken (recorded in the inbox); Switchboard stops before acting on it.
+    await h.sim.webhooks.idle();
+    await h.restart();
+    await advanceUntil(h, async () => (await h!.types(ana)).includes('TimeOffHandedOn'));
+    await h.restart();
+    await settle(h);
+    expect((await h.types(ana)).filter((t) => t === 'TimeOffHandedOn')).toHaveLength(1);
+    const frankCards = h
+      .dms(FRANK)
+      .filter((m) => JSON.stringify(m.blocks ?? []).includes(ana) && /asks for/.test(messageText(m)));
+    expect(frankCards).toHaveLength(1);
+    expect(await h.types(ben)).not.toContain('TimeOffHandedOn');
   });
 });

@@ -4,12 +4,14 @@ import {
   type DirectoryState,
   directoryDecider,
 } from '../../machines/timeOff/directory.ts';
+import { ConfigError, lifecycleConfig, loadConfig } from '../../src/config.ts';
 import {
   type ApproverFacts,
   awayUntilOf,
   reportingLine,
   routeApprover,
 } from '../../src/timeOff/approvers.ts';
+import { timeOff } from '../../src/timeOff/module.ts';
 
 /** Frank → Dana → Ana, plus Gus (reports to Frank, no Slack). */
 const person = (
@@ -129,6 +131,19 @@ describe('the approver chain rule', () => {
     });
   });
 
+  it('never waits for someone away whom Switchboard cannot reach in Slack', () => {
+    const noSlack = facts({
+      away: { '2': '2026-12-04', '1': '2026-12-10' },
+      slackOf: (hrId) => (hrId === '2' ? null : (SLACK[hrId] ?? null)),
+    });
+    expect(routeApprover(reportingLine(directoryOf(ORG), '3'), noSlack)).toMatchObject({
+      kind: 'person',
+      approver: { hrId: '1' },
+      awayUntil: '2026-12-10',
+      skipped: [{ hrId: '2', reason: 'away', slackUserId: null }],
+    });
+  });
+
   it('is loop-safe: a reporting loop in HR ends the line, and the requester never approves', () => {
     const loop = [person('1', 'Frank', '3'), person('2', 'Dana', '1'), person('3', 'Ana', '2')];
     expect(reportingLine(directoryOf(loop), '3').map((e) => e.hrId)).toEqual(['2', '1']);
@@ -150,5 +165,42 @@ describe('the approver chain rule', () => {
     expect(awayUntilOf(leave, '2026-11-26', '2026-12-02')).toBe('2026-12-04');
     expect(awayUntilOf(leave, '2026-11-23', '2026-12-02')).toBe('2026-12-04');
     expect(awayUntilOf(leave, '2026-11-26', '2026-12-07')).toBeNull();
+  });
+});
+
+describe('TIME_OFF_HR_CHANNEL', () => {
+  const base = {
+    SLACK_BOT_TOKEN: 'xoxb-1-secret-bot-token',
+    SLACK_SIGNING_SECRET: 'signing-secret-value-123',
+    HIBOB_SERVICE_USER_ID: 'SERVICE-1',
+    HIBOB_SERVICE_USER_TOKEN: 'hr-token-secret-value',
+    HIBOB_WEBHOOK_SECRET: 'hr-webhook-secret-value',
+  };
+  const problems = (env: Record<string, string>): string => {
+    try {
+      loadConfig(env);
+    } catch (e) {
+      if (e instanceof ConfigError) return e.message;
+      throw e;
+    }
+    throw new Error('expected a ConfigError');
+  };
+
+  it('is optional, and a channel id when set', () => {
+    const plain = lifecycleConfig(loadConfig(base), timeOff);
+    expect(plain).toMatchObject({ serviceUserId: 'SERVICE-1' });
+    expect(plain?.hrChannel).toBeUndefined();
+    expect(
+      lifecycleConfig(loadConfig({ ...base, TIME_OFF_HR_CHANNEL: 'C0PEOPLE' }), timeOff)?.hrChannel,
+    ).toBe('C0PEOPLE');
+    expect(
+      lifecycleConfig(loadConfig({ ...base, TIME_OFF_HR_CHANNEL: 'G01PRIVATE' }), timeOff)?.hrChannel,
+    ).toBe('G01PRIVATE');
+  });
+
+  it('names a channel name, a user or a DM given instead of a channel id', () => {
+    for (const wrong of ['#people-ops', 'people-ops', 'U0DANA', 'D0DANA']) {
+      expect(problems({ ...base, TIME_OFF_HR_CHANNEL: wrong })).toMatch(/TIME_OFF_HR_CHANNEL.*channel id/s);
+    }
   });
 });
