@@ -8,6 +8,7 @@ import { phaseOf } from '../../machines/verification/decider.ts';
 import { verificationStreamId } from '../../machines/verification/streams.ts';
 import { ValidationError } from '../core/errors.ts';
 import { defineLifecycle, type LifecycleDeps, type LifecycleInstance } from '../lifecycles/lifecycle.ts';
+import { createPersonKeys, type PersonKeys } from '../people/personKeys.ts';
 import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import { createVonageClient } from '../upstream/vonage.ts';
@@ -62,6 +63,7 @@ export type VerificationApi = Readonly<{
   client: VonageClient;
   vault: CodeVault;
   phones: PhoneSealer;
+  personKeys: PersonKeys;
   readModel: VerificationReadModel;
 }>;
 
@@ -104,7 +106,9 @@ const createVerification = (
     });
   // The signed-webhook check of every `/webhooks/vonage/*` route: the JWT over the raw body, fresh.
   const verifySignature = vonageWebhookVerify({ secrets: [config.signatureSecret], clock });
-  const phones = createPhoneSealer(config.signatureSecret);
+  // A data key per person for their number (crypto-shredding), kept under the same secret.
+  const personKeys = createPersonKeys({ store, secret: config.signatureSecret });
+  const phones = createPhoneSealer(config.signatureSecret, personKeys);
   // A test or the sandbox may pass it in; otherwise VONAGE_VOICE_EVENT_URL.
   const voiceEventUrl = options?.voiceEventUrl ?? config.voiceEventUrl;
   const vault = createCodeVault({ now: () => clock.now() });
@@ -181,7 +185,7 @@ const createVerification = (
 
   /** Number Insight before a start: a number the vendor reads otherwise is refused; no answer never blocks. */
   const lookup = async (sealedNumber: string): Promise<void> => {
-    const digits = phones.open(sealedNumber);
+    const digits = await phones.openForUse(sealedNumber);
     const found = await Promise.race([
       client.lookupNumber(digits).catch(() => null),
       sleep(LOOKUP_BUDGET_MS).then(() => null),
@@ -204,6 +208,8 @@ const createVerification = (
     fromNumber: config.fromNumber,
     verifySignature,
     phoneKey: (digits) => phones.key(digits),
+    phones,
+    forgetKey: (slackUserId) => personKeys.forget(slackUserId),
     ...(voiceEventUrl ? { voiceEventUrl } : {}),
   });
   // ─────────────────────────────────────────────────────────────────────────────────────────────
@@ -276,7 +282,7 @@ const createVerification = (
         ? { text: `:warning: ${r.message}` }
         : undefined,
     provides: { ...paging.provides },
-    api: { client, vault, phones, readModel },
+    api: { client, vault, phones, personKeys, readModel },
   };
 };
 
