@@ -533,8 +533,7 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
   const deleteOne = (item: PendingDelete): AppendResult | undefined => {
     const head = streamHead(item.streamId);
     if (head === undefined) return undefined;
-    // secure_delete is on: the deleted cells are overwritten with zeros, not just unlinked.
-    stmt('DELETE FROM messages WHERE stream_id = ?').run(item.streamId);
+    // The marker first, so it takes a position after the deleted ones (max + 1) before they go.
     const marker = appendOne({
       kind: 'append',
       streamId: DELETED_STREAMS_STREAM,
@@ -551,6 +550,8 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
       resolve: () => undefined,
       reject: () => undefined,
     });
+    // secure_delete is on: the deleted cells are overwritten with zeros, not just unlinked.
+    stmt('DELETE FROM messages WHERE stream_id = ?').run(item.streamId);
     return marker;
   };
 
