@@ -7,6 +7,7 @@ import { createHiBobClient, type HiBobAuthAlert, type HiBobClient } from '../ups
 import { hibobWebhookVerify } from '../upstream/hibobSignature.ts';
 import { createAbsences } from './absences.ts';
 import { type TimeOffConfig, timeOffConfig } from './config.ts';
+import { coverRoutes } from './coverRoutes.ts';
 import { createTimeOffHomeSection } from './home.ts';
 import { createTimeOffHrCallsReactor } from './hrCalls.reactor.ts';
 import { createTimeOffHrSync, type TimeOffHrSync } from './hrSync.ts';
@@ -116,7 +117,7 @@ const createTimeOff = (
   };
 
   return {
-    routes: timeOffRoutes,
+    routes: { ...timeOffRoutes, ...coverRoutes },
     processors: [
       readModel.processor,
       createTimeOffHrCallsReactor({
