@@ -11,10 +11,11 @@ import { upstreamCallFailedSchema, upstreamCallRetriedSchema } from '../shared/u
  *   random key that exists only in the memory of the process that received it (src/verification/
  *   codeVault.ts). Once the check is answered, or the process restarts, the key is gone and the
  *   stored value cannot be opened by anyone (crypto-shredding);
- * - the phone number: `number` fields are sealed under a key derived from configuration
- *   (VONAGE_SIGNATURE_SECRET), beside a masked form (`+44 •••• ••0123`) for people to read. The
- *   only clear copy Switchboard writes is the people directory's link (`PersonLinked { system:
- *   'phone', externalId }`), which the pager needs to find the number and to recognise replies.
+ * - the phone number: `number` fields are sealed under the person's own data key (`personal:v1:`,
+ *   src/people/personKeys.ts; `sealed:v1:`, under a key derived from VONAGE_SIGNATURE_SECRET, in
+ *   records written before), beside a masked form (`+44 •••• ••0123`) for people to read, and
+ *   `numberKey` is a blind index under the same key. The people directory's link holds it sealed
+ *   the same way. Forgetting the person (a leaver) deletes the key: every copy is unreadable.
  */
 
 /** Upstream calls of the lifecycle, each a durable request (machines/shared/upstreamRequest.ts). */

@@ -48,12 +48,18 @@ import { createVerificationUpstreamReactor } from './upstreamCalls.reactor.ts';
  * anyone (crypto-shredding). A restart between the submission and the check finds no key: the
  * check records `VerificationCodeLost` and the person is asked, in a DM, to enter the code again.
  *
- * **Phone numbers** are sealed in commands and events (under a key derived from
- * VONAGE_SIGNATURE_SECRET), with a masked form for people (`+44 •••• ••0123`) and a keyed hash to
- * tell numbers apart. The clear number is written in one place: the people directory's
- * `PersonLinked { system: 'phone', externalId: '+447700900123' }`, which the pager needs. (The
- * raw `/verify +44…` slash command, recorded as Slack sent it by the shared inbox, holds the text
- * typed too.)
+ * **Phone numbers are never stored in clear, and can be shredded.** A number is sealed under its
+ * owner's own data key (src/people/personKeys.ts: `personkey-<slackUserId>`, itself sealed under
+ * VONAGE_SIGNATURE_SECRET) wherever it is recorded: the `/verify` command and the verification
+ * events, the people directory's `PersonLinked { system: 'phone' }`, the pager's pages and
+ * opt-outs, and the replies from that phone; lookups by number use a blind index (an HMAC under
+ * the same key) and the pager's in-memory index. Beside it, a masked form for people
+ * (`+44 •••• ••0123`). The recorded `/verify` slash command keeps `[Redacted]` for its text, and
+ * the communications webhooks are recorded without their numbers. When HR says someone left,
+ * `pager.forget` deletes their key (`EventStore.deleteStream`): every copy becomes unreadable.
+ * A number from someone nobody verified (an SMS from a stranger) is sealed under the configured
+ * secret. Records written before person keys existed (a clear link, `sealed:v1:` numbers) are
+ * read as they are and not rewritten; a person verifying again is linked with a sealed number.
  *
  * @example
  * const sb = await createSwitchboard({ config, logger, lifecycleOptions: { verification: { retry: { baseMs: 30 } } } });

@@ -36,7 +36,7 @@ import type { PhoneSealer } from './phone.ts';
  *
  * `verification-timers`: schedules each attempt's expiry (`ExpireVerification` at `expiresAt`) with
  * the durable scheduler. `verification-people`: links a verified number in the people directory
- * (`system: 'phone'`, the E.164 digits), which the pager reads.
+ * (`system: 'phone'`, the number sealed under the person's data key), which the pager reads.
  */
 export const VERIFICATION_NOTICES_PROCESSOR = 'verification-notices';
 export const VERIFICATION_TIMERS_PROCESSOR = 'verification-timers';
