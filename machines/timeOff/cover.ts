@@ -223,6 +223,22 @@ const existing = (state: CoverState, id: string): CoverDetails => {
 const slotOfRequest = (state: CoverState, requestId: string): CoverSlotState | null =>
   state.slots.find((s) => s.requestId === requestId) ?? null;
 
+/** A slot's last failure, in words for people (the coded error's own message kept short). */
+export const failureWords = (code: string, message: string): string => {
+  const said = message || code;
+  switch (code) {
+    case 'SB_UNMAPPED_USER':
+      return said;
+    case 'SB_UPSTREAM_REJECTED':
+    case 'SB_VALIDATION':
+    case 'SB_NOT_FOUND':
+    case 'SB_UPSTREAM_AUTH':
+      return `the incident service refused it (${said})`;
+    default:
+      return `the incident service could not be reached (${said})`;
+  }
+};
+
 const decide = (command: CoverCommand, state: CoverState): CoverEvent[] => {
   const now = command.metadata.now;
   const actor = command.metadata.actor;
@@ -307,7 +323,7 @@ const decide = (command: CoverCommand, state: CoverState): CoverEvent[] => {
           data: {
             coverId: d.coverId,
             index: call.slot.index,
-            problem: `the incident service could not be reached (${fact.message || fact.code})`,
+            problem: failureWords(fact.code, fact.message),
             at: now,
           },
         },
