@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { SimulatorSeed } from '../../sandbox/simulators/pagerduty/model.ts';
 import type { FakeMessage } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { LEAVER_ACTION, LEAVER_FIELD } from '../../src/timeOff/blocks/leaverReport.ts';
 import { waitFor } from '../support/waitFor.ts';
@@ -10,9 +11,12 @@ import {
   DANA,
   HR_IDS,
   type JoinsHarness,
+  joinsSeed,
+  MINUTE,
   messageText,
   PAYMENTS_CHANNEL,
   PAYMENTS_SCHEDULE,
+  PD_IDS,
   PHONES,
   PLATFORM_CHANNEL,
   startJoinsHarness,
@@ -153,6 +157,16 @@ describe('a leaver (HR terminates Ana)', () => {
       ],
     });
 
+    // The cover slice makes the override in the incident service (checked first: once).
+    const override = await waitFor(
+      () => j.pd.state.schedules.get(PAYMENTS_SCHEDULE)?.overrides.find((o) => o.userId === PD_IDS.ben),
+      { what: 'the override for Ben in the incident service', timeoutMs: 15_000 },
+    );
+    expect([override.start, override.end].map((t) => Date.parse(t))).toEqual([
+      Date.parse('2026-11-30T00:00:00.000Z'),
+      Date.parse('2026-12-07T00:00:00.000Z'),
+    ]);
+
     // HR says it again (a second employee.left): nothing is posted twice.
     const before = [j.fake.messages(PAYMENTS_CHANNEL).length, j.fake.messages(PLATFORM_CHANNEL).length];
     j.sim.webApp.terminate(HR_IDS.ana);
@@ -207,5 +221,41 @@ describe('a leaver (HR terminates Ana)', () => {
       (e) => (e.data as { rejection?: { message?: string } }).rejection?.message !== undefined,
     );
     expect(refused.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('a leaver on call now with an open incident paging her: the page stops before its call, the report offers cover from now', async () => {
+    // Ana first in the rotation: on call this week.
+    const anaThisWeek = (weekStart: Date): SimulatorSeed => {
+      const seed = joinsSeed(weekStart);
+      return {
+        ...seed,
+        schedules: seed.schedules.map((sc) => ({
+          ...sc,
+          layers: sc.layers.map((l) => ({ ...l, userIds: [PD_IDS.ana, PD_IDS.ben, PD_IDS.chen] })),
+        })),
+      };
+    };
+    h = await startJoinsHarness({ seed: anaThisWeek });
+    const j = h;
+    await verifySealed(j, ANA, PHONES[ANA]);
+    const { number } = await j.trigger('Card payments failing');
+    await j.advanceTimers(5 * MINUTE);
+    await waitFor(() => j.smsTo(PHONES[ANA]).some((m) => m.text.includes(`#${number}`)) || undefined, {
+      what: `Ana paged about #${number}`,
+    });
+
+    j.sim.webApp.terminate(HR_IDS.ana);
+    const payments = await reportIn(j, PAYMENTS_CHANNEL);
+    const text = messageText(payments);
+    expect(text).toContain('Payments primary');
+    expect(text).toMatch(/Mon 23 Nov \d\d:\d\d UTC → Mon 30 Nov 00:00 UTC/);
+    expect(coverButton(payments)).toBeDefined();
+
+    // Her page about the open incident is stopped; the call that was due never rings.
+    const pages = await j.sb.store.readStream(`pager-${ANA}`);
+    expect(pages.filter((e) => e.type === 'PageStopped').map((e) => e.data.reason)).toEqual(['left']);
+    await j.advanceTimers(10 * MINUTE);
+    expect(j.vonage.phones.calls(PHONES[ANA])).toEqual([]);
+    expect(storeBytes(j.dbPath).includes(PHONES[ANA]), 'her digits in the store files').toBe(false);
   });
 });
