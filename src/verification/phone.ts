@@ -104,7 +104,7 @@ export type PhoneSealer = Readonly<{
   sealFor(slackUserId: string, digits: string): Promise<string>;
   /** The person's blind index of the number (an HMAC under their data key). */
   keyFor(slackUserId: string, digits: string): Promise<string>;
-  /** The digits of any sealed number; null when the person's key was forgotten. */
+  /** The digits of any sealed number; null when it cannot be opened (the person's key was forgotten). */
   openAny(sealed: string): Promise<string | null>;
   /**
    * The digits, for a call that needs them; a number whose person was forgotten is a permanent
@@ -119,7 +119,11 @@ export const createPhoneSealer = (secret: string, keys?: PersonKeys): PhoneSeale
   const key = (digits: string) => createHmac('sha256', hmacKey).update(digits).digest('hex').slice(0, 32);
   const openAny = async (sealed: string): Promise<string | null> => {
     if (isPersonalSealed(sealed)) return keys ? keys.open(sealed) : null;
-    return sealer.open(sealed);
+    try {
+      return sealer.open(sealed);
+    } catch {
+      return null; // sealed under a secret since rotated: as unreadable as a forgotten one
+    }
   };
   return {
     seal: (digits) => sealer.seal(digits),
