@@ -18,6 +18,7 @@ import {
   PAYMENTS_SCHEDULE,
   PD_IDS,
   PHONES,
+  PLATFORM,
   PLATFORM_CHANNEL,
   startJoinsHarness,
 } from './harness.ts';
@@ -257,5 +258,29 @@ describe('a leaver (HR terminates Ana)', () => {
     await j.advanceTimers(10 * MINUTE);
     expect(j.vonage.phones.calls(PHONES[ANA])).toEqual([]);
     expect(storeBytes(j.dbPath).includes(PHONES[ANA]), 'her digits in the store files').toBe(false);
+  });
+
+  it('a rota no channel is subscribed to is said in the logs, and nobody is DMed', async () => {
+    h = await startJoinsHarness();
+    const j = h;
+    await j.incident(`unsubscribe ${PLATFORM}`, { channel: PLATFORM_CHANNEL });
+    await j.idle();
+    const dmsBefore = j.dms(DANA).length;
+    j.sim.webApp.terminate(HR_IDS.ana);
+    await reportIn(j, PAYMENTS_CHANNEL);
+    await j.idle();
+    expect(j.fake.messages(PLATFORM_CHANNEL).filter((m) => messageText(m).includes('has left'))).toEqual([]);
+    const warned = await waitFor(
+      () =>
+        j.logs
+          .text()
+          .split('\n')
+          .find((l) => l.includes('has no subscribed channel')),
+      { what: 'the log line' },
+    );
+    expect(warned).toContain('escalation policy Platform');
+    expect(j.dms(DANA).length).toBe(dmsBefore);
+    const [prepared] = await j.sb.store.readStream(`timeoffleaver-${HR_IDS.ana}`);
+    expect(prepared?.data.unannounced).toEqual(['escalation policy Platform']);
   });
 });
