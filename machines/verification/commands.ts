@@ -67,6 +67,8 @@ export const verificationCommandDataSchemas = {
     requestId: id,
     messageId: z.string().nullable(),
   }),
+  /** The person left (the pager's `forget`, a system command): their verified number is forgotten. */
+  ForgetVerifiedPhone: z.object({ slackUserId, reason: z.string().min(1).max(60) }),
   RecordVerificationUpstreamCallFailed: recordUpstreamCallFailedSchema(verificationActionSchema).extend({
     slackUserId,
   }),

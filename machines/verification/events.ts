@@ -145,6 +145,12 @@ export const verificationEventDataSchemas = {
     at,
   }),
   VerificationOldNumberNotified: z.object({ requestId: id, messageId: z.string().nullable(), at }),
+  /**
+   * The verified number was forgotten (the person left, issue 12): no number is verified any more,
+   * calls about it not made yet are dropped. Its sealed copies are unreadable (the person's data
+   * key is deleted); verifying again starts afresh, with no "old number" to tell.
+   */
+  VerificationPhoneForgotten: z.object({ reason: z.string().min(1).max(60), at }),
   VerificationUpstreamCallFailed: upstreamCallFailedSchema(verificationActionSchema),
   VerificationUpstreamCallRetried: upstreamCallRetriedSchema(verificationActionSchema),
 } as const;

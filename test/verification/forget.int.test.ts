@@ -100,11 +100,24 @@ describe('forgetting a phone (a leaver)', () => {
     expect(bytes).toMatch(/personal:v1:/);
     expect(h.logs.text()).not.toContain(PHONE_A.digits);
 
+    // The verification stream forgot its number too: /verify status says so.
+    expect(await h.types()).toContain('VerificationPhoneForgotten');
+    const status = await h.verify('status');
+    expect(status.text).toContain("You don't have a verified number yet");
+
     // The pager has no phone for her any more, and forgetting again changes nothing.
     expect(await pageAna('page-8-1-U0ANA')).toBe('no_verified_phone');
-    const streams = [`identity-${ANA}`, `personkey-${ANA}`, `pager-${ANA}`, 'deletedstreams-store'];
+    const streams = [
+      `identity-${ANA}`,
+      `personkey-${ANA}`,
+      `pager-${ANA}`,
+      `verification-${ANA}`,
+      'deletedstreams-store',
+    ];
     const count = async () =>
-      (await Promise.all(streams.map((s) => h.sb.store.readStream(s)))).map((events) => events.length);
+      (await Promise.all(streams.map((s) => h.sb.store.readStream(s)))).map(
+        (events) => events.filter((e) => e.kind === 'event').length,
+      );
     const before = await count();
     await pager.forget({ person: { slackUserId: ANA }, reason: 'left', at: h.clock.now() });
     await h.idle();
@@ -137,5 +150,7 @@ describe('forgetting a phone (a leaver)', () => {
       PHONE_A.digits,
     );
     expect(await pageAna('page-9-1-U0ANA')).toBe('paged');
+    // A new number after being forgotten, not a change: no "your number was changed" SMS.
+    expect(await h.types()).not.toContain('VerificationOldNumberNoticeRequested');
   });
 });

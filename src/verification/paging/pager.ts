@@ -129,6 +129,19 @@ export const createPager = (
         throw new ValidationError(`stopping page ${pageId}: ${outcome.message}`);
       }
     }
+    // The verification stream forgets its verified number too (status, App Home, a later /verify).
+    const forgotten = await dispatchCommand(
+      deps.dispatch(),
+      pagerCommand(
+        'ForgetVerifiedPhone',
+        { slackUserId, reason: input.reason.slice(0, 60) || 'left' },
+        `${slackUserId}:forget:${input.at.toISOString()}`,
+        input.at,
+      ),
+    );
+    if (forgotten.outcome === 'rejected' && forgotten.code !== 'SB_ILLEGAL_STATE') {
+      throw new ValidationError(`forgetting the verified phone of ${slackUserId}: ${forgotten.message}`);
+    }
     if (await deps.people.linkOf(slackUserId, 'phone')) {
       await deps.people.unlink(slackUserId, 'phone', input.reason.slice(0, 60) || 'left');
     }
