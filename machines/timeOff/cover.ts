@@ -176,6 +176,8 @@ export type CoverState = Readonly<{
   details: CoverDetails | null;
   slots: readonly CoverSlotState[];
   withdrawnAt: string | null;
+  /** Why it was withdrawn, in words ("the requester cancelled the time off"). */
+  withdrawnReason: string | null;
 }>;
 
 /** The slot's pending call, as the upstream-call processor sees it (null once it is settled or dropped). */
@@ -371,6 +373,7 @@ const evolve = (state: CoverState, event: CoverEvent): CoverState => {
           problem: null,
         })),
         withdrawnAt: null,
+        withdrawnReason: null,
       };
     }
     case 'CoverSlotCreated':
@@ -398,6 +401,7 @@ const evolve = (state: CoverState, event: CoverEvent): CoverState => {
           (s) => ({ ...s, status: 'dropped' }),
         ),
         withdrawnAt: event.data.at,
+        withdrawnReason: event.data.reason,
       };
     case 'CoverUpstreamCallFailed': {
       const call = pendingCoverCall(state, event.data.requestId);
@@ -425,7 +429,7 @@ const evolve = (state: CoverState, event: CoverEvent): CoverState => {
 export const coverDecider: Decider<CoverState, CoverCommand, CoverEvent> = {
   decide,
   evolve,
-  initialState: () => ({ details: null, slots: [], withdrawnAt: null }),
+  initialState: () => ({ details: null, slots: [], withdrawnAt: null, withdrawnReason: null }),
   parseEvent: eventParser<CoverEvent>('cover', { schemas: coverEventDataSchemas }),
   commandSchemas: coverCommandDataSchemas,
 };

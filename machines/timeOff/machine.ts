@@ -233,6 +233,8 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
             conflictCheck: conflictCheckOf(event.data.timeOffId, n),
             conflictCheckFailure: null,
             conflicts: null,
+            // A cover of the earlier dates is withdrawn (src/timeOff/cover.reactor.ts).
+            cover: null,
             card: null,
             staleCards: context.card ? [...context.staleCards, context.card] : context.staleCards,
             remindersSent: 0,

@@ -255,6 +255,28 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
   };
 
   const onTimeOff = async (event: RecordedEvent, ctx: ProcessorContext, timeOffId: string) => {
+    if (event.type === 'TimeOffResubmitted') {
+      // New dates to approve again: the cover of the earlier approval no longer fits them.
+      if ((event.data as { reapproval?: unknown }).reapproval !== true) return;
+      const history = await ctx.store.readStream(event.streamId);
+      const before = history.slice(
+        0,
+        history.findIndex((m) => m.id === event.id),
+      );
+      const earlier = foldHistory(timeOffDecider, before).context.cover;
+      if (!earlier) return;
+      await send(
+        ctx,
+        command(
+          'WithdrawCover',
+          { coverId: earlier.coverId, reason: 'the requester changed the dates, to be approved again' },
+          `withdraw:${event.id}`,
+          event,
+          ctx,
+        ),
+      );
+      return;
+    }
     if (event.type !== 'TimeOffApproved' && event.type !== 'TimeOffCancelled') return;
     const state: TimeOffState = foldHistory(timeOffDecider, await ctx.store.readStream(event.streamId));
     const { context } = state;

@@ -48,7 +48,7 @@ const shiftLine = (s: TimeOffConflicts['shifts'][number], tz: string): string =>
     : `• ${scheduleText(s)} (${policy}): ${when}`;
 };
 
-const coverLines = (cover: TimeOffCover, tz: string): string[] => {
+const coverLines = (cover: TimeOffCover, tz: string, cancelled: boolean): string[] => {
   const who = mention(cover.slackUserId);
   if (!cover.slots) return [`:hourglass: ${who} covers: creating the overrides in the incident service…`];
   const lines = cover.slots.map((s) => {
@@ -64,10 +64,10 @@ const coverLines = (cover: TimeOffCover, tz: string): string[] => {
         return `:hourglass: ${scheduleText(s)}, ${when}: creating the override for ${who}…`;
     }
   });
-  return cover.withdrawn
+  return cover.withdrawn || cancelled
     ? [
         ...lines,
-        ':wastebasket: The time off was cancelled: the schedule’s channel was told which overrides to remove.',
+        ':wastebasket: No longer needed: the schedules’ channels are told which overrides to remove.',
       ]
     : lines;
 };
@@ -78,6 +78,8 @@ export const onCallBlocks = (
   requester: string,
   onCall: CardOnCall | null,
   undecided: boolean,
+  /** The request is cancelled (or being cancelled): its cover is withdrawn. */
+  cancelled = false,
 ): KnownBlock[] => {
   if (!onCall) return [];
   const lines: string[] = ['*On-call conflicts*'];
@@ -121,7 +123,7 @@ export const onCallBlocks = (
   if (onCall.cover) {
     blocks.push({
       type: 'section',
-      text: mrkdwn(truncate(coverLines(onCall.cover, onCall.tz).join('\n'), 3000)),
+      text: mrkdwn(truncate(coverLines(onCall.cover, onCall.tz, cancelled).join('\n'), 3000)),
     });
   }
   const coverable = c?.shifts.some((s) => s.scheduleId !== null) ?? false;

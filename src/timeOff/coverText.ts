@@ -126,7 +126,7 @@ export const coverOutcomeDm = (state: CoverState, tz: string): SlackMessage => {
   return message([headline, ...state.slots.map((s) => slotLine(s, who, tz)), ...tail]);
 };
 
-/** In a schedule's channel: which overrides to remove now that the leave was cancelled (the service has no delete in our contract). */
+/** In a schedule's channel: which overrides to remove now that the cover was withdrawn (the service has no delete in our contract). */
 export const coverWithdrawnNotice = (
   state: CoverState,
   slots: readonly CoverSlotState[],
@@ -135,8 +135,7 @@ export const coverWithdrawnNotice = (
   const d = state.details;
   const absent = d ? mention(d.absent.slackUserId) : 'someone';
   const who = d ? mention(d.cover.slackUserId) : 'the cover';
-  const why =
-    d?.reason.kind === 'time_off' ? `${absent}’s time off was cancelled` : 'the cover was withdrawn';
+  const why = `${absent}’s cover is no longer needed (${escapeMrkdwn(state.withdrawnReason ?? 'withdrawn')})`;
   const lines = slots.map(
     (s) =>
       `• ${scheduleText(s)}: ${who}, ${formatSpan(s.start, s.end, 'UTC')}${s.overrideId ? `, override \`${escapeMrkdwn(s.overrideId)}\`` : ' (override id not known: Switchboard found them already on call then; remove their override for that span if there is one)'}`,
@@ -144,7 +143,7 @@ export const coverWithdrawnNotice = (
   return message([
     late
       ? `:wastebasket: One more override to remove: it was created just as ${why}.`
-      : `:wastebasket: ${why}, so ${who} no longer needs to cover. Please remove these overrides in the incident service (Switchboard cannot delete them):`,
+      : `:wastebasket: ${why}: ${who} no longer covers. Please remove these overrides in the incident service (Switchboard cannot delete them):`,
     ...lines,
   ]);
 };
@@ -161,9 +160,7 @@ export const coverWithdrawnDm = (
   const created = state.slots.filter((s) => s.status === 'created');
   const dropped = state.slots.filter((s) => s.status === 'dropped');
   const lines = [
-    d?.reason.kind === 'time_off'
-      ? `:wastebasket: ${absent}’s time off was cancelled, so the cover by ${d ? mention(d.cover.slackUserId) : 'them'} is no longer needed.`
-      : ':wastebasket: The cover was withdrawn.',
+    `:wastebasket: The cover of ${absent}’s on-call shifts by ${d ? mention(d.cover.slackUserId) : 'someone'} is no longer needed: ${escapeMrkdwn(state.withdrawnReason ?? 'it was withdrawn')}.`,
   ];
   if (created.length === 0) lines.push('No override had been created: nothing to remove.');
   if (channels.length > 0)

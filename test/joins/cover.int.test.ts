@@ -13,6 +13,7 @@ import {
   DANA,
   DAY,
   type JoinsHarness,
+  joinsSeed,
   messageText,
   PAYMENTS_CHANNEL,
   PAYMENTS_SCHEDULE,
@@ -55,6 +56,39 @@ const askNextWeek = async (j: JoinsHarness) => {
 const coverStreams = async (j: JoinsHarness) =>
   (await j.sb.store.listStreams({ prefix: COVER_STREAM_PREFIX, limit: 100 })).map((s) => s.streamId);
 
+type Stored = Readonly<{ type: string; data: Record<string, unknown> }>;
+const inbox = async (j: JoinsHarness): Promise<Stored[]> =>
+  (await j.sb.store.readStream('inbox-slack')).map((e) => ({
+    type: e.type,
+    data: e.data as Record<string, unknown>,
+  }));
+
+/** Waits for a refusal of a command type by this actor, for that reason, to be recorded. */
+const rejected = (j: JoinsHarness, commandType: string, actor: string, reason: string) =>
+  waitFor(
+    async () =>
+      (await inbox(j)).find(
+        (e) =>
+          e.type === 'CommandRejected' &&
+          e.data['commandType'] === commandType &&
+          e.data['actor'] === actor &&
+          (e.data['details'] as { reason?: unknown } | undefined)?.reason === reason,
+      )?.data,
+    { what: `${commandType} by ${actor} refused (${reason})` },
+  );
+
+/** The edge's refusals of an action by this actor (recorded with the input, no command). */
+const edgeRefusals = async (j: JoinsHarness, actionId: string, actor: string) =>
+  (await inbox(j))
+    .filter(
+      (e) =>
+        e.type === 'SlackInputReceived' &&
+        (e.data['input'] as { name?: string; actor?: string }).name === actionId &&
+        (e.data['input'] as { actor?: string }).actor === actor &&
+        e.data['rejection'],
+    )
+    .map((e) => (e.data['rejection'] as { message?: string }).message);
+
 const latestCard = (j: JoinsHarness, ts: string) => {
   const m = j.dms(DANA).find((x) => x.ts === ts);
   return m ? messageText(m) : '';
@@ -81,6 +115,13 @@ describe('on-call conflicts and cover in one click (issue 12)', () => {
     // Someone other than the approver clicks it: refused and recorded, nothing approved or created.
     const forged = await j.click(TIME_OFF_COVER_ACTION.approveCover, CHEN, { message: card });
     expect(forged.status).toBe(200);
+    await rejected(j, 'ApproveTimeOff', CHEN, 'not_approver');
+    await j.response(forged.responseUrl, /Only Dana Lee can approve or deny/);
+    // A value naming another request than the card's block: refused at the edge, recorded.
+    await j.click(TIME_OFF_COVER_ACTION.approveCover, DANA, { message: card, value: `../x:${BEN}` });
+    expect(await edgeRefusals(j, TIME_OFF_COVER_ACTION.approveCover, DANA)).toEqual([
+      'the cover choice names no time-off request',
+    ]);
     await j.idle();
     expect(await j.types(timeOffId)).not.toContain('TimeOffApproved');
 
@@ -154,7 +195,7 @@ describe('on-call conflicts and cover in one click (issue 12)', () => {
     const { card } = await askNextWeek(j);
     j.pd.failNext('createScheduleOverride', { status: 400, times: 1 });
     await j.click(TIME_OFF_COVER_ACTION.approveCover, DANA, { message: card });
-    const told = await j.dm(/still uncovered/, DANA);
+    const told = await j.dm(/took none of the overrides/, DANA);
     expect(messageText(told)).toMatch(
       /Payments primary\*, Mon 30 Nov 01:00 – Sat 5 Dec 2026 01:00 CET \(Europe\/Warsaw\): \*still uncovered\*/,
     );
@@ -162,6 +203,85 @@ describe('on-call conflicts and cover in one click (issue 12)', () => {
     await waitFor(() => /still uncovered/.test(latestCard(j, card.ts)) || undefined, {
       what: 'the card saying so',
     });
+  });
+
+  it('a lookup that fails is retried: the card says so meanwhile, then lists the conflict', async () => {
+    h = await startJoinsHarness();
+    const j = h;
+    j.pd.failNext('listOnCalls', { status: 503, times: 1 });
+    const { from, to } = j.nextWeek();
+    await j.timeoff(`holiday ${from} to ${to} Family`, ANA);
+    const card = await j.dm(/On-call conflicts could not be checked yet/, DANA);
+    expect(JSON.stringify(card.blocks)).not.toContain(TIME_OFF_COVER_ACTION.approveCover);
+    await j.advanceTimers(10_000);
+    await waitFor(() => /Payments primary/.test(latestCard(j, card.ts)) || undefined, {
+      what: 'the card redrawn with the conflict',
+    });
+    expect(latestCard(j, card.ts)).not.toContain('could not be checked');
+    const timeOffId = (await j.requestIds(ANA))[0] ?? '';
+    expect(await j.types(timeOffId)).toEqual(
+      expect.arrayContaining([
+        'TimeOffConflictsCheckFailed',
+        'TimeOffConflictsCheckRetried',
+        'TimeOffConflictsChecked',
+      ]),
+    );
+  });
+
+  it('two shifts, one override refused: the DM names exactly the shift still uncovered, the other is covered', async () => {
+    h = await startJoinsHarness({
+      seed: (weekStart) => {
+        const seed = joinsSeed(weekStart);
+        const [primary] = seed.schedules ?? [];
+        if (!primary) throw new Error('no schedule in the joins seed');
+        return {
+          ...seed,
+          schedules: [
+            ...(seed.schedules ?? []),
+            {
+              ...primary,
+              id: 'PSCHSEC',
+              name: 'Payments secondary',
+              layers: [{ ...primary.layers[0]!, id: 'PLAYSEC', userIds: [PD_IDS.ana] }],
+            },
+          ],
+          escalationPolicies: [
+            ...(seed.escalationPolicies ?? []),
+            {
+              id: 'PEPSEC',
+              name: 'Payments secondary',
+              description: 'Ana, always',
+              numLoops: 0,
+              teamIds: ['PTEAMPAY'],
+              rules: [
+                {
+                  id: 'PRSEC01',
+                  escalationDelayInMinutes: 30,
+                  targets: [{ type: 'schedule_reference', id: 'PSCHSEC' }],
+                },
+              ],
+            },
+          ],
+        };
+      },
+    });
+    const j = h;
+    const { card } = await askNextWeek(j);
+    expect(messageText(card)).toContain('*Payments secondary*');
+    j.pd.failNext((r) => r.operationId === 'createScheduleOverride' && r.path.includes('PSCHSEC'), {
+      status: 400,
+    });
+    await j.click(TIME_OFF_COVER_ACTION.approveCover, DANA, { message: card });
+    const told = messageText(await j.dm(/covers only part/, DANA));
+    expect(told).toContain('1 of 2 *still uncovered*');
+    expect(told).toMatch(
+      /:warning: \*Payments secondary\*, Mon 30 Nov 01:00 – Sat 5 Dec 2026 01:00 CET \(Europe\/Warsaw\): \*still uncovered\*: the incident service refused it/,
+    );
+    expect(told).toMatch(
+      /:white_check_mark: \*Payments primary\*, Mon 30 Nov 01:00 – Sat 5 Dec 2026 01:00 CET \(Europe\/Warsaw\): covered by <@U0BEN>/,
+    );
+    expect(scheduleOverrides(j)).toHaveLength(1);
+    expect(j.pd.state.schedules.get('PSCHSEC')?.overrides).toHaveLength(0);
   });
 
   it('cancelling covered leave tells #payments which override to remove, and Dana', async () => {
@@ -190,8 +310,15 @@ describe('on-call conflicts and cover in one click (issue 12)', () => {
     expect(messageText(notice)).toContain(
       '*Payments primary*: <@U0BEN>, Mon 30 Nov 00:00 – Sat 5 Dec 2026 00:00 UTC',
     );
-    const dana = await j.dm(/time off was cancelled, so the cover/, DANA);
+    const dana = await j.dm(/is no longer needed: the requester cancelled the time off/, DANA);
     expect(messageText(dana)).toContain(`<#${PAYMENTS_CHANNEL}>`);
+    await waitFor(
+      () => /No longer needed: the schedules’ channels are told/.test(latestCard(j, card.ts)) || undefined,
+      {
+        what: 'the card saying the cover is withdrawn',
+      },
+    );
+    expect(scheduleOverrides(j)).toHaveLength(1);
   });
 
   it('someone else picked in the users_select covers; a forged pick naming another request is refused', async () => {
@@ -222,7 +349,14 @@ describe('on-call conflicts and cover in one click (issue 12)', () => {
     expect((await pick(DANA, `timeoff.cover:${timeOffId}`, 'not-a-user')).status).toBe(200);
     await j.idle();
     expect(await j.types(timeOffId)).not.toContain('TimeOffApproved');
+    // A pick on a block naming no request of ours: the decider refuses it; not a user: the edge does.
+    await rejected(j, 'ApproveTimeOff', DANA, 'unknown_request');
+    expect(await edgeRefusals(j, TIME_OFF_COVER_ACTION.approveCoverUser, DANA)).toEqual([
+      'the cover pick is not a Slack user',
+    ]);
+    // Ana as her own cover: the decider refuses it, recorded.
     expect((await pick(DANA, `timeoff.cover:${timeOffId}`, ANA)).status).toBe(200);
+    await rejected(j, 'ApproveTimeOff', DANA, 'self_cover');
     await j.idle();
     expect(await j.types(timeOffId)).not.toContain('TimeOffApproved');
     await pick(DANA, `timeoff.cover:${timeOffId}`, CHEN);

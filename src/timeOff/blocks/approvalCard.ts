@@ -117,7 +117,15 @@ export const approvalCard = (view: TimeOffView, extras: ApprovalCardExtras): Sla
     elements: [mrkdwn(truncate(teammatesOutText(requester, extras.teammatesOut), SLACK_LIMITS.sectionText))],
   });
   const decided = decisionLine(view);
-  blocks.push(...onCallBlocks(view.timeOffId, requester, extras.onCall ?? null, decided === null));
+  blocks.push(
+    ...onCallBlocks(
+      view.timeOffId,
+      requester,
+      extras.onCall ?? null,
+      decided === null,
+      view.phase === 'cancelled' || view.phase === 'cancelling',
+    ),
+  );
   if (decided === null) {
     blocks.push({
       type: 'actions',
