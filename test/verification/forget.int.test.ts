@@ -153,4 +153,27 @@ describe('forgetting a phone (a leaver)', () => {
     // A new number after being forgotten, not a change: no "your number was changed" SMS.
     expect(await h.types()).not.toContain('VerificationOldNumberNoticeRequested');
   });
+
+  it('a page call ringing when she is forgotten is ended', async () => {
+    h = await startVerificationHarness();
+    await verified();
+    expect(await pageAna('page-10-1-U0ANA')).toBe('paged');
+    await waitFor(() => h.sim.phones.inbox(PHONE_A.digits).find((m) => m.text.includes('#7 Checkout')), {
+      what: 'the SMS page',
+    });
+    h.clock.advance(6 * 60_000);
+    const call = await waitFor(
+      () => h.sim.phones.calls(PHONE_A.digits).find((c) => c.kind === 'call' && c.status === 'ringing'),
+      { what: 'the page call ringing' },
+    );
+    await h.sb.ports
+      .require('pager', 'the test')
+      .forget({ person: { slackUserId: ANA }, reason: 'left', at: h.clock.now() });
+    await waitFor(
+      () =>
+        h.sim.phones.calls(PHONE_A.digits).find((c) => c.uuid === call.uuid && c.status !== 'ringing') ??
+        undefined,
+      { what: 'the call ended' },
+    );
+  });
 });

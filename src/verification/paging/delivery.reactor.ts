@@ -30,8 +30,11 @@ export type PagingDeliveryDeps = Readonly<{
   ringingSeconds?: number;
 }>;
 
-/** Why a page stops that means nobody needs the phone to ring any more (see src/incidents/paging.reactor.ts). */
-const HANG_UP_REASONS: ReadonlySet<string> = new Set(['acknowledged', 'resolved']);
+/**
+ * Why a page stops that means nobody needs the phone to ring any more (see
+ * src/incidents/paging.reactor.ts), or must not (`left`: the person left, pager.forget).
+ */
+const HANG_UP_REASONS: ReadonlySet<string> = new Set(['acknowledged', 'resolved', 'left']);
 
 export const readPagerState = async (store: EventStore, streamId: string) =>
   foldHistory(pagerDecider, await store.readStream(streamId));
