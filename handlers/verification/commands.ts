@@ -75,9 +75,10 @@ export const registerVerifyCommand = (app: App, deps: VerificationListenerDeps):
           type: 'StartVerification',
           data: {
             slackUserId,
-            number: v.phones.seal(parsed.digits),
+            // Under the person's own data key: forgetting them makes every copy unreadable.
+            number: await v.phones.sealFor(slackUserId, parsed.digits),
             masked: parsed.masked,
-            numberKey: v.phones.key(parsed.digits),
+            numberKey: await v.phones.keyFor(slackUserId, parsed.digits),
             codeLength: v.codeLength,
             orgStarts: null,
             orgLimit: null,

@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { parseReply } from '../../machines/verification/paging/commands.ts';
 import { PAGE_ID } from '../../machines/verification/paging/streams.ts';
 import { ValidationError } from '../../src/core/errors.ts';
-import type { Command, JsonObject } from '../../src/core/messages.ts';
+import type { Command, JsonObject, JsonValue } from '../../src/core/messages.ts';
 import type { NccoAction } from '../../src/upstream/vonageContract.ts';
 import type {
   ParsedWebhook,
@@ -41,7 +41,34 @@ export type PagingWebhookDeps = Readonly<{
   pageLabelOfCall(callUuid: string): Promise<string | null>;
   /** Where the re-asked input's keys go (undefined: the application's event URL). */
   voiceEventUrl: string | undefined;
+  /**
+   * A number from a webhook, sealed (under the data key of the person who verified it, so
+   * forgetting them shreds it) with the blind index naming its replies stream.
+   */
+  sealInbound(digits: string): Promise<Readonly<{ phone: string; numberKey: string }>>;
 }>;
+
+/** Fields of the communications service's webhooks that hold phone numbers. */
+const NUMBER_FIELDS: ReadonlySet<string> = new Set(['to', 'from', 'msisdn', 'number', 'phone']);
+
+/**
+ * The body as the inbox records it: every phone number replaced by `[number]` (at any depth:
+ * `to` and `from` of messages and calls, a verify summary's workflow steps). The commands carry
+ * what is needed, sealed.
+ */
+export const withoutNumbers = (body: JsonValue): JsonValue => {
+  if (Array.isArray(body)) return body.map(withoutNumbers);
+  if (typeof body === 'string') return /^\+?[1-9][0-9]{5,14}$/.test(body) ? '[number]' : body;
+  if (typeof body !== 'object' || body === null) return body;
+  return Object.fromEntries(
+    Object.entries(body).map(([k, v]) => [
+      k,
+      NUMBER_FIELDS.has(k) && (typeof v === 'string' || typeof v === 'number')
+        ? '[number]'
+        : withoutNumbers(v),
+    ]),
+  );
+};
 
 const VENDOR_ID = /^[A-Za-z0-9-]{1,64}$/;
 const PHONE = /^[1-9][0-9]{5,14}$/;
@@ -95,6 +122,26 @@ const command = (
   deliveryId: string,
   context: WebhookParseContext,
 ): Command => ({ type, data, metadata: context.metadata(deliveryId, 0, { actor: 'system:vonage' }) });
+
+export type SealInbound = PagingWebhookDeps['sealInbound'];
+
+/**
+ * The parsed delivery as it may be recorded: a reply's number sealed (its owner's data key, or the
+ * configured secret for a number nobody verified) with the blind index naming its stream.
+ */
+export const sealReplies = async (
+  parsed: ParsedWebhook,
+  sealInbound: SealInbound,
+): Promise<ParsedWebhook> => ({
+  ...parsed,
+  commands: await Promise.all(
+    parsed.commands.map(async (c) => {
+      if (c.type !== 'RecordPagerReply' || typeof c.data.phone !== 'string') return c;
+      const sealed = await sealInbound(c.data.phone);
+      return { ...c, data: { ...c.data, phone: sealed.phone, numberKey: sealed.numberKey } };
+    }),
+  ),
+});
 
 export const parseMessagesWebhook = (raw: Buffer, context: WebhookParseContext): ParsedWebhook => {
   const body = json(raw);
@@ -264,7 +311,8 @@ export const pagingWebhookVerifiers = (deps: PagingWebhookDeps): WebhookVerifier
     signatureHeader: 'authorization',
     bodyLimit: 64 * 1024,
     verify: deps.verify,
-    parse: (raw, _headers, context) => parseMessagesWebhook(raw, context),
+    storedBody: withoutNumbers,
+    parse: (raw, _headers, context) => sealReplies(parseMessagesWebhook(raw, context), deps.sealInbound),
   },
   {
     source: 'vonage',
@@ -272,7 +320,9 @@ export const pagingWebhookVerifiers = (deps: PagingWebhookDeps): WebhookVerifier
     signatureHeader: 'authorization',
     bodyLimit: 64 * 1024,
     verify: deps.verify,
-    parse: (raw, _headers, context) => parseVoiceWebhook(raw, context, deps.fromNumber),
+    storedBody: withoutNumbers,
+    parse: (raw, _headers, context) =>
+      sealReplies(parseVoiceWebhook(raw, context, deps.fromNumber), deps.sealInbound),
     async answer(parsed, duplicate) {
       const reply = parsed.commands.find((c) => c.type === 'RecordPagerReply');
       if (!reply) return { ok: true, ...(duplicate ? { duplicate: true } : {}) };

@@ -50,12 +50,20 @@ export type WebhookVerifier = Readonly<{
   path: string;
   /** Checks the signature over the raw bytes. Must not throw for bad input: return `{ ok: false }`. */
   verify(rawBody: Buffer, headers: IncomingHttpHeaders): WebhookVerification;
-  /** Extracts the delivery id and the commands; returns (or throws) a ValidationError when malformed. */
+  /**
+   * Extracts the delivery id and the commands; returns (or throws) a ValidationError when malformed.
+   * May be async (a number sealed under its owner's key before anything is recorded).
+   */
   parse(
     rawBody: Buffer,
     headers: IncomingHttpHeaders,
     context: WebhookParseContext,
-  ): ParsedWebhook | ValidationError;
+  ): ParsedWebhook | ValidationError | Promise<ParsedWebhook | ValidationError>;
+  /**
+   * What of the parsed body is recorded in the inbox (default: all of it): personal data the
+   * commands carry sealed (a phone number) is left out of the recorded copy.
+   */
+  storedBody?(body: JsonValue): JsonValue;
   /**
    * The header carrying the signature (lower case), e.g. `x-pagerduty-signature`: a request
    * without it is refused 401 before its body is read.
@@ -130,7 +138,7 @@ export const webhookRoute = (verifier: WebhookVerifier, deps: WebhookRoutesDeps)
           return typeof v === 'string' ? [[h, v]] : Array.isArray(v) ? [[h, v.join(', ')]] : [];
         }),
       );
-      const body = bodyAsJson(raw);
+      const body = verifier.storedBody ? verifier.storedBody(bodyAsJson(raw)) : bodyAsJson(raw);
       const inputFor = (deliveryId: string): WebhookInput => ({
         source: verifier.source,
         deliveryId,
@@ -142,7 +150,7 @@ export const webhookRoute = (verifier: WebhookVerifier, deps: WebhookRoutesDeps)
       });
       let parsed: ParsedWebhook | ValidationError;
       try {
-        parsed = verifier.parse(raw, req.headers, {
+        parsed = await verifier.parse(raw, req.headers, {
           receivedAt,
           metadata: (deliveryId, index = 0, overrides = {}) =>
             commandMetadata(inputFor(deliveryId), index, overrides),

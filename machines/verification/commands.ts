@@ -10,7 +10,11 @@ import { verificationActionSchema } from './events.ts';
  */
 const slackUserId = z.string().regex(/^[UW][A-Z0-9]{2,20}$/, 'must be a Slack user id');
 const id = z.string().min(1).max(200);
-const sealedNumber = z.string().startsWith('sealed:v1:');
+/** Sealed under the person's data key (`personal:v1:`), or under the configured secret (`sealed:v1:`, older records). */
+const sealedNumber = z
+  .string()
+  .max(400)
+  .refine((v) => v.startsWith('personal:v1:') || v.startsWith('sealed:v1:'), 'must be a sealed number');
 
 /** Filled by the module's enrich step from the organisation-wide read model. */
 const orgCount = {
@@ -63,6 +67,8 @@ export const verificationCommandDataSchemas = {
     requestId: id,
     messageId: z.string().nullable(),
   }),
+  /** The person left (the pager's `forget`, a system command): their verified number is forgotten. */
+  ForgetVerifiedPhone: z.object({ slackUserId, reason: z.string().min(1).max(60) }),
   RecordVerificationUpstreamCallFailed: recordUpstreamCallFailedSchema(verificationActionSchema).extend({
     slackUserId,
   }),

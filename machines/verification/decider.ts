@@ -425,6 +425,11 @@ const toEvents = (command: VerificationCommand, state: VerificationState): Verif
         },
       ];
     }
+    case 'ForgetVerifiedPhone': {
+      const about = context.requests.some((r) => r.action === 'test' || r.action === 'notify_old');
+      if (!context.verified && !about) return [];
+      return [{ type: 'VerificationPhoneForgotten', data: { reason: command.data.reason, at: now } }];
+    }
     case 'RecordVerificationUpstreamCallFailed': {
       const { slackUserId: _, ...report } = command.data;
       const r = findRequest(context, report.requestId);

@@ -11,10 +11,11 @@ import { upstreamCallFailedSchema, upstreamCallRetriedSchema } from '../shared/u
  *   random key that exists only in the memory of the process that received it (src/verification/
  *   codeVault.ts). Once the check is answered, or the process restarts, the key is gone and the
  *   stored value cannot be opened by anyone (crypto-shredding);
- * - the phone number: `number` fields are sealed under a key derived from configuration
- *   (VONAGE_SIGNATURE_SECRET), beside a masked form (`+44 •••• ••0123`) for people to read. The
- *   only clear copy Switchboard writes is the people directory's link (`PersonLinked { system:
- *   'phone', externalId }`), which the pager needs to find the number and to recognise replies.
+ * - the phone number: `number` fields are sealed under the person's own data key (`personal:v1:`,
+ *   src/people/personKeys.ts; `sealed:v1:`, under a key derived from VONAGE_SIGNATURE_SECRET, in
+ *   records written before), beside a masked form (`+44 •••• ••0123`) for people to read, and
+ *   `numberKey` is a blind index under the same key. The people directory's link holds it sealed
+ *   the same way. Forgetting the person (a leaver) deletes the key: every copy is unreadable.
  */
 
 /** Upstream calls of the lifecycle, each a durable request (machines/shared/upstreamRequest.ts). */
@@ -44,8 +45,11 @@ export type VerificationFailure = z.infer<typeof verificationFailureSchema>;
 
 const id = z.string().min(1);
 const at = z.string().min(1);
-/** A sealed number (`sealed:v1:…`), never the number itself. */
-const sealedNumber = z.string().startsWith('sealed:v1:');
+/** Sealed under the person's data key (`personal:v1:`), or under the configured secret (`sealed:v1:`, older records). */
+const sealedNumber = z
+  .string()
+  .max(400)
+  .refine((v) => v.startsWith('personal:v1:') || v.startsWith('sealed:v1:'), 'must be a sealed number');
 const masked = z.string().min(1).max(40);
 /** A keyed hash of the number (HMAC, src/verification/phone.ts): tells two numbers apart, reveals neither. */
 const numberKey = z.string().regex(/^[0-9a-f]{32}$/);
@@ -141,6 +145,12 @@ export const verificationEventDataSchemas = {
     at,
   }),
   VerificationOldNumberNotified: z.object({ requestId: id, messageId: z.string().nullable(), at }),
+  /**
+   * The verified number was forgotten (the person left, issue 12): no number is verified any more,
+   * calls about it not made yet are dropped. Its sealed copies are unreadable (the person's data
+   * key is deleted); verifying again starts afresh, with no "old number" to tell.
+   */
+  VerificationPhoneForgotten: z.object({ reason: z.string().min(1).max(60), at }),
   VerificationUpstreamCallFailed: upstreamCallFailedSchema(verificationActionSchema),
   VerificationUpstreamCallRetried: upstreamCallRetriedSchema(verificationActionSchema),
 } as const;

@@ -224,6 +224,12 @@ export const applyVerificationEvent = (
     case 'VerificationTestSent':
     case 'VerificationOldNumberNotified':
       return { ...context, requests: withoutRequest(context.requests, event.data.requestId) };
+    case 'VerificationPhoneForgotten':
+      return {
+        ...context,
+        verified: null,
+        requests: context.requests.filter((r) => r.action !== 'test' && r.action !== 'notify_old'),
+      };
     case 'VerificationUpstreamCallFailed':
       return { ...context, requests: afterFailedAttempt(context.requests, event.data) };
     case 'VerificationUpstreamCallRetried':
@@ -269,6 +275,7 @@ export const verificationMachine = setup({
   initial: 'none',
   context: { attempt: null, verified: null, starts: [], requests: [], ending: null },
   on: {
+    VerificationPhoneForgotten: { actions: 'apply' },
     VerificationTestRequested: { actions: 'apply' },
     VerificationTestSent: { guard: 'answersOwnRequest', actions: 'apply' },
     VerificationOldNumberNoticeRequested: { actions: 'apply' },

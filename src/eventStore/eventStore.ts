@@ -134,6 +134,15 @@ export type EventStore = Readonly<{
   readCheckpoint(processorId: string): Promise<bigint | undefined>;
   /** Durably records that `processorId` finished everything up to and including `position`. */
   storeCheckpoint(processorId: string, position: bigint): Promise<void>;
+  /**
+   * Deletes a stream for good: its events can no longer be read (by `readStream`, `readAll` or a
+   * subscription), and a later append starts it afresh at revision 0. For data that must become
+   * unreadable (a person's data key, crypto-shredding: src/people/personKeys.ts), never for
+   * business history. SQLite removes the rows with `secure_delete` on (the bytes are overwritten)
+   * and truncates the WAL; KurrentDB deletes the stream (scavenging then removes the bytes; see
+   * src/eventStore/kurrentdb/README.md). A stream that does not exist is a no-op.
+   */
+  deleteStream(streamId: string): Promise<void>;
   /** True while the store can take writes (for /readyz). */
   isOpen(): boolean;
   close(): Promise<void>;

@@ -6,7 +6,8 @@ import { z } from 'zod';
  * order they were learnt; the newest fact per system wins.
  *
  * - `PersonLinked`: the Slack user is `externalId` in `system` (`incidents`: an incident-service
- *   user id; `hr`: an HR employee id; `phone`: a verified E.164 number), with the email and name
+ *   user id; `hr`: an HR employee id; `phone`: a verified number, sealed under the person's data
+ *   key, `personal:v1:…`, see personKeys.ts; links recorded before hold `+<digits>`), with the email and name
  *   the system gave (the email is what goes in `From` on incident-service writes).
  * - `PersonUnlinked`: the link is gone (the employee left, the phone was forgotten).
  *

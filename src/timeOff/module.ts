@@ -1,4 +1,5 @@
 import { register as registerTimeOffListeners } from '../../handlers/timeOff/index.ts';
+import { registerLeaverCoverListeners } from '../../handlers/timeOff/leaverCover.ts';
 import { hibobWebhookVerifier } from '../../handlers/timeOff/webhooks.ts';
 import { defineLifecycle, type LifecycleDeps, type LifecycleInstance } from '../lifecycles/lifecycle.ts';
 import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
@@ -18,6 +19,7 @@ import { createTimeOffHandOnReactor } from './handOn.reactor.ts';
 import { createTimeOffHomeSection } from './home.ts';
 import { createTimeOffHrCallsReactor } from './hrCalls.reactor.ts';
 import { createTimeOffHrSync, type TimeOffHrSync } from './hrSync.ts';
+import { createLeaversReactor, readLeaverReport } from './leavers.reactor.ts';
 import { createTimeOffNoticesReactor } from './notices.reactor.ts';
 import { createTimeOffPeople, type TimeOffPeople } from './people.ts';
 import { createTimeOffReadModel, type TimeOffReadModel } from './readModel.projection.ts';
@@ -168,6 +170,8 @@ const createTimeOff = (
       }),
       createCoverCallsReactor(coverOptions),
       createCoverReactor(coverOptions),
+      // Issue 12 (slice j-leaver): a leaver's phone forgotten, their shifts and policies reported.
+      createLeaversReactor({ ports: deps.ports, people, readModel, postMessage: post }),
       createTimeOffNoticesReactor({
         slack: {
           postMessage: post,
@@ -185,7 +189,19 @@ const createTimeOff = (
           deps.ports.get('onCall') ? cardOnCallOf(state.context, await timeZones.of(approver)) : null,
       }),
     ],
-    listeners: (app, handlerDeps) =>
+    listeners: (app, handlerDeps) => {
+      // Issue 12 (slice j-leaver): the leaver report's Cover… buttons and form.
+      registerLeaverCoverListeners(app, {
+        ...handlerDeps,
+        leavers: {
+          report: (hrId) => readLeaverReport(store, hrId),
+          openView: async (triggerId, view) => {
+            await slack.views.open({ trigger_id: triggerId, view });
+          },
+          displayName: async (user) => (await slack.users.info({ user })).user?.real_name ?? null,
+          now: () => clock.now(),
+        },
+      });
       registerTimeOffListeners(app, {
         ...handlerDeps,
         timeOff: {
@@ -215,7 +231,8 @@ const createTimeOff = (
             return members;
           },
         },
-      }),
+      });
+    },
     webhooks: [hibobWebhookVerifier({ verifySignature, logger, hrLagMs })],
     home: createTimeOffHomeSection({ readModel, people }),
     rejectionText: timeOffRejectionText,

@@ -8,6 +8,7 @@ import { phaseOf } from '../../machines/verification/decider.ts';
 import { verificationStreamId } from '../../machines/verification/streams.ts';
 import { ValidationError } from '../core/errors.ts';
 import { defineLifecycle, type LifecycleDeps, type LifecycleInstance } from '../lifecycles/lifecycle.ts';
+import { createPersonKeys, type PersonKeys } from '../people/personKeys.ts';
 import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import { createVonageClient } from '../upstream/vonage.ts';
@@ -47,12 +48,18 @@ import { createVerificationUpstreamReactor } from './upstreamCalls.reactor.ts';
  * anyone (crypto-shredding). A restart between the submission and the check finds no key: the
  * check records `VerificationCodeLost` and the person is asked, in a DM, to enter the code again.
  *
- * **Phone numbers** are sealed in commands and events (under a key derived from
- * VONAGE_SIGNATURE_SECRET), with a masked form for people (`+44 •••• ••0123`) and a keyed hash to
- * tell numbers apart. The clear number is written in one place: the people directory's
- * `PersonLinked { system: 'phone', externalId: '+447700900123' }`, which the pager needs. (The
- * raw `/verify +44…` slash command, recorded as Slack sent it by the shared inbox, holds the text
- * typed too.)
+ * **Phone numbers are never stored in clear, and can be shredded.** A number is sealed under its
+ * owner's own data key (src/people/personKeys.ts: `personkey-<slackUserId>`, itself sealed under
+ * VONAGE_SIGNATURE_SECRET) wherever it is recorded: the `/verify` command and the verification
+ * events, the people directory's `PersonLinked { system: 'phone' }`, the pager's pages and
+ * opt-outs, and the replies from that phone; lookups by number use a blind index (an HMAC under
+ * the same key) and the pager's in-memory index. Beside it, a masked form for people
+ * (`+44 •••• ••0123`). The recorded `/verify` slash command keeps `[Redacted]` for its text, and
+ * the communications webhooks are recorded without their numbers. When HR says someone left,
+ * `pager.forget` deletes their key (`EventStore.deleteStream`): every copy becomes unreadable.
+ * A number from someone nobody verified (an SMS from a stranger) is sealed under the configured
+ * secret. Records written before person keys existed (a clear link, `sealed:v1:` numbers) are
+ * read as they are and not rewritten; a person verifying again is linked with a sealed number.
  *
  * @example
  * const sb = await createSwitchboard({ config, logger, lifecycleOptions: { verification: { retry: { baseMs: 30 } } } });
@@ -62,6 +69,7 @@ export type VerificationApi = Readonly<{
   client: VonageClient;
   vault: CodeVault;
   phones: PhoneSealer;
+  personKeys: PersonKeys;
   readModel: VerificationReadModel;
 }>;
 
@@ -104,7 +112,9 @@ const createVerification = (
     });
   // The signed-webhook check of every `/webhooks/vonage/*` route: the JWT over the raw body, fresh.
   const verifySignature = vonageWebhookVerify({ secrets: [config.signatureSecret], clock });
-  const phones = createPhoneSealer(config.signatureSecret);
+  // A data key per person for their number (crypto-shredding), kept under the same secret.
+  const personKeys = createPersonKeys({ store, secret: config.signatureSecret });
+  const phones = createPhoneSealer(config.signatureSecret, personKeys);
   // A test or the sandbox may pass it in; otherwise VONAGE_VOICE_EVENT_URL.
   const voiceEventUrl = options?.voiceEventUrl ?? config.voiceEventUrl;
   const vault = createCodeVault({ now: () => clock.now() });
@@ -181,7 +191,7 @@ const createVerification = (
 
   /** Number Insight before a start: a number the vendor reads otherwise is refused; no answer never blocks. */
   const lookup = async (sealedNumber: string): Promise<void> => {
-    const digits = phones.open(sealedNumber);
+    const digits = await phones.openForUse(sealedNumber);
     const found = await Promise.race([
       client.lookupNumber(digits).catch(() => null),
       sleep(LOOKUP_BUDGET_MS).then(() => null),
@@ -204,6 +214,8 @@ const createVerification = (
     fromNumber: config.fromNumber,
     verifySignature,
     phoneKey: (digits) => phones.key(digits),
+    phones,
+    forgetKey: (slackUserId) => personKeys.forget(slackUserId),
     ...(voiceEventUrl ? { voiceEventUrl } : {}),
   });
   // ─────────────────────────────────────────────────────────────────────────────────────────────
@@ -276,7 +288,7 @@ const createVerification = (
         ? { text: `:warning: ${r.message}` }
         : undefined,
     provides: { ...paging.provides },
-    api: { client, vault, phones, readModel },
+    api: { client, vault, phones, personKeys, readModel },
   };
 };
 

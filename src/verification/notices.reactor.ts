@@ -36,7 +36,7 @@ import type { PhoneSealer } from './phone.ts';
  *
  * `verification-timers`: schedules each attempt's expiry (`ExpireVerification` at `expiresAt`) with
  * the durable scheduler. `verification-people`: links a verified number in the people directory
- * (`system: 'phone'`, the E.164 digits), which the pager reads.
+ * (`system: 'phone'`, the number sealed under the person's data key), which the pager reads.
  */
 export const VERIFICATION_NOTICES_PROCESSOR = 'verification-notices';
 export const VERIFICATION_TIMERS_PROCESSOR = 'verification-timers';
@@ -218,14 +218,22 @@ export const createVerificationPeopleReactor = (
       .filter((m) => m.type === 'VerificationVerified')
       .at(-1);
     if (latest && latest.id !== event.id) return;
-    const e164 = `+${options.phones.open(e.data.number)}`;
     // Linked again when the same number is verified again (a new fact the pager can read: the end
     // of an opt-out), but once per verification: a redelivery finds the link as recent.
+    // The link holds the number sealed under the person's data key (never in clear), so
+    // forgetting them makes it unreadable. A number sealed the older way is sealed again.
+    const number = e.data.number.startsWith('personal:v1:')
+      ? e.data.number
+      : await options.phones.sealFor(user, options.phones.open(e.data.number));
+    const digits = await options.phones.openAny(number);
+    if (digits === null) return; // forgotten since
     const current = await options.people.linkOf(user, 'phone');
-    if (current?.externalId === e164 && Date.parse(current.at) >= Date.parse(e.data.at)) return;
+    const linked = current ? await options.phones.openAny(current.externalId).catch(() => null) : null;
+    const same = linked !== null && linked.replace(/\D/g, '') === digits;
+    if (current && same && Date.parse(current.at) >= Date.parse(e.data.at)) return;
     await options.people.link(user, {
       system: 'phone',
-      externalId: e164,
+      externalId: number,
       email: null,
       name: state.context.verified?.masked ?? null,
     });

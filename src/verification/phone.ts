@@ -1,6 +1,8 @@
 import { createHmac, hkdfSync } from 'node:crypto';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { ChatOpsError } from '../core/errors.ts';
 import { createSealer, type Sealer } from '../core/sealed.ts';
+import { isPersonalSealed, type PersonKeys } from '../people/personKeys.ts';
 
 /**
  * Phone numbers as the verification lifecycle handles them: parsed with libphonenumber-js (E.164
@@ -85,22 +87,61 @@ export const parsePhone = (raw: string): ParsedPhone => {
   };
 };
 
-/** Seals numbers for the store, and keys them for comparison, under keys derived from one secret. */
+/**
+ * Seals numbers for the store, and keys them for comparison. A person's number is sealed under
+ * their own data key (`sealFor`, `keyFor`: src/people/personKeys.ts), so forgetting them makes
+ * every copy unreadable; a number nobody owns (an SMS from an unknown number) and the records
+ * written before person keys existed use keys derived from the configured secret (`seal`, `key`).
+ */
 export type PhoneSealer = Readonly<{
-  /** `sealed:v1:…` of the E.164 digits. */
+  /** `sealed:v1:…` of the E.164 digits, under the configured secret (a number of nobody known). */
   seal(digits: string): string;
-  /** The digits; throws SB_VALIDATION when sealed under another key (the secret was rotated). */
+  /** The digits of a `sealed:v1:` value; throws SB_VALIDATION when sealed under another key. */
   open(sealed: string): string;
   /** 32 hex characters, the same for the same number under the same secret. */
   key(digits: string): string;
+  /** `personal:v1:…`: the digits sealed under the person's data key. */
+  sealFor(slackUserId: string, digits: string): Promise<string>;
+  /** The person's blind index of the number (an HMAC under their data key). */
+  keyFor(slackUserId: string, digits: string): Promise<string>;
+  /** The digits of any sealed number; null when it cannot be opened (the person's key was forgotten). */
+  openAny(sealed: string): Promise<string | null>;
+  /**
+   * The digits, for a call that needs them; a number whose person was forgotten is a permanent
+   * refusal (SB_VALIDATION, reason `phone_forgotten`), never retried.
+   */
+  openForUse(sealed: string): Promise<string>;
 }>;
 
-export const createPhoneSealer = (secret: string): PhoneSealer => {
+export const createPhoneSealer = (secret: string, keys?: PersonKeys): PhoneSealer => {
   const sealer: Sealer = createSealer(secret, 'phone-number');
   const hmacKey = Buffer.from(hkdfSync('sha256', secret, 'switchboard', 'phone-number-key', 32));
+  const key = (digits: string) => createHmac('sha256', hmacKey).update(digits).digest('hex').slice(0, 32);
+  const openAny = async (sealed: string): Promise<string | null> => {
+    if (isPersonalSealed(sealed)) return keys ? keys.open(sealed) : null;
+    try {
+      return sealer.open(sealed);
+    } catch {
+      return null; // sealed under a secret since rotated: as unreadable as a forgotten one
+    }
+  };
   return {
     seal: (digits) => sealer.seal(digits),
     open: (sealed) => sealer.open(sealed),
-    key: (digits) => createHmac('sha256', hmacKey).update(digits).digest('hex').slice(0, 32),
+    key,
+    sealFor: (slackUserId, digits) =>
+      keys ? keys.seal(slackUserId, digits) : Promise.resolve(sealer.seal(digits)),
+    keyFor: (slackUserId, digits) =>
+      keys ? keys.blindIndex(slackUserId, digits) : Promise.resolve(key(digits)),
+    openAny,
+    async openForUse(sealed) {
+      const digits = await openAny(sealed);
+      if (digits === null) {
+        throw new ChatOpsError('SB_VALIDATION', 'this phone number was forgotten (its owner left)', {
+          details: { reason: 'phone_forgotten' },
+        });
+      }
+      return digits;
+    },
   };
 };

@@ -114,7 +114,7 @@ export const createVerificationUpstreamReactor = (options: VerificationUpstreamO
     const attempt = args.state.context.attempt;
     if (!attempt) throw new ChatOpsError('SB_ILLEGAL_STATE', 'no attempt to start');
     const started = await client.startVerification({
-      to: phones.open(attempt.number),
+      to: await phones.openForUse(attempt.number),
       brand: options.brand,
       workflow: ['sms', 'voice'],
       codeLength: attempt.codeLength,
@@ -220,7 +220,7 @@ export const createVerificationUpstreamReactor = (options: VerificationUpstreamO
           return outcome('RecordVerificationMovedToVoice', target, { requestId: r.requestId });
         }
         case 'test': {
-          const to = phones.open(r.number ?? '');
+          const to = await phones.openForUse(r.number ?? '');
           const sms = await client.sendSms({
             to,
             from: options.fromNumber,
@@ -247,7 +247,7 @@ export const createVerificationUpstreamReactor = (options: VerificationUpstreamO
         }
         case 'notify_old': {
           const sent = await client.sendSms({
-            to: phones.open(r.number ?? ''),
+            to: await phones.openForUse(r.number ?? ''),
             from: options.fromNumber,
             text: `${options.brand}: your on-call number was changed to ${r.newMasked ?? 'a new number'}. Pages no longer come to this phone.`,
             clientRef: `old${r.requestId.replace(/[^0-9a-z]/gi, '').slice(0, 37)}`,

@@ -41,12 +41,10 @@ describe('phone verification', () => {
     expect(submitted.status).toBe(200);
     expect(submitted.body?.['response_action']).toBeUndefined();
     await h.dm(/\+44 •••• ••0123 is verified/);
-    await waitFor(
-      async () => (await h.sb.people.linkOf(ANA, 'phone'))?.externalId === `+${PHONE_A.digits}` || undefined,
-      {
-        what: 'the phone link',
-      },
-    );
+    // The link holds the number sealed under Ana's own data key (crypto-shredding), never in clear.
+    const link = await waitFor(async () => h.sb.people.linkOf(ANA, 'phone'), { what: 'the phone link' });
+    expect(link.externalId).toMatch(/^personal:v1:U/);
+    expect(await h.sb.lifecycle('verification')?.phones.openAny(link.externalId)).toBe(PHONE_A.digits);
     expect(await h.types()).toEqual([
       'VerificationRequested',
       'VerificationCodeSent',
@@ -78,14 +76,10 @@ describe('phone verification', () => {
     // The recorded modal input keeps [Redacted]; the command and the fact carry it sealed.
     expect(bytes).toContain('[Redacted]');
     expect(bytes).toMatch(/vault:v1:/);
-    // The number in clear only in the people directory's link, which the pager reads.
+    // The number nowhere in clear: the people directory's link holds it sealed under Ana's key too.
     const hits = tokenAt(bytes, PHONE_A.digits).concat(tokenAt(bytes, `\\+${PHONE_A.digits}`));
-    expect(hits.length).toBeGreaterThan(0);
-    for (const at of hits) {
-      expect(bytes.slice(Math.max(0, at - 400), at + 400), 'a clear number outside the phone link').toContain(
-        '"system":"phone"',
-      );
-    }
+    expect(hits).toEqual([]);
+    expect(bytes).toMatch(/personal:v1:/);
 
     // Nor as typed: the recorded `/verify` slash command keeps `[Redacted]` for its text.
     expect(tokenAt(bytes, PHONE_A.typed.replace(/[+]/g, '\\+')), 'the number as typed').toEqual([]);
@@ -104,10 +98,10 @@ describe('phone verification', () => {
     const sealed = String((submittedEvent?.data as { sealedCode?: unknown } | undefined)?.sealedCode);
     expect(sealed).toMatch(/^vault:v1:/);
     expect(h.sb.lifecycle('verification')?.vault.open(sealed)).toBeNull();
-    // Every stored event other than the link holds the number only sealed or masked.
+    // Every stored event holds the number only sealed or masked, the link included.
     const all = await h.sb.store.readAll({ maxCount: 10_000 });
     const clear = all.filter((e) => JSON.stringify(e.data).includes(PHONE_A.digits)).map((e) => e.type);
-    expect(clear).toEqual(['PersonLinked']);
+    expect(clear).toEqual([]);
   });
 
   it('changes the number: both numbers are texted, the link moves to the new one', async () => {
@@ -126,11 +120,13 @@ describe('phone verification', () => {
     );
     expect(notice.text).toContain(PHONE_B.masked);
     expect(notice.text).not.toContain(PHONE_B.digits);
+    const phones = h.sb.lifecycle('verification')?.phones;
     await waitFor(
-      async () => (await h.sb.people.linkOf(ANA, 'phone'))?.externalId === `+${PHONE_B.digits}` || undefined,
-      {
-        what: 'the link moved to the new number',
+      async () => {
+        const link = await h.sb.people.linkOf(ANA, 'phone');
+        return (link && (await phones?.openAny(link.externalId)) === PHONE_B.digits) || undefined;
       },
+      { what: 'the link moved to the new number' },
     );
 
     // The same number verified again (after a STOP, say) is no change: nobody else is texted, and

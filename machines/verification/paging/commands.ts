@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Command } from '../../shared/messages.ts';
-import { phoneDigitsSchema, replyActionSchema } from './events.ts';
+import { replyActionSchema, storedPhoneSchema } from './events.ts';
 
 // The pager's commands. Time is `metadata.now`; ids are deterministic (a repeat is a no-op).
 
@@ -13,7 +13,7 @@ export const requestPageSchema = z.object({
   reportTo: z.string().min(1),
   number: z.number().int().nullable(),
   label: z.string().min(1).max(200),
-  phone: phoneDigitsSchema,
+  phone: storedPhoneSchema,
   /** When the phone was (last) verified: an opt-out older than this no longer holds. */
   phoneVerifiedAt: z.string().min(1),
   text: z.string().min(1).max(1000),
@@ -31,19 +31,24 @@ export const recordPageSendFailedSchema = z.object({
 export const placePageCallSchema = z.object({ ...byPage });
 export const recordPageCallPlacedSchema = z.object({ ...byPage, callUuid: z.string().min(1) });
 export const stopPageSchema = z.object({ ...byPage, reason: z.string().min(1).max(200) });
-export const optOutOfPagingSchema = z.object({ slackUserId, phone: phoneDigitsSchema });
+export const optOutOfPagingSchema = z.object({ slackUserId, phone: storedPhoneSchema });
+
+/** The blind index of the number (the stream of its replies): never the number. */
+const numberKey = z.string().regex(/^[0-9a-f]{32}$/);
 
 export const recordPagerReplySchema = z.object({
   replyId: z.string().min(1).max(200),
+  numberKey: numberKey.optional(),
   via: z.enum(['sms', 'voice']),
-  phone: phoneDigitsSchema,
+  phone: storedPhoneSchema,
   text: z.string().max(160),
   action: replyActionSchema,
   number: z.number().int().nullable(),
   callUuid: z.string().max(64).nullable(),
 });
 export const recordPagerReplyOutcomeSchema = z.object({
-  phone: phoneDigitsSchema,
+  phone: storedPhoneSchema,
+  numberKey: numberKey.optional(),
   replyId: z.string().min(1).max(200),
   outcome: z.enum([
     'acknowledged',

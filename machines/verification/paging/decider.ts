@@ -219,10 +219,11 @@ const decideReply = (command: PagerReplyCommand, state: PagerReplyState): PagerE
   switch (command.type) {
     case 'RecordPagerReply': {
       if (state.received[command.data.replyId]) return [];
-      return [{ type: 'PagerReplyReceived', data: { ...command.data, at } }];
+      const { numberKey: _key, ...reply } = command.data;
+      return [{ type: 'PagerReplyReceived', data: { ...reply, at } }];
     }
     case 'RecordPagerReplyOutcome': {
-      const { phone: _phone, ...d } = command.data;
+      const { phone: _phone, numberKey: _key, ...d } = command.data;
       if (!state.received[d.replyId]) {
         throw new DecisionRejected(`no reply ${d.replyId}`, { reason: 'unknown_reply' });
       }

@@ -9,6 +9,18 @@ const isoTime = z.string().min(1);
 const pageId = z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/);
 /** E.164 digits without `+`. */
 export const phoneDigitsSchema = z.string().regex(/^[1-9][0-9]{5,14}$/);
+/**
+ * A phone number as the pager records it: sealed under the person's data key (`personal:v1:`, so
+ * forgetting them makes it unreadable), sealed under the configured secret (`sealed:v1:`, a number
+ * nobody verified), or E.164 digits (records written before numbers were sealed).
+ */
+export const storedPhoneSchema = z.union([
+  phoneDigitsSchema,
+  z
+    .string()
+    .max(400)
+    .refine((v) => v.startsWith('personal:v1:') || v.startsWith('sealed:v1:'), 'must be a sealed number'),
+]);
 
 /** What a page is about, as the replies and receipts name it. */
 const subject = {
@@ -26,7 +38,7 @@ export const pagerEventDataSchemas = {
   /** The SMS is to be sent now; the call at `callDueAt` (null: none) unless the page stops first. */
   PageRequested: z.object({
     ...subject,
-    phone: phoneDigitsSchema,
+    phone: storedPhoneSchema,
     text: z.string().min(1).max(1000),
     spokenText: z.string().min(1).max(1500),
     callDueAt: isoTime.nullable(),
@@ -50,13 +62,13 @@ export const pagerEventDataSchemas = {
   /** Nothing more is sent for this page (acknowledged, resolved, answered). */
   PageStopped: z.object({ pageId, reason: z.string().min(1).max(200), at: isoTime }),
   /** STOP: no pages to `phone` until it is verified again (a newer phone link). */
-  PagingOptedOut: z.object({ phone: phoneDigitsSchema, at: isoTime }),
+  PagingOptedOut: z.object({ phone: storedPhoneSchema, at: isoTime }),
 
   /** A reply from a phone, as received (`pagerreply-<number key>`). The text is kept to 160 characters. */
   PagerReplyReceived: z.object({
     replyId: z.string().min(1),
     via: z.enum(['sms', 'voice']),
-    phone: phoneDigitsSchema,
+    phone: storedPhoneSchema,
     text: z.string().max(160),
     action: replyActionSchema,
     /** `4 12`: the incident number named; null for a bare `4`. */

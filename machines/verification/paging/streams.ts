@@ -6,8 +6,9 @@
 //   one consistent history.
 // - `pagerreply-<number key>`: what a phone number sent back (SMS replies, keys pressed in a
 //   call), each once, with what was made of it: also for numbers nobody verified (recorded,
-//   ignored). The key is a keyed hash of the number (the verification module's phone sealer), so
-//   stream names, which logs, metrics and the event browser show, never carry a number.
+//   ignored). The key is a blind index of the number (an HMAC under its owner's data key, or under
+//   the configured secret for a number nobody verified), so stream names, which logs, metrics and
+//   the event browser show, never carry a number, and a forgotten person's replies are unlinkable.
 // - `pagerreceipt-<vendor uuid>`: the delivery receipts of one SMS or call, each status once.
 
 export const PAGER_STREAM_PREFIX = 'pager-';

@@ -731,6 +731,24 @@ export const createKurrentDbEventStore = async (options: KurrentDbEventStoreOpti
       });
     },
 
+    /**
+     * A (soft) delete: the stream reads as absent at once and may be written again (a person who
+     * verifies a phone again gets a new key); the bytes go at the next scavenge, so run scavenges
+     * (README.md). Not a tombstone, which would forbid the stream for ever.
+     */
+    deleteStream(streamId) {
+      return run({ operation: 'delete stream', streamId }, async () => {
+        try {
+          await client.deleteStream(streamId, { deadline: operationTimeoutMs });
+        } catch (e) {
+          // Deleting a stream that does not exist (or is already deleted) is a no-op.
+          if (e instanceof Error && /not ?found|StreamNotFound|StreamDeleted/i.test(`${e.name} ${e.message}`))
+            return;
+          throw e;
+        }
+      });
+    },
+
     isOpen: () => open && healthy,
 
     async close() {

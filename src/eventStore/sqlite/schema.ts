@@ -5,8 +5,9 @@ import { ChatOpsError } from '../../core/errors.ts';
  * Schema migrations, versioned in code and applied in order at open. Never edit a shipped
  * migration: add the next version.
  *
- * `messages.position` is the global position, the rowid. Rows are never deleted, so SQLite's
- * max(rowid)+1 allocation is strictly increasing without AUTOINCREMENT (which would cost a
+ * `messages.position` is the global position, the rowid. Rows are only deleted by `deleteStream`
+ * (a person's data key, crypto-shredding), which first appends a `StreamDeleted` marker after them,
+ * so SQLite's max(rowid)+1 allocation is strictly increasing without AUTOINCREMENT (which would cost a
  * `sqlite_sequence` write per commit). SQLite has one writer at a time, so a reader never sees
  * position N+1 committed before N: subscriptions have no gaps to wait out.
  * `message_id` is unique across the store: a repeated append of the same id is a no-op.

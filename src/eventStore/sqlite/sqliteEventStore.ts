@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -126,7 +127,20 @@ type PendingCheckpoint = {
   resolve: (r: undefined) => void;
   reject: (e: unknown) => void;
 };
-type Pending = PendingAppend | PendingCheckpoint;
+type PendingDelete = {
+  kind: 'delete';
+  streamId: string;
+  resolve: (r: AppendResult | undefined) => void;
+  reject: (e: unknown) => void;
+};
+type Pending = PendingAppend | PendingCheckpoint | PendingDelete;
+
+/**
+ * Where the store notes that it deleted a stream (`deleteStream`): one event per deletion, after
+ * the deleted ones, so the highest position never goes back (positions are rowids, allocated as
+ * max + 1: without it, deleting the newest rows would hand their positions out again).
+ */
+export const DELETED_STREAMS_STREAM = 'deletedstreams-store';
 
 type Outcome = { ok: true; value: AppendResult | undefined } | { ok: false; error: unknown };
 
@@ -297,6 +311,8 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
       }
     }
     db.exec(`PRAGMA synchronous = ${options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
+    // What `deleteStream` removes is overwritten with zeros, not left in free space.
+    db.exec('PRAGMA secure_delete = ON');
     if (!memory) db.exec(`PRAGMA wal_autocheckpoint = ${SAFETY_NET_AUTOCHECKPOINT_PAGES}`);
     schemaVersion = migrate(db, now);
   } catch (e) {
@@ -514,8 +530,34 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
     }
   };
 
+  const deleteOne = (item: PendingDelete): AppendResult | undefined => {
+    const head = streamHead(item.streamId);
+    if (head === undefined) return undefined;
+    // The marker first, so it takes a position after the deleted ones (max + 1) before they go.
+    const marker = appendOne({
+      kind: 'append',
+      streamId: DELETED_STREAMS_STREAM,
+      events: [
+        {
+          id: randomUUID(),
+          type: 'StreamDeleted',
+          kind: 'E',
+          data: JSON.stringify({ streamId: item.streamId, lastRevision: head.revision }),
+          metadata: '{}',
+        },
+      ],
+      expected: 'any',
+      resolve: () => undefined,
+      reject: () => undefined,
+    });
+    // secure_delete is on: the deleted cells are overwritten with zeros, not just unlinked.
+    stmt('DELETE FROM messages WHERE stream_id = ?').run(item.streamId);
+    return marker;
+  };
+
   const runItem = (item: Pending): AppendResult | undefined => {
     if (item.kind === 'append') return appendOne(item);
+    if (item.kind === 'delete') return deleteOne(item);
     stmt(
       `INSERT INTO processors (processor_id, last_position, updated_at) VALUES (?, ?, ?)
        ON CONFLICT (processor_id) DO UPDATE SET last_position = excluded.last_position, updated_at = excluded.updated_at`,
@@ -524,7 +566,10 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
   };
 
   const wrote = (item: Pending, value: AppendResult | undefined): boolean =>
-    item.kind === 'checkpoint' || (value !== undefined && !value.deduplicated && item.events.length > 0);
+    item.kind === 'checkpoint' ||
+    (item.kind === 'delete'
+      ? value !== undefined
+      : value !== undefined && !value.deduplicated && item.events.length > 0);
 
   /** Writes one batch; returns each item's outcome, or throws when the batch as a whole failed. */
   const writeBatch = (batch: readonly Pending[]): Outcome[] => {
@@ -621,6 +666,10 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
       if (!outcome.ok) {
         item.reject(outcome.error);
         return;
+      }
+      if (item.kind === 'delete' && outcome.value) {
+        const position = Number(outcome.value.position);
+        committed.push({ position, streamId: DELETED_STREAMS_STREAM, type: 'StreamDeleted' });
       }
       if (item.kind === 'append' && outcome.value && wrote(item, outcome.value)) {
         // One append's events were inserted one after another: consecutive positions up to the last.
@@ -774,6 +823,25 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
         resolve,
         reject,
       }));
+    },
+
+    async deleteStream(streamId: string): Promise<void> {
+      serialize(streamId, []);
+      const marker = await enqueue<AppendResult | undefined>((resolve, reject) => ({
+        kind: 'delete',
+        streamId,
+        resolve,
+        reject,
+      }));
+      if (marker === undefined || memory || !open) return;
+      // The deleted rows' old page images may still be in the WAL: copy everything into the main
+      // file (where secure_delete zeroed them) and cut the WAL to nothing. Another process reading
+      // at this moment keeps the WAL alive; the next checkpoint after it finishes completes this.
+      try {
+        stmt('PRAGMA wal_checkpoint(TRUNCATE)').get();
+      } catch {
+        // Busy: see above.
+      }
     },
 
     async readStream(streamId: string, opts: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

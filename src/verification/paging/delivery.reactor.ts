@@ -24,12 +24,17 @@ export type PagingDeliveryDeps = Readonly<{
    */
   voiceEventUrl: string | undefined;
   dispatch: () => Dispatch;
+  /** The digits of a recorded number (sealed under the person's key); null once they are forgotten. */
+  openPhone(stored: string): Promise<string | null>;
   /** Seconds a page call rings before it counts as unanswered. */
   ringingSeconds?: number;
 }>;
 
-/** Why a page stops that means nobody needs the phone to ring any more (see src/incidents/paging.reactor.ts). */
-const HANG_UP_REASONS: ReadonlySet<string> = new Set(['acknowledged', 'resolved']);
+/**
+ * Why a page stops that means nobody needs the phone to ring any more (see
+ * src/incidents/paging.reactor.ts), or must not (`left`: the person left, pager.forget).
+ */
+const HANG_UP_REASONS: ReadonlySet<string> = new Set(['acknowledged', 'resolved', 'left']);
 
 export const readPagerState = async (store: EventStore, streamId: string) =>
   foldHistory(pagerDecider, await store.readStream(streamId));
@@ -70,7 +75,13 @@ export const pageCallNcco = (spokenText: string, eventUrl: string | undefined): 
  * (PageCallRequested, PageStopped), so SMS pages never wait behind calls queued for the call
  * creation budget (3 a second) in a storm.
  */
+/** What a page to a forgotten number records instead of sending. */
+const FORGOTTEN = { code: 'phone_forgotten', message: 'the number was forgotten (its owner left)' } as const;
+
 export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sms' | 'calls'): Processor => {
+  /** Digits as recorded before numbers were sealed are used as they are. */
+  const phoneOf = (stored: string): Promise<string | null> =>
+    /^[0-9]+$/.test(stored) ? Promise.resolve(stored) : deps.openPhone(stored);
   const sendSms = async (
     e: PagerEventOf<'PageRequested'>['data'],
     slackUserId: string,
@@ -89,9 +100,16 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sm
     const state = await readPagerState(store, streamId);
     const page = state.pages[e.pageId];
     if (page?.status !== 'requested' || page.messageUuid !== null || page.smsFailed) return;
+    const to = await phoneOf(e.phone);
+    if (to === null) {
+      await deps.dispatch()(
+        pagerCommand('RecordPageSmsFailed', { slackUserId, pageId: e.pageId, ...FORGOTTEN }, e.pageId, now()),
+      );
+      return;
+    }
     try {
       const sent = await deps.client.sendSms({
-        to: e.phone,
+        to,
         from: deps.from,
         text: e.text,
         clientRef: e.pageId,
@@ -162,9 +180,21 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sm
         .filter((m) => m.kind === 'event' && m.type === 'PageRequested' && m.data.pageId === page.pageId)
         .map((m) => parsePagerEvent(m))[0] as PagerEventOf<'PageRequested'> | undefined;
       const spoken = requested?.data.spokenText ?? page.label;
+      const to = await phoneOf(page.phone);
+      if (to === null) {
+        await deps.dispatch()(
+          pagerCommand(
+            'RecordPageCallFailed',
+            { slackUserId, pageId: page.pageId, ...FORGOTTEN },
+            page.pageId,
+            ctx.now(),
+          ),
+        );
+        return;
+      }
       try {
         const call = await deps.client.createCall({
-          to: page.phone,
+          to,
           from: deps.from,
           ncco: pageCallNcco(spoken, deps.voiceEventUrl),
           ...(deps.voiceEventUrl ? { eventUrl: deps.voiceEventUrl } : {}),

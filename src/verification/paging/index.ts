@@ -18,6 +18,7 @@ import type { LifecycleDeps } from '../../lifecycles/lifecycle.ts';
 import type { Pager } from '../../lifecycles/ports.ts';
 import type { Processor } from '../../processors/runner.ts';
 import type { VonageClient } from '../../upstream/vonageContract.ts';
+import type { PhoneSealer } from '../phone.ts';
 import { createPagingDeliveryReactor } from './delivery.reactor.ts';
 import { createPager } from './pager.ts';
 import { createPagerIndex, type PagerIndex } from './pagerIndex.ts';
@@ -53,8 +54,15 @@ export type PagingInput = Readonly<{
    * unset, the vendor uses the application's event URL.
    */
   voiceEventUrl?: string;
-  /** The keyed hash of a number (`PhoneSealer.key`): names the stream of its replies. */
+  /** The keyed hash of a number (`PhoneSealer.key`): names the stream of replies from a number nobody verified. */
   phoneKey(digits: string): string;
+  /**
+   * How numbers are sealed: a person's under their data key (`sealFor`, `keyFor`), anyone else's
+   * under the configured secret; `openAny` gives the digits back (null once the person is forgotten).
+   */
+  phones: Pick<PhoneSealer, 'seal' | 'sealFor' | 'keyFor' | 'openAny'>;
+  /** Deletes the person's data key (crypto-shredding): every number sealed under it is unreadable. */
+  forgetKey(slackUserId: string): Promise<void>;
 }>;
 
 export type Paging = Readonly<{
@@ -85,15 +93,41 @@ const route = (decider: unknown, streamId: (c: Command) => string): CommandRoute
 
 export const createPaging = (input: PagingInput): Paging => {
   const { deps } = input;
-  const index = createPagerIndex({ store: deps.store });
+  const openPhone = (sealed: string) => input.phones.openAny(sealed);
+  const index = createPagerIndex({ store: deps.store, openPhone });
   const dispatch = () => (command: Command) => deps.dispatch(command);
   const incidentResponse = () => deps.ports.get('incidentResponse');
   const data = (c: Command) => c.data as Record<string, string>;
-  const numberKey = (phone: string | undefined): string => {
+  /** The replies stream: the blind index the edge computed, or (older records) a key of the digits. */
+  const numberKey = (c: Command): string => {
+    const { numberKey: key, phone } = data(c);
+    if (key) return key;
     if (!phone || !/^[0-9]{6,15}$/.test(phone)) throw new TypeError('not a phone number');
     return input.phoneKey(phone);
   };
-  const pager = createPager({ index, dispatch, now: () => deps.clock.now(), store: deps.store });
+  const pager = createPager({
+    index,
+    dispatch,
+    now: () => deps.clock.now(),
+    store: deps.store,
+    people: deps.people,
+    forgetKey: input.forgetKey,
+  });
+  /**
+   * A number in a webhook, sealed before anything is recorded: under the data key of the person who
+   * verified it (so forgetting them shreds it), else under the configured secret.
+   */
+  const sealInbound = async (digits: string): Promise<Readonly<{ phone: string; numberKey: string }>> => {
+    await index.catchUp();
+    const owner = index.personOfPhone(digits);
+    if (owner) {
+      return {
+        phone: await input.phones.sealFor(owner, digits),
+        numberKey: await input.phones.keyFor(owner, digits),
+      };
+    }
+    return { phone: input.phones.seal(digits), numberKey: input.phoneKey(digits) };
+  };
   return {
     routes: {
       ...Object.fromEntries(
@@ -102,8 +136,8 @@ export const createPaging = (input: PagingInput): Paging => {
           route(pagerDecider, (c) => pagerStreamId(data(c).slackUserId ?? '')),
         ]),
       ),
-      RecordPagerReply: route(pagerReplyDecider, (c) => pagerReplyStreamId(numberKey(data(c).phone))),
-      RecordPagerReplyOutcome: route(pagerReplyDecider, (c) => pagerReplyStreamId(numberKey(data(c).phone))),
+      RecordPagerReply: route(pagerReplyDecider, (c) => pagerReplyStreamId(numberKey(c))),
+      RecordPagerReplyOutcome: route(pagerReplyDecider, (c) => pagerReplyStreamId(numberKey(c))),
       RecordPageReceipt: route(pageReceiptDecider, (c) => pagerReceiptStreamId(data(c).vendorId ?? '')),
     },
     processors: [
@@ -114,6 +148,7 @@ export const createPaging = (input: PagingInput): Paging => {
             from: input.fromNumber,
             voiceEventUrl: input.voiceEventUrl,
             dispatch,
+            openPhone,
           },
           which,
         ),
@@ -123,6 +158,7 @@ export const createPaging = (input: PagingInput): Paging => {
         from: input.fromNumber,
         index,
         dispatch,
+        openPhone,
         incidentResponse,
         tellInSlack: async (slackUserId, text) => {
           await deps.slack.chat.postMessage({ channel: slackUserId, text });
@@ -139,6 +175,7 @@ export const createPaging = (input: PagingInput): Paging => {
       verify: input.verifySignature,
       fromNumber: input.fromNumber,
       voiceEventUrl: input.voiceEventUrl,
+      sealInbound,
       pageLabelOfCall: async (callUuid) => {
         await index.catchUp();
         return index.pageOfCall(callUuid)?.label ?? null;

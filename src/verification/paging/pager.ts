@@ -7,6 +7,7 @@ import { uuidv5 } from '../../core/ids.ts';
 import type { Command } from '../../core/messages.ts';
 import type { EventStore } from '../../eventStore/eventStore.ts';
 import type { PageOutcome, Pager } from '../../lifecycles/ports.ts';
+import type { PeopleDirectory } from '../../people/directory.ts';
 import type { Dispatch } from '../../processors/dispatchCommand.ts';
 import { dispatchCommand } from '../../processors/dispatchCommand.ts';
 import type { PagerIndex } from './pagerIndex.ts';
@@ -38,7 +39,15 @@ const outcomeOf = (events: readonly Readonly<{ type: string }>[]): PageOutcome =
  * const outcome = await pager.page({ person: { slackUserId: 'U0ANA' }, pageId, reportTo, … });
  */
 export const createPager = (
-  deps: Readonly<{ index: PagerIndex; dispatch: () => Dispatch; now: () => Date; store: EventStore }>,
+  deps: Readonly<{
+    index: PagerIndex;
+    dispatch: () => Dispatch;
+    now: () => Date;
+    store: EventStore;
+    people: Pick<PeopleDirectory, 'linkOf' | 'unlink'>;
+    /** Deletes the person's data key: every copy of their number becomes unreadable. */
+    forgetKey(slackUserId: string): Promise<void>;
+  }>,
 ): Pager => ({
   async page(request) {
     if (!PAGE_ID.test(request.pageId) || request.pageId.length > 40) {
@@ -62,7 +71,8 @@ export const createPager = (
         reportTo: request.reportTo,
         number: request.number,
         label: request.label.slice(0, 200),
-        phone: phone.digits,
+        // As the link holds it: sealed under the person's data key, never the digits.
+        phone: phone.stored,
         phoneVerifiedAt: phone.at,
         text: request.text.slice(0, 1000),
         spokenText: (request.spokenText ?? request.text).slice(0, 1500),
@@ -94,9 +104,49 @@ export const createPager = (
     }
   },
 
-  // CONTRACT STUB (slice j-leaver): forget the phone (crypto-shredded), stop their pages.
-  async forget() {
-    throw new ValidationError('pager.forget is not built yet (issue 12, slice j-leaver)');
+  /**
+   * The person left: every page of theirs still on is stopped (its call, if not placed yet, is
+   * cancelled by the delivery processor), their phone link is removed (`PersonUnlinked`, reason
+   * given), and their data key deleted, so the number sealed in the link, the verification
+   * stream, the pages and the replies can no longer be read. Each step is idempotent, and a
+   * crash between them is finished by calling again.
+   */
+  async forget(input) {
+    const slackUserId = input.person.slackUserId;
+    const state = foldHistory(pagerDecider, await deps.store.readStream(pagerStreamId(slackUserId)));
+    for (const pageId of state.order) {
+      if (state.pages[pageId]?.status !== 'requested') continue;
+      const outcome = await dispatchCommand(
+        deps.dispatch(),
+        pagerCommand(
+          'StopPage',
+          { slackUserId, pageId, reason: input.reason.slice(0, 200) },
+          `${pageId}:forget`,
+          input.at,
+        ),
+      );
+      if (outcome.outcome === 'rejected' && outcome.code !== 'SB_ILLEGAL_STATE') {
+        throw new ValidationError(`stopping page ${pageId}: ${outcome.message}`);
+      }
+    }
+    // The verification stream forgets its verified number too (status, App Home, a later /verify).
+    const forgotten = await dispatchCommand(
+      deps.dispatch(),
+      pagerCommand(
+        'ForgetVerifiedPhone',
+        { slackUserId, reason: input.reason.slice(0, 60) || 'left' },
+        `${slackUserId}:forget:${input.at.toISOString()}`,
+        input.at,
+      ),
+    );
+    if (forgotten.outcome === 'rejected' && forgotten.code !== 'SB_ILLEGAL_STATE') {
+      throw new ValidationError(`forgetting the verified phone of ${slackUserId}: ${forgotten.message}`);
+    }
+    if (await deps.people.linkOf(slackUserId, 'phone')) {
+      await deps.people.unlink(slackUserId, 'phone', input.reason.slice(0, 60) || 'left');
+    }
+    await deps.forgetKey(slackUserId);
+    await deps.index.catchUp();
   },
 });
 

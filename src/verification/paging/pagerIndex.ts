@@ -27,8 +27,12 @@ export type PagerIndex = Readonly<{
   catchUp(): Promise<void>;
   /** The Slack user whose verified phone this is (E.164 digits), or null. */
   personOfPhone(digits: string): string | null;
-  /** The person's verified phone (digits) and when it was verified, or null. */
-  phoneOf(slackUserId: string): Readonly<{ digits: string; at: string }> | null;
+  /**
+   * The person's verified phone (digits, in memory only), the link's stored value (`stored`: sealed
+   * under their data key, or the digits for a link recorded before keys existed) and when it was
+   * verified, or null.
+   */
+  phoneOf(slackUserId: string): Readonly<{ digits: string; stored: string; at: string }> | null;
   page(pageId: string): PageEntry | undefined;
   pageOfCall(callUuid: string): PageEntry | undefined;
   /** Pages sent about an incident (its stream), any person. */
@@ -43,15 +47,27 @@ const FILTER: EventFilter = {
 /** E.164 digits without `+` (what every vendor API takes), from any spelling we stored. */
 export const phoneDigits = (phone: string): string => phone.replace(/[^0-9]/g, '');
 
-export const createPagerIndex = (deps: Readonly<{ store: EventStore }>): PagerIndex => {
+export const createPagerIndex = (
+  deps: Readonly<{
+    store: EventStore;
+    /** The digits of a sealed number (the person's data key); null when it was forgotten. */
+    openPhone?(sealed: string): Promise<string | null>;
+  }>,
+): PagerIndex => {
   let applied: bigint | undefined;
-  const phoneBySlack = new Map<string, { digits: string; at: string }>();
+  const phoneBySlack = new Map<string, { digits: string; stored: string; at: string }>();
   const slackByPhone = new Map<string, string>();
   const pages = new Map<string, PageEntry>();
   const byCall = new Map<string, string>();
   const byIncident = new Map<string, Set<string>>();
 
-  const apply = (e: RecordedEvent): void => {
+  /** The digits of a link's number: a sealed one opened, a clear one (older records) as it is. */
+  const digitsOf = async (externalId: string): Promise<string | null> => {
+    if (!/^[a-z]+:v1:/.test(externalId)) return phoneDigits(externalId);
+    return deps.openPhone ? deps.openPhone(externalId) : null;
+  };
+
+  const apply = async (e: RecordedEvent): Promise<void> => {
     if (e.kind !== 'event') return;
     if (applied !== undefined && e.position <= applied) return;
     applied = e.position;
@@ -63,8 +79,15 @@ export const createPagerIndex = (deps: Readonly<{ store: EventStore }>): PagerIn
       if (previous && slackByPhone.get(previous.digits) === slackUserId) slackByPhone.delete(previous.digits);
       phoneBySlack.delete(slackUserId);
       if (fact.type === 'PersonLinked') {
-        const digits = phoneDigits(fact.data.externalId);
-        phoneBySlack.set(slackUserId, { digits, at: fact.data.at });
+        const digits = await digitsOf(fact.data.externalId);
+        if (digits === null) return; // forgotten: no phone
+        // A clear link (recorded before numbers were sealed) is kept as digits, as pages record them.
+        const sealed = /^[a-z]+:v1:/.test(fact.data.externalId);
+        phoneBySlack.set(slackUserId, {
+          digits,
+          stored: sealed ? fact.data.externalId : digits,
+          at: fact.data.at,
+        });
         slackByPhone.set(digits, slackUserId);
       }
       return;
@@ -91,7 +114,7 @@ export const createPagerIndex = (deps: Readonly<{ store: EventStore }>): PagerIn
           filter: FILTER,
           maxCount: 1_000,
         });
-        for (const e of batch) apply(e);
+        for (const e of batch) await apply(e);
         if (batch.length < 1_000) return;
       }
     };

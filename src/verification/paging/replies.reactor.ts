@@ -17,6 +17,8 @@ export type PagingRepliesDeps = Readonly<{
   from: string;
   index: PagerIndex;
   dispatch: () => Dispatch;
+  /** The digits of a recorded number; null once its person is forgotten. */
+  openPhone(stored: string): Promise<string | null>;
   incidentResponse: () => IncidentResponses | undefined;
   /** Tells the person in Slack (a DM) that their STOP switched paging off. */
   tellInSlack(slackUserId: string, text: string): Promise<void>;
@@ -71,6 +73,7 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
           'RecordPagerReplyOutcome',
           {
             phone: reply.phone,
+            numberKey: recorded.streamId.slice(PAGER_REPLY_STREAM_PREFIX.length),
             replyId: reply.replyId,
             outcome,
             slackUserId,
@@ -82,11 +85,13 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
         ),
       );
     };
+    // Digits as recorded before numbers were sealed are used as they are.
+    const digits = /^[0-9]+$/.test(reply.phone) ? reply.phone : await deps.openPhone(reply.phone);
     const answer = async (text: string) => {
-      if (reply.via !== 'sms') return; // the call said it already (the input's NCCO)
+      if (reply.via !== 'sms' || digits === null) return; // the call said it already (the input's NCCO)
       try {
         await deps.client.sendSms({
-          to: reply.phone,
+          to: digits,
           from: deps.from,
           text: `[Switchboard] ${text}`.slice(0, 320),
           clientRef: uuidv5(`pager-answer:${reply.replyId}`).replace(/-/g, '').slice(0, 32),
@@ -99,7 +104,7 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
 
     await deps.index.catchUp();
     const byCall = reply.callUuid ? deps.index.pageOfCall(reply.callUuid) : undefined;
-    const slackUserId = byCall?.slackUserId ?? deps.index.personOfPhone(reply.phone);
+    const slackUserId = byCall?.slackUserId ?? (digits === null ? null : deps.index.personOfPhone(digits));
     if (!slackUserId) {
       ctx.logger.info({ replyId: reply.replyId }, 'a reply from a number nobody verified: ignored');
       await record('unknown_number', null, null, null);
@@ -107,9 +112,10 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
     }
 
     if (reply.action === 'stop') {
-      await deps.dispatch()(
-        pagerCommand('OptOutOfPaging', { slackUserId, phone: reply.phone }, reply.replyId, ctx.now()),
-      );
+      // The opt-out names the verified phone as recorded (the link's sealed value): the pager
+      // compares it with each page's.
+      const phone = deps.index.phoneOf(slackUserId)?.stored ?? reply.phone;
+      await deps.dispatch()(pagerCommand('OptOutOfPaging', { slackUserId, phone }, reply.replyId, ctx.now()));
       const state = await readPagerState(ctx.store, pagerStreamId(slackUserId));
       for (const pageId of state.order) {
         if (state.pages[pageId]?.status !== 'requested') continue;

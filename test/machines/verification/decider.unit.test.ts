@@ -517,4 +517,30 @@ describe('verification decider', () => {
         },
       ]);
   });
+
+  it('forgets the verified number (a leaver): once; verifying again after it is no change of number', () => {
+    const forget: VerificationCommand = {
+      type: 'ForgetVerifiedPhone',
+      data: { slackUserId: ANA, reason: 'left' },
+      metadata: meta('forget-1', 200, 'system:pager'),
+    };
+    const history = [requested(), codeSent(), submitted('c1'), verifiedFact('c1')];
+    const forgotten: VerificationEvent = {
+      type: 'VerificationPhoneForgotten',
+      data: { reason: 'left', at: at(200) },
+    };
+    const state = spec.given(history).when(forget).then([forgotten]);
+    expect(state.context.verified).toBeNull();
+    spec
+      .given([...history, forgotten])
+      .when(forget)
+      .then([]);
+    spec.given([]).when(forget).then([]);
+    // A new verification afterwards names no previous number (nothing to tell by SMS).
+    const { events } = spec
+      .given([...history, forgotten])
+      .when(start('again-1', 300, { numberKey: OLD_KEY }))
+      .events();
+    expect(events[0]).toMatchObject({ type: 'VerificationRequested', data: { previous: null } });
+  });
 });

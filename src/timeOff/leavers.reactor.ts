@@ -1,0 +1,237 @@
+import { employeeById } from '../../machines/timeOff/directory.ts';
+import { TIME_OFF_DIRECTORY_STREAM } from '../../machines/timeOff/streams.ts';
+import { ConcurrencyError, hasCode } from '../core/errors.ts';
+import { uuidv5 } from '../core/ids.ts';
+import type { JsonObject } from '../core/messages.ts';
+import type { EventStore } from '../eventStore/eventStore.ts';
+import type { OnCallShift, PortDirectory, RotaRef } from '../lifecycles/ports.ts';
+import type { ProcessorLogger } from '../processors/ports.ts';
+import type { Processor } from '../processors/runner.ts';
+import type { SlackMessage } from '../slack/blocks/format.ts';
+import { leaverReportMessage } from './blocks/leaverReport.ts';
+import {
+  foldLeaver,
+  type LeaverPolicy,
+  type LeaverReport,
+  type LeaverShift,
+  leaverStreamId,
+} from './leavers.events.ts';
+import type { TimeOffPeople } from './people.ts';
+import type { TimeOffReadModel } from './readModel.projection.ts';
+
+export const LEAVERS_PROCESSOR = 'timeoff-leavers';
+const DAY_MS = 24 * 60 * 60_000;
+/** How far ahead shifts are looked up (the incident service publishes 90 days). */
+export const LEAVER_HORIZON_MS = 90 * DAY_MS;
+/** A leaver fact older than this when first handled (a new deployment reading history) is not posted. */
+const REPORT_FRESH_MS = 7 * DAY_MS;
+
+export type LeaversDeps = Readonly<{
+  ports: PortDirectory;
+  people: Pick<TimeOffPeople, 'slackUserOfEmployee'>;
+  readModel: Pick<TimeOffReadModel, 'catchUp' | 'directory'>;
+  postMessage(channel: string, message: SlackMessage): Promise<{ channel: string; ts: string }>;
+}>;
+
+/** The recorded report of a leaver, or null (for the cover button's check). */
+export const readLeaverReport = async (store: EventStore, hrId: string): Promise<LeaverReport | null> =>
+  foldLeaver(await store.readStream(leaverStreamId(hrId))).report;
+
+const rotaKey = (r: RotaRef): string =>
+  'scheduleId' in r ? `schedule:${r.scheduleId}` : `policy:${r.escalationPolicyId}`;
+
+/**
+ * `timeoff-leavers` (issue 12, capability 3, with slice j-approvers handing on their approvals):
+ * when HR says someone left (`DirectoryEmployeeLeft`), once per leaver:
+ *
+ * 1. their phone is forgotten (the `pager` port's `forget`, when verification is on): every page to
+ *    them stops and the number becomes unreadable in the store;
+ * 2. their upcoming on-call shifts (now → 90 days) and the escalation policies naming them are
+ *    looked up (`onCall.shiftsOf`, `onCall.policiesNaming`) and, with the channels subscribed to
+ *    each affected rota (`onCall.channelsFor`), recorded as `LeaverReportPrepared`;
+ * 3. each channel gets its part of the report (`LeaverReportPosted`, checked first): the shifts with
+ *    a Cover… button each, the policies to edit in the incident service. A rota no channel is
+ *    subscribed to is said in the logs; nobody is DMed.
+ *
+ * A lookup that fails for a reason that passes (the service unreachable) is retried by the runner;
+ * one that cannot succeed (the person has no incident-service user, on-call lookups switched off) is
+ * recorded as what the report could not say.
+ */
+export const createLeaversReactor = (deps: LeaversDeps): Processor => ({
+  id: LEAVERS_PROCESSOR,
+  filter: { streamPrefixes: [TIME_OFF_DIRECTORY_STREAM], eventTypes: ['DirectoryEmployeeLeft'] },
+  async handle(event, ctx) {
+    if (event.kind !== 'event' || event.streamId !== TIME_OFF_DIRECTORY_STREAM) return;
+    const hrId = String((event.data as { hrId?: unknown }).hrId ?? '');
+    const leftAt = String((event.data as { at?: unknown }).at ?? event.recordedAt.toISOString());
+    const streamId = leaverStreamId(hrId);
+    const log = ctx.logger.child({ hrId });
+
+    let { report, posted } = foldLeaver(await ctx.store.readStream(streamId));
+    if (!report) {
+      const prepared = await prepare(deps, hrId, ctx.now(), log);
+      try {
+        await ctx.store.appendToStream(
+          streamId,
+          [
+            {
+              id: uuidv5(`leaver:${hrId}:prepared`),
+              type: 'LeaverReportPrepared',
+              data: prepared as unknown as JsonObject,
+            },
+          ],
+          { expectedRevision: 'no_stream' },
+        );
+      } catch (e) {
+        if (!(e instanceof ConcurrencyError)) throw e;
+      }
+      ({ report, posted } = foldLeaver(await ctx.store.readStream(streamId)));
+      if (!report) throw new Error(`the leaver report of ${hrId} was not recorded`);
+    }
+    if (ctx.now().getTime() - Date.parse(leftAt) > REPORT_FRESH_MS) {
+      log.info('a leaver from more than a week ago: their phone is forgotten, no report is posted');
+      return;
+    }
+    for (const part of report.channels) {
+      if (posted.has(part.channel)) continue;
+      const message = leaverReportMessage(report, part);
+      const sent = await deps.postMessage(part.channel, message);
+      await ctx.store.appendToStream(streamId, [
+        {
+          id: uuidv5(`leaver:${hrId}:posted:${part.channel}`),
+          type: 'LeaverReportPosted',
+          data: { hrId, channel: part.channel, ts: sent.ts, at: ctx.now().toISOString() },
+        },
+      ]);
+    }
+  },
+});
+
+const prepare = async (
+  deps: LeaversDeps,
+  hrId: string,
+  now: Date,
+  log: ProcessorLogger,
+): Promise<LeaverReport> => {
+  await deps.readModel.catchUp();
+  const employee = employeeById(deps.readModel.directory(), hrId);
+  const slackUserId = await deps.people.slackUserOfEmployee(hrId);
+  const until = new Date(now.getTime() + LEAVER_HORIZON_MS);
+  const base = {
+    hrId,
+    slackUserId,
+    displayName: (employee?.displayName ?? '').slice(0, 200),
+    phoneForgotten: false,
+    shifts: [] as LeaverShift[],
+    policies: [] as LeaverPolicy[],
+    channels: [] as { channel: string; shifts: number[]; policies: string[] }[],
+    unannounced: [] as string[],
+    problems: [] as string[],
+    until: until.toISOString(),
+    at: now.toISOString(),
+  };
+  if (!slackUserId) {
+    log.warn('a leaver with no Slack user: no phone to forget, no shifts to look up');
+    return { ...base, problems: ['No Slack user has their email.'] };
+  }
+  const person = { slackUserId };
+
+  const pager = deps.ports.get('pager');
+  if (pager) {
+    await pager.forget({ person, reason: 'left', at: now });
+    base.phoneForgotten = true;
+  }
+
+  const onCall = deps.ports.get('onCall');
+  if (!onCall) {
+    log.info('incidents are switched off: no on-call shifts to report for a leaver');
+    return { ...base, problems: ['Incidents are switched off: on-call shifts were not looked up.'] };
+  }
+  let shifts: readonly OnCallShift[] = [];
+  let knownUntil = until;
+  try {
+    const found = await onCall.shiftsOf(person, { since: now, until });
+    shifts = found.shifts;
+    knownUntil = found.knownUntil;
+  } catch (e) {
+    if (!hasCode(e, 'SB_UNMAPPED_USER')) throw e;
+    log.info('a leaver with no incident-service user: no shifts');
+    return { ...base, problems: ['They have no user in the incident service.'] };
+  }
+  const mentions = await onCall.policiesNaming(person);
+
+  // Shifts that can be covered: those of a schedule (an override), cut to what is known.
+  const cut = (d: Date | null, fallback: Date) => (d === null ? fallback : d);
+  const coverable: LeaverShift[] = [];
+  for (const s of shifts) {
+    if (!s.schedule) continue;
+    const start = new Date(Math.max(cut(s.start, now).getTime(), now.getTime()));
+    const end = new Date(Math.min(cut(s.end, knownUntil).getTime(), knownUntil.getTime()));
+    if (end <= start) continue;
+    const duplicate = coverable.some(
+      (c) =>
+        c.scheduleId === s.schedule?.id && c.start === start.toISOString() && c.end === end.toISOString(),
+    );
+    if (duplicate) continue; // the same turn reached through two policies
+    coverable.push({
+      index: coverable.length,
+      scheduleId: s.schedule.id,
+      scheduleName: s.schedule.name,
+      escalationPolicyId: s.escalationPolicy.id,
+      escalationPolicyName: s.escalationPolicy.name,
+      level: s.level,
+      start: start.toISOString(),
+      end: end.toISOString(),
+    });
+    if (coverable.length >= 200) break;
+  }
+  const policies: LeaverPolicy[] = mentions
+    .slice(0, 100)
+    .map((m) => ({ id: m.id, name: m.name, level: m.level }));
+
+  // Who hears about what: the channels of each schedule, and of each policy naming them.
+  const byChannel = new Map<string, { channel: string; shifts: number[]; policies: string[] }>();
+  const unannounced: string[] = [];
+  const asked = new Map<string, readonly string[]>();
+  const channelsOf = async (rota: RotaRef): Promise<readonly string[]> => {
+    const key = rotaKey(rota);
+    const known = asked.get(key);
+    if (known) return known;
+    const channels = await onCall.channelsFor(rota);
+    asked.set(key, channels);
+    return channels;
+  };
+  const part = (channel: string) => {
+    let p = byChannel.get(channel);
+    if (!p) {
+      p = { channel, shifts: [], policies: [] };
+      byChannel.set(channel, p);
+    }
+    return p;
+  };
+  for (const s of coverable) {
+    const channels = await channelsOf({ scheduleId: s.scheduleId });
+    if (channels.length === 0) unannounced.push(`schedule ${s.scheduleName ?? s.scheduleId}`);
+    for (const c of channels) part(c).shifts.push(s.index);
+  }
+  for (const p of policies) {
+    const channels = await channelsOf({ escalationPolicyId: p.id });
+    if (channels.length === 0) unannounced.push(`escalation policy ${p.name ?? p.id}`);
+    for (const c of channels) if (!part(c).policies.includes(p.id)) part(c).policies.push(p.id);
+  }
+  const uniqueUnannounced = [...new Set(unannounced)];
+  if (uniqueUnannounced.length > 0) {
+    log.warn(
+      { rotas: uniqueUnannounced },
+      'a leaver’s rota has no subscribed channel: its part of the report is not posted (`/incident subscribe` in a channel)',
+    );
+  }
+  return {
+    ...base,
+    shifts: coverable,
+    policies,
+    channels: [...byChannel.values()].slice(0, 50),
+    unannounced: uniqueUnannounced.slice(0, 200),
+    until: knownUntil.toISOString(),
+  };
+};
