@@ -171,9 +171,26 @@ export const startTimeOffHarness = async (
     start?: string;
     /** The HR client the app uses, built once the simulator runs (e.g. one that loses an answer). */
     hrClient?: (sim: HiBobSimulator, clock: ManualClock) => HiBobClient;
+    /** The clock to share (default: a new manual clock at `start`). */
+    clock?: ManualClock;
+    /** More simulators the app talks to (started on `clock`; stopped with the harness). */
+    simulators?: readonly (Simulator & { webhooks?: { idle(): Promise<void> } })[];
+    /** More Slack users and channels in the fake workspace. */
+    slackUsers?: readonly Readonly<{
+      id: string;
+      name: string;
+      real_name: string;
+      email: string;
+      tz?: string;
+    }>[];
+    channels?: readonly Readonly<{ id: string; name: string; is_im: boolean }>[];
+    /** Slack time zones of the org's people (default: Slack's UTC). */
+    timeZones?: Readonly<Record<string, string>>;
+    /** Options for the other lifecycles (incidents, verification). */
+    lifecycleOptions?: Readonly<Record<string, unknown>>;
   }> = {},
 ): Promise<TimeOffHarness> => {
-  const clock = manualClock(options.start ?? '2026-11-23T09:00:00.000Z');
+  const clock = options.clock ?? manualClock(options.start ?? '2026-11-23T09:00:00.000Z');
   const sim = await startHiBobSimulator({
     clock,
     lagMs: options.lagMs ?? 20_000,
@@ -184,11 +201,16 @@ export const startTimeOffHarness = async (
   const fake = await startFakeSlack({
     botToken: TEST_BOT_TOKEN,
     signingSecret: TEST_SIGNING_SECRET,
-    users: SLACK_USERS,
+    users: [
+      ...SLACK_USERS.map((u) => (options.timeZones?.[u.id] ? { ...u, tz: options.timeZones[u.id] } : u)),
+      ...(options.slackUsers ?? []),
+    ],
+    ...(options.channels ? { channels: [...options.channels] } : {}),
   });
   const tmp = tempDir('switchboard-timeoff-');
   const dbPath = join(tmp.dir, 'switchboard.db');
-  const simulators: readonly Simulator[] = [fake, sim];
+  const extra = options.simulators ?? [];
+  const simulators: readonly Simulator[] = [fake, sim, ...extra];
   const logs = createLogSink();
   const hrClient = options.hrClient?.(sim, clock);
   const boot = async (port: number) => {
@@ -204,6 +226,7 @@ export const startTimeOffHarness = async (
       httpGraceMs: 1_000,
       schedulerPollMs: 20,
       lifecycleOptions: {
+        ...options.lifecycleOptions,
         timeOff: {
           retry: { baseMs: 1_000, maxMs: 10_000, jitter: 0 },
           directoryRefreshMs: 0,
@@ -255,6 +278,7 @@ export const startTimeOffHarness = async (
   const idle = async () => {
     for (let i = 0; i < 3; i++) {
       await sim.webhooks.idle();
+      for (const x of extra) await x.webhooks?.idle();
       await sb.processors.waitForIdle(15_000);
     }
   };
@@ -363,6 +387,7 @@ export const startTimeOffHarness = async (
     },
     async stop() {
       await sim.stop();
+      for (const x of extra) await x.stop();
       await sb.stop();
       await fake.close();
       tmp.cleanup();
