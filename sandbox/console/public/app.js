@@ -642,7 +642,7 @@ const renderPagerDuty = () => {
               .map((t) =>
                 t.kind === 'user'
                   ? `<b>${escapeHtml(t.user?.name ?? '?')}</b>`
-                  : `<b>${escapeHtml(t.now?.name ?? 'nobody')}</b> <span class="muted">(${escapeHtml(t.schedule.name)}${t.until ? ` until ${new Date(t.until).toLocaleString([], { weekday: 'short', hour: '2-digit', minute: '2-digit' })}` : ''}${t.next ? `, then ${escapeHtml(t.next.name)}` : ''})</span>`,
+                  : `<b>${escapeHtml(t.now?.name ?? 'nobody')}</b> <span class="muted">(${escapeHtml(t.schedule.name)}${t.until ? ` until ${new Date(t.until).toLocaleString('en-GB', { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', timeZone: 'UTC' })} UTC` : ''}${t.next ? `, then ${escapeHtml(t.next.name)}` : ''})</span>`,
               )
               .join(
                 ', ',
