@@ -106,6 +106,12 @@ export const PAGE_ACTIVITY_KINDS = [
   'no_pager',
   'nobody_on_call',
   'no_slack_user',
+  // Leave-aware paging (issue 12; pagingPlan.ts): someone on approved leave skipped (`detail`: their
+  // last day, YYYY-MM-DD), who is paged in their place, a level where everyone is away.
+  'on_leave',
+  'stand_in',
+  'level_on_leave',
+  'everyone_on_leave',
 ] as const;
 export type PageActivityKind = (typeof PAGE_ACTIVITY_KINDS)[number];
 
@@ -119,6 +125,10 @@ export const recordIncidentPageActivitySchema = z.object({
   level: z.number().int().nullable(),
   detail: z.string().max(300).nullable(),
   via: z.enum(['sms', 'voice']).nullable(),
+  /** `stand_in`: the Slack user on leave whose place they take. */
+  standsInFor: z.string().nullable().optional(),
+  /** `level_on_leave`: the level paged instead. */
+  toLevel: z.number().int().nullable().optional(),
 });
 export type RecordIncidentPageActivity = Command<
   'RecordIncidentPageActivity',

@@ -22,7 +22,7 @@ import { createEscalationLevels } from './escalationLevels.ts';
 import { createIncidentHomeSection } from './home.ts';
 import { createIncidentNoticesReactor } from './notices.reactor.ts';
 import { createOnCallLookups, createScheduleOverridesPort } from './onCall.ts';
-import { createIncidentPagingReactor, createOnCallAtLevel } from './paging.reactor.ts';
+import { createIncidentPagingReactor, createPagingRota } from './paging.reactor.ts';
 import { createIncidentResponses, pagingRoutes } from './paging.ts';
 import { createIncidentQueries } from './queries.ts';
 import { createIncidentReadModels, type IncidentReadModels } from './readModels.projection.ts';
@@ -179,7 +179,14 @@ const createIncidents = (
         settings: config.paging,
         dispatch: () => dispatch,
         pager: () => deps.ports.get('pager'),
-        onCallAt: createOnCallAtLevel({ pagerduty, services, identity }),
+        absences: () => deps.ports.get('absences'),
+        rota: createPagingRota({
+          pagerduty,
+          services,
+          identity,
+          slackUserOf: readModels.slackUserOf,
+          now: () => clock.now(),
+        }),
       }),
       createIncidentNoticesReactor({
         slack: {
@@ -232,8 +239,8 @@ const createIncidents = (
         ? { text: `:warning: ${incidentRejectionText(r.details, r.actor)}` }
         : undefined,
     provides: {
-      onCall: createOnCallLookups({ pagerduty, identity, now: () => clock.now() }),
-      scheduleOverrides: createScheduleOverridesPort({ pagerduty, identity }),
+      onCall: createOnCallLookups({ pagerduty, identity, readModels, services, now: () => clock.now() }),
+      scheduleOverrides: createScheduleOverridesPort({ pagerduty, identity, now: () => clock.now() }),
       incidentResponse: createIncidentResponses({
         store,
         dispatch: () => dispatch,

@@ -1,12 +1,22 @@
-import { ValidationError } from '../core/errors.ts';
+import { hasCode, ValidationError } from '../core/errors.ts';
 import type {
+  EscalationPolicyMention,
   OnCallLookups,
   OnCallShift,
+  PersonRef,
   ScheduleOverrideResult,
   ScheduleOverrides,
 } from '../lifecycles/ports.ts';
 import type { IdentityResolver } from '../people/identity.ts';
-import { type PagerDutyClient, type PagerDutyOnCall, paginate } from '../upstream/pagerduty.ts';
+import {
+  type PagerDutyClient,
+  type PagerDutyEscalationPolicy,
+  type PagerDutyOnCall,
+  type PagerDutySchedule,
+  paginate,
+} from '../upstream/pagerduty.ts';
+import type { IncidentReadModels } from './readModels.projection.ts';
+import type { ServiceDirectory } from './services.ts';
 
 /**
  * The ports the incident lifecycle offers the others (src/lifecycles/ports.ts): on-call lookups
@@ -20,6 +30,15 @@ import { type PagerDutyClient, type PagerDutyOnCall, paginate } from '../upstrea
  * horizon is answered up to it (`knownUntil`). A shift crossing a window's edge comes back in
  * both windows and is kept once.
  *
+ * Issue 12 (joining the lifecycles): who could cover a shift (`colleaguesOf`: the schedule's layers
+ * and every level of the escalation policy, schedules and policies kept 5 minutes so a DM listing
+ * several shifts reads each once), night pages from our own page records (`nightPagesOf`: the read
+ * models' pages sent, in the person's incident-service time zone), the policies naming a person
+ * (`GET /escalation_policies?user_ids[]=`), the channels subscribed to a rota's services, and the
+ * check before an override (`covered`: `GET /oncalls` by schedule and user over the slot; past the
+ * 90-day horizon, the schedule's final rota). A leaver's deactivated Slack account still finds their
+ * incident-service user through the link the people directory recorded.
+ *
  * @example
  * const onCall = createOnCallLookups({ pagerduty, identity, now: () => clock.now() });
  * const { shifts } = await onCall.shiftsOf({ slackUserId: 'U0ANA' }, { since, until });
@@ -27,13 +46,21 @@ import { type PagerDutyClient, type PagerDutyOnCall, paginate } from '../upstrea
 export const ON_CALL_WINDOW_MS = 90 * 24 * 3600 * 1000;
 
 export type OnCallLookupsDeps = Readonly<{
-  pagerduty: Pick<PagerDutyClient, 'listOnCalls'>;
-  identity: Pick<IdentityResolver, 'resolve'>;
+  pagerduty: Pick<
+    PagerDutyClient,
+    'listOnCalls' | 'getSchedule' | 'getEscalationPolicy' | 'listEscalationPolicies' | 'getUser'
+  >;
+  identity: Pick<IdentityResolver, 'resolve' | 'cached' | 'slackUserFor'>;
+  /** Who is who (Slack ↔ incident service), the channels subscribed to services, pages sent. */
+  readModels: Pick<IncidentReadModels, 'catchUp' | 'slackUserOf' | 'pagesSentTo' | 'channelsForService'>;
+  services: Pick<ServiceDirectory, 'all'>;
   now(): Date;
   /** Items per page (1-100; default 100). */
   pageSize?: number;
   /** Longest window per request and furthest horizon ahead (default 90 days). */
   windowMs?: number;
+  /** How long a schedule, an escalation policy or a user's time zone is kept (default 5 min). */
+  cacheMs?: number;
 }>;
 
 const parseTime = (t: string | null | undefined): Date | null => (t ? new Date(t) : null);
@@ -62,6 +89,7 @@ const startMs = (s: OnCallShift): number => s.start?.getTime() ?? Number.NEGATIV
 export type OnCallFilters = Readonly<{
   userIds?: readonly string[];
   escalationPolicyIds?: readonly string[];
+  scheduleIds?: readonly string[];
 }>;
 
 export type OnCallRangeDeps = Readonly<{
@@ -100,6 +128,7 @@ export const listOnCallsInRange = async (
           ...window,
           ...(filters.userIds ? { userIds: [...filters.userIds] } : {}),
           ...(filters.escalationPolicyIds ? { escalationPolicyIds: [...filters.escalationPolicyIds] } : {}),
+          ...(filters.scheduleIds ? { scheduleIds: [...filters.scheduleIds] } : {}),
         }),
       { limit: deps.pageSize ?? 100 },
     )) {
@@ -110,52 +139,251 @@ export const listOnCallsInRange = async (
   return [...seen.values()];
 };
 
+/** A value fetched once per key and kept for `ttlMs`; callers asking at the same time share one fetch. */
+export const createTtlCache = <T>(ttlMs: number, now: () => number) => {
+  const kept = new Map<string, { value: T; at: number }>();
+  const inflight = new Map<string, Promise<T>>();
+  return async (key: string, fetch: () => Promise<T>): Promise<T> => {
+    const hit = kept.get(key);
+    if (hit && now() - hit.at < ttlMs) return hit.value;
+    const pending = inflight.get(key);
+    if (pending) return pending;
+    const p = fetch()
+      .then((value) => {
+        kept.set(key, { value, at: now() });
+        if (kept.size > 1_000) kept.delete(kept.keys().next().value as string);
+        return value;
+      })
+      .finally(() => inflight.delete(key));
+    inflight.set(key, p);
+    return p;
+  };
+};
+
+/** The incident-service user ids a schedule names: its layers' users in turn order, then any other. */
+export const scheduleUserIds = (schedule: PagerDutySchedule): string[] => {
+  const ids = [
+    ...(schedule.schedule_layers ?? []).flatMap((l) => l.users.map((u) => u.user.id)),
+    ...schedule.users.map((u) => u.id),
+  ];
+  return [...new Set(ids)];
+};
+
+const isUserTarget = (t: Readonly<{ type: string }>): boolean =>
+  t.type === 'user_reference' || t.type === 'user';
+const isScheduleTarget = (t: Readonly<{ type: string }>): boolean =>
+  t.type === 'schedule_reference' || t.type === 'schedule';
+
+const NIGHT_FROM_HOUR = 22;
+const NIGHT_UNTIL_HOUR = 7;
+
+/** The hour (0-23) of an instant in a time zone. */
+const hourIn = (ms: number, format: Intl.DateTimeFormat): number =>
+  Number(format.formatToParts(new Date(ms)).find((p) => p.type === 'hour')?.value ?? '0') % 24;
+
+const hourFormat = (timeZone: string): Intl.DateTimeFormat => {
+  try {
+    return new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', hourCycle: 'h23' });
+  } catch {
+    return new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', hour: '2-digit', hourCycle: 'h23' });
+  }
+};
+
+/** Whether an instant is at night (22:00-07:00) in the time zone. */
+export const isNightIn = (ms: number, timeZone: string): boolean => {
+  const hour = hourIn(ms, hourFormat(timeZone));
+  return hour >= NIGHT_FROM_HOUR || hour < NIGHT_UNTIL_HOUR;
+};
+
+/** Whether `[from, to)` is covered by the union of the intervals (null bounds: unbounded). */
+export const coversWhole = (
+  intervals: readonly Readonly<{ start: number | null; end: number | null }>[],
+  from: number,
+  to: number,
+): boolean => {
+  const sorted = intervals
+    .map((i) => ({ start: i.start ?? Number.NEGATIVE_INFINITY, end: i.end ?? Number.POSITIVE_INFINITY }))
+    .sort((a, b) => a.start - b.start);
+  let reached = from;
+  for (const i of sorted) {
+    if (i.start > reached) break;
+    reached = Math.max(reached, i.end);
+    if (reached >= to) return true;
+  }
+  return reached >= to;
+};
+
+/**
+ * The incident-service user of a person. A link recorded in the people directory stands for a
+ * Slack account that can no longer be looked up (a leaver, deactivated): reads still find them.
+ */
+const upstreamUserOf = async (
+  identity: Pick<IdentityResolver, 'resolve' | 'cached'>,
+  slackUserId: string,
+): Promise<string> => {
+  try {
+    return (await identity.resolve(slackUserId, { kind: 'target', slackUserId })).id;
+  } catch (error) {
+    const known = hasCode(error, 'SB_UNMAPPED_USER') ? await identity.cached(slackUserId) : undefined;
+    if (known) return known.externalId;
+    throw error;
+  }
+};
+
 export const createOnCallLookups = (deps: OnCallLookupsDeps): OnCallLookups => {
   const windowMs = deps.windowMs ?? ON_CALL_WINDOW_MS;
+  const cacheMs = deps.cacheMs ?? 5 * 60_000;
+  const nowMs = () => deps.now().getTime();
+  const schedules = createTtlCache<PagerDutySchedule>(cacheMs, nowMs);
+  const policies = createTtlCache<PagerDutyEscalationPolicy>(cacheMs, nowMs);
+  const timeZones = createTtlCache<string>(60 * 60_000, nowMs);
+
+  // The layers and users, not the rendered rota: a window of nothing.
+  const scheduleOf = (id: string) =>
+    schedules(id, () => {
+      const at = deps.now().toISOString();
+      return deps.pagerduty.getSchedule(id, { since: at, until: at });
+    });
+  const policyOf = (id: string) => policies(id, () => deps.pagerduty.getEscalationPolicy(id));
+
+  /** The Slack user of an incident-service user, from what is recorded, else looked up by email. */
+  const slackUserOf = async (upstreamUserId: string): Promise<string | null> =>
+    deps.readModels.slackUserOf(upstreamUserId) ?? (await deps.identity.slackUserFor(upstreamUserId));
+
+  const timeZoneOf = async (slackUserId: string): Promise<string> => {
+    const link = await deps.identity.cached(slackUserId);
+    if (!link) return 'UTC';
+    try {
+      return await timeZones(link.externalId, async () => {
+        const user = await deps.pagerduty.getUser(link.externalId);
+        return user.time_zone || 'UTC';
+      });
+    } catch {
+      return 'UTC';
+    }
+  };
+
   return {
     async shiftsOf(person, range) {
       const since = range.since.getTime();
       if (Number.isNaN(since) || Number.isNaN(range.until.getTime()) || range.until.getTime() < since) {
         throw new ValidationError('an on-call range needs since ≤ until');
       }
-      const user = await deps.identity.resolve(person.slackUserId, {
-        kind: 'target',
-        slackUserId: person.slackUserId,
-      });
+      const userId = await upstreamUserOf(deps.identity, person.slackUserId);
       const horizon = deps.now().getTime() + windowMs;
       // Nothing is published that far ahead yet.
       if (since > horizon) return { shifts: [], knownUntil: range.since };
       const until = Math.min(range.until.getTime(), horizon);
       const rows = await listOnCallsInRange(
         { pagerduty: deps.pagerduty, windowMs, ...(deps.pageSize ? { pageSize: deps.pageSize } : {}) },
-        { userIds: [user.id] },
+        { userIds: [userId] },
         { since: range.since, until: new Date(until) },
       );
       const shifts = rows
-        .filter((o) => o.user.id === user.id)
+        .filter((o) => o.user.id === userId)
         .map((o) => toShift(person.slackUserId, o))
         .sort((a, b) => startMs(a) - startMs(b) || a.level - b.level);
       return { shifts, knownUntil: new Date(until) };
     },
-    // CONTRACT STUB (slice j-paging): the four lookups below.
-    async colleaguesOf() {
-      throw new ValidationError('onCall.colleaguesOf is not built yet (issue 12, slice j-paging)');
+
+    async colleaguesOf(shift) {
+      // Who the rota names, in order: the shift's schedule (turn order), then each level of the policy.
+      const upstreamIds: string[] = [];
+      if (shift.schedule) upstreamIds.push(...scheduleUserIds(await scheduleOf(shift.schedule.id)));
+      const policy = await policyOf(shift.escalationPolicy.id);
+      for (const rule of policy.escalation_rules) {
+        for (const target of rule.targets) {
+          if (isUserTarget(target)) upstreamIds.push(target.id);
+          else if (isScheduleTarget(target))
+            upstreamIds.push(...scheduleUserIds(await scheduleOf(target.id)));
+        }
+      }
+      await deps.readModels.catchUp();
+      const out: PersonRef[] = [];
+      const seen = new Set<string>([shift.person.slackUserId]);
+      for (const id of new Set(upstreamIds)) {
+        const slackUserId = await slackUserOf(id);
+        if (!slackUserId || seen.has(slackUserId)) continue;
+        seen.add(slackUserId);
+        out.push({ slackUserId });
+      }
+      return out;
     },
-    async nightPagesOf() {
-      throw new ValidationError('onCall.nightPagesOf is not built yet (issue 12, slice j-paging)');
+
+    async nightPagesOf(person, since) {
+      await deps.readModels.catchUp();
+      const from = since.getTime();
+      const to = nowMs();
+      const pages = deps.readModels.pagesSentTo(person.slackUserId).filter((t) => t >= from && t <= to);
+      if (pages.length === 0) return 0;
+      const format = hourFormat(await timeZoneOf(person.slackUserId));
+      return pages.filter((t) => {
+        const hour = hourIn(t, format);
+        return hour >= NIGHT_FROM_HOUR || hour < NIGHT_UNTIL_HOUR;
+      }).length;
     },
-    async policiesNaming() {
-      throw new ValidationError('onCall.policiesNaming is not built yet (issue 12, slice j-paging)');
+
+    async policiesNaming(person) {
+      const userId = await upstreamUserOf(deps.identity, person.slackUserId);
+      const out: EscalationPolicyMention[] = [];
+      for await (const policy of paginate(
+        (p) => deps.pagerduty.listEscalationPolicies({ ...p, userIds: [userId] }),
+        {
+          limit: deps.pageSize ?? 100,
+          maxItems: 1_000,
+        },
+      )) {
+        policy.escalation_rules.forEach((rule, i) => {
+          if (rule.targets.some((t) => isUserTarget(t) && t.id === userId)) {
+            out.push({ id: policy.id, name: policy.name ?? null, level: i + 1 });
+          }
+        });
+      }
+      return out;
     },
-    async channelsFor() {
-      throw new ValidationError('onCall.channelsFor is not built yet (issue 12, slice j-paging)');
+
+    async channelsFor(target) {
+      const all = await deps.services.all();
+      let policyIds: Set<string>;
+      if ('escalationPolicyId' in target) {
+        policyIds = new Set([target.escalationPolicyId]);
+      } else {
+        const schedule = await scheduleOf(target.scheduleId);
+        if (schedule.escalation_policies) {
+          policyIds = new Set(schedule.escalation_policies.map((p) => p.id));
+        } else {
+          // Not said by the service: look at the policies of the services.
+          policyIds = new Set();
+          for (const id of new Set(all.map((s) => s.escalationPolicyId).filter((id) => id !== null))) {
+            const policy = await policyOf(id);
+            if (
+              policy.escalation_rules.some((r) =>
+                r.targets.some((t) => isScheduleTarget(t) && t.id === target.scheduleId),
+              )
+            ) {
+              policyIds.add(id);
+            }
+          }
+        }
+      }
+      await deps.readModels.catchUp();
+      const channels = new Set<string>();
+      for (const service of all) {
+        if (service.escalationPolicyId && policyIds.has(service.escalationPolicyId)) {
+          for (const c of deps.readModels.channelsForService(service.id)) channels.add(c);
+        }
+      }
+      return [...channels];
     },
   };
 };
 
 export type ScheduleOverridesDeps = Readonly<{
-  pagerduty: Pick<PagerDutyClient, 'createScheduleOverrides'>;
+  pagerduty: Pick<PagerDutyClient, 'createScheduleOverrides' | 'listOnCalls' | 'getSchedule'>;
   identity: Pick<IdentityResolver, 'resolve'>;
+  now(): Date;
+  /** Longest window per request and furthest horizon ahead of `GET /oncalls` (default 90 days). */
+  windowMs?: number;
 }>;
 
 export const createScheduleOverridesPort = (deps: ScheduleOverridesDeps): ScheduleOverrides => ({
@@ -189,8 +417,46 @@ export const createScheduleOverridesPort = (deps: ScheduleOverridesDeps): Schedu
     }
     return results;
   },
-  // CONTRACT STUB (slice j-paging): check first through GET /oncalls.
-  async covered() {
-    throw new ValidationError('scheduleOverrides.covered is not built yet (issue 12, slice j-paging)');
+  async covered(override) {
+    const user = await deps.identity.resolve(override.person.slackUserId, {
+      kind: 'target',
+      slackUserId: override.person.slackUserId,
+    });
+    const from = override.start.getTime();
+    const to = override.end.getTime();
+    if (Number.isNaN(from) || Number.isNaN(to) || to <= from) {
+      throw new ValidationError('an override needs start < end');
+    }
+    const windowMs = deps.windowMs ?? ON_CALL_WINDOW_MS;
+    if (to <= deps.now().getTime() + windowMs) {
+      // The person's on-call entries on that schedule over the slot (their turns and overrides).
+      const rows = await listOnCallsInRange(
+        { pagerduty: deps.pagerduty, windowMs },
+        { scheduleIds: [override.scheduleId], userIds: [user.id] },
+        { since: override.start, until: override.end },
+      );
+      return coversWhole(
+        rows
+          .filter((o) => o.user.id === user.id && o.schedule?.id === override.scheduleId)
+          .map((o) => ({
+            start: o.start ? Date.parse(o.start) : null,
+            end: o.end ? Date.parse(o.end) : null,
+          })),
+        from,
+        to,
+      );
+    }
+    // Past what `GET /oncalls` answers (90 days ahead): the schedule's final rota for the slot.
+    const schedule = await deps.pagerduty.getSchedule(override.scheduleId, {
+      since: override.start.toISOString(),
+      until: override.end.toISOString(),
+    });
+    return coversWhole(
+      (schedule.final_schedule?.rendered_schedule_entries ?? [])
+        .filter((e) => e.user?.id === user.id)
+        .map((e) => ({ start: Date.parse(e.start), end: Date.parse(e.end) })),
+      from,
+      to,
+    );
   },
 });

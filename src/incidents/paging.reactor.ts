@@ -7,6 +7,13 @@ import {
   pageTimerId,
   type RecordIncidentPageActivity,
 } from '../../machines/incident/paging.ts';
+import {
+  type Leave,
+  type OnCallAtLevel,
+  type PlannedPerson,
+  planPages,
+  rotationsNeeded,
+} from '../../machines/incident/pagingPlan.ts';
 import { asError } from '../core/errors.ts';
 import type { LifecyclePorts } from '../lifecycles/ports.ts';
 import type { IdentityResolver } from '../people/identity.ts';
@@ -14,17 +21,25 @@ import type { Dispatch } from '../processors/dispatchCommand.ts';
 import { dispatchCommand } from '../processors/dispatchCommand.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { cancelTimer, scheduleTimer } from '../processors/scheduler.ts';
+import type { PagerDutyClient, PagerDutySchedule } from '../upstream/pagerduty.ts';
 import { readIncidentState } from './incidentState.ts';
-import { listOnCallsInRange } from './onCall.ts';
+import { createTtlCache, listOnCallsInRange, scheduleUserIds } from './onCall.ts';
 import { incidentPageId, pageActivity, pageWording } from './paging.ts';
 import { DEFAULT_PAGING, type PagingSettings, pagingDelayMs } from './pagingConfig.ts';
 import type { ServiceDirectory } from './services.ts';
 
 /** Someone on call at an escalation level, as the incident service lists them. */
-export type OnCallResponder = Readonly<{
-  upstreamUserId: string;
-  name: string | null;
-  slackUserId: string | null;
+export type OnCallResponder = OnCallAtLevel;
+
+/** Who is on call, and who could stand in (incidents' own lookups of the incident service). */
+export type PagingRota = Readonly<{
+  /** Everyone on call at every level of the service's escalation policy at `at`. */
+  onCallAt(
+    serviceId: string,
+    at: Date,
+  ): Promise<Readonly<{ policyId: string | null; responders: readonly OnCallResponder[] }>>;
+  /** The schedule's people in rotation order from `at` (the next turns first). */
+  rotation(scheduleId: string, policyId: string, at: Date): Promise<readonly PlannedPerson[]>;
 }>;
 
 export type IncidentPagingDeps = Readonly<{
@@ -32,9 +47,34 @@ export type IncidentPagingDeps = Readonly<{
   dispatch: () => Dispatch;
   /** The verification lifecycle's pager, when it is on. */
   pager: () => LifecyclePorts['pager'] | undefined;
-  /** Who is on call at `level` of the service's escalation policy at `at` (incidents' own lookup). */
-  onCallAt(serviceId: string, level: number, at: Date): Promise<readonly OnCallResponder[]>;
+  /** The time-off lifecycle's absences, when it is on: nobody on approved leave is paged. */
+  absences: () => LifecyclePorts['absences'] | undefined;
+  rota: PagingRota;
 }>;
+
+/** The approved leave a person is on at `at` (its last day), or null; null too when it cannot be told. */
+const approvedLeaveAt = async (
+  absences: LifecyclePorts['absences'],
+  slackUserId: string,
+  at: Date,
+  ctx: ProcessorContext,
+): Promise<Leave | null> => {
+  try {
+    const found = (
+      await absences.absencesOf({ slackUserId }, { since: at, until: new Date(at.getTime() + 1) })
+    )
+      .filter(
+        (a) => a.status === 'approved' && a.start.getTime() <= at.getTime() && at.getTime() < a.end.getTime(),
+      )
+      .sort((a, b) => b.end.getTime() - a.end.getTime())[0];
+    // `end` is exclusive (the day after the last day, 00:00 UTC).
+    return found ? { lastDay: new Date(found.end.getTime() - 1).toISOString().slice(0, 10) } : null;
+  } catch (error) {
+    // Better to wake someone than nobody: paged as if not away.
+    ctx.logger.warn({ err: asError(error) }, 'absences could not be read: paging without them');
+    return null;
+  }
+};
 
 /** Rounds of paging so far: how many times the incident went back to triggered. */
 const roundOf = (history: readonly Readonly<{ kind: string; type: string }>[]): number =>
@@ -56,6 +96,13 @@ const MAX_LEVELS = 20;
  *   incident, level and person (a redelivery pages nobody twice). Someone with no verified phone,
  *   opted out, or over the hourly limit is not paged and the timeline says so; so does a level with
  *   nobody on call, or phone verification being switched off.
+ * - Leave-aware (issue 12): when the time-off lifecycle is on (it offers `absences`), nobody on
+ *   APPROVED leave is paged. The plan (machines/incident/pagingPlan.ts) gives their place to the
+ *   next person in their schedule's rotation who is not away (`GET /oncalls` for the schedule over
+ *   the next weeks), else leaves it to the level's other targets, else pages the next level under
+ *   that level's own page ids (a later escalation there pages nobody twice); when every level is
+ *   away it says so and pages nobody. The timeline and the card say who was skipped and until when
+ *   ("<@Ana> skipped: on approved leave until 3 Dec"). Absences that cannot be read page as before.
  * - `IncidentAcknowledged` / `IncidentResolved`, from anywhere: the page timers are cancelled and
  *   the pager stops every page about the incident (no call after an acknowledge).
  * - `IncidentUnacknowledged` (the service's acknowledgement timeout put it back to triggered): a
@@ -130,11 +177,30 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
       await activity('no_pager', {}, 'no-pager');
       return;
     }
-    const responders = await deps.onCallAt(facts.service.id, level, ctx.now());
-    if (responders.length === 0) {
-      await activity('nobody_on_call', {}, 'nobody');
-      return;
+    const at = ctx.now();
+    const { policyId, responders } = await deps.rota.onCallAt(facts.service.id, at);
+    // Who is on approved leave now (time off switched off: nobody is known to be away).
+    const absences = deps.absences();
+    const leave = new Map<string, Leave | null>();
+    const lookUp = async (people: readonly { slackUserId: string | null }[]) => {
+      if (!absences) return;
+      for (const p of people) {
+        if (p.slackUserId && !leave.has(p.slackUserId)) {
+          leave.set(p.slackUserId, await approvedLeaveAt(absences, p.slackUserId, at, ctx));
+        }
+      }
+    };
+    await lookUp(responders.filter((r) => r.level >= level));
+    const awayOf = (slackUserId: string) => leave.get(slackUserId) ?? null;
+    const rotations = new Map<string, readonly PlannedPerson[]>();
+    if (policyId) {
+      for (const scheduleId of rotationsNeeded({ level, onCall: responders, awayOf })) {
+        const people = await deps.rota.rotation(scheduleId, policyId, at);
+        rotations.set(scheduleId, people);
+        await lookUp(people);
+      }
     }
+    const plan = planPages({ level, onCall: responders, awayOf, rotation: (id) => rotations.get(id) ?? [] });
     const wording = pageWording({
       number: state.context.link?.number ?? null,
       title: facts.title,
@@ -142,14 +208,54 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
       service: facts.service.name,
       triggeredAt: facts.triggeredAt,
     });
-    for (const r of responders) {
-      if (!r.slackUserId) {
-        await activity('no_slack_user', { name: r.name ?? r.upstreamUserId }, `noslack:${r.upstreamUserId}`);
-        continue;
+    for (const step of plan) {
+      switch (step.kind) {
+        case 'nobody_on_call':
+          await activity('nobody_on_call', {}, 'nobody');
+          continue;
+        case 'no_slack_user':
+          await activity(
+            'no_slack_user',
+            { name: step.person.name ?? step.person.upstreamUserId, level: step.level },
+            `noslack:${step.person.upstreamUserId}`,
+          );
+          continue;
+        case 'on_leave':
+          await activity(
+            'on_leave',
+            { slackUserId: step.person.slackUserId, level: step.level, detail: step.lastDay },
+            `leave:${step.level}:${step.person.slackUserId}`,
+          );
+          continue;
+        case 'level_on_leave':
+          await activity(
+            'level_on_leave',
+            { level: step.level, toLevel: step.nextLevel },
+            `levelaway:${step.level}`,
+          );
+          continue;
+        case 'everyone_on_leave':
+          await activity('everyone_on_leave', {}, 'everyoneaway');
+          continue;
+        case 'page':
+          break;
+      }
+      const r = step.person;
+      if (step.standsInFor) {
+        await activity(
+          'stand_in',
+          {
+            slackUserId: r.slackUserId,
+            level: step.level,
+            standsInFor: step.standsInFor.slackUserId,
+            detail: step.standsInFor.schedule?.slice(0, 300) ?? null,
+          },
+          `standin:${step.level}:${r.slackUserId}`,
+        );
       }
       const outcome = await pager.page({
         person: { slackUserId: r.slackUserId },
-        pageId: incidentPageId(streamId, level, r.slackUserId, round),
+        pageId: incidentPageId(streamId, step.level, r.slackUserId, round),
         reportTo: streamId,
         number: wording.number,
         label: wording.label,
@@ -163,6 +269,7 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
           outcome,
           {
             slackUserId: r.slackUserId,
+            level: step.level,
             detail: outcome === 'held_back' ? `limit ${settings.maxPerHour} an hour` : null,
           },
           `${outcome}:${r.slackUserId}`,
@@ -251,35 +358,77 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
 };
 
 /**
- * Who is on call at `level` of the service's escalation policy at `at`: the incident service's
- * on-call list (`GET /oncalls` for the policy over a minute from `at`), each person once, mapped
- * to their Slack user by email where one exists.
+ * The paging rota from the incident service: who is on call at every level of the service's
+ * escalation policy at `at` (`GET /oncalls` for the policy over a minute from `at`), each person
+ * once per level, mapped to their Slack user by email where one exists; and a schedule's rotation
+ * from `at` (`GET /oncalls` for the schedule over the next five weeks, by start, then anyone else
+ * its layers name), for someone to stand in for a person on leave. Schedules are kept 5 minutes.
  */
-export const createOnCallAtLevel =
-  (
-    deps: Readonly<{
-      pagerduty: Parameters<typeof listOnCallsInRange>[0]['pagerduty'];
-      services: Pick<ServiceDirectory, 'all'>;
-      identity: Pick<IdentityResolver, 'slackUserFor'>;
-    }>,
-  ): IncidentPagingDeps['onCallAt'] =>
-  async (serviceId, level, at) => {
-    const service = (await deps.services.all()).find((s) => s.id === serviceId);
-    if (!service?.escalationPolicyId) return [];
-    const rows = await listOnCallsInRange(
-      { pagerduty: deps.pagerduty },
-      { escalationPolicyIds: [service.escalationPolicyId] },
-      { since: at, until: new Date(at.getTime() + 60_000) },
-    );
-    const seen = new Map<string, OnCallResponder>();
-    for (const row of rows) {
-      if (row.escalation_level !== level || seen.has(row.user.id)) continue;
-      const name = (row.user as { summary?: unknown; name?: unknown }).summary ?? null;
-      seen.set(row.user.id, {
-        upstreamUserId: row.user.id,
-        name: typeof name === 'string' ? name : null,
-        slackUserId: await deps.identity.slackUserFor(row.user.id),
-      });
-    }
-    return [...seen.values()];
+export const createPagingRota = (
+  deps: Readonly<{
+    pagerduty: Parameters<typeof listOnCallsInRange>[0]['pagerduty'] & Pick<PagerDutyClient, 'getSchedule'>;
+    services: Pick<ServiceDirectory, 'all'>;
+    identity: Pick<IdentityResolver, 'slackUserFor'>;
+    /** What is recorded (no lookup), before asking by email. */
+    slackUserOf?: (upstreamUserId: string) => string | null;
+    now(): Date;
+  }>,
+): PagingRota => {
+  const slackUserOf = async (id: string) => deps.slackUserOf?.(id) ?? (await deps.identity.slackUserFor(id));
+  const schedules = createTtlCache<PagerDutySchedule>(5 * 60_000, () => deps.now().getTime());
+  const nameOf = (user: unknown): string | null => {
+    const u = user as { summary?: unknown; name?: unknown };
+    const name = u.summary ?? u.name ?? null;
+    return typeof name === 'string' ? name : null;
   };
+  return {
+    async onCallAt(serviceId, at) {
+      const service = (await deps.services.all()).find((s) => s.id === serviceId);
+      if (!service?.escalationPolicyId) return { policyId: null, responders: [] };
+      const rows = await listOnCallsInRange(
+        { pagerduty: deps.pagerduty },
+        { escalationPolicyIds: [service.escalationPolicyId] },
+        { since: at, until: new Date(at.getTime() + 60_000) },
+      );
+      const seen = new Set<string>();
+      const responders: OnCallResponder[] = [];
+      for (const row of [...rows].sort((a, b) => a.escalation_level - b.escalation_level)) {
+        const key = `${row.escalation_level}|${row.user.id}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        responders.push({
+          upstreamUserId: row.user.id,
+          name: nameOf(row.user),
+          slackUserId: await slackUserOf(row.user.id),
+          level: row.escalation_level,
+          schedule: row.schedule ? { id: row.schedule.id, name: row.schedule.summary ?? null } : null,
+        });
+      }
+      return { policyId: service.escalationPolicyId, responders };
+    },
+    async rotation(scheduleId, policyId, at) {
+      const rows = await listOnCallsInRange(
+        { pagerduty: deps.pagerduty },
+        { scheduleIds: [scheduleId], escalationPolicyIds: [policyId] },
+        { since: at, until: new Date(at.getTime() + ROTATION_LOOKAHEAD_MS) },
+      );
+      const ordered = rows
+        .filter((r) => r.schedule?.id === scheduleId)
+        .sort((a, b) => (a.start ? Date.parse(a.start) : 0) - (b.start ? Date.parse(b.start) : 0));
+      const names = new Map<string, string | null>();
+      for (const r of ordered) names.set(r.user.id, nameOf(r.user));
+      const schedule = await schedules(scheduleId, () =>
+        deps.pagerduty.getSchedule(scheduleId, { since: at.toISOString(), until: at.toISOString() }),
+      );
+      for (const id of scheduleUserIds(schedule)) if (!names.has(id)) names.set(id, null);
+      const out: PlannedPerson[] = [];
+      for (const [id, name] of names) {
+        out.push({ upstreamUserId: id, name, slackUserId: await slackUserOf(id) });
+      }
+      return out;
+    },
+  };
+};
+
+/** How far ahead a schedule's rotation is read for someone to stand in. */
+const ROTATION_LOOKAHEAD_MS = 35 * 86_400_000;

@@ -13,7 +13,10 @@ import { createResumableState, type ResumableState, readModelProcessor } from '.
  * - channel subscriptions per service (`incidentRouting-<service>`);
  * - people: Slack user ↔ incident-service user (the people directory's `identity-<slackUserId>`
  *   links for `system: 'incidents'`, old `SlackUserMapped` events upcast), so cards mention people
- *   the incident service names.
+ *   the incident service names;
+ * - pages sent per person: when each page by phone went out (the page activity `sms_submitted` or
+ *   `sms_failed` recorded on incident streams, one per page), for the "fewest recent night pages"
+ *   ranking (`onCall.nightPagesOf`).
  *
  * In memory, resumed from a snapshot (processor `incident-read-models`, `resumeFrom: 'snapshot'`,
  * stream `snapshot-incident-read-models`, see src/processors/snapshots.ts): a start loads the last
@@ -44,6 +47,13 @@ export type IncidentRow = Readonly<{
 
 export type Subscription = Readonly<{ serviceId: string; serviceName: string | null; channel: string }>;
 
+/** Page activity is recorded as a command in the incident's stream (src/incidents/paging.ts). */
+const PAGE_ACTIVITY = 'RecordIncidentPageActivity';
+/** The page activity that says a page went out to someone: one per page (its SMS, sent or not). */
+const PAGE_SENT_KINDS: ReadonlySet<string> = new Set(['sms_submitted', 'sms_failed']);
+/** Pages kept per person (the newest): the ranking looks back weeks, not years. */
+const PAGES_KEPT = 200;
+
 const TYPES = [
   'IncidentTriggerRequested',
   'IncidentLinked',
@@ -54,6 +64,7 @@ const TYPES = [
   'IncidentChannelSubscribed',
   'IncidentChannelUnsubscribed',
   'IncidentCardPosted',
+  PAGE_ACTIVITY,
   ...PERSON_EVENT_TYPES,
 ];
 
@@ -81,10 +92,12 @@ export type IncidentReadModels = Readonly<{
   slackUserOf(upstreamUserId: string): string | null;
   /** The incident whose card is the message `ts` in `channel` (as recorded when it was posted). */
   streamForCard(channel: string, ts: string): string | undefined;
+  /** When pages went out to the Slack user (epoch ms, oldest first; the newest 200). */
+  pagesSentTo(slackUserId: string): readonly number[];
 }>;
 
 /** Version of the snapshotted state and of `apply`: bump it when either changes (rebuilds from zero). */
-export const INCIDENT_READ_MODELS_VERSION = 2;
+export const INCIDENT_READ_MODELS_VERSION = 3;
 export const INCIDENT_READ_MODELS_ID = 'incident-read-models';
 
 /**
@@ -103,6 +116,8 @@ type IncidentReadModelsState = Readonly<{
   slackByUpstream: [string, string][];
   cardKeys: string[];
   cardStreams: string[];
+  /** Pages sent: Slack user → epoch ms (absent in snapshots of version 2). */
+  pagesSent?: [string, number[]][];
 }>;
 
 export const createIncidentReadModels = (
@@ -118,6 +133,8 @@ export const createIncidentReadModels = (
   const slackByUpstream = new Map<string, string>();
   /** `<channel> <ts>` of each card → its incident stream. */
   const byCard = new Map<string, string>();
+  /** Slack user → when pages went out to them (epoch ms, in store order). */
+  const pagesSent = new Map<string, number[]>();
 
   const setRow = (streamId: string, position: bigint, patch: Partial<IncidentRow>): void => {
     const row = incidents.get(streamId) ?? {
@@ -132,8 +149,19 @@ export const createIncidentReadModels = (
   };
 
   const apply = (e: RecordedEvent): void => {
-    if (e.kind !== 'event') return;
     const d = e.data as Record<string, unknown>;
+    if (e.kind === 'command') {
+      if (e.type !== PAGE_ACTIVITY || !e.streamId.startsWith('incident-')) return;
+      const at = Date.parse(String(e.metadata.now ?? ''));
+      if (typeof d.slackUserId !== 'string' || !PAGE_SENT_KINDS.has(String(d.kind)) || Number.isNaN(at))
+        return;
+      const list = pagesSent.get(d.slackUserId) ?? [];
+      list.push(at);
+      if (list.length > PAGES_KEPT) list.splice(0, list.length - PAGES_KEPT);
+      pagesSent.set(d.slackUserId, list);
+      return;
+    }
+    if (e.kind !== 'event') return;
     const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
     if (e.streamId.startsWith(PERSON_STREAM_PREFIX)) {
       const fact = upcastPersonEvent(e);
@@ -218,6 +246,7 @@ export const createIncidentReadModels = (
       slackByUpstream: [...slackByUpstream],
       cardKeys: [...byCard.keys()],
       cardStreams: [...byCard.values()],
+      pagesSent: [...pagesSent].map(([k, v]) => [k, [...v]]),
     };
   };
   const reset = (): void => {
@@ -229,6 +258,7 @@ export const createIncidentReadModels = (
       upstreamBySlack,
       slackByUpstream,
       byCard,
+      pagesSent,
     ]) {
       m.clear();
     }
@@ -259,6 +289,7 @@ export const createIncidentReadModels = (
     state.cardKeys.forEach((key, i) => {
       byCard.set(key, state.cardStreams[i]!);
     });
+    for (const [k, v] of state.pagesSent ?? []) pagesSent.set(k, [...v]);
   };
   const resumable = createResumableState({
     name: INCIDENT_READ_MODELS_ID,
@@ -296,5 +327,6 @@ export const createIncidentReadModels = (
       [...subscriptions.values()].flatMap((m) => [...m.values()].filter((s) => s.channel === channel)),
     slackUserOf: (upstreamUserId) => slackByUpstream.get(upstreamUserId) ?? null,
     streamForCard: (channel, ts) => byCard.get(`${channel} ${ts}`),
+    pagesSentTo: (slackUserId) => pagesSent.get(slackUserId) ?? [],
   };
 };

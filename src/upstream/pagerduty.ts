@@ -133,7 +133,13 @@ const scheduleSchema = z.looseObject({
   time_zone: z.string(),
   html_url: z.string().nullish(),
   final_schedule: z.looseObject({ rendered_schedule_entries: z.array(renderedEntry).default([]) }).nullish(),
+  /** The rotation layers, each with its users in turn order. */
+  schedule_layers: z
+    .array(z.looseObject({ id: z.string().nullish(), users: z.array(z.looseObject({ user: reference })) }))
+    .nullish(),
   users: z.array(reference).default([]),
+  /** Every escalation policy that uses the schedule (read-only). */
+  escalation_policies: z.array(reference).nullish(),
 });
 export type PagerDutySchedule = z.infer<typeof scheduleSchema>;
 
@@ -939,6 +945,21 @@ export const createPagerDutyClient = (options: PagerDutyClientOptions) => {
     return data.escalation_policy;
   };
 
+  /** Escalation policies; `userIds`: only those on which any of the users is a target. */
+  const listEscalationPolicies = async (
+    params: PageParams & { userIds?: readonly string[]; query?: string } = {},
+  ): Promise<Page<PagerDutyEscalationPolicy>> => {
+    checkPage(params, 'listEscalationPolicies');
+    const { data } = await rest.request({
+      operation: 'listEscalationPolicies',
+      method: 'GET',
+      path: '/escalation_policies',
+      query: { ...pageQuery(params), query: params.query, 'user_ids[]': params.userIds },
+      schema: z.looseObject({ ...pageFields, escalation_policies: z.array(escalationPolicySchema) }),
+    });
+    return toPage(data, data.escalation_policies);
+  };
+
   const listUsers = async (
     params: PageParams & { query?: string; teamIds?: readonly string[]; include?: readonly string[] } = {},
   ): Promise<Page<PagerDutyUser>> => {
@@ -1145,6 +1166,7 @@ export const createPagerDutyClient = (options: PagerDutyClientOptions) => {
     getSchedule,
     createScheduleOverrides,
     getEscalationPolicy,
+    listEscalationPolicies,
     listUsers,
     getUser,
     findUserByEmail,

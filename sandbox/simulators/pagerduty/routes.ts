@@ -460,8 +460,15 @@ export const createRestRoutes = (deps: RouteDeps): Record<string, RouteHandler> 
 
     listEscalationPolicies: ({ query }) => {
       const q = query.query === undefined ? undefined : String(query.query).toLowerCase();
+      // `user_ids[]`: "showing only escalation policies on which any of the users is a target".
+      const userIds = list(query, 'user_ids[]');
       const items = [...model.policies.values()]
         .filter((p) => q === undefined || p.name.toLowerCase().includes(q))
+        .filter(
+          (p) =>
+            !userIds ||
+            p.rules.some((r) => r.targets.some((t) => t.type === 'user_reference' && userIds.includes(t.id))),
+        )
         .map(views.escalationPolicy);
       return { status: 200, body: paginate(items, query, 'escalation_policies') };
     },

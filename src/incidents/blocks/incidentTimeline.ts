@@ -205,10 +205,41 @@ export const pageActivityText = (d: Data): string => {
       return `Nobody on call${level} to page`;
     case 'no_slack_user':
       return `Not paged ${who}${level}: no Slack user found for them`;
+    case 'on_leave':
+      return `:palm_tree: ${onLeaveText(who, d.detail)}${level ? ` (${level.trim()})` : ''}`;
+    case 'stand_in':
+      return `Paging ${who} instead of ${str(d.standsInFor) ? mention(String(d.standsInFor)) : 'someone on leave'}${level}${
+        str(d.detail) ? `: next on ${esc(d.detail, 80)}` : ''
+      }`;
+    case 'level_on_leave':
+      return levelOnLeaveText(d);
+    case 'everyone_on_leave':
+      return `${EVERYONE_ON_LEAVE}`;
     default:
       return 'Page activity';
   }
 };
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** `2026-12-03` → `3 Dec` (a calendar day: no time zone to name). */
+export const dayText = (date: unknown): string | null => {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(String(date ?? ''));
+  const month = m ? MONTHS[Number(m[2]) - 1] : undefined;
+  return m && month ? `${Number(m[3])} ${month}` : null;
+};
+
+/** `<@U0ANA> skipped: on approved leave until 3 Dec` (the last day of leave). */
+export const onLeaveText = (who: string, lastDay: unknown): string => {
+  const day = dayText(lastDay);
+  return `${who} skipped: on approved leave${day ? ` until ${day}` : ''}`;
+};
+
+/** `everyone at level 1 is on leave: paging level 2`. */
+export const levelOnLeaveText = (d: Readonly<Record<string, unknown>>): string =>
+  `Everyone at level ${num(d.level) ?? '?'} is on leave: paging level ${num(d.toLevel) ?? '?'}`;
+
+export const EVERYONE_ON_LEAVE = 'Everyone on call, at every level, is on approved leave: nobody paged';
 
 /** `AcknowledgeIncident` → `Acknowledge incident`. */
 const humanize = (type: string): string => {

@@ -1,0 +1,205 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SimulatorSeed } from '../../sandbox/simulators/pagerduty/model.ts';
+import { slashCommandBody } from '../../sandbox/simulators/slack/signing.ts';
+import { postSigned } from '../support/startApp.ts';
+import { waitFor } from '../support/waitFor.ts';
+import {
+  ANA,
+  BEN,
+  CHEN,
+  DANA,
+  FRANK,
+  HR_IDS,
+  type JoinsHarness,
+  joinsSeed,
+  MINUTE,
+  messageText,
+  PAYMENTS_CHANNEL,
+  PD_IDS,
+  PHONES,
+  PLATFORM,
+  PLATFORM_CHANNEL,
+  startJoinsHarness,
+} from './harness.ts';
+
+/**
+ * Issue 12, capability 4, end to end (the app, the incident-service, phone and HR simulators and
+ * the fake Slack on one clock): paging never wakes someone on approved leave. Their place goes to
+ * the next person in their schedule's rotation, else to the next level; the timeline and the card
+ * say who was skipped and until when; when everyone is away, that is said and nobody is paged.
+ *
+ * The rota here starts with Ana this week (Payments primary: Ana, then Ben, then Chen), so her
+ * leave covers now; the clock starts on Monday 23 November 2026, 09:00 UTC.
+ */
+const anaThisWeek = (weekStart: Date): SimulatorSeed => {
+  const seed = joinsSeed(weekStart);
+  return {
+    ...seed,
+    schedules: seed.schedules.map((s) => ({
+      ...s,
+      layers: s.layers.map((l) => ({ ...l, userIds: [PD_IDS.ana, PD_IDS.ben, PD_IDS.chen] })),
+    })),
+  };
+};
+
+let h: JoinsHarness | undefined;
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+const start = async (): Promise<JoinsHarness> => {
+  const joins = await startJoinsHarness({ seed: anaThisWeek });
+  for (const person of [ANA, BEN, CHEN, DANA, FRANK]) await joins.verifyPhone(person);
+  return joins;
+};
+
+const sms = (j: JoinsHarness, person: keyof typeof PHONES) => j.smsTo(PHONES[person]).map((m) => m.text);
+
+/** Waits until the paging delay passed and the level's pages went out. */
+const pagesDue = async (j: JoinsHarness) => {
+  await j.advanceTimers(5 * MINUTE);
+  await j.idle();
+};
+
+/** `/incident timeline <n>` as Dana: the whole answer (the ack, or what went to its response_url). */
+const timeline = async (j: JoinsHarness, number: number, channel = PAYMENTS_CHANNEL): Promise<string> => {
+  const from = j.fake.responsePosts.length;
+  const res = await postSigned(
+    `${j.url}/slack/events`,
+    slashCommandBody({
+      command: '/incident',
+      text: `timeline ${number}`,
+      user_id: DANA,
+      channel_id: channel,
+      response_url: j.fake.responseUrl({ channel, user: DANA }),
+      trigger_id: j.fake.issueTrigger({ user: DANA }),
+    }),
+    'form',
+    { timestamp: Math.floor(j.clock.now().getTime() / 1000) },
+  );
+  const answered = await res.text();
+  if (answered.includes('skipped') || answered.includes('leave')) return answered;
+  const posted = await waitFor(
+    () => j.fake.responsePosts.slice(from).find((p) => JSON.stringify(p.body).includes('Timeline:')),
+    { what: 'the timeline', timeoutMs: 10_000 },
+  );
+  return JSON.stringify(posted.body);
+};
+
+const cardSays = (j: JoinsHarness, channel: string, number: number, what: string) =>
+  waitFor(
+    () => {
+      const card = j.fake.messages(channel).find((m) => m.text.startsWith(`#${number} `));
+      const text = card ? messageText(card) : '';
+      return text.includes(what) ? text : undefined;
+    },
+    { what: `#${number}'s card to say “${what}”`, timeoutMs: 10_000 },
+  );
+
+describe('leave-aware paging', () => {
+  it('skips Ana on approved leave and pages the next in the rotation; pending leave does not count', async () => {
+    h = await start();
+    await h.approvedLeave(ANA, 'holiday 2026-11-23 to 2026-11-27 Family');
+    // Ben asked for today in HR's web app; Dana has not approved it: he is not away.
+    h.sim.webApp.requestTimeOff({
+      employeeId: HR_IDS.ben,
+      policyType: 'Holiday',
+      startDate: '2026-11-23',
+      endDate: '2026-11-23',
+    });
+    await h.advance(30_000);
+
+    const { streamId, number } = await h.trigger('Card payments failing');
+    await pagesDue(h);
+    await waitFor(() => sms(h!, BEN).some((t) => t.includes(`#${number}`)) || undefined, {
+      what: 'Ben paged',
+      timeoutMs: 10_000,
+    });
+    expect(sms(h, ANA)).toEqual([]);
+
+    const activity = await h.pageActivity(streamId);
+    expect(activity).toContainEqual({ kind: 'on_leave', slackUserId: ANA, detail: '2026-11-27', level: 1 });
+    expect(activity).toContainEqual({
+      kind: 'stand_in',
+      slackUserId: BEN,
+      detail: 'Payments primary',
+      level: 1,
+    });
+    expect(activity.filter((a) => a.slackUserId === ANA).map((a) => a.kind)).toEqual(['on_leave']);
+
+    const told = await timeline(h, number);
+    expect(told).toContain('<@U0ANA> skipped: on approved leave until 27 Nov');
+    expect(told).toContain('Paging <@U0BEN> instead of <@U0ANA> at level 1: next on Payments primary');
+    await cardSays(h, PAYMENTS_CHANNEL, number, '<@U0ANA> skipped: on approved leave until 27 Nov');
+
+    // The page timer's command delivered again (a redelivery) pages nobody twice.
+    const bens = sms(h, BEN).length;
+    await h.sb.bus.dispatch({
+      type: 'PageIncidentResponders',
+      data: { incident: streamId, level: 1 },
+      metadata: { now: h.clock.now().toISOString(), commandId: 'redelivered-page-1', actor: 'system:test' },
+    });
+    await h.idle();
+    expect(sms(h, BEN)).toHaveLength(bens);
+  });
+
+  it('pages level 2 when everyone at level 1 is away, once, however it escalates; nobody at all is said', async () => {
+    h = await start();
+    for (const person of [ANA, BEN, CHEN]) {
+      await h.approvedLeave(person, 'holiday 2026-11-23 to 2026-12-11 Winter');
+    }
+
+    // Payments: level 1 is the rota (Ana, then Ben, then Chen: all away); level 2 Dana.
+    const payments = await h.trigger('Transfers stuck');
+    await pagesDue(h);
+    await waitFor(() => sms(h!, DANA).some((t) => t.includes(`#${payments.number}`)) || undefined, {
+      what: 'Dana paged',
+      timeoutMs: 10_000,
+    });
+    for (const person of [ANA, BEN, CHEN] as const) expect(sms(h, person)).toEqual([]);
+    const activity = await h.pageActivity(payments.streamId);
+    expect(activity).toContainEqual({ kind: 'on_leave', slackUserId: ANA, detail: '2026-12-11', level: 1 });
+    expect(activity).toContainEqual({ kind: 'level_on_leave', slackUserId: null, detail: null, level: 1 });
+    const told = await timeline(h, payments.number);
+    expect(told).toContain('Everyone at level 1 is on leave: paging level 2');
+    await cardSays(h, PAYMENTS_CHANNEL, payments.number, 'everyone at level 1 is on leave: paging level 2');
+
+    // Escalated to level 2 (Dana's own level) later: she was paged for it already.
+    const danas = sms(h, DANA).length;
+    await h.incident(`escalate ${payments.number}`);
+    await waitFor(
+      async () =>
+        (await h!.stream(payments.streamId)).some((e) => e.type === 'IncidentEscalated') || undefined,
+      { what: 'escalated to level 2', timeoutMs: 10_000 },
+    );
+    await pagesDue(h);
+    await h.advanceTimers(MINUTE);
+    expect(sms(h, DANA)).toHaveLength(danas);
+
+    // Platform: level 1 Chen, level 2 Ana, both named directly, both away.
+    const platform = await h.trigger('Gateway 502s', PLATFORM);
+    await pagesDue(h);
+    await waitFor(
+      async () =>
+        (await h!.pageActivity(platform.streamId)).some((a) => a.kind === 'everyone_on_leave') || undefined,
+      { what: 'everyone away said', timeoutMs: 10_000 },
+    );
+    expect((await h.pageActivity(platform.streamId)).map((a) => [a.kind, a.slackUserId, a.level])).toEqual([
+      ['on_leave', CHEN, 1],
+      ['level_on_leave', null, 1],
+      ['on_leave', ANA, 2],
+      ['everyone_on_leave', null, 1],
+    ]);
+    for (const person of [ANA, CHEN] as const) expect(sms(h, person)).toEqual([]);
+    const platformTold = await timeline(h, platform.number, PLATFORM_CHANNEL);
+    expect(platformTold).toContain('<@U0CHEN> skipped: on approved leave until 11 Dec');
+    expect(platformTold).toContain('Everyone on call, at every level, is on approved leave: nobody paged');
+    await cardSays(
+      h,
+      PLATFORM_CHANNEL,
+      platform.number,
+      'everyone on call, at every level, is on approved leave: nobody paged',
+    );
+  });
+});
