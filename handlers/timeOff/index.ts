@@ -1,5 +1,6 @@
 import type { App } from '@slack/bolt';
 import { registerTimeOffActions } from './actions.ts';
+import { registerTimeOffCoverActions } from './buttonsCover.ts';
 import { registerTimeOffCommands } from './commands.ts';
 import { createPolicyTypes } from './common.ts';
 import type { TimeOffListenerDeps } from './deps.ts';
@@ -17,5 +18,6 @@ export const register = (app: App, deps: TimeOffListenerDeps): void => {
   const policies = createPolicyTypes(deps.timeOff.client, deps.timeOff.clock, deps.logger);
   registerTimeOffCommands(app, deps, policies);
   registerTimeOffActions(app, deps, policies);
+  registerTimeOffCoverActions(app, deps);
   registerTimeOffViews(app, deps, policies);
 };

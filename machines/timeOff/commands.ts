@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import type { Command } from '../shared/messages.ts';
 import { recordUpstreamCallFailedSchema, retryUpstreamCallSchema } from '../shared/upstreamRequest.ts';
-import { cardRefSchema, timeOffActionSchema, timeOffAskSchema, timeOffPersonSchema } from './events.ts';
+import {
+  cardRefSchema,
+  conflictCheckActionSchema,
+  conflictShiftSchema,
+  coverCandidateSchema,
+  coverSlotOutcomeSchema,
+  timeOffActionSchema,
+  timeOffAskSchema,
+  timeOffPersonSchema,
+} from './events.ts';
 
 /**
  * What people, timers and the HR processor ask of a time-off request (`<Verb><Subject>`). Every
@@ -30,6 +39,31 @@ const calendar = {
   approvalRules: approvalRulesSchema.nullable(),
 };
 
+// ---------------------------------------------------------------- on-call conflicts and cover (issue 12)
+
+const conflictCommandDataSchemas = {
+  /** The on-call lookup's answer for check `checkId` (src/timeOff/coverConflicts.reactor.ts). */
+  RecordTimeOffConflictsChecked: z.object({
+    timeOffId,
+    checkId: id,
+    shifts: z.array(conflictShiftSchema).max(50),
+    knownUntil: z.string().min(1).max(40),
+    candidates: z.array(coverCandidateSchema).max(20),
+    unmapped: z.boolean(),
+  }),
+  RecordTimeOffConflictsCheckFailed: recordUpstreamCallFailedSchema(conflictCheckActionSchema).extend({
+    timeOffId,
+  }),
+  RetryTimeOffConflictsCheck: retryUpstreamCallSchema(conflictCheckActionSchema).extend({ timeOffId }),
+  /** The cover's stream moved on (src/timeOff/cover.reactor.ts): its slots as they stand. */
+  RecordTimeOffCover: z.object({
+    timeOffId,
+    coverId: id,
+    slots: z.array(coverSlotOutcomeSchema).max(50),
+    withdrawn: z.boolean(),
+  }),
+} as const;
+
 export const timeOffCommandDataSchemas = {
   /** `/timeoff …` or the modal: the requester and their approver come from the directory. */
   RequestTimeOff: timeOffAskSchema.extend({
@@ -45,7 +79,15 @@ export const timeOffCommandDataSchemas = {
   /** The expiry timer. */
   ExpireTimeOff: z.object({ timeOffId }),
   /** Approve on a card (`card`: the message clicked; null from App Home, where only the person is checked). */
-  ApproveTimeOff: z.object({ timeOffId, card: cardRefSchema.nullable() }),
+  ApproveTimeOff: z.object({
+    timeOffId,
+    card: cardRefSchema.nullable(),
+    /** "Approve and cover with …" (issue 12): who covers the on-call conflicts; absent or null for plain Approve. */
+    cover: z
+      .object({ slackUserId: z.string().regex(/^[UW][A-Z0-9]{2,31}$/, 'must be a Slack user id') })
+      .nullable()
+      .optional(),
+  }),
   DenyTimeOff: z.object({
     timeOffId,
     card: cardRefSchema.nullable(),
@@ -68,6 +110,7 @@ export const timeOffCommandDataSchemas = {
   RecordTimeOffCancelledInHr: z.object({ timeOffId, cancelRequestId: id.nullable() }),
   RecordTimeOffUpstreamCallFailed: recordUpstreamCallFailedSchema(timeOffActionSchema).extend({ timeOffId }),
   RetryTimeOffUpstreamCall: retryUpstreamCallSchema(timeOffActionSchema).extend({ timeOffId }),
+  ...conflictCommandDataSchemas,
 } as const;
 
 type Schemas = typeof timeOffCommandDataSchemas;

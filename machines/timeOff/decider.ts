@@ -54,7 +54,11 @@ export type TimeOffRejectionReason =
   | 'cancelled'
   | 'not_due'
   | 'nothing_to_resubmit'
-  | 'nothing_to_cancel';
+  | 'nothing_to_cancel'
+  /** "Approve and cover with …" on a request with no on-call shift to cover (issue 12). */
+  | 'nothing_to_cover'
+  /** The requester named as their own cover. */
+  | 'self_cover';
 
 const refuse = (reason: TimeOffRejectionReason, message: string, details: Record<string, unknown> = {}) =>
   new DecisionRejected(message, { reason, ...details });
@@ -282,6 +286,8 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
         command.data.card,
         command.data.timeOffId,
       );
+      const cover = command.data.cover ?? null;
+      if (cover && undecided) checkCover(context, cover.slackUserId);
       if (!undecided) {
         // A second click on Approve (or a redelivery) after approving: nothing more to do.
         if (
@@ -301,6 +307,10 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
             by: request.approver,
             submitRequestId: command.metadata.commandId,
             at: now,
+            // The cover's stream is named after this command too (machines/timeOff/cover.ts).
+            ...(cover
+              ? { cover: { coverId: command.metadata.commandId, slackUserId: cover.slackUserId } }
+              : {}),
           },
         },
       ];
@@ -564,8 +574,59 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
       const fact = decideRetry(findHrRequest(context, d.requestId), d, now);
       return fact ? [{ type: 'TimeOffUpstreamCallRetried', data: fact }] : [];
     }
+    // ------------------------------------------------ on-call conflicts and cover (issue 12)
+    case 'RecordTimeOffConflictsChecked': {
+      const { timeOffId, ...d } = command.data;
+      existing(context, timeOffId);
+      if (FINAL_PHASES.has(phase) || context.conflictCheck?.requestId !== d.checkId) return [];
+      return [{ type: 'TimeOffConflictsChecked', data: { timeOffId, ...d, at: now } }];
+    }
+    case 'RecordTimeOffConflictsCheckFailed': {
+      const d = command.data;
+      existing(context, d.timeOffId);
+      if (FINAL_PHASES.has(phase)) return [];
+      const fact = decideFailure(context.conflictCheck, d, now);
+      return fact ? [{ type: 'TimeOffConflictsCheckFailed', data: { ...fact, timeOffId: d.timeOffId } }] : [];
+    }
+    case 'RetryTimeOffConflictsCheck': {
+      const d = command.data;
+      existing(context, d.timeOffId);
+      if (FINAL_PHASES.has(phase)) return [];
+      const fact = decideRetry(context.conflictCheck, d, now);
+      return fact
+        ? [{ type: 'TimeOffConflictsCheckRetried', data: { ...fact, timeOffId: d.timeOffId } }]
+        : [];
+    }
+    case 'RecordTimeOffCover': {
+      const d = command.data;
+      existing(context, d.timeOffId);
+      const cover = context.cover;
+      if (FINAL_PHASES.has(phase) || cover?.coverId !== d.coverId) return [];
+      if (JSON.stringify(cover.slots) === JSON.stringify(d.slots) && cover.withdrawn === d.withdrawn)
+        return [];
+      return [{ type: 'TimeOffCoverRecorded', data: { ...d, at: now } }];
+    }
     default:
       return exhaustive(command, 'time-off command');
+  }
+};
+
+/** Phases a request never leaves: nothing more is recorded on it (its machine is done). */
+const FINAL_PHASES: ReadonlySet<TimeOffPhase> = new Set(['denied', 'expired', 'cancelled']);
+
+/** "Approve and cover with …": the request has on-call shifts an override can cover, and the cover is not the requester. */
+const checkCover = (context: TimeOffContext, slackUserId: string): void => {
+  if (!context.conflicts?.shifts.some((s) => s.scheduleId !== null)) {
+    throw refuse(
+      'nothing_to_cover',
+      'Switchboard found no on-call shift of this request to cover. Use Approve instead.',
+    );
+  }
+  if (slackUserId === context.request?.requester.slackUserId) {
+    throw refuse(
+      'self_cover',
+      `${context.request.requester.displayName || 'The requester'} can't cover their own shifts.`,
+    );
   }
 };
 

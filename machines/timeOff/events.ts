@@ -44,6 +44,86 @@ export type TimeOffAsk = z.infer<typeof timeOffAskSchema>;
 export const cardRefSchema = z.object({ channel: id, ts: id });
 export type CardRef = z.infer<typeof cardRefSchema>;
 
+// ---------------------------------------------------------------- on-call conflicts and cover (issue 12)
+
+/** The durable lookup of the requester's on-call shifts over the request (machines/shared/upstreamRequest.ts). */
+export const conflictCheckActionSchema = z.enum(['check_conflicts']);
+export type ConflictCheckAction = z.infer<typeof conflictCheckActionSchema>;
+
+/**
+ * One on-call shift of the requester overlapping the request, clipped to it (a shift with no start
+ * or end, "always on call", is clipped too). `scheduleId` null: the escalation policy names them
+ * directly, which no override can cover.
+ */
+export const conflictShiftSchema = z.object({
+  scheduleId: z.string().min(1).max(64).nullable(),
+  scheduleName: z.string().max(200).nullable(),
+  escalationPolicyId: z.string().min(1).max(64),
+  escalationPolicyName: z.string().max(200).nullable(),
+  level: z.number().int().min(1).max(100),
+  start: at,
+  end: at,
+});
+export type ConflictShift = z.infer<typeof conflictShiftSchema>;
+
+/**
+ * A colleague offered to cover, best first: on the same schedules or escalation policies, not away
+ * and not on call during the shifts, fewest night pages over the last 30 days (null: not known).
+ */
+export const coverCandidateSchema = z.object({
+  slackUserId,
+  displayName: z.string().max(200),
+  firstName: z.string().max(100),
+  nightPages: z.number().int().min(0).nullable(),
+});
+export type CoverCandidate = z.infer<typeof coverCandidateSchema>;
+
+/** Who covers, chosen on the approval card ("Approve and cover with …"): their cover's stream id. */
+export const approvedCoverSchema = z.object({ coverId: id, slackUserId });
+export type ApprovedCover = z.infer<typeof approvedCoverSchema>;
+
+/** Where each slot of the cover stands, as the cover's stream (machines/timeOff/cover.ts) said last. */
+export const coverSlotOutcomeSchema = z.object({
+  scheduleId: z.string().min(1).max(64),
+  scheduleName: z.string().max(200).nullable(),
+  start: at,
+  end: at,
+  status: z.enum(['pending', 'created', 'failed', 'dropped']),
+  overrideId: id.nullable(),
+  problem: z.string().max(1000).nullable(),
+});
+export type CoverSlotOutcome = z.infer<typeof coverSlotOutcomeSchema>;
+
+const conflictEventDataSchemas = {
+  /**
+   * The requester's on-call shifts over the request, and who could cover them, as looked up once
+   * (the card, the cover and a restart read these facts). `knownUntil`: the incident service
+   * publishes on-calls only so far ahead; shifts after it are not known yet. `unmapped`: the
+   * requester has no incident-service user (no shifts).
+   */
+  TimeOffConflictsChecked: z.object({
+    timeOffId: id,
+    checkId: id,
+    shifts: z.array(conflictShiftSchema).max(50),
+    knownUntil: at,
+    candidates: z.array(coverCandidateSchema).max(20),
+    unmapped: z.boolean(),
+    at,
+  }),
+  TimeOffConflictsCheckFailed: upstreamCallFailedSchema(conflictCheckActionSchema).extend({ timeOffId: id }),
+  TimeOffConflictsCheckRetried: upstreamCallRetriedSchema(conflictCheckActionSchema).extend({
+    timeOffId: id,
+  }),
+  /** The cover's slots changed (created, failed, dropped when withdrawn): the card shows them. */
+  TimeOffCoverRecorded: z.object({
+    timeOffId: id,
+    coverId: id,
+    slots: z.array(coverSlotOutcomeSchema).max(50),
+    withdrawn: z.boolean(),
+    at,
+  }),
+} as const;
+
 export const timeOffEventDataSchemas = {
   /** Asked for, with the approver (the requester's manager in HR) and the approval schedule. */
   TimeOffRequested: timeOffAskSchema.extend({
@@ -63,7 +143,14 @@ export const timeOffEventDataSchemas = {
   /** A reminder went to the approver (1-based, in `remindAt` order). */
   TimeOffApproverReminded: z.object({ timeOffId: id, reminder: z.number().int().min(1), at }),
   /** Approved by the approver: the submission to HR is requested (request id `submitRequestId`). */
-  TimeOffApproved: z.object({ timeOffId: id, by: timeOffPersonSchema, submitRequestId: id, at }),
+  TimeOffApproved: z.object({
+    timeOffId: id,
+    by: timeOffPersonSchema,
+    submitRequestId: id,
+    at,
+    /** "Approve and cover with …": who covers the on-call conflicts (issue 12); absent otherwise. */
+    cover: approvedCoverSchema.optional(),
+  }),
   TimeOffDenied: z.object({
     timeOffId: id,
     by: timeOffPersonSchema,
@@ -151,6 +238,7 @@ export const timeOffEventDataSchemas = {
    */
   TimeOffUpstreamCallFailed: upstreamCallFailedSchema(timeOffActionSchema),
   TimeOffUpstreamCallRetried: upstreamCallRetriedSchema(timeOffActionSchema),
+  ...conflictEventDataSchemas,
 } as const;
 
 type Schemas = typeof timeOffEventDataSchemas;

@@ -7,9 +7,21 @@ import {
   type UpstreamRequest,
   failureApplies as upstreamFailureApplies,
   retryApplies as upstreamRetryApplies,
+  withFailedAttempt,
   withoutRequest,
+  withRetry,
 } from '../shared/upstreamRequest.ts';
-import type { CardRef, TimeOffAction, TimeOffAsk, TimeOffEvent, TimeOffPerson } from './events.ts';
+import type {
+  CardRef,
+  ConflictCheckAction,
+  ConflictShift,
+  CoverCandidate,
+  CoverSlotOutcome,
+  TimeOffAction,
+  TimeOffAsk,
+  TimeOffEvent,
+  TimeOffPerson,
+} from './events.ts';
 
 /**
  * One time-off request (stream `timeoff-<request id>`):
@@ -77,7 +89,40 @@ export type TimeOffContext = Readonly<{
   cancelRequestId: string | null;
   endedAt: string | null;
   requests: readonly TimeOffHrRequest[];
+  // ------------------------------------------------ on-call conflicts and cover (issue 12)
+  /** How many conflict checks were asked (each version of the request asks one). */
+  conflictChecks: number;
+  /** The on-call lookup in progress or waiting for its retry; null once answered or given up. */
+  conflictCheck: UpstreamRequest<ConflictCheckAction> | null;
+  /** The last failed attempt of the lookup (`final`: given up); null once answered. */
+  conflictCheckFailure: Readonly<{ code: string; message: string; final: boolean }> | null;
+  conflicts: TimeOffConflicts | null;
+  /** "Approve and cover with …": who covers, and the cover's slots as last recorded (null before any). */
+  cover: TimeOffCover | null;
 }>;
+
+export type TimeOffConflicts = Readonly<{
+  checkId: string;
+  shifts: readonly ConflictShift[];
+  knownUntil: string;
+  candidates: readonly CoverCandidate[];
+  unmapped: boolean;
+  at: string;
+}>;
+
+export type TimeOffCover = Readonly<{
+  coverId: string;
+  slackUserId: string;
+  slots: readonly CoverSlotOutcome[] | null;
+  withdrawn: boolean;
+}>;
+
+/** The conflict check a version of the request asks (n: 1 for the request, then one per re-approval). */
+export const conflictCheckOf = (timeOffId: string, n: number): UpstreamRequest<ConflictCheckAction> => ({
+  requestId: `${timeOffId}:conflicts:${n}`,
+  action: 'check_conflicts',
+  ...FIRST_ATTEMPT,
+});
 
 export type TimeOffPhase =
   | 'none'
@@ -110,7 +155,15 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
   switch (event.type) {
     case 'TimeOffRequested': {
       const { at, ...d } = event.data;
-      return { ...context, request: { ...d, requestedAt: at } };
+      const n = (context.conflictChecks ?? 0) + 1;
+      return {
+        ...context,
+        request: { ...d, requestedAt: at },
+        conflictChecks: n,
+        conflictCheck: conflictCheckOf(d.timeOffId, n),
+        conflictCheckFailure: null,
+        conflicts: null,
+      };
     }
     case 'TimeOffApprovalAsked':
       return { ...context, card: event.data.card };
@@ -119,6 +172,14 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
     case 'TimeOffApproved':
       return {
         ...context,
+        cover: event.data.cover
+          ? {
+              coverId: event.data.cover.coverId,
+              slackUserId: event.data.cover.slackUserId,
+              slots: null,
+              withdrawn: false,
+            }
+          : (context.cover ?? null),
         decision: { by: event.data.by, at: event.data.at, reason: null },
         submitRequestId: event.data.submitRequestId,
         submitAskedAt: event.data.at,
@@ -163,10 +224,15 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
     case 'TimeOffResubmitted': {
       const { at, reapproval, submitRequestId, timeOffId: _id, ...ask } = event.data;
       const request = context.request ? { ...context.request, ...ask } : null;
+      const n = (context.conflictChecks ?? 0) + 1;
       return reapproval
         ? {
             ...context,
             request,
+            conflictChecks: n,
+            conflictCheck: conflictCheckOf(event.data.timeOffId, n),
+            conflictCheckFailure: null,
+            conflicts: null,
             card: null,
             staleCards: context.card ? [...context.staleCards, context.card] : context.staleCards,
             remindersSent: 0,
@@ -231,6 +297,32 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
       };
     case 'TimeOffUpstreamCallRetried':
       return { ...context, requests: afterRetry(context.requests, event.data) };
+    // ------------------------------------------------ on-call conflicts and cover (issue 12)
+    case 'TimeOffConflictsChecked': {
+      const { timeOffId: _id, ...conflicts } = event.data;
+      return { ...context, conflicts, conflictCheck: null, conflictCheckFailure: null };
+    }
+    case 'TimeOffConflictsCheckFailed': {
+      const d = event.data;
+      const check = context.conflictCheck;
+      return {
+        ...context,
+        conflictCheck: d.final || !check ? null : withFailedAttempt(check, d),
+        conflictCheckFailure: { code: d.code, message: d.message, final: d.final },
+      };
+    }
+    case 'TimeOffConflictsCheckRetried':
+      return {
+        ...context,
+        conflictCheck: context.conflictCheck ? withRetry(context.conflictCheck, event.data) : null,
+      };
+    case 'TimeOffCoverRecorded':
+      return context.cover
+        ? {
+            ...context,
+            cover: { ...context.cover, slots: event.data.slots, withdrawn: event.data.withdrawn },
+          }
+        : context;
     default:
       return exhaustive(event, 'time-off event');
   }
@@ -278,6 +370,17 @@ export const timeOffMachine = setup({
       event.type === 'TimeOffUpstreamCallRetried' &&
       upstreamRetryApplies(findHrRequest(context, event.data.requestId), event.data),
     reapproval: ({ event }) => event.type === 'TimeOffResubmitted' && event.data.reapproval,
+    // ------------------------------------------------ on-call conflicts and cover (issue 12)
+    answersConflictCheck: ({ context, event }) =>
+      event.type === 'TimeOffConflictsChecked' && context.conflictCheck?.requestId === event.data.checkId,
+    conflictFailureApplies: ({ context, event }) =>
+      event.type === 'TimeOffConflictsCheckFailed' &&
+      upstreamFailureApplies(context.conflictCheck, event.data),
+    conflictRetryApplies: ({ context, event }) =>
+      event.type === 'TimeOffConflictsCheckRetried' &&
+      upstreamRetryApplies(context.conflictCheck, event.data),
+    coverApplies: ({ context, event }) =>
+      event.type === 'TimeOffCoverRecorded' && context.cover?.coverId === event.data.coverId,
   },
   actions: {
     apply: assign(({ context, event }) => applyTimeOffEvent(context, event)),
@@ -301,10 +404,20 @@ export const timeOffMachine = setup({
     cancelRequestId: null,
     endedAt: null,
     requests: [],
+    conflictChecks: 0,
+    conflictCheck: null,
+    conflictCheckFailure: null,
+    conflicts: null,
+    cover: null,
   },
   on: {
     TimeOffUpstreamCallFailed: { guard: 'failureApplies', actions: 'apply' },
     TimeOffUpstreamCallRetried: { guard: 'retryApplies', actions: 'apply' },
+    // On-call conflicts and cover (issue 12), in every state that is not final.
+    TimeOffConflictsChecked: { guard: 'answersConflictCheck', actions: 'apply' },
+    TimeOffConflictsCheckFailed: { guard: 'conflictFailureApplies', actions: 'apply' },
+    TimeOffConflictsCheckRetried: { guard: 'conflictRetryApplies', actions: 'apply' },
+    TimeOffCoverRecorded: { guard: 'coverApplies', actions: 'apply' },
   },
   states: {
     none: { on: { TimeOffRequested: { target: 'requested', actions: 'apply' } } },

@@ -18,10 +18,19 @@ const endOf = (date: string): Date => new Date(startOf(date).getTime() + DAY_MS)
 
 const toAbsence = (entry: AbsenceEntry, person: PersonRef): Absence => ({
   person,
-  start: startOf(entry.startDate),
-  end: endOf(entry.endDate),
+  start: rangeOfDays(entry).since,
+  end: rangeOfDays(entry).until,
   kind: entry.policyType,
   status: entry.status,
+});
+
+/**
+ * The instants a request's days take, `[start of its first day, end of its last day)` in UTC: the
+ * one definition the absences port and the on-call conflicts (src/timeOff/coverConflicts.reactor.ts) share.
+ */
+export const rangeOfDays = (days: Readonly<{ startDate: string; endDate: string }>): TimeRange => ({
+  since: startOf(days.startDate),
+  until: endOf(days.endDate),
 });
 
 /** The days a [since, until) range touches, as an inclusive date range. */

@@ -7,6 +7,12 @@ import { createHiBobClient, type HiBobAuthAlert, type HiBobClient } from '../ups
 import { hibobWebhookVerify } from '../upstream/hibobSignature.ts';
 import { createAbsences } from './absences.ts';
 import { type TimeOffConfig, timeOffConfig } from './config.ts';
+import { createCoverCallsReactor, createCoverReactor } from './cover.reactor.ts';
+import { cardOnCallOf } from './coverCard.ts';
+import { createCoverConflictsReactor } from './coverConflicts.reactor.ts';
+import { nameOfSlackUser } from './coverRanking.ts';
+import { coverRoutes } from './coverRoutes.ts';
+import { createTimeZones } from './coverText.ts';
 import { createTimeOffHomeSection } from './home.ts';
 import { createTimeOffHrCallsReactor } from './hrCalls.reactor.ts';
 import { createTimeOffHrSync, type TimeOffHrSync } from './hrSync.ts';
@@ -110,13 +116,26 @@ const createTimeOff = (
     directoryRefreshMs: options?.directoryRefreshMs ?? config.directoryRefreshMinutes * 60_000,
     changesPollMs: options?.changesPollMs ?? config.changesPollMinutes * 60_000,
   });
+  const absences = createAbsences({ readModel, people });
+  // Issue 12: on-call conflicts and cover, through the incident module's ports (looked up when used).
+  const timeZones = createTimeZones(slack);
+  const nameOf = nameOfSlackUser({ readModel, slack });
+  const coverOptions = {
+    overrides: () => deps.ports.get('scheduleOverrides'),
+    onCall: () => deps.ports.get('onCall'),
+    dispatch,
+    retry,
+    post: (channel: string, m: SlackMessage) => post(channel, m),
+    timeZones,
+    nameOf,
+  };
   const post = async (channel: string, m: SlackMessage) => {
     const r = await slack.chat.postMessage({ channel, text: m.text, blocks: m.blocks });
     return { channel: r.channel ?? channel, ts: String(r.ts) };
   };
 
   return {
-    routes: timeOffRoutes,
+    routes: { ...timeOffRoutes, ...coverRoutes },
     processors: [
       readModel.processor,
       createTimeOffHrCallsReactor({
@@ -131,6 +150,16 @@ const createTimeOff = (
       }),
       ...sync.processors,
       createTimeOffTimersReactor(),
+      createCoverConflictsReactor({
+        onCall: () => deps.ports.get('onCall'),
+        absences,
+        nameOf,
+        dispatch,
+        retry,
+        logger,
+      }),
+      createCoverCallsReactor(coverOptions),
+      createCoverReactor(coverOptions),
       createTimeOffNoticesReactor({
         slack: {
           postMessage: post,
@@ -143,6 +172,9 @@ const createTimeOff = (
         client,
         holidays: config.holidays,
         logger,
+        // Issue 12: no section with incidents switched off; times in the approver's Slack zone.
+        onCall: async (state, approver) =>
+          deps.ports.get('onCall') ? cardOnCallOf(state.context, await timeZones.of(approver)) : null,
       }),
     ],
     listeners: (app, handlerDeps) =>
@@ -163,7 +195,7 @@ const createTimeOff = (
     webhooks: [hibobWebhookVerifier({ verifySignature, logger, hrLagMs })],
     home: createTimeOffHomeSection({ readModel, people }),
     rejectionText: timeOffRejectionText,
-    provides: { absences: createAbsences({ readModel, people }) },
+    provides: { absences },
     api: { client, readModel, people, sync },
   };
 };

@@ -31,6 +31,7 @@ import {
   submissionFailedDm,
 } from './blocks/notices.ts';
 import type { TimeOffView } from './blocks/timeOffView.ts';
+import type { CardOnCall } from './coverCard.ts';
 import type { TimeOffReadModel } from './readModel.projection.ts';
 
 /**
@@ -100,6 +101,8 @@ export type TimeOffNoticesOptions = Readonly<{
   client: HiBobClient;
   holidays: readonly string[];
   logger: Logger;
+  /** Issue 12: the card's on-call section for a request as folded now (null: incidents off, no section). */
+  onCall?: (state: TimeOffState, approverSlackUserId: string) => Promise<CardOnCall | null>;
 }>;
 
 /** What is recorded of a sent message (`TimeOffNoticeSent`). */
@@ -260,10 +263,17 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     return out;
   };
 
-  const cardOf = (view: TimeOffView, notice: SentNotice): SlackMessage =>
+  /** The card's on-call section, from the request as folded now (issue 12). */
+  const onCallOf = async (view: TimeOffView): Promise<CardOnCall | null> => {
+    const state = readModel.state(view.timeOffId);
+    return state && options.onCall ? options.onCall(state, view.approver.slackUserId) : null;
+  };
+
+  const cardOf = async (view: TimeOffView, notice: SentNotice): Promise<SlackMessage> =>
     approvalCard(view, {
       balanceAfter: notice.balanceAfter ?? null,
       teammatesOut: notice.teammatesOut ?? [],
+      onCall: await onCallOf(view),
     });
 
   /** The approver's card for the version of the request `eventId` asked about: posted once, then recorded on the request. */
@@ -273,7 +283,7 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
       // The request as it stands by now (it may have moved on while HR answered).
       await readModel.catchUp();
       const now = readModel.view(view.timeOffId) ?? view;
-      return { message: approvalCard(now, extras), extras };
+      return { message: approvalCard(now, { ...extras, onCall: await onCallOf(now) }), extras };
     });
     // Slack refused the card for good: the approver still finds the request in App Home.
     if (!notice) return;
@@ -391,7 +401,7 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
       const notice = await recorded(ctx, cardKey(eventId));
       if (!notice) continue;
       const current = i === cardEvents.length - 1;
-      await update(ctx, notice, current ? cardOf(view, notice) : replacedCard(view));
+      await update(ctx, notice, current ? await cardOf(view, notice) : replacedCard(view));
     }
     const status = await recorded(ctx, statusKey(view.timeOffId));
     if (status) await update(ctx, status, requesterStatusDm(view, statusNote(view, events)));

@@ -127,7 +127,7 @@ const overlaps = (a: Readonly<{ startDate: string; endDate: string }>, from: str
   a.startDate <= to && a.endDate >= from;
 
 /** Version of the snapshotted state and of `apply`: bump it when either changes (rebuilds from zero). */
-export const TIME_OFF_READ_MODEL_VERSION = 1;
+export const TIME_OFF_READ_MODEL_VERSION = 2; // 2: on-call conflicts and cover (issue 12)
 export const TIME_OFF_READ_MODEL_ID = 'timeoff-read-model';
 
 /** The snapshot's JSON: each request as its machine state (value and context), the rest as lists. */

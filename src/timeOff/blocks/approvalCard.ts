@@ -8,6 +8,7 @@ import {
   type SlackMessage,
   truncate,
 } from '../../slack/blocks/format.ts';
+import { type CardOnCall, onCallBlocks } from '../coverCard.ts';
 import { TIME_OFF_ACTION, timeOffActionsBlockId, timeOffButton } from './timeOffIds.ts';
 import { formatRange, formatWorkingDays, personText, type TimeOffView } from './timeOffView.ts';
 
@@ -26,6 +27,8 @@ export type ApprovalCardExtras = Readonly<{
   balanceAfter: BalanceAfter;
   /** From the directory and HR's who's out; at most a few are listed. */
   teammatesOut: readonly TeammateOut[];
+  /** Issue 12: the requester's on-call conflicts and the cover (coverCard.ts); absent or null with incidents off. */
+  onCall?: CardOnCall | null;
 }>;
 
 const MAX_TEAMMATES = 8;
@@ -114,6 +117,7 @@ export const approvalCard = (view: TimeOffView, extras: ApprovalCardExtras): Sla
     elements: [mrkdwn(truncate(teammatesOutText(requester, extras.teammatesOut), SLACK_LIMITS.sectionText))],
   });
   const decided = decisionLine(view);
+  blocks.push(...onCallBlocks(view.timeOffId, requester, extras.onCall ?? null, decided === null));
   if (decided === null) {
     blocks.push({
       type: 'actions',

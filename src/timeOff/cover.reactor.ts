@@ -1,0 +1,413 @@
+import type { UpstreamRequest } from '../../machines/shared/upstreamRequest.ts';
+import {
+  COVER_STREAM_PREFIX,
+  type CoverAction,
+  type CoverSlotState,
+  type CoverState,
+  coverDecider,
+  coverIdOfStream,
+  coverSettled,
+  pendingCoverCall,
+} from '../../machines/timeOff/cover.ts';
+import { type TimeOffState, timeOffDecider } from '../../machines/timeOff/decider.ts';
+import type { CoverSlotOutcome } from '../../machines/timeOff/events.ts';
+import { requestIdOfStream, TIME_OFF_STREAM_PREFIX } from '../../machines/timeOff/streams.ts';
+import { foldHistory } from '../application/fold.ts';
+import { ChatOpsError, ConcurrencyError, isChatOpsError } from '../core/errors.ts';
+import { uuidv5 } from '../core/ids.ts';
+import type { Command, JsonObject } from '../core/messages.ts';
+import type { EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
+import type { OnCallLookups, ScheduleOverride, ScheduleOverrides } from '../lifecycles/ports.ts';
+import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
+import { errorCodeOf, isPermanentError, type RetryPolicy } from '../processors/retryPolicy.ts';
+import type { Processor, ProcessorContext } from '../processors/runner.ts';
+import {
+  type OutcomeCommand,
+  runUpstreamCall,
+  type UpstreamCallSpec,
+  type UpstreamCallTarget,
+} from '../processors/upstreamCall.ts';
+import type { SlackMessage } from '../slack/blocks/format.ts';
+import { coverOutcomeDm, coverWithdrawnDm, coverWithdrawnNotice, type TimeZones } from './coverText.ts';
+import { TIME_OFF_NOTICE_SENT, timeOffNoticeStreamId } from './notices.reactor.ts';
+
+/**
+ * The cover (issue 12, machines/timeOff/cover.ts), in two processors:
+ *
+ * `timeoff-cover-calls`: one schedule override per slot through the `scheduleOverrides` port, on
+ * the durable upstream-call mechanism. The service has no idempotency key, so EVERY attempt checks
+ * first (`covered`: the cover is on call on that schedule for the whole slot already) and creates
+ * only when not: a retry, a redelivery or a crash between the create and its record never makes a
+ * second override. A per-item refusal is final (`RecordCoverSlotRefused`, the service's words);
+ * transient errors are retried from timers; the last failure is recorded in words.
+ *
+ * `timeoff-cover`: what follows from the facts:
+ * - a request approved with a cover (`TimeOffApproved.cover`) → `RequestCover` with one slot per
+ *   conflicting shift on a schedule (from `TimeOffConflictsChecked`), the approver and the
+ *   requester to be told;
+ * - every change of a time-off cover → `RecordTimeOffCover` on the request (its card shows it);
+ * - a cover settled (every slot created or failed) → one DM to each person in `notify`: exactly
+ *   which shifts are covered and which are still uncovered;
+ * - the leave cancelled (by the requester or in HR) → `WithdrawCover`; withdrawn → in the channels
+ *   that follow each created override's schedule (`onCall.channelsFor`), which overrides to remove
+ *   (the service has no delete in our contract), and a DM to whoever asked for the cover; an
+ *   override with no channel is listed in that DM instead. One created after the withdrawal (its
+ *   call was in flight) gets its own notice.
+ *
+ * Every message is sent once (recorded as `TimeOffNoticeSent` under its key, as the notices do).
+ */
+export const TIME_OFF_COVER_CALLS_PROCESSOR = 'timeoff-cover-calls';
+export const TIME_OFF_COVER_PROCESSOR = 'timeoff-cover';
+const CALLS_ACTOR = 'system:timeoff-cover-calls';
+const ACTOR = 'system:timeoff-cover';
+
+type Target = UpstreamCallTarget & Readonly<{ coverId: string }>;
+type Call = UpstreamRequest<CoverAction> & Readonly<{ slot: CoverSlotState }>;
+type Made =
+  | Readonly<{ kind: 'created'; overrideId: string | null; alreadyThere: boolean }>
+  | Readonly<{ kind: 'refused'; problem: string }>;
+
+export type CoverReactorOptions = Readonly<{
+  overrides(): ScheduleOverrides | undefined;
+  onCall(): OnCallLookups | undefined;
+  dispatch: Dispatch;
+  retry: RetryPolicy;
+  /** `channel` a user id: the app's DM with them. */
+  post(channel: string, message: SlackMessage): Promise<unknown>;
+  timeZones: TimeZones;
+  nameOf(slackUserId: string): Promise<string>;
+}>;
+
+const readCover = async (store: EventStore, streamId: string): Promise<CoverState> =>
+  foldHistory(coverDecider, await store.readStream(streamId));
+
+const overrideOf = (state: CoverState, slot: CoverSlotState): ScheduleOverride => ({
+  scheduleId: slot.scheduleId,
+  person: { slackUserId: state.details?.cover.slackUserId ?? '' },
+  start: new Date(slot.start),
+  end: new Date(slot.end),
+});
+
+export const createCoverCallsReactor = (options: CoverReactorOptions): Processor => {
+  const spec: UpstreamCallSpec<CoverState, Call, Target, Made> = {
+    processorId: TIME_OFF_COVER_CALLS_PROCESSOR,
+    actor: CALLS_ACTOR,
+    policy: options.retry,
+    readState: readCover,
+    pendingRequest: pendingCoverCall,
+    async call({ state, request }) {
+      const overrides = options.overrides();
+      if (!overrides) return { kind: 'refused', problem: 'incidents are switched off in Switchboard' };
+      const override = overrideOf(state, request.slot);
+      // Check first, every attempt: the service has no idempotency key.
+      if (await overrides.covered(override)) return { kind: 'created', overrideId: null, alreadyThere: true };
+      const [result] = await overrides.create([override]);
+      if (!result) throw new ChatOpsError('SB_UPSTREAM_UNAVAILABLE', 'the incident service answered nothing');
+      return result.ok
+        ? { kind: 'created', overrideId: result.id, alreadyThere: false }
+        : { kind: 'refused', problem: result.problem };
+    },
+    succeeded: ({ target, result }): OutcomeCommand =>
+      result.kind === 'created'
+        ? {
+            type: 'RecordCoverSlotCreated',
+            data: {
+              coverId: target.coverId,
+              requestId: target.requestId,
+              overrideId: result.overrideId,
+              alreadyThere: result.alreadyThere,
+            },
+          }
+        : {
+            type: 'RecordCoverSlotRefused',
+            data: {
+              coverId: target.coverId,
+              requestId: target.requestId,
+              problem: result.problem.slice(0, 1000),
+            },
+          },
+    failed: ({ target, failure }) => ({
+      type: 'RecordCoverUpstreamCallFailed',
+      data: {
+        coverId: target.coverId,
+        requestId: target.requestId,
+        action: 'create_override',
+        attempt: failure.attempt,
+        maxAttempts: failure.maxAttempts,
+        code: failure.code,
+        message: failure.message,
+        nextAttemptAt: failure.nextAttemptAt,
+      },
+    }),
+    retry: ({ target, attempt }) => ({
+      type: 'RetryCoverUpstreamCall',
+      data: { coverId: target.coverId, requestId: target.requestId, action: 'create_override', attempt },
+    }),
+    retryTimerId: (request, failedAttempt) => `timeoff-cover:${request.requestId}:${failedAttempt}`,
+    record: (command) => options.dispatch(command),
+  };
+
+  return {
+    id: TIME_OFF_COVER_CALLS_PROCESSOR,
+    filter: {
+      streamPrefixes: [COVER_STREAM_PREFIX],
+      eventTypes: ['CoverRequested', 'CoverUpstreamCallRetried'],
+    },
+    async handle(event, ctx) {
+      const coverId = coverIdOfStream(event.streamId);
+      if (coverId === null || event.kind !== 'event') return;
+      const d = event.data as Record<string, unknown>;
+      if (event.type === 'CoverUpstreamCallRetried') {
+        if (typeof d.requestId !== 'string' || typeof d.attempt !== 'number') return;
+        await runUpstreamCall(spec, ctx, event, {
+          streamId: event.streamId,
+          coverId,
+          requestId: d.requestId,
+          attempt: d.attempt,
+        });
+        return;
+      }
+      const state = await readCover(ctx.store, event.streamId);
+      for (const slot of state.slots) {
+        await runUpstreamCall(spec, ctx, event, {
+          streamId: event.streamId,
+          coverId,
+          requestId: slot.requestId,
+          attempt: 1,
+        });
+      }
+    },
+  };
+};
+
+const outcomesOf = (state: CoverState): CoverSlotOutcome[] =>
+  state.slots.map((s) => ({
+    scheduleId: s.scheduleId,
+    scheduleName: s.scheduleName,
+    start: s.start,
+    end: s.end,
+    status: s.status,
+    overrideId: s.overrideId,
+    problem: s.problem,
+  }));
+
+export const createCoverReactor = (options: CoverReactorOptions): Processor => {
+  const command = (
+    type: string,
+    data: object,
+    key: string,
+    cause: RecordedEvent,
+    ctx: ProcessorContext,
+  ): Command => ({
+    type,
+    data: data as JsonObject,
+    metadata: {
+      now: ctx.now().toISOString(),
+      commandId: uuidv5(`${TIME_OFF_COVER_PROCESSOR}:${key}`),
+      actor: ACTOR,
+      causationId: cause.id,
+    },
+  });
+
+  const send = async (ctx: ProcessorContext, command: Command) => {
+    const outcome = await dispatchCommand(options.dispatch, command);
+    if (outcome.outcome === 'rejected') {
+      ctx.logger.warn(
+        { code: outcome.code, type: command.type },
+        `cover command refused: ${outcome.message}`,
+      );
+    }
+  };
+
+  /** Posts once per key (recorded as TimeOffNoticeSent); Slack refusing for good is logged, not retried. */
+  const postOnce = async (
+    ctx: ProcessorContext,
+    key: string,
+    channel: string,
+    build: () => Promise<SlackMessage>,
+  ) => {
+    const streamId = timeOffNoticeStreamId(key);
+    const [found] = await ctx.store.readStream(streamId, { maxCount: 1 });
+    if (found) return;
+    try {
+      await options.post(channel, await build());
+    } catch (error) {
+      if (!isPermanentError(error)) throw error;
+      const slackError = isChatOpsError(error) ? error.details.slackError : undefined;
+      ctx.logger.error({ key, code: errorCodeOf(error), slackError }, 'Slack refused a cover message');
+      return;
+    }
+    try {
+      await ctx.store.appendToStream(
+        streamId,
+        [
+          {
+            id: uuidv5(`timeoff-notice-sent:${key}`),
+            type: TIME_OFF_NOTICE_SENT,
+            data: { key, channel, at: ctx.now().toISOString() },
+          },
+        ],
+        { expectedRevision: 'no_stream' },
+      );
+    } catch (error) {
+      if (!(error instanceof ConcurrencyError)) throw error;
+    }
+  };
+
+  const onTimeOff = async (event: RecordedEvent, ctx: ProcessorContext, timeOffId: string) => {
+    if (event.type !== 'TimeOffApproved' && event.type !== 'TimeOffCancelled') return;
+    const state: TimeOffState = foldHistory(timeOffDecider, await ctx.store.readStream(event.streamId));
+    const { context } = state;
+    const cover = context.cover;
+    const request = context.request;
+    if (!cover || !request) return;
+    if (event.type === 'TimeOffCancelled') {
+      await send(
+        ctx,
+        command(
+          'WithdrawCover',
+          {
+            coverId: cover.coverId,
+            reason:
+              (event.data as { by?: unknown }).by === 'hr'
+                ? 'the time off was cancelled in HR'
+                : 'the requester cancelled the time off',
+          },
+          `withdraw:${event.id}`,
+          event,
+          ctx,
+        ),
+      );
+      return;
+    }
+    const approvedCover = (event.data as { cover?: { coverId?: unknown } }).cover;
+    if (approvedCover?.coverId !== cover.coverId) return;
+    // One override per schedule and span, however many policies or levels name that schedule.
+    const seen = new Set<string>();
+    const slots = (context.conflicts?.shifts ?? []).filter((s) => {
+      if (s.scheduleId === null) return false;
+      const key = `${s.scheduleId}|${s.start}|${s.end}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+    if (slots.length === 0) return;
+    await send(
+      ctx,
+      command(
+        'RequestCover',
+        {
+          coverId: cover.coverId,
+          absent: { slackUserId: request.requester.slackUserId, displayName: request.requester.displayName },
+          cover: { slackUserId: cover.slackUserId, displayName: await options.nameOf(cover.slackUserId) },
+          slots: slots.slice(0, 50),
+          requestedBy: request.approver.slackUserId,
+          reason: { kind: 'time_off', timeOffId },
+          notify: [request.approver.slackUserId, request.requester.slackUserId],
+        },
+        `request:${event.id}`,
+        event,
+        ctx,
+      ),
+    );
+  };
+
+  /** The channels following a schedule; none (said in the DM instead) when the lookup fails. */
+  const channelsOf = async (ctx: ProcessorContext, scheduleId: string): Promise<readonly string[]> => {
+    const onCall = options.onCall();
+    if (!onCall) return [];
+    try {
+      return await onCall.channelsFor({ scheduleId });
+    } catch (error) {
+      ctx.logger.warn(
+        { err: error, scheduleId },
+        'channels of a schedule unknown; the approver is told instead',
+      );
+      return [];
+    }
+  };
+
+  const onCover = async (event: RecordedEvent, ctx: ProcessorContext, coverId: string) => {
+    const history = await ctx.store.readStream(event.streamId);
+    const state = foldHistory(coverDecider, history);
+    // As the stream stood at this event: what a withdrawal or a late override announces.
+    const position = history.findIndex((m) => m.id === event.id);
+    const then = foldHistory(coverDecider, history.slice(0, position + 1));
+    const d = state.details;
+    if (!d) return;
+    if (d.reason.kind === 'time_off') {
+      await send(
+        ctx,
+        command(
+          'RecordTimeOffCover',
+          {
+            timeOffId: d.reason.timeOffId,
+            coverId,
+            slots: outcomesOf(state),
+            withdrawn: state.withdrawnAt !== null,
+          },
+          `recorded:${event.id}`,
+          event,
+          ctx,
+        ),
+      );
+    }
+    if (state.withdrawnAt === null) {
+      if (coverSettled(state)) {
+        for (const user of d.notify) {
+          await postOnce(ctx, `cover-outcome:${coverId}:${user}`, user, async () =>
+            coverOutcomeDm(state, await options.timeZones.of(user)),
+          );
+        }
+      }
+      return;
+    }
+    if (event.type === 'CoverWithdrawn') {
+      const created = then.slots.filter((s) => s.status === 'created' && s.overrideId !== null);
+      const byChannel = new Map<string, CoverSlotState[]>();
+      const noChannel: CoverSlotState[] = [];
+      for (const slot of created) {
+        const channels = await channelsOf(ctx, slot.scheduleId);
+        if (channels.length === 0) noChannel.push(slot);
+        for (const c of channels) byChannel.set(c, [...(byChannel.get(c) ?? []), slot]);
+      }
+      for (const [channel, slots] of byChannel) {
+        await postOnce(ctx, `cover-withdrawn:${coverId}:${channel}`, channel, async () =>
+          coverWithdrawnNotice(then, slots),
+        );
+      }
+      await postOnce(ctx, `cover-withdrawn-dm:${coverId}`, d.requestedBy, async () =>
+        coverWithdrawnDm(then, [...byChannel.keys()], noChannel, await options.timeZones.of(d.requestedBy)),
+      );
+      return;
+    }
+    if (event.type === 'CoverSlotCreated') {
+      // Created after the withdrawal (its call was in flight): announced on its own.
+      const index = (event.data as { index?: unknown }).index;
+      const withdrawnAt = history.findIndex((m) => m.type === 'CoverWithdrawn');
+      const slot = then.slots.find((s) => s.index === index);
+      if (!slot?.overrideId || withdrawnAt < 0 || withdrawnAt > position) return;
+      const channels = await channelsOf(ctx, slot.scheduleId);
+      for (const c of channels.length > 0 ? channels : [d.requestedBy]) {
+        await postOnce(ctx, `cover-late:${coverId}:${slot.index}:${c}`, c, async () =>
+          coverWithdrawnNotice(state, [slot], true),
+        );
+      }
+    }
+  };
+
+  return {
+    id: TIME_OFF_COVER_PROCESSOR,
+    filter: { streamPrefixes: [TIME_OFF_STREAM_PREFIX, COVER_STREAM_PREFIX] },
+    async handle(event, ctx) {
+      if (event.kind !== 'event') return;
+      const coverId = coverIdOfStream(event.streamId);
+      if (coverId !== null) {
+        await onCover(event, ctx, coverId);
+        return;
+      }
+      const timeOffId = requestIdOfStream(event.streamId);
+      if (timeOffId !== null) await onTimeOff(event, ctx, timeOffId);
+    },
+  };
+};

@@ -1,0 +1,182 @@
+import type { CoverSlotState, CoverState } from '../../machines/timeOff/cover.ts';
+import { escapeMrkdwn, mention, mrkdwn, type SlackMessage, truncate } from '../slack/blocks/format.ts';
+import type { SwitchboardWebClient } from '../slack/webClient.ts';
+
+/**
+ * Words and times of the cover (issue 12): on-call shifts and overrides, in the reader's Slack time
+ * zone, named (`Mon 30 Nov 09:00 – Fri 4 Dec 17:00 CET`); in a channel, UTC (named too).
+ */
+
+/** A zone Intl knows, else UTC. */
+export const knownZone = (tz: string | null | undefined): string => {
+  if (!tz) return 'UTC';
+  try {
+    new Intl.DateTimeFormat('en-GB', { timeZone: tz });
+    return tz;
+  } catch {
+    return 'UTC';
+  }
+};
+
+const partsOf = (iso: string, tz: string) => {
+  const parts = new Intl.DateTimeFormat('en-GB', {
+    timeZone: tz,
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+    timeZoneName: 'short',
+  }).formatToParts(new Date(iso));
+  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
+  return {
+    day: `${get('weekday')} ${get('day')} ${get('month')}`,
+    year: get('year'),
+    time: `${get('hour')}:${get('minute')}`,
+    zone: get('timeZoneName'),
+  };
+};
+
+/** `Mon 30 Nov 09:00 – Fri 4 Dec 17:00 CET (Europe/Berlin)`; the zone is always named. */
+export const formatSpan = (start: string, end: string, tz: string): string => {
+  const zone = knownZone(tz);
+  if (Number.isNaN(Date.parse(start)) || Number.isNaN(Date.parse(end))) {
+    return `${escapeMrkdwn(start)} – ${escapeMrkdwn(end)}`;
+  }
+  const a = partsOf(start, zone);
+  const b = partsOf(end, zone);
+  const sameZoneName = a.zone === b.zone;
+  const left = `${a.day} ${a.time}${sameZoneName ? '' : ` ${a.zone}`}`;
+  const right = a.day === b.day ? `${b.time} ${b.zone}` : `${b.day} ${b.year} ${b.time} ${b.zone}`;
+  const named = zone === 'UTC' || b.zone === zone ? '' : ` (${zone})`;
+  return `${left} – ${right}${named}`;
+};
+
+/** A schedule for people to read. */
+export const scheduleText = (
+  s: Readonly<{ scheduleName: string | null; scheduleId: string | null }>,
+): string =>
+  s.scheduleName
+    ? `*${escapeMrkdwn(s.scheduleName)}*`
+    : s.scheduleId
+      ? `schedule \`${escapeMrkdwn(s.scheduleId)}\``
+      : 'the escalation policy';
+
+/** The Slack time zone of each person (users.info), kept for the process; UTC when Slack does not say. */
+export type TimeZones = Readonly<{ of(slackUserId: string): Promise<string> }>;
+
+export const createTimeZones = (slack: Pick<SwitchboardWebClient, 'users'>): TimeZones => {
+  const known = new Map<string, string>();
+  return {
+    async of(slackUserId) {
+      const hit = known.get(slackUserId);
+      if (hit) return hit;
+      try {
+        const r = await slack.users.info({ user: slackUserId });
+        const tz = knownZone((r.user as { tz?: string } | undefined)?.tz);
+        known.set(slackUserId, tz);
+        return tz;
+      } catch {
+        // Unknown for now (Slack down, or a user it does not know): UTC, named, and asked again later.
+        return 'UTC';
+      }
+    },
+  };
+};
+
+const slotLine = (slot: CoverSlotState, who: string, tz: string): string => {
+  const when = formatSpan(slot.start, slot.end, tz);
+  switch (slot.status) {
+    case 'created':
+      return `:white_check_mark: ${scheduleText(slot)}, ${when}: covered by ${who}${slot.overrideId ? ` (override \`${escapeMrkdwn(slot.overrideId)}\`)` : slot.alreadyThere ? ' (already on call then)' : ''}`;
+    case 'failed':
+      return `:warning: ${scheduleText(slot)}, ${when}: *still uncovered*: ${escapeMrkdwn(truncate(slot.problem ?? 'the incident service refused it', 300))}`;
+    case 'dropped':
+      return `:heavy_minus_sign: ${scheduleText(slot)}, ${when}: not created (the cover was withdrawn)`;
+    default:
+      return `:hourglass: ${scheduleText(slot)}, ${when}: being created…`;
+  }
+};
+
+const message = (lines: readonly string[]): SlackMessage => {
+  const text = truncate(lines.join('\n'), 3000);
+  return {
+    text: truncate(text.replace(/[*`]/g, ''), 3000),
+    blocks: [{ type: 'section', text: mrkdwn(text) }],
+  };
+};
+
+/** The outcome of a cover, for the approver and the absent person: exactly which shifts are covered and which are not. */
+export const coverOutcomeDm = (state: CoverState, tz: string): SlackMessage => {
+  const d = state.details;
+  if (!d) return message(['Cover: nothing recorded.']);
+  const who = mention(d.cover.slackUserId);
+  const failed = state.slots.filter((s) => s.status === 'failed');
+  const created = state.slots.filter((s) => s.status === 'created');
+  const headline =
+    failed.length === 0
+      ? `:white_check_mark: ${who} now covers ${mention(d.absent.slackUserId)}’s on-call shifts (${created.length} override${created.length === 1 ? '' : 's'} in the incident service).`
+      : created.length === 0
+        ? `:warning: ${mention(d.absent.slackUserId)}’s on-call shifts are *still uncovered*: the incident service took none of the overrides for ${who}.`
+        : `:warning: ${who} covers only part of ${mention(d.absent.slackUserId)}’s on-call shifts: ${failed.length} of ${state.slots.length} *still uncovered*.`;
+  const tail =
+    failed.length > 0 ? ['Cover the uncovered shifts in the incident service, or ask someone else to.'] : [];
+  return message([headline, ...state.slots.map((s) => slotLine(s, who, tz)), ...tail]);
+};
+
+/** In a schedule's channel: which overrides to remove now that the leave was cancelled (the service has no delete in our contract). */
+export const coverWithdrawnNotice = (
+  state: CoverState,
+  slots: readonly CoverSlotState[],
+  late = false,
+): SlackMessage => {
+  const d = state.details;
+  const absent = d ? mention(d.absent.slackUserId) : 'someone';
+  const who = d ? mention(d.cover.slackUserId) : 'the cover';
+  const why =
+    d?.reason.kind === 'time_off' ? `${absent}’s time off was cancelled` : 'the cover was withdrawn';
+  const lines = slots.map(
+    (s) =>
+      `• ${scheduleText(s)}: ${who}, ${formatSpan(s.start, s.end, 'UTC')}${s.overrideId ? `, override \`${escapeMrkdwn(s.overrideId)}\`` : ' (was already on call then: nothing to remove)'}`,
+  );
+  return message([
+    late
+      ? `:wastebasket: One more override to remove: it was created just as ${why}.`
+      : `:wastebasket: ${why}, so ${who} no longer needs to cover. Please remove these overrides in the incident service (Switchboard cannot delete them):`,
+    ...lines,
+  ]);
+};
+
+/** To whoever asked for the cover: what the channels were told (or, with no channel, the list itself). */
+export const coverWithdrawnDm = (
+  state: CoverState,
+  channels: readonly string[],
+  noChannel: readonly CoverSlotState[],
+  tz: string,
+): SlackMessage => {
+  const d = state.details;
+  const absent = d ? mention(d.absent.slackUserId) : 'someone';
+  const created = state.slots.filter((s) => s.status === 'created' && s.overrideId);
+  const dropped = state.slots.filter((s) => s.status === 'dropped');
+  const lines = [
+    d?.reason.kind === 'time_off'
+      ? `:wastebasket: ${absent}’s time off was cancelled, so the cover by ${d ? mention(d.cover.slackUserId) : 'them'} is no longer needed.`
+      : ':wastebasket: The cover was withdrawn.',
+  ];
+  if (created.length === 0) lines.push('No override had been created: nothing to remove.');
+  if (channels.length > 0)
+    lines.push(`Told ${channels.map((c) => `<#${c}>`).join(', ')} which overrides to remove.`);
+  if (noChannel.length > 0) {
+    lines.push('No channel follows these schedules: please remove these overrides in the incident service:');
+    for (const s of noChannel) {
+      lines.push(
+        `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, tz)}, override \`${escapeMrkdwn(s.overrideId ?? '')}\``,
+      );
+    }
+  }
+  if (dropped.length > 0)
+    lines.push(`${dropped.length} override${dropped.length === 1 ? ' was' : 's were'} not created.`);
+  return message(lines);
+};
