@@ -1,7 +1,9 @@
+import type { Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../sandbox/sandbox.ts';
 import { PEOPLE, type Person } from '../../sandbox/world.ts';
 import { tempDir } from '../support/startApp.ts';
+import { waitFor } from '../support/waitFor.ts';
 import { type Chromium, launchChromium } from './chromium.ts';
 
 // Issue 12's headline, walked through in the sandbox console in Debian's Chromium: Ana, on call
@@ -71,6 +73,19 @@ const advance = async (label: '+1 week' | '+1 day') => {
   await page.getByRole('alertdialog').getByRole('button', { name: label, exact: true }).click();
   await expect.poll(() => page.getByTestId('clock-now').getAttribute('datetime')).not.toBe(before);
 };
+/** Scrolls to what may be re-rendered live meanwhile (a card updated in place, the panel refreshed). */
+const scrollTo = (l: Locator) =>
+  waitFor(
+    async () => {
+      try {
+        await l.scrollIntoViewIfNeeded({ timeout: 2_000 });
+        return true;
+      } catch {
+        return undefined;
+      }
+    },
+    { timeoutMs: 15_000, what: 'scrolled into view' },
+  );
 /** `/oncall` in #incidents; resolves with the newest answer's text. */
 const onCall = async (): Promise<string> => {
   const { page } = browser;
@@ -80,7 +95,7 @@ const onCall = async (): Promise<string> => {
   await type('/oncall');
   await expect.poll(() => answers.count(), { timeout: 15_000 }).toBeGreaterThan(before);
   const answer = answers.last();
-  await answer.scrollIntoViewIfNeeded();
+  await scrollTo(answer);
   return (await answer.textContent()) ?? '';
 };
 
@@ -119,7 +134,7 @@ describe('the headline: time off that knows the rota, and a rota that knows who 
     expect(await shifts.nth(0).textContent()).toContain('Ben Okafor');
     expect(await shifts.nth(1).textContent()).toBe('Ana Silva Mon 30 Nov, 07:00 – Mon 7 Dec, 07:00 UTC');
     expect(await payments.getByTestId('pd-override').count()).toBe(0);
-    await payments.scrollIntoViewIfNeeded();
+    await scrollTo(payments);
     await browser.screenshot('joins-01-rota-ana-next-week');
 
     await verifyPhone(BEN, '0102');
@@ -150,7 +165,7 @@ describe('the headline: time off that knows the rota, and a rota that knows who 
     const text = (await card.textContent()) ?? '';
     expect(text).toContain('next week off');
     expect(text).toMatch(/Mon 30 Nov,? 08:00/);
-    await card.scrollIntoViewIfNeeded();
+    await scrollTo(card);
     await browser.screenshot('joins-04-dana-dm-conflict');
     expect(browser.pageErrors).toEqual([]);
   });
@@ -164,7 +179,8 @@ describe('the headline: time off that knows the rota, and a rota that knows who 
     await browser.screenshot('joins-05a-confirm-cover');
     await confirm.getByRole('button', { name: 'Approve and cover' }).click();
     await card.getByText('Approved by', { exact: false }).waitFor({ timeout: 15_000 });
-    await card.scrollIntoViewIfNeeded();
+    await card.getByText('covered by', { exact: false }).first().waitFor({ timeout: 15_000 });
+    await scrollTo(card);
     await browser.screenshot('joins-05b-dana-approved-with-cover');
 
     // The incident service's own page: one override, Ben over Ana's shift.
@@ -176,7 +192,7 @@ describe('the headline: time off that knows the rota, and a rota that knows who 
     expect(await override.textContent()).toMatch(/^Ben Okafor Mon 30 Nov, 07:00 – /);
     const upstream = sandbox.sim.state.schedules.get('PSCHPAY')?.overrides ?? [];
     expect(upstream.map((o) => o.userId)).toEqual([BEN.pagerdutyId]);
-    await payments.scrollIntoViewIfNeeded();
+    await scrollTo(payments);
     await browser.screenshot('joins-06-override-in-incident-service');
 
     // /oncall: Ben stays on after Mon 30 Nov 07:00 UTC; Ana is not next any more.
@@ -225,7 +241,7 @@ describe('the headline: time off that knows the rota, and a rota that knows who 
     const timeline = page.locator('.msg.ephemeral', { hasText: 'Paged @Ben Okafor by SMS' });
     await timeline.waitFor({ timeout: 15_000 });
     expect(await timeline.textContent()).not.toContain('Ana Silva');
-    await timeline.scrollIntoViewIfNeeded();
+    await scrollTo(timeline);
     await browser.screenshot('joins-10-timeline-paged-ben');
 
     await playAs(ANA);
