@@ -1263,7 +1263,11 @@ const connect = () => {
   on('pagerduty', () => {
     if (S.panel === 'pagerduty') void loadPagerDuty();
   });
-  on('clock', setClock);
+  on('clock', (c) => {
+    setClock(c);
+    // HR's "today" and "this week" follow the clock (the incident service's panel hears of it too).
+    if (S.panel === 'hr') void loadHr();
+  });
   on('hr', () => {
     if (S.panel === 'hr') void loadHr();
   });
