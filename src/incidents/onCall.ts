@@ -40,7 +40,7 @@ import type { ServiceDirectory } from './services.ts';
  * incident-service user through the link the people directory recorded.
  *
  * @example
- * const onCall = createOnCallLookups({ pagerduty, identity, now: () => clock.now() });
+ * const onCall = createOnCallLookups({ pagerduty, identity, readModels, services, now: () => clock.now() });
  * const { shifts } = await onCall.shiftsOf({ slackUserId: 'U0ANA' }, { since, until });
  */
 export const ON_CALL_WINDOW_MS = 90 * 24 * 3600 * 1000;

@@ -195,9 +195,14 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
     const rotations = new Map<string, readonly PlannedPerson[]>();
     if (policyId) {
       for (const scheduleId of rotationsNeeded({ level, onCall: responders, awayOf })) {
-        const people = await deps.rota.rotation(scheduleId, policyId, at);
-        rotations.set(scheduleId, people);
-        await lookUp(people);
+        try {
+          const people = await deps.rota.rotation(scheduleId, policyId, at);
+          rotations.set(scheduleId, people);
+          await lookUp(people);
+        } catch (error) {
+          // Nobody to stand in from that schedule: the level's others, or the next level, are paged.
+          ctx.logger.warn({ err: asError(error), scheduleId }, 'schedule rotation not read: no stand-in');
+        }
       }
     }
     const plan = planPages({ level, onCall: responders, awayOf, rotation: (id) => rotations.get(id) ?? [] });
