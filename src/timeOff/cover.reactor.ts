@@ -363,7 +363,7 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
       return;
     }
     if (event.type === 'CoverWithdrawn') {
-      const created = then.slots.filter((s) => s.status === 'created' && s.overrideId !== null);
+      const created = then.slots.filter((s) => s.status === 'created');
       const byChannel = new Map<string, CoverSlotState[]>();
       const noChannel: CoverSlotState[] = [];
       for (const slot of created) {
@@ -386,7 +386,7 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
       const index = (event.data as { index?: unknown }).index;
       const withdrawnAt = history.findIndex((m) => m.type === 'CoverWithdrawn');
       const slot = then.slots.find((s) => s.index === index);
-      if (!slot?.overrideId || withdrawnAt < 0 || withdrawnAt > position) return;
+      if (slot?.status !== 'created' || withdrawnAt < 0 || withdrawnAt > position) return;
       const channels = await channelsOf(ctx, slot.scheduleId);
       for (const c of channels.length > 0 ? channels : [d.requestedBy]) {
         await postOnce(ctx, `cover-late:${coverId}:${slot.index}:${c}`, c, async () =>

@@ -139,7 +139,7 @@ export const coverWithdrawnNotice = (
     d?.reason.kind === 'time_off' ? `${absent}’s time off was cancelled` : 'the cover was withdrawn';
   const lines = slots.map(
     (s) =>
-      `• ${scheduleText(s)}: ${who}, ${formatSpan(s.start, s.end, 'UTC')}${s.overrideId ? `, override \`${escapeMrkdwn(s.overrideId)}\`` : ' (was already on call then: nothing to remove)'}`,
+      `• ${scheduleText(s)}: ${who}, ${formatSpan(s.start, s.end, 'UTC')}${s.overrideId ? `, override \`${escapeMrkdwn(s.overrideId)}\`` : ' (override id not known: Switchboard found them already on call then; remove their override for that span if there is one)'}`,
   );
   return message([
     late
@@ -158,7 +158,7 @@ export const coverWithdrawnDm = (
 ): SlackMessage => {
   const d = state.details;
   const absent = d ? mention(d.absent.slackUserId) : 'someone';
-  const created = state.slots.filter((s) => s.status === 'created' && s.overrideId);
+  const created = state.slots.filter((s) => s.status === 'created');
   const dropped = state.slots.filter((s) => s.status === 'dropped');
   const lines = [
     d?.reason.kind === 'time_off'
@@ -172,7 +172,7 @@ export const coverWithdrawnDm = (
     lines.push('No channel follows these schedules: please remove these overrides in the incident service:');
     for (const s of noChannel) {
       lines.push(
-        `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, tz)}, override \`${escapeMrkdwn(s.overrideId ?? '')}\``,
+        `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, tz)}, ${s.overrideId ? `override \`${escapeMrkdwn(s.overrideId)}\`` : 'override id not known (found already on call)'}`,
       );
     }
   }

@@ -13,6 +13,7 @@ import {
   DANA,
   DAY,
   type JoinsHarness,
+  joinsSeed,
   messageText,
   PAYMENTS_CHANNEL,
   PAYMENTS_SCHEDULE,
@@ -154,7 +155,7 @@ describe('on-call conflicts and cover in one click (issue 12)', () => {
     const { card } = await askNextWeek(j);
     j.pd.failNext('createScheduleOverride', { status: 400, times: 1 });
     await j.click(TIME_OFF_COVER_ACTION.approveCover, DANA, { message: card });
-    const told = await j.dm(/still uncovered/, DANA);
+    const told = await j.dm(/took none of the overrides/, DANA);
     expect(messageText(told)).toMatch(
       /Payments primary\*, Mon 30 Nov 01:00 – Sat 5 Dec 2026 01:00 CET \(Europe\/Warsaw\): \*still uncovered\*/,
     );
@@ -162,6 +163,85 @@ describe('on-call conflicts and cover in one click (issue 12)', () => {
     await waitFor(() => /still uncovered/.test(latestCard(j, card.ts)) || undefined, {
       what: 'the card saying so',
     });
+  });
+
+  it('a lookup that fails is retried: the card says so meanwhile, then lists the conflict', async () => {
+    h = await startJoinsHarness();
+    const j = h;
+    j.pd.failNext('listOnCalls', { status: 503, times: 1 });
+    const { from, to } = j.nextWeek();
+    await j.timeoff(`holiday ${from} to ${to} Family`, ANA);
+    const card = await j.dm(/On-call conflicts could not be checked yet/, DANA);
+    expect(JSON.stringify(card.blocks)).not.toContain(TIME_OFF_COVER_ACTION.approveCover);
+    await j.advanceTimers(10_000);
+    await waitFor(() => /Payments primary/.test(latestCard(j, card.ts)) || undefined, {
+      what: 'the card redrawn with the conflict',
+    });
+    expect(latestCard(j, card.ts)).not.toContain('could not be checked');
+    const timeOffId = (await j.requestIds(ANA))[0] ?? '';
+    expect(await j.types(timeOffId)).toEqual(
+      expect.arrayContaining([
+        'TimeOffConflictsCheckFailed',
+        'TimeOffConflictsCheckRetried',
+        'TimeOffConflictsChecked',
+      ]),
+    );
+  });
+
+  it('two shifts, one override refused: the DM names exactly the shift still uncovered, the other is covered', async () => {
+    h = await startJoinsHarness({
+      seed: (weekStart) => {
+        const seed = joinsSeed(weekStart);
+        const [primary] = seed.schedules ?? [];
+        if (!primary) throw new Error('no schedule in the joins seed');
+        return {
+          ...seed,
+          schedules: [
+            ...(seed.schedules ?? []),
+            {
+              ...primary,
+              id: 'PSCHSEC',
+              name: 'Payments secondary',
+              layers: [{ ...primary.layers[0]!, id: 'PLAYSEC', userIds: [PD_IDS.ana] }],
+            },
+          ],
+          escalationPolicies: [
+            ...(seed.escalationPolicies ?? []),
+            {
+              id: 'PEPSEC',
+              name: 'Payments secondary',
+              description: 'Ana, always',
+              numLoops: 0,
+              teamIds: ['PTEAMPAY'],
+              rules: [
+                {
+                  id: 'PRSEC01',
+                  escalationDelayInMinutes: 30,
+                  targets: [{ type: 'schedule_reference', id: 'PSCHSEC' }],
+                },
+              ],
+            },
+          ],
+        };
+      },
+    });
+    const j = h;
+    const { card } = await askNextWeek(j);
+    expect(messageText(card)).toContain('*Payments secondary*');
+    j.pd.failNext((r) => r.operationId === 'createScheduleOverride' && r.path.includes('PSCHSEC'), {
+      status: 400,
+    });
+    await j.click(TIME_OFF_COVER_ACTION.approveCover, DANA, { message: card });
+    const told = messageText(await j.dm(/covers only part/, DANA));
+    expect(told).toContain('1 of 2 *still uncovered*');
+    expect(told).toMatch(
+      /:warning: \*Payments secondary\*, Mon 30 Nov 01:00 – Sat 5 Dec 2026 01:00 CET \(Europe\/Warsaw\): \*still uncovered\*: the incident service refused it/,
+    );
+    expect(told).toMatch(
+      /:white_check_mark: \*Payments primary\*, Mon 30 Nov 01:00 – Sat 5 Dec 2026 01:00 CET \(Europe\/Warsaw\): covered by <@U0BEN>/,
+    );
+    expect(scheduleOverrides(j)).toHaveLength(1);
+    expect(j.pd.state.schedules.get('PSCHSEC')?.overrides).toHaveLength(0);
   });
 
   it('cancelling covered leave tells #payments which override to remove, and Dana', async () => {
