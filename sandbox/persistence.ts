@@ -10,7 +10,8 @@ import type { FakeSlackState } from './simulators/slack/fakeSlack.ts';
  * beside it, each simulator's exported state under its name, so a restarted sandbox shows the same
  * cards and the bot can still update them. The incident service's schedules come back with their
  * rotations where they were when the world was first made; `--reset` makes a new world. Each
- * person's sandbox phone number is saved too, so a world keeps the numbers its people verified.
+ * person's sandbox phone number is saved too, so a world keeps the numbers its people verified,
+ * and the sandbox clock's offset from real time, so a world moved to next week stays there.
  */
 
 export type SavedWorld = Readonly<{
@@ -20,6 +21,8 @@ export type SavedWorld = Readonly<{
   simulators: Readonly<Record<string, unknown>>;
   /** Each person's phone number (E.164) by Slack user id; absent in worlds saved before phones. */
   phones?: Readonly<Record<string, string>>;
+  /** How far ahead of real time the sandbox clock was (ms); absent in worlds saved before it moved. */
+  clockOffsetMs?: number;
 }>;
 
 /**
@@ -59,12 +62,14 @@ export const writeWorld = (
   path: string,
   simulators: readonly Simulator[],
   phones?: Readonly<Record<string, string>>,
+  clockOffsetMs?: number,
 ): void => {
   const world: SavedWorld = {
     version: 2,
     savedAt: new Date().toISOString(),
     simulators: exportStates(simulators),
     ...(phones ? { phones } : {}),
+    ...(clockOffsetMs !== undefined ? { clockOffsetMs } : {}),
   };
   writeFileSync(`${path}.tmp`, JSON.stringify(world));
   renameSync(`${path}.tmp`, path);

@@ -10,6 +10,7 @@ import type { EventStore } from '../src/eventStore/eventStore.ts';
 import { openEventStore } from '../src/eventStore/openEventStore.ts';
 import { createLogger, type Logger } from '../src/logger.ts';
 import { HR_SYNC_DIRECTORY_STREAM } from '../src/timeOff/hrSync.ts';
+import { createSandboxClock, type SandboxClock } from './clock.ts';
 import { type SandboxHr, simulatorHr } from './console/hr.ts';
 import { type SandboxPhones, simulatorPhones } from './console/phones.ts';
 import { type ConsoleServer, listenConsole } from './console/server.ts';
@@ -94,6 +95,12 @@ export type SandboxOptions = Readonly<{
    * default; shorter for demos and tests (`npm run sandbox -- --hr-lag 2`), never 0.
    */
   hrLagMs?: number;
+  /**
+   * The sandbox clock's time when a fresh world starts (default: real time); it then runs on with
+   * real time, and the console moves it forward (`POST /api/clock/advance`). A restored world keeps
+   * the clock it had. Tests start on a fixed day so nothing depends on the calendar.
+   */
+  startAt?: Date | string;
 }>;
 
 export type Sandbox = Readonly<{
@@ -102,6 +109,8 @@ export type Sandbox = Readonly<{
   dataDir: string;
   /** The event store's file, `<dataDir>/sandbox.db`. */
   dbPath: string;
+  /** The one clock the bot, the simulators, the Slack surface and the console read. */
+  clock: SandboxClock;
   /** True when the world came back from a previous run. */
   restored: boolean;
   sb: Switchboard;
@@ -170,9 +179,19 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     const listening = await listenConsole(ports.console ?? 0);
     cleanups.push(() => listening.close());
 
+    const saved = options.reset
+      ? undefined
+      : readWorld(worldPath, { pagerDutySeed, rotationStart: rotationAnchor(new Date()) });
+    // A saved world keeps how far ahead its clock was; a fresh one starts at `startAt` (or now).
+    const clock = createSandboxClock(
+      saved?.clockOffsetMs !== undefined
+        ? { offsetMs: saved.clockOffsetMs }
+        : options.startAt !== undefined
+          ? { startAt: options.startAt }
+          : {},
+    );
     // A fresh world's rotations start now (rotationAnchor of the clock); a saved world keeps its own.
-    const rotationStart = rotationAnchor(new Date());
-    const saved = options.reset ? undefined : readWorld(worldPath, { pagerDutySeed, rotationStart });
+    const rotationStart = rotationAnchor(clock.now());
     const simulators: Simulator[] = [];
     cleanups.push(() => stopAll(simulators));
     const fake = await startFakeSlack({
@@ -180,9 +199,11 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       signingSecret: secret(),
       users: slackUsers(),
       channels: [...CHANNELS],
+      now: clock.nowMs,
     });
     simulators.push(fake);
     const sim = await startPagerDutySimulator({
+      clock,
       token: secret(16),
       webhookSecret: secret(),
       seed: pagerDutySeed(rotationStart),
@@ -195,6 +216,9 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     // VONAGE_PRIVATE_KEY). The API secret follows the vendor's rule: 8–25 characters with an
     // uppercase letter, a lowercase letter and a digit.
     const vonage = await startVonageSimulator({
+      clock,
+      // Its timers (channel timeouts, calls ringing out) run by themselves on the sandbox clock too.
+      tickMs: 250,
       apiKey: randomBytes(4).toString('hex'),
       apiSecret: `Sb1${randomBytes(9).toString('hex')}`,
       applicationId: randomUUID(),
@@ -206,6 +230,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     // The HR service: its service user and webhook secret made here; its organisation is the demo
     // world's (`hrEmployees()`), seeded by the simulator; what it writes shows in its API `hrLagMs` later.
     const hibob = await startHiBobSimulator({
+      clock,
       lagMs: hrLagMs,
       serviceUsers: [{ id: `SERVICE-USER-${randomBytes(4).toString('hex').toUpperCase()}`, token: secret() }],
       webhookSecret: secret(),
@@ -222,7 +247,9 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     // The bot tells the communications service where a call's events and keys go
     // (`/webhooks/vonage/voice`, in each call's NCCO), so its port is chosen before it starts.
     const botPort = ports.bot ? ports.bot : await freePort();
-    const store = await openEventStore(`sqlite:${dbPath}`);
+    // The store stamps what it records (`recordedAt`) with the sandbox clock too, so "how long ago"
+    // means the same to the bot as "now" does.
+    const store = await openEventStore(`sqlite:${dbPath}`, { sqlite: { now: clock.nowMs } });
     cleanups.push(() => (store.isOpen() ? store.close() : undefined));
     const config = loadConfig({
       ...simulatorEnv(simulators),
@@ -252,6 +279,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     const sb = await createSwitchboard({
       config,
       logger,
+      clock,
       store,
       host: '127.0.0.1',
       httpGraceMs: 1_000,
@@ -276,6 +304,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       botUrl: () => botUrl,
       signingSecret: fake.signingSecret,
       app,
+      now: clock.nowMs,
     });
     cleanups.push(() => surface.stop());
     const consoleServer = listening.serve({
@@ -284,7 +313,8 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       store,
       surface,
       people: PEOPLE,
-      now: () => Date.now(),
+      now: clock.nowMs,
+      clock,
       onPagerDutyChange: () => pagerDutyChanged(),
       app,
       phones,
@@ -302,19 +332,27 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     const save = () => {
       if (saveTimer) clearTimeout(saveTimer);
       saveTimer = undefined;
-      writeWorld(worldPath, simulators, phoneNumbers);
+      writeWorld(worldPath, simulators, phoneNumbers, clock.offsetMs());
     };
     const saveSoon = () => {
       saveTimer ??= setTimeout(save, 500);
     };
     fake.events.on('change', saveSoon);
     pagerDutyChanged = saveSoon;
+    // The clock moved: the incident service and the phones run what is due now at once (the bot's
+    // scheduler looks every second by itself), and the world keeps the new time.
+    const offClock = clock.onAdvance(() => {
+      sim.runTimers();
+      vonage.runTimers();
+      saveSoon();
+    });
     const offPhones = vonage.phones.onChange(saveSoon);
     const offHr = hibob.onChange(saveSoon);
     cleanups.push(() => {
       fake.events.off('change', saveSoon);
       offPhones();
       offHr();
+      offClock();
       save();
     });
 
@@ -327,6 +365,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       botUrl,
       dataDir,
       dbPath,
+      clock,
       restored: saved !== undefined,
       sb,
       store,

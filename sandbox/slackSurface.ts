@@ -74,6 +74,8 @@ export type SlackSurfaceOptions = Readonly<{
   answerTimeoutMs?: number;
   /** From the app's manifest; default: every command escaped, every event subscribed. */
   app?: Pick<SlackAppSettings, 'escapedCommands' | 'botEvents'>;
+  /** Milliseconds clock that requests are signed and stamped with (default Date.now; the sandbox's clock). */
+  now?: () => number;
 }>;
 
 export type SlackSurface = ReturnType<typeof createSlackSurface>;
@@ -105,8 +107,7 @@ export const escapeMentions = (
     });
 
 let actionCounter = 0;
-const actionTs = (): string => {
-  const now = Date.now();
+const actionTsAt = (now: number): string => {
   return `${Math.floor(now / 1000)}.${String((now % 1000) * 1000 + (++actionCounter % 1000)).padStart(6, '0')}`;
 };
 
@@ -115,6 +116,8 @@ type Json = Record<string, unknown>;
 export const createSlackSurface = (options: SlackSurfaceOptions) => {
   const { fake, signingSecret } = options;
   const answerMs = options.answerTimeoutMs ?? SLACK_ANSWER_MS;
+  const now = options.now ?? Date.now;
+  const actionTs = () => actionTsAt(now());
   const events = new EventEmitter();
   events.setMaxListeners(100);
   /** Open modals per person, bottom first. */
@@ -165,7 +168,7 @@ export const createSlackSurface = (options: SlackSurfaceOptions) => {
         method: 'POST',
         body,
         headers: {
-          ...signedHeaders(signingSecret, body, kind),
+          ...signedHeaders(signingSecret, body, kind, Math.floor(now() / 1000)),
           'user-agent': 'Slackbot 1.0 (+https://api.slack.com/robots)',
         },
         signal: AbortSignal.timeout(answerMs),

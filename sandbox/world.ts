@@ -9,6 +9,12 @@ import type { FakeChannel, FakeUser } from './simulators/slack/fakeSlack.ts';
  * first starts. `hrEmployees()` is the HR service's organisation (the HR simulator seeds itself
  * with it, plus one former employee): everyone but Frank reports to someone, and their manager
  * approves their time off.
+ *
+ * The organisation: Frank (head of engineering) ← Dana (engineering manager, Payments and Data)
+ * ← Ana and Ben; Frank ← Eve (platform lead) ← Chen. The rotations, from the sandbox clock's
+ * first day: Payments primary is weekly, Ben this week, **Ana next week**, Ben the week after (so
+ * when Ana asks for next week off, Dana's approval DM shows the conflict and Ben, free and not
+ * away, can cover); Database on-call is daily, Dana then Chen; Platform primary weekly, Chen then Eve.
  */
 
 export type Person = Readonly<{
@@ -53,10 +59,10 @@ export const PEOPLE: readonly Person[] = [
     pagerdutyId: 'PANA001',
     pagerdutyRole: 'user',
     phone: '+447700900101',
-    teams: ['PTPAY01', 'PTDAT01'],
+    teams: ['PTPAY01'],
     hr: {
       employeeId: '3332883804594373011',
-      managerEmail: 'frank.moreau@switchboard.example',
+      managerEmail: 'dana.kowalski@switchboard.example',
       department: 'Engineering',
       site: 'Lisbon',
       startDate: '2022-03-01',
@@ -75,7 +81,7 @@ export const PEOPLE: readonly Person[] = [
     teams: ['PTPAY01'],
     hr: {
       employeeId: '3332883804594373012',
-      managerEmail: 'frank.moreau@switchboard.example',
+      managerEmail: 'dana.kowalski@switchboard.example',
       department: 'Engineering',
       site: 'London',
       startDate: '2023-06-12',
@@ -91,7 +97,7 @@ export const PEOPLE: readonly Person[] = [
     pagerdutyId: 'PCHE003',
     pagerdutyRole: 'user',
     phone: '+447700900103',
-    teams: ['PTPLT01'],
+    teams: ['PTPLT01', 'PTDAT01'],
     hr: {
       employeeId: '3332883804594373013',
       managerEmail: 'eve.martin@switchboard.example',
@@ -106,11 +112,11 @@ export const PEOPLE: readonly Person[] = [
     realName: 'Dana Kowalski',
     email: 'dana.kowalski@switchboard.example',
     tz: 'Europe/Warsaw',
-    title: 'Database Engineer',
+    title: 'Engineering Manager, Payments and Data',
     pagerdutyId: 'PDAN004',
     pagerdutyRole: 'user',
     phone: '+447700900104',
-    teams: ['PTDAT01'],
+    teams: ['PTPAY01', 'PTDAT01'],
     hr: {
       employeeId: '3332883804594373014',
       managerEmail: 'frank.moreau@switchboard.example',
@@ -246,7 +252,8 @@ export const pagerDutySeed = (rotationStart: string): SimulatorSeed => ({
           start: rotationStart,
           rotationVirtualStart: rotationStart,
           rotationTurnLengthSeconds: WEEK,
-          userIds: [person('ana').pagerdutyId, person('ben').pagerdutyId],
+          // Ben this week, Ana next week (the headline's conflict), Ben the week after.
+          userIds: [person('ben').pagerdutyId, person('ana').pagerdutyId],
         },
       ],
     },
@@ -264,7 +271,7 @@ export const pagerDutySeed = (rotationStart: string): SimulatorSeed => ({
           start: rotationStart,
           rotationVirtualStart: rotationStart,
           rotationTurnLengthSeconds: DAY,
-          userIds: [person('dana').pagerdutyId, person('ana').pagerdutyId],
+          userIds: [person('dana').pagerdutyId, person('chen').pagerdutyId],
         },
       ],
     },

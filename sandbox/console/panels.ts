@@ -53,8 +53,26 @@ export type PagerDutyPanel = Readonly<{
       >;
     }>
   >;
+  /** Each schedule's shifts from now on (final, overrides applied) and its overrides, as its page shows them. */
+  schedules: readonly PanelSchedule[];
   people: readonly PersonRef[];
 }>;
+
+export type PanelShift = Readonly<{ start: string; end: string; user: PersonRef | null }>;
+
+export type PanelSchedule = Readonly<{
+  id: string;
+  name: string;
+  timeZone: string;
+  description: string;
+  /** The final schedule (rotation with overrides on top) from now for {@link SCHEDULE_HORIZON_DAYS} days. */
+  upcoming: readonly PanelShift[];
+  /** Overrides not yet over, earliest first (the service keeps them until they end; there is no delete). */
+  overrides: ReadonlyArray<PanelShift & Readonly<{ id: string }>>;
+}>;
+
+/** How far ahead the panel shows each schedule. */
+export const SCHEDULE_HORIZON_DAYS = 21;
 
 const STATUS_ORDER: Record<SimIncident['status'], number> = { triggered: 0, acknowledged: 1, resolved: 2 };
 
@@ -118,8 +136,27 @@ export const pagerDutyPanel = (sim: PagerDutySimulator, nowMs: number): PagerDut
       }),
     })),
   }));
+  const horizon = nowMs + SCHEDULE_HORIZON_DAYS * 24 * 3600 * 1000;
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const schedules = [...model.schedules.values()].map(
+    (s): PanelSchedule => ({
+      id: s.id,
+      name: s.name,
+      timeZone: s.timeZone,
+      description: s.description,
+      upcoming: renderFinal(s, nowMs, horizon).map((e) => ({
+        start: iso(e.start),
+        end: iso(e.end),
+        user: person(e.userId),
+      })),
+      overrides: s.overrides
+        .filter((o) => Date.parse(o.end) > nowMs)
+        .sort((a, b) => Date.parse(a.start) - Date.parse(b.start) || a.seq - b.seq)
+        .map((o) => ({ id: o.id, start: o.start, end: o.end, user: person(o.userId) })),
+    }),
+  );
   const people = [...model.users.values()].map((u) => ({ id: u.id, name: u.name, email: u.email }));
-  return { incidents, services, onCall, people };
+  return { incidents, services, onCall, schedules, people };
 };
 
 export type StoreEventRow = Readonly<{

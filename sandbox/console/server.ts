@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 import type { EventStore, Subscription } from '../../src/eventStore/eventStore.ts';
+import { ClockInputError, parseAdvance, type SandboxClock } from '../clock.ts';
 import type { SlackAppSettings } from '../manifest.ts';
 import type { PagerDutySimulator } from '../simulators/pagerduty/index.ts';
 import type {
@@ -57,6 +58,8 @@ import {
  *   startDatePortion?, endDatePortion?, description? }` asks for time off there as that employee;
  *   `POST /api/hr/requests/<id>/cancel` cancels a request; `POST /api/hr/employees/<id>/terminate`
  *   terminates an employee (each answered 400/404/409 with what was wrong)
+ * - `GET /api/clock` the sandbox's time (`{ now, offsetMs }`; live as `clock` events);
+ *   `POST /api/clock/advance` `{ minutes }` moves it forward (sandbox only: from loopback, as JSON)
  */
 
 export type ConsoleServerOptions = Readonly<{
@@ -77,6 +80,8 @@ export type ConsoleServerOptions = Readonly<{
   phoneBook?: Readonly<Record<string, string>>;
   /** The HR service's web app; without it the HR tab says there is none. */
   hr?: SandboxHr;
+  /** The sandbox clock; without it the console shows real time and cannot move it. */
+  clock?: SandboxClock;
 }>;
 
 export type ConsoleServer = Readonly<{
@@ -139,6 +144,9 @@ const readJson = async (req: IncomingMessage): Promise<Json> => {
     throw new HttpError(400, 'body must be a JSON object');
   }
 };
+
+const isLoopback = (address: string | undefined): boolean =>
+  address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
 
 const field = (body: Json, name: string): string => {
   const v = body[name];
@@ -251,6 +259,16 @@ const createConsole = (options: ConsoleServerOptions) => {
     return { number, phones: options.phones };
   };
 
+  const clockJson = () => ({
+    now: new Date(options.now()).toISOString(),
+    offsetMs: options.clock?.offsetMs() ?? 0,
+    movable: options.clock !== undefined,
+  });
+  const offClock = options.clock?.onAdvance(() => {
+    hub.emit('clock', clockJson());
+    hub.emit('pagerduty');
+  });
+
   const requireHr = (): SandboxHr => {
     if (!options.hr) throw new HttpError(404, 'there is no HR service in this sandbox');
     return options.hr;
@@ -353,6 +371,7 @@ const createConsole = (options: ConsoleServerOptions) => {
     };
     const onStore = (row: StoreEventRow) => send('store', row);
     const onPagerDuty = () => send('pagerduty', {});
+    const onClock = (c: ReturnType<typeof clockJson>) => send('clock', c);
     const myPhone = phoneOf(user);
     const offPhone = options.phones?.onChange((number) => {
       if (number === myPhone) send('phone', phoneJson(user));
@@ -369,6 +388,7 @@ const createConsole = (options: ConsoleServerOptions) => {
     surface.events.on('modal', onModal);
     hub.on('store', onStore);
     hub.on('pagerduty', onPagerDuty);
+    hub.on('clock', onClock);
     const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
     clients.add(res);
     const cleanup = () => {
@@ -377,6 +397,7 @@ const createConsole = (options: ConsoleServerOptions) => {
       surface.events.off('modal', onModal);
       hub.off('store', onStore);
       hub.off('pagerduty', onPagerDuty);
+      hub.off('clock', onClock);
       offPhone?.();
       offHr?.();
       if (hrSoon) clearTimeout(hrSoon);
@@ -445,6 +466,18 @@ const createConsole = (options: ConsoleServerOptions) => {
       return sendJson(res, 200, { ok: true });
     }
     if (method === 'GET' && path === '/api/people') return sendJson(res, 200, peopleJson());
+    if (method === 'GET' && path === '/api/clock') return sendJson(res, 200, clockJson());
+    if (method === 'POST' && path === '/api/clock/advance') {
+      // Moving time is the sandbox's alone: only from this machine, and only as JSON (which a page
+      // of another site cannot send here without the browser asking first, and being refused).
+      if (!isLoopback(req.socket.remoteAddress))
+        throw new HttpError(403, 'the clock moves from this machine only');
+      if (!/^application\/json\b/i.test(req.headers['content-type'] ?? ''))
+        throw new HttpError(415, 'send the advance as application/json');
+      if (!options.clock) throw new HttpError(404, 'this console has no sandbox clock to move');
+      options.clock.advance(parseAdvance(await readJson(req)));
+      return sendJson(res, 200, { ok: true, ...clockJson() });
+    }
     if (method === 'GET' && path === '/api/state')
       return sendJson(res, 200, state(requirePerson(url.searchParams.get('user'))));
     if (method === 'GET' && path === '/api/events')
@@ -596,7 +629,7 @@ const createConsole = (options: ConsoleServerOptions) => {
             ? e.status
             : e instanceof SurfaceError
               ? 404
-              : e instanceof PhoneInputError || e instanceof HrInputError
+              : e instanceof PhoneInputError || e instanceof HrInputError || e instanceof ClockInputError
                 ? e.status
                 : 500;
         const message = e instanceof Error ? e.message : String(e);
@@ -608,6 +641,7 @@ const createConsole = (options: ConsoleServerOptions) => {
       hub.emit('pagerduty');
     },
     async close() {
+      offClock?.();
       for (const res of clients) res.end();
       await tail.stop().catch(() => undefined);
       hub.removeAllListeners();

@@ -2,13 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../sandbox/sandbox.ts';
 import { PEOPLE } from '../../sandbox/world.ts';
 import { tempDir } from '../support/startApp.ts';
+import { waitFor } from '../support/waitFor.ts';
 import { type Chromium, launchChromium } from './chromium.ts';
 
 // The phone walkthrough, as a newcomer does it in the sandbox console in Debian's Chromium: verify
 // a phone number with the code that arrives on the phone in the side panel, then be paged for an
 // incident and acknowledge it from the phone's keypad. Every step goes through the page, and leaves
 // a screenshot in test-results/. The sandbox's paging delays are set to 0 minutes
-// (`--page-after 0 --call-after 0`), so nothing waits on the clock.
+// (`--page-after 0 --call-after 0`), so nothing waits on the clock. Ana is on call for Payments
+// next week (Ben this week): the paging steps move the sandbox clock a week on, from the console.
 
 const ANA = PEOPLE.find((p) => p.handle === 'ana')!;
 
@@ -42,6 +44,31 @@ describe('the sandbox phone', () => {
     await page.getByText('● live').waitFor();
     await page.getByLabel('You are').selectOption(ANA.slackId);
     await page.getByRole('button', { name: '# incidents' }).click();
+    // api's escalation policy starts with the Payments rotation: Ben's turn this week, Ana's next
+    // week. Move the sandbox clock a week on first (the console's +1 week, confirmed), before her
+    // phone is verified: the seeded database incident, a week old, escalates to her then, unpaged.
+    await page.getByRole('button', { name: '+1 week' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: '+1 week' }).click();
+    await page.getByRole('tab', { name: 'Incident service' }).click();
+    // The incident service's panel: Ana is on call now at Payments' first level.
+    const level1 = page
+      .getByTestId('panel-pagerduty')
+      .locator('.oc-policy')
+      .first()
+      .locator('.oc-levels li b');
+    await expect.poll(() => level1.first().textContent(), { timeout: 15_000 }).toBe('Ana Silva');
+    // The database incident's escalation to her has been through paging (not paged: no phone yet).
+    await waitFor(
+      async () =>
+        (await sandbox.store.readAll()).some(
+          (e) =>
+            e.type === 'RecordIncidentPageActivity' &&
+            (e.data as { kind?: string; slackUserId?: string }).kind === 'no_verified_phone' &&
+            (e.data as { slackUserId?: string }).slackUserId === ANA.slackId,
+        ),
+      { timeoutMs: 15_000, what: 'the escalated database incident not paged to Ana (no phone yet)' },
+    );
+    await browser.screenshot('phone-00-next-week');
     await page.getByRole('tab', { name: 'Phone' }).click();
     const panel = page.getByTestId('panel-phone');
     await panel.getByText('No messages yet.').waitFor();
@@ -106,7 +133,7 @@ describe('the sandbox phone', () => {
   it('paged: trigger an incident, the SMS page arrives, then the call; press 4: the card shows it acknowledged by phone, the timeline from the keypad', async () => {
     const { page } = browser;
     await page.getByRole('button', { name: '# incidents' }).click();
-    // api's escalation policy starts with the Payments rotation, Ana's turn this week.
+    // api's escalation policy starts with the Payments rotation, Ana's turn this week now.
     await page.getByLabel('Message').fill('/incident trigger api Card payments failing');
     await page.getByLabel('Message').press('Enter');
     const card = page.locator('.msg[data-surface-kind="message"]', { hasText: 'Card payments failing' });

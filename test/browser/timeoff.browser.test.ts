@@ -7,10 +7,11 @@ import { type Chromium, launchChromium } from './chromium.ts';
 
 // Time off in the sandbox console, as a newcomer does it in Debian's Chromium, every step through
 // the page, each leaving a screenshot in test-results/. HR's read-after-write lag is 2 s
-// (`--hr-lag 2`) on the real clock: the steps wait on what the page shows, never on time.
+// (`--hr-lag 2`); the sandbox clock starts on a fixed Monday and runs with real time: the steps wait
+// on what the page shows, never on time. Ana reports to Dana (the sandbox world's organisation).
 
 const ANA = PEOPLE.find((p) => p.handle === 'ana')!;
-const FRANK = PEOPLE.find((p) => p.handle === 'frank')!;
+const DANA = PEOPLE.find((p) => p.handle === 'dana')!;
 const BEN = PEOPLE.find((p) => p.handle === 'ben')!;
 const CHEN = PEOPLE.find((p) => p.handle === 'chen')!;
 
@@ -27,6 +28,7 @@ beforeAll(async () => {
     ports: 0,
     logLevel: 'debug',
     hrLagMs: 2_000,
+    startAt: '2026-11-23T09:00:00Z',
   });
   browser = await launchChromium();
 });
@@ -36,13 +38,11 @@ afterAll(async () => {
   cleanup?.();
 });
 
-/** A Monday to Thursday three to four weeks ahead (UTC), so the request is in the future whatever today is. */
-const tripDates = (): [string, string] => {
-  const day = 86_400_000;
-  const base = Date.now() + 21 * day;
-  const monday = base + ((8 - new Date(base).getUTCDay()) % 7) * day;
-  return [new Date(monday).toISOString().slice(0, 10), new Date(monday + 3 * day).toISOString().slice(0, 10)];
-};
+/**
+ * Tuesday to Friday two weeks after the sandbox's first day (it starts Monday 23 Nov 2026): Ben's
+ * week on Payments primary, so Ana's trip conflicts with no on-call shift of hers.
+ */
+const tripDates = (): [string, string] => ['2026-12-08', '2026-12-11'];
 
 /**
  * Types `/whosout <day>` until its answer satisfies `ok` (Switchboard hears of HR's web app by
@@ -74,7 +74,7 @@ const openDm = async () => {
 };
 
 describe('time off in the sandbox', () => {
-  it('Ana asks in Slack, Frank approves from his DM, HR records it after its lag, Ana is told each step', async () => {
+  it('Ana asks in Slack, Dana approves from her DM, HR records it after its lag, Ana is told each step', async () => {
     const { page } = browser;
     const [first, last] = tripDates();
     await page.goto(sandbox.consoleUrl);
@@ -83,21 +83,21 @@ describe('time off in the sandbox', () => {
     await page.getByRole('button', { name: '# general' }).click();
     await page.getByLabel('Message').fill(`/timeoff Holiday ${first} ${last} family trip`);
     await page.getByLabel('Message').press('Enter');
-    await page.locator('.msg.ephemeral', { hasText: 'Asking Frank Moreau to approve' }).waitFor();
+    await page.locator('.msg.ephemeral', { hasText: 'Asking Dana Kowalski to approve' }).waitFor();
     await browser.screenshot('timeoff-01-ana-asked');
     await openDm();
-    await page.locator('.msg', { hasText: 'Waiting for' }).filter({ hasText: 'Frank Moreau' }).waitFor();
+    await page.locator('.msg', { hasText: 'Waiting for' }).filter({ hasText: 'Dana Kowalski' }).waitFor();
     await browser.screenshot('timeoff-02-ana-status');
 
-    await page.getByLabel('You are').selectOption(FRANK.slackId);
+    await page.getByLabel('You are').selectOption(DANA.slackId);
     await openDm();
     const card = page.locator('.msg', { hasText: 'Time off request' }).filter({ hasText: 'Ana Silva' });
     await card.getByRole('button', { name: 'Approve' }).waitFor({ timeout: 15_000 });
     expect(await card.textContent()).toContain('family trip');
-    await browser.screenshot('timeoff-03-frank-card');
+    await browser.screenshot('timeoff-03-dana-card');
     await card.getByRole('button', { name: 'Approve' }).click();
     await card.getByText('Approved by', { exact: false }).waitFor({ timeout: 15_000 });
-    await browser.screenshot('timeoff-04-frank-approved');
+    await browser.screenshot('timeoff-04-dana-approved');
 
     await page.getByLabel('You are').selectOption(ANA.slackId);
     await openDm();
@@ -107,14 +107,14 @@ describe('time off in the sandbox', () => {
       .waitFor({ timeout: 15_000 });
     await browser.screenshot('timeoff-05-ana-approved');
 
-    // HR's web app: the request is there as soon as Switchboard submits it, approved by Frank.
+    // HR's web app: the request is there as soon as Switchboard submits it, approved by Dana.
     await page.getByRole('tab', { name: 'HR' }).click();
     const hrPanel = page.getByTestId('panel-hr');
     const inHr = hrPanel.locator('.hr-request', { hasText: 'Ana Silva' }).filter({ hasText: 'family trip' });
     await inHr.waitFor({ timeout: 15_000 });
     expect(await inHr.getByTestId('hr-status').textContent()).toBe('Approved');
     expect(await inHr.getByTestId('hr-origin').textContent()).toBe('made in Switchboard');
-    expect(await inHr.textContent()).toContain('Approved by: Frank Moreau');
+    expect(await inHr.textContent()).toContain('Approved by: Dana Kowalski');
     expect(await inHr.textContent()).toContain('4 working days');
     await browser.screenshot('timeoff-06-hr-approved');
 
@@ -142,7 +142,7 @@ describe('time off in the sandbox', () => {
     expect(browser.pageErrors).toEqual([]);
   });
 
-  it('in HR’s web app: Ben asks for a day off (waiting for Frank; /whosout in Slack lists it), cancels it (/whosout drops it); Chen is terminated', async () => {
+  it('in HR’s web app: Ben asks for a day off (waiting for Dana; /whosout in Slack lists it), cancels it (/whosout drops it); Chen is terminated', async () => {
     const { page } = browser;
     await page.goto(sandbox.consoleUrl);
     await page.getByText('● live').waitFor();
@@ -164,7 +164,7 @@ describe('time off in the sandbox', () => {
     await request.waitFor();
     expect(await request.getByTestId('hr-status').textContent()).toBe('Pending');
     expect(await request.getByTestId('hr-origin').textContent()).toBe('made in HR');
-    expect(await request.textContent()).toContain('Approver (manager): Frank Moreau');
+    expect(await request.textContent()).toContain('Approver (manager): Dana Kowalski');
     expect(await request.textContent()).toContain('Wed, 5 Mar 2031 · 1 working day');
     await browser.screenshot('timeoff-hr-02-requested');
     // Switchboard sees what was asked in HR's web app: /whosout lists it as waiting for approval.

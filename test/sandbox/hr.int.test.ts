@@ -18,6 +18,7 @@ const BEN = hrId('ben');
 const EVE = hrId('eve');
 const CHEN = hrId('chen');
 const FRANK = hrId('frank');
+const DANA = hrId('dana');
 
 type Json = Record<string, unknown>;
 
@@ -66,7 +67,9 @@ describe('the HR panel', () => {
     expect(p.requests).toEqual([]);
     expect(p.outToday).toEqual([]);
     const ben = p.employees.find((e) => e.id === BEN);
-    expect(ben).toMatchObject({ name: 'Ben Okafor', status: 'employed', manager: { id: FRANK } });
+    // The headline's organisation: Dana manages Ana and Ben, Frank manages Dana.
+    expect(ben).toMatchObject({ name: 'Ben Okafor', status: 'employed', manager: { id: DANA } });
+    expect(p.employees.find((e) => e.id === DANA)).toMatchObject({ manager: { id: FRANK } });
     expect(p.employees.find((e) => e.name === 'Gil Former')?.status).toBe('terminated');
   });
 
@@ -96,7 +99,7 @@ describe('the HR panel', () => {
         status: 'pending',
         madeIn: 'hr',
         description: 'dentist',
-        approver: expect.objectContaining({ id: FRANK, name: 'Frank Moreau', byManager: true }),
+        approver: expect.objectContaining({ id: DANA, name: 'Dana Kowalski', byManager: true }),
       }),
     ]);
     if (p.today === before) {

@@ -130,7 +130,7 @@ describe('people', () => {
         title: 'Site Reliability Engineer',
         department: 'Engineering',
         site: 'Lisbon',
-        managerId: sim.employee('frank.moreau@switchboard.example')?.id,
+        managerId: sim.employee('dana.kowalski@switchboard.example')?.id,
         startDate: '2022-03-01',
         status: 'employed',
       });

@@ -30,6 +30,8 @@ const S = {
   hrActAs: '',
   /** The HR request form's fields as typed, kept across live re-renders. */
   hrDraft: {},
+  /** The sandbox clock: how far it is ahead of this browser's clock (ms), and whether it can move. */
+  clock: { skewMs: 0, movable: false },
   source: null,
 };
 
@@ -586,6 +588,20 @@ document.addEventListener('keydown', (ev) => {
 
 const STATUS_LABEL = { triggered: 'Triggered', acknowledged: 'Acknowledged', resolved: 'Resolved' };
 
+/** `Mon 30 Nov 07:00 – Mon 7 Dec 07:00 UTC`: a schedule's shift as its page shows it, in UTC (named). */
+const utcSpan = (from, to) => {
+  const f = (iso) =>
+    new Date(iso).toLocaleString('en-GB', {
+      weekday: 'short',
+      day: 'numeric',
+      month: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      timeZone: 'UTC',
+    });
+  return `${f(from)} – ${f(to)} UTC`;
+};
+
 const loadPagerDuty = async () => {
   S.pd = await api('/api/pagerduty');
   renderPagerDuty();
@@ -626,11 +642,35 @@ const renderPagerDuty = () => {
               .map((t) =>
                 t.kind === 'user'
                   ? `<b>${escapeHtml(t.user?.name ?? '?')}</b>`
-                  : `<b>${escapeHtml(t.now?.name ?? 'nobody')}</b> <span class="muted">(${escapeHtml(t.schedule.name)}${t.until ? ` until ${new Date(t.until).toLocaleString([], { weekday: 'short', hour: '2-digit', minute: '2-digit' })}` : ''}${t.next ? `, then ${escapeHtml(t.next.name)}` : ''})</span>`,
+                  : `<b>${escapeHtml(t.now?.name ?? 'nobody')}</b> <span class="muted">(${escapeHtml(t.schedule.name)}${t.until ? ` until ${new Date(t.until).toLocaleString('en-GB', { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', timeZone: 'UTC' })} UTC` : ''}${t.next ? `, then ${escapeHtml(t.next.name)}` : ''})</span>`,
               )
               .join(
                 ', ',
               )}${l.level < p.levels.length ? ` <span class="muted">· escalates after ${l.delayMinutes} min</span>` : ''}</li>`,
+        )
+        .join('')}</ol></div>`,
+    )
+    .join('');
+  const schedules = (pd.schedules ?? [])
+    .map(
+      (
+        s,
+      ) => `<div class="oc-policy pd-schedule" data-testid="pd-schedule-${escapeHtml(s.id)}"><div class="oc-name">${escapeHtml(s.name)} <span class="muted">· ${escapeHtml(s.description)}</span></div>
+      <div class="pd-sub">Overrides</div>
+      <ul class="pd-overrides">${
+        s.overrides
+          .map(
+            (o) =>
+              `<li class="pd-override" data-testid="pd-override"><b>${escapeHtml(o.user?.name ?? '?')}</b> <span class="muted">${escapeHtml(utcSpan(o.start, o.end))}</span></li>`,
+          )
+          .join('') || '<li class="empty-row">No overrides.</li>'
+      }</ul>
+      <div class="pd-sub">Next shifts</div>
+      <ol class="pd-shifts">${s.upcoming
+        .slice(0, 6)
+        .map(
+          (e) =>
+            `<li class="pd-shift" data-testid="pd-shift"><b>${escapeHtml(e.user?.name ?? 'nobody')}</b> <span class="muted">${escapeHtml(utcSpan(e.start, e.end))}</span></li>`,
         )
         .join('')}</ol></div>`,
     )
@@ -653,7 +693,9 @@ const renderPagerDuty = () => {
       <p class="muted small">Sent to the Events API (<code>POST /v2/enqueue</code>) with the service's routing key.</p>
     </form>
     <h3>On call now</h3>
-    ${oncall}`;
+    ${oncall}
+    <h3>Schedules</h3>
+    ${schedules}`;
   if (location.hash.startsWith('#incident=')) {
     const id = decodeURIComponent(location.hash.slice('#incident='.length));
     box.querySelector(`[data-incident="${CSS.escape(id)}"]`)?.classList.add('highlight');
@@ -1144,6 +1186,53 @@ const showPanel = async (name) => {
   }
 };
 
+// ------------------------------------------------------------------ the sandbox clock
+
+const ADVANCE_LABEL = { 60: '1 hour', 1440: '1 day', 10080: '1 week' };
+
+/** The sandbox's time as the topbar shows it: `Mon 23 Nov 2026, 09:00 UTC` (its zone named). */
+const renderClock = () => {
+  const now = new Date(Date.now() + S.clock.skewMs);
+  $('clock-now').dateTime = now.toISOString();
+  $('clock-now').textContent = `${now.toLocaleString('en-GB', {
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    timeZone: 'UTC',
+  })} UTC`;
+  for (const b of document.querySelectorAll('[data-advance]')) b.hidden = !S.clock.movable;
+};
+const setClock = (c) => {
+  S.clock = { skewMs: Date.parse(c.now) - Date.now(), movable: c.movable };
+  renderClock();
+};
+setInterval(renderClock, 15_000);
+$('clock').addEventListener('click', async (ev) => {
+  const b = ev.target instanceof Element ? ev.target.closest('[data-advance]') : null;
+  if (!b) return;
+  const minutes = Number(b.dataset.advance);
+  const ok = await confirmDialog({
+    title: { text: `Move time ${ADVANCE_LABEL[minutes] ?? `${minutes} min`} forward?` },
+    text: {
+      text: 'Everything in the sandbox (Switchboard, the incident service, the phones, HR) jumps ahead together: timers due by then fire. Time never goes back.',
+    },
+    confirm: { text: `+${ADVANCE_LABEL[minutes] ?? `${minutes} min`}` },
+  });
+  if (!ok) return;
+  b.disabled = true;
+  try {
+    setClock(await api('/api/clock/advance', { minutes }));
+    toast(`The sandbox clock moved ${ADVANCE_LABEL[minutes] ?? `${minutes} min`} forward.`);
+  } catch (e) {
+    toast(`The clock did not move: ${e.message}`, 'error');
+  } finally {
+    b.disabled = false;
+  }
+});
+
 // ------------------------------------------------------------------ live updates
 
 const connect = () => {
@@ -1173,6 +1262,11 @@ const connect = () => {
   });
   on('pagerduty', () => {
     if (S.panel === 'pagerduty') void loadPagerDuty();
+  });
+  on('clock', (c) => {
+    setClock(c);
+    // HR's "today" and "this week" follow the clock (the incident service's panel hears of it too).
+    if (S.panel === 'hr') void loadHr();
   });
   on('hr', () => {
     if (S.panel === 'hr') void loadHr();
@@ -1231,6 +1325,7 @@ const start = async () => {
     .join('');
   const saved = localStorage.getItem('sandbox.user');
   S.store.tail = await api('/api/store/recent').catch(() => []);
+  setClock(await api('/api/clock'));
   await showPanel('pagerduty').catch(() => undefined);
   await pickUser(people.some((p) => p.id === saved) ? saved : people[0].id);
 };
