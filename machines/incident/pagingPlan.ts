@@ -31,9 +31,12 @@ export type OnCallAtLevel = PlannedPerson &
   Readonly<{ level: number; schedule: Readonly<{ id: string; name: string | null }> | null }>;
 
 export type Leave = Readonly<{
-  /** The last day of leave (YYYY-MM-DD), not the exclusive end. */
+  /** The last day of leave (YYYY-MM-DD), not the exclusive end; `left` for someone who left the company. */
   lastDay: string;
 }>;
+
+/** `Leave.lastDay` (and the `on_leave` activity's detail) of someone HR says left the company. */
+export const LEFT_THE_COMPANY = 'left';
 
 export type PlanStep =
   /** Page them; `level` is the level whose page id it is (the level they stand in at, or their own). */

@@ -8,6 +8,7 @@ import {
   type RecordIncidentPageActivity,
 } from '../../machines/incident/paging.ts';
 import {
+  LEFT_THE_COMPANY,
   type Leave,
   type OnCallAtLevel,
   type PlannedPerson,
@@ -64,11 +65,16 @@ const approvedLeaveAt = async (
       await absences.absencesOf({ slackUserId }, { since: at, until: new Date(at.getTime() + 1) })
     )
       .filter(
-        (a) => a.status === 'approved' && a.start.getTime() <= at.getTime() && at.getTime() < a.end.getTime(),
+        (a) =>
+          (a.status === 'approved' || a.status === 'left') &&
+          a.start.getTime() <= at.getTime() &&
+          at.getTime() < a.end.getTime(),
       )
       .sort((a, b) => b.end.getTime() - a.end.getTime())[0];
+    if (!found) return null;
+    if (found.status === 'left') return { lastDay: LEFT_THE_COMPANY };
     // `end` is exclusive (the day after the last day, 00:00 UTC).
-    return found ? { lastDay: new Date(found.end.getTime() - 1).toISOString().slice(0, 10) } : null;
+    return { lastDay: new Date(found.end.getTime() - 1).toISOString().slice(0, 10) };
   } catch (error) {
     // Better to wake someone than nobody: paged as if not away.
     ctx.logger.warn({ err: asError(error) }, 'absences could not be read: paging without them');

@@ -130,8 +130,12 @@ export type Absence = Readonly<{
   end: Date;
   /** What HR calls it (`Holiday`, `Sick`), for people to read. */
   kind: string;
-  /** Approved leave, or requested and waiting. */
-  status: 'approved' | 'requested';
+  /**
+   * Approved leave, or requested and waiting; `left`: HR says they left the company (terminated or
+   * on garden leave), away from `start` with no end (`end` is the far future). Anyone who must not
+   * be paged or asked to cover treats `left` like approved leave.
+   */
+  status: 'approved' | 'requested' | 'left';
 }>;
 
 export type Absences = Readonly<{

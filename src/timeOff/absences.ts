@@ -1,3 +1,4 @@
+import { employeeById } from '../../machines/timeOff/directory.ts';
 import type { Absence, Absences, PersonRef, TimeRange } from '../lifecycles/ports.ts';
 import type { TimeOffPeople } from './people.ts';
 import type { AbsenceEntry, TimeOffReadModel } from './readModel.projection.ts';
@@ -12,6 +13,8 @@ import type { AbsenceEntry, TimeOffReadModel } from './readModel.projection.ts';
  * not paged that day).
  */
 const DAY_MS = 86_400_000;
+/** The end of a leaver's absence: the largest date JavaScript has. */
+const LEFT_UNTIL = new Date(8.64e15);
 const dayOf = (d: Date): string => d.toISOString().slice(0, 10);
 const startOf = (date: string): Date => new Date(`${date}T00:00:00.000Z`);
 const endOf = (date: string): Date => new Date(startOf(date).getTime() + DAY_MS);
@@ -52,7 +55,15 @@ export const createAbsences = (
         return [];
       }
     }
-    return deps.readModel.absences(daysOf(range), employee).map((e) => toAbsence(e, person));
+    const absences = deps.readModel.absences(daysOf(range), employee).map((e) => toAbsence(e, person));
+    // Someone HR says left is away for good: never paged, never asked to cover (issue 12).
+    const known = employeeById(deps.readModel.directory(), employee);
+    return known?.status === 'left'
+      ? [
+          { person, start: range.since, end: LEFT_UNTIL, kind: 'Left the company', status: 'left' },
+          ...absences,
+        ]
+      : absences;
   },
   async whoIsOut(range) {
     await deps.readModel.catchUp();

@@ -114,7 +114,7 @@ export const coverCandidates = async (
   for (const [slackUserId, shiftsShared] of shared) {
     const person = { slackUserId };
     const away = (await deps.absences.absencesOf(person, { since, until })).some(
-      (a) => a.status === 'approved' && slots.some((s) => overlaps(a, s)),
+      (a) => a.status !== 'requested' && slots.some((s) => overlaps(a, s)),
     );
     let onCallDuring: boolean;
     try {

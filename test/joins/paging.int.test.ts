@@ -202,4 +202,29 @@ describe('leave-aware paging', () => {
       'everyone on call, at every level, is on approved leave: nobody paged',
     );
   });
+  it('skips someone who left (HR terminated them) and pages the next in the rotation instead', async () => {
+    h = await start();
+    h.sim.webApp.terminate(HR_IDS.ana);
+    // HR's webhook, its re-read after the lag, the directory's fact and the leaver guard.
+    await waitFor(
+      async () => {
+        await h!.advanceTimers(10_000);
+        return (await h!.sb.people.linkOf(ANA, 'phone')) === undefined || undefined;
+      },
+      { what: "Ana's phone forgotten", timeoutMs: 30_000 },
+    );
+
+    const { streamId, number } = await h.trigger('Refunds failing');
+    await pagesDue(h);
+    await waitFor(() => sms(h!, BEN).some((t) => t.includes(`#${number}`)) || undefined, {
+      what: 'Ben paged in place of Ana',
+      timeoutMs: 10_000,
+    });
+    const activity = await h.pageActivity(streamId);
+    expect(activity).toContainEqual({ kind: 'on_leave', slackUserId: ANA, detail: 'left', level: 1 });
+    expect(activity.filter((a) => a.slackUserId === ANA).map((a) => a.kind)).toEqual(['on_leave']);
+    const told = await timeline(h, number);
+    expect(told).toContain('<@U0ANA> skipped: left the company');
+    expect(told).toContain('Paging <@U0BEN> instead of <@U0ANA> at level 1');
+  });
 });

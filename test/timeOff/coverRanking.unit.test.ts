@@ -123,8 +123,14 @@ describe('gathering the candidates through the ports', () => {
         return [];
       },
     };
+    const leavers = new Set<string>();
     const absences: Absences = {
       async absencesOf(person) {
+        if (leavers.has(person.slackUserId)) {
+          return [
+            { person, start: range.since, end: new Date(8.64e15), kind: 'Left the company', status: 'left' },
+          ];
+        }
         return person.slackUserId === 'U0DANA'
           ? [
               {
@@ -169,6 +175,31 @@ describe('gathering the candidates through the ports', () => {
       ['Frank', 0],
       ['Ben', 4],
     ]);
+    // Someone HR says left is never asked to cover.
+    leavers.add('U0FRANK');
+    const withoutLeaver = await coverCandidates(
+      {
+        onCall,
+        absences,
+        nameOf: async (id) => names[id] ?? id,
+        logger: {
+          debug() {},
+          info() {},
+          warn() {},
+          error() {},
+          child() {
+            return this;
+          },
+        } as never,
+      },
+      {
+        requester: { slackUserId: 'U0ANA' },
+        shifts: [{ shift: shift(), slot }],
+        now: new Date('2026-11-23T09:00:00Z'),
+      },
+    );
+    expect(withoutLeaver.map((c) => c.firstName)).toEqual(['Ben']);
+    leavers.clear();
     // Only shifts on a schedule can be covered: none, no candidates.
     const direct = clipShift(shift({ schedule: null }), range);
     if (!direct) throw new Error('no slot');

@@ -1,4 +1,5 @@
 import type { Actor } from '../../../machines/incident/events.ts';
+import { LEFT_THE_COMPANY } from '../../../machines/incident/pagingPlan.ts';
 import {
   actorText,
   escapeMrkdwn,
@@ -229,8 +230,9 @@ export const dayText = (date: unknown): string | null => {
   return m && month ? `${Number(m[3])} ${month}` : null;
 };
 
-/** `<@U0ANA> skipped: on approved leave until 3 Dec` (the last day of leave). */
+/** `<@U0ANA> skipped: on approved leave until 3 Dec` (the last day of leave), or `… left the company`. */
 export const onLeaveText = (who: string, lastDay: unknown): string => {
+  if (lastDay === LEFT_THE_COMPANY) return `${who} skipped: left the company`;
   const day = dayText(lastDay);
   return `${who} skipped: on approved leave${day ? ` until ${day}` : ''}`;
 };
