@@ -40,18 +40,6 @@ const storeBytes = (dbPath: string): string =>
     .map((p) => readFileSync(p).toString('latin1'))
     .join('\n');
 
-/** Ana's phone linked as the verification lifecycle links it: sealed under her own data key. */
-const verifySealed = async (j: JoinsHarness, user: string, digits: string) => {
-  const phones = j.sb.lifecycle('verification')?.phones;
-  if (!phones) throw new Error('verification is off');
-  await j.sb.people.link(user, {
-    system: 'phone',
-    externalId: await phones.sealFor(user, digits),
-    email: null,
-    name: '+44 •••• ••0101',
-  });
-};
-
 /** HR shows the termination after its lag: move the clock (the re-read's retries) until the report is in. */
 const reportIn = async (j: JoinsHarness, channel: string): Promise<FakeMessage> => {
   const find = () => j.fake.messages(channel).find((m) => messageText(m).includes('has left'));
@@ -70,7 +58,7 @@ describe('a leaver (HR terminates Ana)', () => {
   it('forgets her phone, stops her pages, reports her shift and the policy naming her; Cover… asks for the override; a redelivery posts nothing twice', async () => {
     h = await startJoinsHarness();
     const j = h;
-    await verifySealed(j, ANA, PHONES[ANA]);
+    await j.verifyPhone(ANA);
     const pager = j.sb.ports.require('pager', 'the test');
     // A page to her in flight (its call due later) when HR says she left.
     expect(
@@ -238,7 +226,7 @@ describe('a leaver (HR terminates Ana)', () => {
     };
     h = await startJoinsHarness({ seed: anaThisWeek });
     const j = h;
-    await verifySealed(j, ANA, PHONES[ANA]);
+    await j.verifyPhone(ANA);
     const { number } = await j.trigger('Card payments failing');
     await j.advanceTimers(5 * MINUTE);
     await waitFor(() => j.smsTo(PHONES[ANA]).some((m) => m.text.includes(`#${number}`)) || undefined, {
