@@ -28,6 +28,34 @@ export const isSealedValue = (value: string): boolean => value.startsWith(PREFIX
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
+/**
+ * AES-256-GCM of `plain` under `key` (32 bytes) bound to `aad`: base64url of IV ‖ tag ‖ ciphertext.
+ * The one cipher every sealed value here uses (sealers, the code vault, people's own keys).
+ */
+export const gcmSeal = (key: Buffer, aad: Buffer, plain: string): string => {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(aad);
+  const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
+};
+
+/** What `gcmSeal` sealed, or null when it does not open under `key` and `aad` (or is not one). */
+export const gcmOpen = (key: Buffer, aad: Buffer, packed: string): string | null => {
+  const raw = Buffer.from(packed, 'base64url');
+  if (raw.length < IV_BYTES + TAG_BYTES) return null;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
+    decipher.setAAD(aad);
+    decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
+      'utf8',
+    );
+  } catch {
+    return null;
+  }
+};
+
 export const createSealer = (secret: string, purpose: string): Sealer => {
   if (secret === '') throw new ChatOpsError('SB_CONFIG', 'a sealer needs a non-empty secret');
   const key = Buffer.from(hkdfSync('sha256', secret, 'switchboard', `sealed:${purpose}`, 32));
@@ -36,33 +64,19 @@ export const createSealer = (secret: string, purpose: string): Sealer => {
   return {
     isSealed,
     seal(plain) {
-      const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
-      cipher.setAAD(aad);
-      const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-      return `${PREFIX}${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')}`;
+      return `${PREFIX}${gcmSeal(key, aad, plain)}`;
     },
     open(value) {
       if (!isSealed(value)) return value;
-      const raw = Buffer.from(value.slice(PREFIX.length), 'base64url');
-      try {
-        const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
-        decipher.setAAD(aad);
-        decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-        return Buffer.concat([
-          decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)),
-          decipher.final(),
-        ]).toString('utf8');
-      } catch (e) {
+      const plain = gcmOpen(key, aad, value.slice(PREFIX.length));
+      if (plain === null) {
         // Never the value itself in the message: it is the secret.
         throw new ChatOpsError(
           'SB_VALIDATION',
           `a sealed ${purpose} could not be opened (sealed under another key)`,
-          {
-            cause: e,
-          },
         );
       }
+      return plain;
     },
   };
 };

@@ -1,6 +1,6 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { ConcurrencyError, ValidationError } from '../core/errors.ts';
-import { createSealer } from '../core/sealed.ts';
+import { createSealer, gcmOpen, gcmSeal } from '../core/sealed.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 
 /**
@@ -48,8 +48,6 @@ export const PERSON_KEY_CREATED = 'PersonKeyCreated';
 export const PERSONAL_PREFIX = 'personal:v1:';
 
 const SLACK_USER = /^[UW][A-Z0-9]{2,30}$/;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 
 export const personKeyStreamId = (slackUserId: string): string => {
   if (!SLACK_USER.test(slackUserId)) throw new ValidationError('a person key belongs to a Slack user');
@@ -112,12 +110,7 @@ export const createPersonKeys = (deps: Readonly<{ store: EventStore; secret: str
   return {
     async seal(slackUserId, plain) {
       const { keyId, key } = await keyOf(slackUserId);
-      const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
-      cipher.setAAD(aad(slackUserId, keyId));
-      const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-      const packed = Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
-      return `${PERSONAL_PREFIX}${slackUserId}:${keyId}:${packed}`;
+      return `${PERSONAL_PREFIX}${slackUserId}:${keyId}:${gcmSeal(key, aad(slackUserId, keyId), plain)}`;
     },
 
     async open(sealed) {
@@ -126,19 +119,7 @@ export const createPersonKeys = (deps: Readonly<{ store: EventStore; secret: str
       if (!slackUserId || !keyId || !packed || !SLACK_USER.test(slackUserId)) return null;
       const held = await current(slackUserId);
       if (!held || held.keyId !== keyId) return null;
-      const raw = Buffer.from(packed, 'base64url');
-      if (raw.length < IV_BYTES + TAG_BYTES) return null;
-      try {
-        const decipher = createDecipheriv('aes-256-gcm', held.key, raw.subarray(0, IV_BYTES));
-        decipher.setAAD(aad(slackUserId, keyId));
-        decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-        return Buffer.concat([
-          decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)),
-          decipher.final(),
-        ]).toString('utf8');
-      } catch {
-        return null;
-      }
+      return gcmOpen(held.key, aad(slackUserId, keyId), packed);
     },
 
     async blindIndex(slackUserId, plain) {

@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { gcmOpen, gcmSeal } from '../core/sealed.ts';
 
 /**
  * Where a typed one-time code waits between the modal submission and the vendor's check, so the
@@ -31,8 +32,6 @@ export type CodeVault = Readonly<{
 
 export const CODE_VAULT_TTL_MS = 15 * 60_000;
 const PREFIX = 'vault:v1:';
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 
 export const createCodeVault = (options: Readonly<{ now: () => Date; ttlMs?: number }>): CodeVault => {
   const ttl = options.ttlMs ?? CODE_VAULT_TTL_MS;
@@ -59,11 +58,7 @@ export const createCodeVault = (options: Readonly<{ now: () => Date; ttlMs?: num
       const held = keys.get(keyId);
       const key = held?.key ?? randomBytes(32);
       if (!held) keys.set(keyId, { key, until: options.now().getTime() + ttl });
-      const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
-      cipher.setAAD(Buffer.from(keyId));
-      const body = Buffer.concat([cipher.update(code, 'utf8'), cipher.final()]);
-      return `${PREFIX}${keyId}:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')}`;
+      return `${PREFIX}${keyId}:${gcmSeal(key, Buffer.from(keyId), code)}`;
     },
     open(sealed) {
       sweep();
@@ -74,19 +69,7 @@ export const createCodeVault = (options: Readonly<{ now: () => Date; ttlMs?: num
       const keyId = rest.slice(0, cut);
       const held = keys.get(keyId);
       if (!held) return null;
-      const raw = Buffer.from(rest.slice(cut + 1), 'base64url');
-      if (raw.length < IV_BYTES + TAG_BYTES) return null;
-      try {
-        const decipher = createDecipheriv('aes-256-gcm', held.key, raw.subarray(0, IV_BYTES));
-        decipher.setAAD(Buffer.from(keyId));
-        decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-        return Buffer.concat([
-          decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)),
-          decipher.final(),
-        ]).toString('utf8');
-      } catch {
-        return null;
-      }
+      return gcmOpen(held.key, Buffer.from(keyId), rest.slice(cut + 1));
     },
     drop,
     size: () => {
