@@ -215,6 +215,7 @@ const createTimeOff = (
           approvalRules: config.approvalRules,
           clock,
           hrChannel: config.hrChannel ?? null,
+          absences,
           channelMembers: async (channel) => {
             const members: string[] = [];
             let cursor: string | undefined;

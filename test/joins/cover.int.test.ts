@@ -390,6 +390,26 @@ describe('on-call conflicts and cover in one click (issue 12)', () => {
     expect(scheduleOverrides(j)[0]?.userId).toBe(PD_IDS.chen);
   });
 
+  it('a ranked colleague who went on leave since the card was drawn is refused as cover, said and recorded', async () => {
+    h = await startJoinsHarness();
+    const j = h;
+    const { timeOffId, card } = await askNextWeek(j);
+    expect(messageText(card)).toContain('Approve and cover with Ben');
+    const { from, to } = j.nextWeek();
+    await j.approvedLeave(BEN, `holiday ${from} to ${to} Ski trip`);
+
+    const clicked = await j.click(TIME_OFF_COVER_ACTION.approveCover, DANA, { message: card });
+    expect(clicked.status).toBe(200);
+    const said = await j.response(clicked.responseUrl, /Ben Okafor is away/);
+    expect(said).toContain('pick someone else');
+    expect(await edgeRefusals(j, TIME_OFF_COVER_ACTION.approveCover, DANA)).toEqual([
+      'the cover is away during the shifts to cover',
+    ]);
+    await j.idle();
+    expect(await j.types(timeOffId)).not.toContain('TimeOffApproved');
+    expect(scheduleOverrides(j)).toEqual([]);
+  });
+
   it('incidents switched off: no conflicts section, and Approve still works', async () => {
     const t = await startTimeOffHarness();
     try {
