@@ -239,7 +239,14 @@ const createIncidents = (
         ? { text: `:warning: ${incidentRejectionText(r.details, r.actor)}` }
         : undefined,
     provides: {
-      onCall: createOnCallLookups({ pagerduty, identity, readModels, services, now: () => clock.now() }),
+      onCall: createOnCallLookups({
+        pagerduty,
+        identity,
+        readModels,
+        services,
+        store,
+        now: () => clock.now(),
+      }),
       scheduleOverrides: createScheduleOverridesPort({ pagerduty, identity, now: () => clock.now() }),
       incidentResponse: createIncidentResponses({
         store,

@@ -1,5 +1,8 @@
+import { incidentStatus } from '../../machines/incident/decider.ts';
 import { hasCode, ValidationError } from '../core/errors.ts';
+import type { EventStore } from '../eventStore/eventStore.ts';
 import type {
+  AssignedIncident,
   EscalationPolicyMention,
   OnCallLookups,
   OnCallShift,
@@ -15,6 +18,7 @@ import {
   type PagerDutySchedule,
   paginate,
 } from '../upstream/pagerduty.ts';
+import { readIncidentState } from './incidentState.ts';
 import type { IncidentReadModels } from './readModels.projection.ts';
 import type { ServiceDirectory } from './services.ts';
 
@@ -52,7 +56,12 @@ export type OnCallLookupsDeps = Readonly<{
   >;
   identity: Pick<IdentityResolver, 'resolve' | 'cached' | 'slackUserFor'>;
   /** Who is who (Slack ↔ incident service), the channels subscribed to services, pages sent. */
-  readModels: Pick<IncidentReadModels, 'catchUp' | 'slackUserOf' | 'pagesSentTo' | 'channelsForService'>;
+  readModels: Pick<
+    IncidentReadModels,
+    'catchUp' | 'slackUserOf' | 'pagesSentTo' | 'channelsForService' | 'openIncidents'
+  >;
+  /** The incidents' streams (who an open incident is assigned to). */
+  store: EventStore;
   services: Pick<ServiceDirectory, 'all'>;
   now(): Date;
   /** Items per page (1-100; default 100). */
@@ -340,6 +349,29 @@ export const createOnCallLookups = (deps: OnCallLookupsDeps): OnCallLookups => {
         });
       }
       return out;
+    },
+
+    async openIncidentsOf(person) {
+      await deps.readModels.catchUp();
+      const found: AssignedIncident[] = [];
+      for (const row of deps.readModels.openIncidents()) {
+        const { state } = await readIncidentState(deps.store, row.streamId);
+        const facts = state.context.incident;
+        const status = incidentStatus(state);
+        if (!facts || (status !== 'triggered' && status !== 'acknowledged')) continue;
+        const theirs = facts.assignees.some(
+          (a) => (a.slackUserId ?? deps.readModels.slackUserOf(a.id)) === person.slackUserId,
+        );
+        if (!theirs) continue;
+        found.push({
+          number: state.context.link?.number ?? row.number,
+          title: facts.title,
+          status,
+          serviceId: facts.service.id,
+          channels: deps.readModels.channelsForService(facts.service.id),
+        });
+      }
+      return found.sort((a, b) => (a.number ?? 0) - (b.number ?? 0));
     },
 
     async channelsFor(target) {

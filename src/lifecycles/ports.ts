@@ -87,6 +87,20 @@ export type OnCallLookups = Readonly<{
    * the given one, or names the given schedule: where a change to that rota is announced.
    */
   channelsFor(target: RotaRef): Promise<readonly string[]>;
+  /**
+   * The open incidents (triggered or acknowledged) assigned to the person, as Switchboard knows
+   * them, with the channels subscribed to each incident's service: a leaver's unfinished work.
+   */
+  openIncidentsOf(person: PersonRef): Promise<readonly AssignedIncident[]>;
+}>;
+
+export type AssignedIncident = Readonly<{
+  number: number | null;
+  title: string;
+  status: 'triggered' | 'acknowledged';
+  serviceId: string;
+  /** Channels subscribed to the incident's service (`/incident subscribe`). */
+  channels: readonly string[];
 }>;
 
 export type EscalationPolicyMention = Readonly<{ id: string; name: string | null; level: number }>;

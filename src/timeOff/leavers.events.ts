@@ -48,6 +48,15 @@ export const leaverPolicySchema = z.object({
 });
 export type LeaverPolicy = z.infer<typeof leaverPolicySchema>;
 
+/** An open incident still assigned to the leaver (triggered or acknowledged when the report was made). */
+export const leaverIncidentSchema = z.object({
+  index: z.number().int().min(0),
+  number: z.number().int().min(1).nullable(),
+  title: z.string().max(300),
+  status: z.enum(['triggered', 'acknowledged']),
+});
+export type LeaverIncident = z.infer<typeof leaverIncidentSchema>;
+
 export const leaverEventDataSchemas = {
   LeaverReportPrepared: z.object({
     hrId: z.string().min(1).max(64),
@@ -57,13 +66,16 @@ export const leaverEventDataSchemas = {
     phoneForgotten: z.boolean(),
     shifts: z.array(leaverShiftSchema).max(200),
     policies: z.array(leaverPolicySchema).max(100),
-    /** Per channel: the shifts (indexes) and policies (ids) it is told about. */
+    /** Open incidents still assigned to them (absent in reports recorded before it was looked up). */
+    incidents: z.array(leaverIncidentSchema).max(50).optional(),
+    /** Per channel: the shifts (indexes), policies (ids) and incidents (indexes) it is told about. */
     channels: z
       .array(
         z.object({
           channel: z.string().min(1).max(40),
           shifts: z.array(z.number().int()),
           policies: z.array(z.string()),
+          incidents: z.array(z.number().int()).optional(),
         }),
       )
       .max(50),

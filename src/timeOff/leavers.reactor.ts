@@ -11,6 +11,7 @@ import type { SlackMessage } from '../slack/blocks/format.ts';
 import { leaverReportMessage } from './blocks/leaverReport.ts';
 import {
   foldLeaver,
+  type LeaverIncident,
   type LeaverPolicy,
   type LeaverReport,
   type LeaverShift,
@@ -124,7 +125,8 @@ const prepare = async (
     phoneForgotten: false,
     shifts: [] as LeaverShift[],
     policies: [] as LeaverPolicy[],
-    channels: [] as { channel: string; shifts: number[]; policies: string[] }[],
+    incidents: [] as LeaverIncident[],
+    channels: [] as { channel: string; shifts: number[]; policies: string[]; incidents: number[] }[],
     unannounced: [] as string[],
     problems: [] as string[],
     until: until.toISOString(),
@@ -190,7 +192,10 @@ const prepare = async (
     .map((m) => ({ id: m.id, name: m.name, level: m.level }));
 
   // Who hears about what: the channels of each schedule, and of each policy naming them.
-  const byChannel = new Map<string, { channel: string; shifts: number[]; policies: string[] }>();
+  const byChannel = new Map<
+    string,
+    { channel: string; shifts: number[]; policies: string[]; incidents: number[] }
+  >();
   const unannounced: string[] = [];
   const asked = new Map<string, readonly string[]>();
   const channelsOf = async (rota: RotaRef): Promise<readonly string[]> => {
@@ -204,7 +209,7 @@ const prepare = async (
   const part = (channel: string) => {
     let p = byChannel.get(channel);
     if (!p) {
-      p = { channel, shifts: [], policies: [] };
+      p = { channel, shifts: [], policies: [], incidents: [] };
       byChannel.set(channel, p);
     }
     return p;
@@ -219,6 +224,14 @@ const prepare = async (
     if (channels.length === 0) unannounced.push(`escalation policy ${p.name ?? p.id}`);
     for (const c of channels) if (!part(c).policies.includes(p.id)) part(c).policies.push(p.id);
   }
+  // Open incidents still assigned to them: said where their service's channel follows them.
+  const incidents: LeaverIncident[] = [];
+  for (const found of (await onCall.openIncidentsOf(person)).slice(0, 50)) {
+    const index = incidents.length;
+    incidents.push({ index, number: found.number, title: found.title.slice(0, 300), status: found.status });
+    if (found.channels.length === 0) unannounced.push(`incident #${found.number ?? '?'}`);
+    for (const c of found.channels) part(c).incidents.push(index);
+  }
   const uniqueUnannounced = [...new Set(unannounced)];
   if (uniqueUnannounced.length > 0) {
     log.warn(
@@ -230,6 +243,7 @@ const prepare = async (
     ...base,
     shifts: coverable,
     policies,
+    incidents,
     channels: [...byChannel.values()].slice(0, 50),
     unannounced: uniqueUnannounced.slice(0, 200),
     until: knownUntil.toISOString(),

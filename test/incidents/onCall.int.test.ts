@@ -113,6 +113,7 @@ beforeAll(async () => {
     identity,
     readModels,
     services,
+    store,
     now: () => clock.now(),
     pageSize: 7,
   });

@@ -212,7 +212,7 @@ describe('a leaver (HR terminates Ana)', () => {
     expect(refused.length).toBeGreaterThanOrEqual(5);
   });
 
-  it('a leaver on call now with an open incident paging her: the page stops before its call, the report offers cover from now', async () => {
+  it('a leaver on call now with an open incident paging her: the page stops before its call, the report names the incident and offers cover from now', async () => {
     // Ana first in the rotation: on call this week.
     const anaThisWeek = (weekStart: Date): SimulatorSeed => {
       const seed = joinsSeed(weekStart);
@@ -239,6 +239,9 @@ describe('a leaver (HR terminates Ana)', () => {
     expect(text).toContain('Payments primary');
     expect(text).toMatch(/Mon 23 Nov \d\d:\d\d UTC → Mon 30 Nov 00:00 UTC/);
     expect(coverButton(payments)).toBeDefined();
+    // The incident still assigned to her is named, with how to hand it on.
+    expect(text).toContain('Open incidents still assigned to them');
+    expect(text).toContain(`#${number} Card payments failing (triggered): \`/incident reassign ${number}\``);
 
     // Her page about the open incident is stopped; the call that was due never rings.
     const pages = await j.sb.store.readStream(`pager-${ANA}`);

@@ -122,6 +122,9 @@ describe('gathering the candidates through the ports', () => {
       async channelsFor() {
         return [];
       },
+      async openIncidentsOf() {
+        return [];
+      },
     };
     const leavers = new Set<string>();
     const absences: Absences = {

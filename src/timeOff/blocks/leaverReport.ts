@@ -54,7 +54,7 @@ export const readCoverButtonValue = (value: unknown): { hrId: unknown; index: un
 /** The report as one channel sees it: only its shifts and policies. */
 export const leaverReportMessage = (
   report: LeaverReport,
-  part: Readonly<{ shifts: readonly number[]; policies: readonly string[] }>,
+  part: Readonly<{ shifts: readonly number[]; policies: readonly string[]; incidents?: readonly number[] }>,
 ): SlackMessage => {
   const who = report.slackUserId ? `<@${report.slackUserId}>` : escapeMrkdwn(report.displayName);
   const name = escapeMrkdwn(report.displayName || report.hrId);
@@ -84,6 +84,19 @@ export const leaverReportMessage = (
   if (policies.length > 0) {
     const list = policies.map((p) => `• *${escapeMrkdwn(p.name ?? p.id)}*, level ${p.level}`).join('\n');
     const text = `*Escalation policies still naming them* (edit them in the incident service):\n${list}`;
+    blocks.push({ type: 'section', text: mrkdwn(text) });
+    lines.push(text);
+  }
+  const incidents = (report.incidents ?? []).filter((i) => part.incidents?.includes(i.index));
+  if (incidents.length > 0) {
+    const list = incidents
+      .map((i) =>
+        i.number === null
+          ? `• ${escapeMrkdwn(i.title)} (${i.status})`
+          : `• #${i.number} ${escapeMrkdwn(i.title)} (${i.status}): \`/incident reassign ${i.number}\``,
+      )
+      .join('\n');
+    const text = `*Open incidents still assigned to them*: hand each on to someone on call:\n${list}`;
     blocks.push({ type: 'section', text: mrkdwn(text) });
     lines.push(text);
   }
