@@ -173,11 +173,8 @@ describe('the headline: time off that knows the rota, and a rota that knows who 
   it('Dana clicks "Approve and cover with Ben": the override is in the incident-service panel, /oncall names Ben', async () => {
     const { page } = browser;
     const card = page.locator('.msg', { hasText: 'Time off request' }).filter({ hasText: 'Ana Silva' });
+    // One click: the top-ranked colleague's button approves and covers (no confirm, like Approve).
     await card.getByRole('button', { name: 'Approve and cover with Ben', exact: true }).click();
-    const confirm = page.getByRole('alertdialog');
-    expect(await confirm.textContent()).toContain('puts Ben Okafor on call for these shifts');
-    await browser.screenshot('joins-05a-confirm-cover');
-    await confirm.getByRole('button', { name: 'Approve and cover' }).click();
     await card.getByText('Approved by', { exact: false }).waitFor({ timeout: 15_000 });
     await card.getByText('covered by', { exact: false }).first().waitFor({ timeout: 15_000 });
     await scrollTo(card);
