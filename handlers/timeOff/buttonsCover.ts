@@ -1,6 +1,5 @@
 import type { AllMiddlewareArgs, App, BlockAction, SlackActionMiddlewareArgs } from '@slack/bolt';
 import { ValidationError } from '../../src/core/errors.ts';
-import { escapeMrkdwn } from '../../src/slack/blocks/format.ts';
 import {
   parseCoverValue,
   parseSlackUserId,
@@ -27,37 +26,6 @@ const NOT_A_PERSON =
  * Everything in the payload is hostile: the value (or pick) and the actions block must name the same
  * request, the cover must be a Slack user id; anything else is refused here AND recorded.
  */
-/** Whether the cover is away (approved leave, or left) during any shift of the request an override would cover. */
-const coverAway = async (
-  deps: TimeOffListenerDeps['timeOff'],
-  timeOffId: string,
-  slackUserId: string,
-): Promise<Readonly<{ name: string; why: string }> | null> => {
-  await deps.readModel.catchUp();
-  const conflicts = deps.readModel.state(timeOffId)?.context.conflicts;
-  const slots = (conflicts?.shifts ?? []).filter((s) => s.scheduleId !== null);
-  if (slots.length === 0) return null;
-  const since = new Date(Math.min(...slots.map((s) => Date.parse(s.start))));
-  const until = new Date(Math.max(...slots.map((s) => Date.parse(s.end))));
-  const found = (await deps.absences.absencesOf({ slackUserId }, { since, until })).find(
-    (a) =>
-      a.status !== 'requested' &&
-      slots.some((s) => a.start.getTime() < Date.parse(s.end) && Date.parse(s.start) < a.end.getTime()),
-  );
-  if (!found) return null;
-  const name =
-    escapeMrkdwn(conflicts?.candidates.find((c) => c.slackUserId === slackUserId)?.displayName ?? '') ||
-    `<@${slackUserId}>`;
-  const lastDay = new Date(found.end.getTime() - 1).toISOString().slice(0, 10);
-  return {
-    name,
-    why:
-      found.status === 'left'
-        ? 'they left the company'
-        : `${escapeMrkdwn(found.kind)}, approved, until ${lastDay}`,
-  };
-};
-
 export const registerTimeOffCoverActions = (app: App, deps: TimeOffListenerDeps): void => {
   const { inbox, logger } = deps;
 
@@ -78,7 +46,7 @@ export const registerTimeOffCoverActions = (app: App, deps: TimeOffListenerDeps)
       return;
     }
     // The ranked choice was drawn earlier: whoever is picked must not be away during the shifts now.
-    const away = await coverAway(deps.timeOff, timeOffId, slackUserId);
+    const away = await deps.timeOff.coverAway(timeOffId, slackUserId);
     if (away) {
       await refuse(
         args,

@@ -1,6 +1,5 @@
 import type { ApprovalRules } from '../../machines/timeOff/commands.ts';
 import type { Clock } from '../../src/core/clock.ts';
-import type { Absences } from '../../src/lifecycles/ports.ts';
 import type { ModalView } from '../../src/slack/blocks/format.ts';
 import type { TimeOffPeople } from '../../src/timeOff/people.ts';
 import type { TimeOffReadModel } from '../../src/timeOff/readModel.projection.ts';
@@ -21,8 +20,8 @@ export type TimeOffHandlerDeps = Readonly<{
   clock: Clock;
   /** Issue 12: the HR channel (TIME_OFF_HR_CHANNEL) requests go to when nobody in the line can decide. */
   hrChannel: string | null;
-  /** The module's own absences (approved leave in Switchboard and HR, leavers): a cover must not be away. */
-  absences: Absences;
+  /** Whether the person picked to cover a request is away during its shifts now (who, and why), or null. */
+  coverAway(timeOffId: string, slackUserId: string): Promise<Readonly<{ name: string; why: string }> | null>;
   /** The channel's members (`conversations.members`): who may decide a request sent there. */
   channelMembers(channel: string): Promise<readonly string[]>;
 }>;

@@ -1,7 +1,15 @@
 import { employeeById } from '../../machines/timeOff/directory.ts';
 import type { ConflictShift, CoverCandidate } from '../../machines/timeOff/events.ts';
-import type { Absences, OnCallLookups, OnCallShift, PersonRef, TimeRange } from '../lifecycles/ports.ts';
+import type {
+  Absence,
+  Absences,
+  OnCallLookups,
+  OnCallShift,
+  PersonRef,
+  TimeRange,
+} from '../lifecycles/ports.ts';
 import type { ProcessorLogger } from '../processors/ports.ts';
+import { escapeMrkdwn } from '../slack/blocks/format.ts';
 import type { SwitchboardWebClient } from '../slack/webClient.ts';
 import type { TimeOffReadModel } from './readModel.projection.ts';
 
@@ -52,6 +60,50 @@ export const rankCandidates = (facts: readonly CandidateFacts[]): CoverCandidate
 
 const overlaps = (a: Readonly<{ start: Date; end: Date }>, b: Readonly<{ start: string; end: string }>) =>
   a.start.getTime() < Date.parse(b.end) && Date.parse(b.start) < a.end.getTime();
+
+/**
+ * The absence (approved leave, or having left) that keeps the person from covering any of `slots`,
+ * or undefined. The one "away" rule of the ranking and of the click that picks a cover.
+ */
+export const awayDuring = async (
+  absences: Absences,
+  person: PersonRef,
+  slots: readonly Readonly<{ start: string; end: string }>[],
+): Promise<Absence | undefined> => {
+  if (slots.length === 0) return undefined;
+  const since = new Date(Math.min(...slots.map((s) => Date.parse(s.start))));
+  const until = new Date(Math.max(...slots.map((s) => Date.parse(s.end))));
+  return (await absences.absencesOf(person, { since, until })).find(
+    (a) => a.status !== 'requested' && slots.some((s) => overlaps(a, s)),
+  );
+};
+
+/**
+ * Whether the person picked to cover request `timeOffId` is away during its coverable shifts now
+ * (the ranked choice was drawn earlier): who, and why in words, or null.
+ */
+export const coverAway = async (
+  deps: Readonly<{ readModel: TimeOffReadModel; absences: Absences }>,
+  timeOffId: string,
+  slackUserId: string,
+): Promise<Readonly<{ name: string; why: string }> | null> => {
+  await deps.readModel.catchUp();
+  const conflicts = deps.readModel.state(timeOffId)?.context.conflicts;
+  const slots = (conflicts?.shifts ?? []).filter((s) => s.scheduleId !== null);
+  const found = await awayDuring(deps.absences, { slackUserId }, slots);
+  if (!found) return null;
+  const name =
+    escapeMrkdwn(conflicts?.candidates.find((c) => c.slackUserId === slackUserId)?.displayName ?? '') ||
+    `<@${slackUserId}>`;
+  const lastDay = new Date(found.end.getTime() - 1).toISOString().slice(0, 10);
+  return {
+    name,
+    why:
+      found.status === 'left'
+        ? 'they left the company'
+        : `${escapeMrkdwn(found.kind)}, approved, until ${lastDay}`,
+  };
+};
 
 /** A shift clipped to the request (unbounded ends clipped too), or null when nothing of it is inside. */
 export const clipShift = (shift: OnCallShift, range: TimeRange): ConflictShift | null => {
@@ -113,9 +165,7 @@ export const coverCandidates = async (
   const facts: CandidateFacts[] = [];
   for (const [slackUserId, shiftsShared] of shared) {
     const person = { slackUserId };
-    const away = (await deps.absences.absencesOf(person, { since, until })).some(
-      (a) => a.status !== 'requested' && slots.some((s) => overlaps(a, s)),
-    );
+    const away = (await awayDuring(deps.absences, person, slots)) !== undefined;
     let onCallDuring: boolean;
     try {
       const theirs = await deps.onCall.shiftsOf(person, { since, until });

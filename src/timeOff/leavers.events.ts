@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { coverSlotSchema } from '../../machines/timeOff/cover.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
 
 /**
@@ -28,17 +29,8 @@ export const leaverStreamId = (hrId: string): string => {
 const at = z.string().min(1).max(40);
 const slackUserId = z.string().regex(/^[UW][A-Z0-9]{2,31}$/);
 
-export const leaverShiftSchema = z.object({
-  index: z.number().int().min(0),
-  scheduleId: z.string().min(1).max(64),
-  scheduleName: z.string().max(200).nullable(),
-  escalationPolicyId: z.string().max(64).nullable(),
-  escalationPolicyName: z.string().max(200).nullable(),
-  level: z.number().int().min(1).max(100).nullable(),
-  /** ISO instants; an open-ended shift is cut to the lookup's range. */
-  start: at,
-  end: at,
-});
+/** A shift of theirs to cover: a cover slot (an open-ended shift cut to the lookup's range) and its index. */
+export const leaverShiftSchema = coverSlotSchema.extend({ index: z.number().int().min(0) });
 export type LeaverShift = z.infer<typeof leaverShiftSchema>;
 
 export const leaverPolicySchema = z.object({

@@ -12,7 +12,7 @@ import { type TimeOffConfig, timeOffConfig } from './config.ts';
 import { createCoverCallsReactor, createCoverReactor } from './cover.reactor.ts';
 import { cardOnCallOf } from './coverCard.ts';
 import { createCoverConflictsReactor } from './coverConflicts.reactor.ts';
-import { nameOfSlackUser } from './coverRanking.ts';
+import { coverAway, nameOfSlackUser } from './coverRanking.ts';
 import { coverRoutes } from './coverRoutes.ts';
 import { createTimeZones } from './coverText.ts';
 import { createTimeOffHandOnReactor } from './handOn.reactor.ts';
@@ -215,7 +215,7 @@ const createTimeOff = (
           approvalRules: config.approvalRules,
           clock,
           hrChannel: config.hrChannel ?? null,
-          absences,
+          coverAway: (timeOffId, slackUserId) => coverAway({ readModel, absences }, timeOffId, slackUserId),
           channelMembers: async (channel) => {
             const members: string[] = [];
             let cursor: string | undefined;
