@@ -17,7 +17,7 @@ import {
   leaverCoverModal,
   readCoverButtonValue,
 } from '../../src/timeOff/blocks/leaverReport.ts';
-import { type LeaverReport, type LeaverShift, parseLeaverHrId } from '../../src/timeOff/leavers.events.ts';
+import type { LeaverReport, LeaverShift } from '../../src/timeOff/leavers.events.ts';
 import type { HandlerDeps } from '../index.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import { ephemeral } from './common.ts';
@@ -26,8 +26,11 @@ import { ephemeral } from './common.ts';
 export type LeaverCoverDeps = HandlerDeps &
   Readonly<{
     leavers: Readonly<{
-      /** The recorded report of a leaver (`LeaverReportPrepared`), or null. */
-      report(hrId: string): Promise<LeaverReport | null>;
+      /** The recorded shift a (hostile) click or form names, posted in `channel`; or why not, in words. */
+      shift(
+        raw: Readonly<{ hrId: unknown; index: unknown }> | null,
+        channel: unknown,
+      ): Promise<Readonly<{ report: LeaverReport; shift: LeaverShift; channel: string }> | string>;
       openView(triggerId: string, view: ModalView): Promise<void>;
       /** A Slack user's name for the cover's record (`users.info`); null when Slack does not say. */
       displayName(slackUserId: string): Promise<string | null>;
@@ -39,7 +42,6 @@ type ActionArgs = SlackActionMiddlewareArgs<BlockAction> & Pick<AllMiddlewareArg
 type Ack = (response?: ViewResponseAction) => Promise<void>;
 
 const SLACK_USER = /^[UW][A-Z0-9]{2,31}$/;
-const CHANNEL = /^[CG][A-Z0-9]{2,30}$/;
 const NOT_A_SHIFT =
   ":warning: That button doesn't name a shift of a leaver report Switchboard posted here, so nothing was changed. Use the report's own buttons.";
 
@@ -56,26 +58,6 @@ export const registerLeaverCoverListeners = (app: App, deps: LeaverCoverDeps): v
   const { inbox, logger } = deps;
   const l = deps.leavers;
 
-  /** The shift a (hostile) value names, checked against the record and the channel it was posted to. */
-  const shiftOf = async (
-    raw: { hrId: unknown; index: unknown } | null,
-    channel: unknown,
-  ): Promise<{ report: LeaverReport; shift: LeaverShift; channel: string } | string> => {
-    const hrId = parseLeaverHrId(raw?.hrId);
-    const index = raw?.index;
-    if (hrId === null || typeof index !== 'number' || !Number.isInteger(index) || index < 0) {
-      return 'the value names no leaver shift';
-    }
-    if (typeof channel !== 'string' || !CHANNEL.test(channel))
-      return 'no channel to check the report against';
-    const report = await l.report(hrId);
-    const shift = report?.shifts.find((s) => s.index === index);
-    if (!report || !shift) return 'no such leaver report or shift';
-    const part = report.channels.find((c) => c.channel === channel);
-    if (!part?.shifts.includes(index)) return 'the shift was not reported in this channel';
-    return { report, shift, channel };
-  };
-
   const refuseClick = async (args: ActionArgs, input: SlackInput, why: string) => {
     logger.warn({ input: input.name, actor: input.actor, why }, 'a leaver cover click was refused');
     await inbox.accept({
@@ -91,7 +73,7 @@ export const registerLeaverCoverListeners = (app: App, deps: LeaverCoverDeps): v
     const input = slackInputOf(args.context);
     const action = args.action as { value?: unknown };
     const body = args.body as { channel?: { id?: unknown }; container?: { channel_id?: unknown } };
-    const found = await shiftOf(
+    const found = await l.shift(
       readCoverButtonValue(action.value),
       body.channel?.id ?? body.container?.channel_id,
     );
@@ -131,7 +113,7 @@ export const registerLeaverCoverListeners = (app: App, deps: LeaverCoverDeps): v
     } catch {
       meta = null;
     }
-    const found = await shiftOf(meta, meta?.channel);
+    const found = await l.shift(meta, meta?.channel);
     if (typeof found === 'string') {
       await refuse(
         found,
@@ -157,6 +139,7 @@ export const registerLeaverCoverListeners = (app: App, deps: LeaverCoverDeps): v
     }
     const clicker = body.user.id;
     const start = new Date(Math.max(Date.parse(shift.start), now.getTime())).toISOString();
+    const { index: _index, ...slot } = shift;
     const command: Command = {
       type: 'RequestCover',
       data: {
@@ -166,17 +149,7 @@ export const registerLeaverCoverListeners = (app: App, deps: LeaverCoverDeps): v
           slackUserId: who,
           displayName: ((await l.displayName(who).catch(() => null)) ?? '').slice(0, 200),
         },
-        slots: [
-          {
-            scheduleId: shift.scheduleId,
-            scheduleName: shift.scheduleName,
-            escalationPolicyId: shift.escalationPolicyId,
-            escalationPolicyName: shift.escalationPolicyName,
-            level: shift.level,
-            start,
-            end: shift.end,
-          },
-        ],
+        slots: [{ ...slot, start }],
         requestedBy: clicker,
         reason: { kind: 'leaver', hrId: report.hrId },
         notify: [clicker],

@@ -16,6 +16,7 @@ import {
   type LeaverReport,
   type LeaverShift,
   leaverStreamId,
+  parseLeaverHrId,
 } from './leavers.events.ts';
 import type { TimeOffPeople } from './people.ts';
 import type { TimeOffReadModel } from './readModel.projection.ts';
@@ -35,8 +36,35 @@ export type LeaversDeps = Readonly<{
 }>;
 
 /** The recorded report of a leaver, or null (for the cover button's check). */
-export const readLeaverReport = async (store: EventStore, hrId: string): Promise<LeaverReport | null> =>
+const readLeaverReport = async (store: EventStore, hrId: string): Promise<LeaverReport | null> =>
   foldLeaver(await store.readStream(leaverStreamId(hrId))).report;
+
+const CHANNEL = /^[CG][A-Z0-9]{2,30}$/;
+
+/**
+ * The shift a Cover… click (or its form) names, checked against what Switchboard recorded: the
+ * leaver's report must exist, hold that shift, and have posted it in `channel`. Everything given
+ * is hostile (the button's value, the form's metadata); the answer is the recorded shift, or why
+ * not in words.
+ */
+export const reportedShift = async (
+  store: EventStore,
+  raw: Readonly<{ hrId: unknown; index: unknown }> | null,
+  channel: unknown,
+): Promise<Readonly<{ report: LeaverReport; shift: LeaverShift; channel: string }> | string> => {
+  const hrId = parseLeaverHrId(raw?.hrId);
+  const index = raw?.index;
+  if (hrId === null || typeof index !== 'number' || !Number.isInteger(index) || index < 0) {
+    return 'the value names no leaver shift';
+  }
+  if (typeof channel !== 'string' || !CHANNEL.test(channel)) return 'no channel to check the report against';
+  const report = await readLeaverReport(store, hrId);
+  const shift = report?.shifts.find((s) => s.index === index);
+  if (!report || !shift) return 'no such leaver report or shift';
+  const part = report.channels.find((c) => c.channel === channel);
+  if (!part?.shifts.includes(index)) return 'the shift was not reported in this channel';
+  return { report, shift, channel };
+};
 
 const rotaKey = (r: RotaRef): string =>
   'scheduleId' in r ? `schedule:${r.scheduleId}` : `policy:${r.escalationPolicyId}`;

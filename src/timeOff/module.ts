@@ -19,7 +19,7 @@ import { createTimeOffHandOnReactor } from './handOn.reactor.ts';
 import { createTimeOffHomeSection } from './home.ts';
 import { createTimeOffHrCallsReactor } from './hrCalls.reactor.ts';
 import { createTimeOffHrSync, type TimeOffHrSync } from './hrSync.ts';
-import { createLeaversReactor, readLeaverReport } from './leavers.reactor.ts';
+import { createLeaversReactor, reportedShift } from './leavers.reactor.ts';
 import { createTimeOffNoticesReactor } from './notices.reactor.ts';
 import { createTimeOffPeople, type TimeOffPeople } from './people.ts';
 import { createTimeOffReadModel, type TimeOffReadModel } from './readModel.projection.ts';
@@ -194,7 +194,7 @@ const createTimeOff = (
       registerLeaverCoverListeners(app, {
         ...handlerDeps,
         leavers: {
-          report: (hrId) => readLeaverReport(store, hrId),
+          shift: (raw, channel) => reportedShift(store, raw, channel),
           openView: async (triggerId, view) => {
             await slack.views.open({ trigger_id: triggerId, view });
           },
