@@ -167,7 +167,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     receiver = new SocketModeReceiver({ appToken: config.slack.appToken ?? '', logger: boltLogger });
   } else {
     httpReceiver = new SlackHttpReceiver({
-      signingSecret: config.slack.signingSecret ?? '',
+      signingSecret: config.slack.signingSecrets,
       logger: logger.child({ component: 'slack-receiver' }),
       metrics,
       clock,

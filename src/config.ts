@@ -57,6 +57,11 @@ export type SlackConfig = Readonly<{
   botToken: string;
   /** Absent only in Socket Mode, where requests are not signed HTTP. */
   signingSecret: string | undefined;
+  /**
+   * Every signing secret a request may be signed with: SLACK_SIGNING_SECRET, then
+   * SLACK_SIGNING_SECRET_PREVIOUS while a rotation is under way; empty in Socket Mode without one.
+   */
+  signingSecrets: readonly string[];
   appToken: string | undefined;
   socketMode: boolean;
   /** Web API base URL ending in `/`; Slack's own when unset. */
@@ -140,6 +145,12 @@ const VARS = {
   },
   SLACK_SIGNING_SECRET: {
     purpose: 'verifies that requests come from Slack (Basic Information page); not needed in Socket Mode',
+    secret: true,
+    schema: nonEmptyVariable,
+  },
+  SLACK_SIGNING_SECRET_PREVIOUS: {
+    purpose:
+      'the previous Slack signing secret, still accepted while a rotation is under way (Basic Information → Regenerate); unset once Slack signs with the new one',
     secret: true,
     schema: nonEmptyVariable,
   },
@@ -256,6 +267,7 @@ export const loadConfig = (
   const socketMode = (env['SLACK_APP_TOKEN']?.trim() ?? '') !== '';
   const botToken = r.required('SLACK_BOT_TOKEN');
   const signingSecret = socketMode ? r.optional('SLACK_SIGNING_SECRET') : r.required('SLACK_SIGNING_SECRET');
+  const previousSigningSecret = r.optional('SLACK_SIGNING_SECRET_PREVIOUS');
   const apiUrl = r.optional('SLACK_API_URL');
   const replica: ReplicaConfig = {
     id: r.optional('SWITCHBOARD_REPLICA_ID') ?? defaultReplicaId(),
@@ -288,6 +300,11 @@ export const loadConfig = (
     slack: {
       botToken,
       signingSecret,
+      signingSecrets: [
+        ...new Set(
+          [signingSecret, previousSigningSecret].filter((s): s is string => s !== undefined && s !== ''),
+        ),
+      ],
       appToken,
       socketMode,
       apiUrl: apiUrl === undefined ? undefined : withSlash(apiUrl),

@@ -30,11 +30,11 @@ import type { WebhookVerifier } from '../webhooks/routes.ts';
  *   only (the service directory refreshes on its own).
  *
  * @example
- * webhookRoutes([pagerDutyWebhookVerifier({ secrets: 'whsec1,whsec0', slackUserOf, logger })], deps);
+ * webhookRoutes([pagerDutyWebhookVerifier({ secrets: ['whsec1', 'whsec0'], slackUserOf, logger })], deps);
  */
 export type PagerDutyWebhookDeps = Readonly<{
-  /** `PAGERDUTY_WEBHOOK_SECRET`: one secret, or several separated by commas while rotating. */
-  secrets: string;
+  /** Every secret accepted (the current one first; more during a rotation). */
+  secrets: readonly string[];
   /** Maps incident-service users to the Slack users we know, so cards can mention them. */
   slackUserOf?: SlackUserOf;
   logger: Logger;
@@ -46,10 +46,7 @@ const header = (headers: IncomingHttpHeaders, name: string): string | undefined 
 };
 
 export const pagerDutyWebhookVerifier = (deps: PagerDutyWebhookDeps): WebhookVerifier => {
-  const secrets = deps.secrets
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
+  const secrets = deps.secrets.filter((s) => s.length > 0);
   const slackUserOf = deps.slackUserOf ?? (() => null);
   const log = deps.logger.child({ webhook: 'pagerduty' });
   return {

@@ -38,7 +38,8 @@ export const SLACK_BODY_LIMIT = 1024 * 1024;
 const UNHANDLED_TIMEOUT_MS = 3_001;
 
 export type SlackHttpReceiverOptions = Readonly<{
-  signingSecret: string;
+  /** The signing secret, or every one accepted during a rotation (the current one first). */
+  signingSecret: string | readonly string[];
   logger: Logger;
   metrics: Metrics;
   clock: Clock;
@@ -54,7 +55,8 @@ const SSL_CHECK_BODY_LIMIT = 1024;
 export type RefusalReason = 'missing_headers' | 'future_timestamp' | 'stale_timestamp' | 'bad_signature';
 
 /**
- * Builds the request check for one signing secret: the timestamp window in both directions, then
+ * Builds the request check for a signing secret (or several, during a rotation: a request signed
+ * with any of them passes): the timestamp window in both directions, then
  * the `v0` HMAC-SHA256 signature, by the rules of Bolt's `verifySlackRequest` (stale when older
  * than 5 minutes; version must be `v0`; the hash after the first `=` is compared; the timestamp is
  * signed as the number it parses to). The secret becomes a KeyObject once, and the compare is one
@@ -66,10 +68,11 @@ export type RefusalReason = 'missing_headers' | 'future_timestamp' | 'stale_time
  * const refusal = check(req.headers, rawBody, Date.now()); // undefined when the request is Slack's
  */
 export const slackSignatureCheck = (
-  signingSecret: string,
+  signingSecret: string | readonly string[],
 ): ((headers: IncomingMessage['headers'], rawBody: string, nowMs: number) => RefusalReason | undefined) => {
-  const key: KeyObject | undefined =
-    signingSecret === '' ? undefined : createSecretKey(Buffer.from(signingSecret, 'utf8'));
+  const keys: readonly KeyObject[] = (typeof signingSecret === 'string' ? [signingSecret] : signingSecret)
+    .filter((s) => s !== '')
+    .map((s) => createSecretKey(Buffer.from(s, 'utf8')));
   return (headers, rawBody, nowMs) => {
     const signature = headers['x-slack-signature'];
     const timestampHeader = headers['x-slack-request-timestamp'];
@@ -84,15 +87,17 @@ export const slackSignatureCheck = (
     const nowSec = Math.floor(nowMs / 1000);
     if (timestamp > nowSec + MAX_CLOCK_SKEW_SECONDS) return 'future_timestamp';
     if (timestamp < nowSec - MAX_CLOCK_SKEW_SECONDS) return 'stale_timestamp';
-    if (key === undefined) return 'bad_signature';
     const [version, hash] = signature.split('=', 2);
     if (version !== 'v0' || !hash) return 'bad_signature';
-    const expected = createHmac('sha256', key).update(`v0:${timestamp}:${rawBody}`).digest('hex');
-    // Lengths first (timingSafeEqual needs equal ones; a digest's length is no secret).
-    if (hash.length !== expected.length) return 'bad_signature';
-    return timingSafeEqual(Buffer.from(hash, 'latin1'), Buffer.from(expected, 'latin1'))
-      ? undefined
-      : 'bad_signature';
+    const given = Buffer.from(hash, 'latin1');
+    for (const key of keys) {
+      const expected = createHmac('sha256', key).update(`v0:${timestamp}:${rawBody}`).digest('hex');
+      // Lengths first (timingSafeEqual needs equal ones; a digest's length is no secret).
+      if (given.length === expected.length && timingSafeEqual(given, Buffer.from(expected, 'latin1'))) {
+        return undefined;
+      }
+    }
+    return 'bad_signature';
   };
 };
 
@@ -123,7 +128,7 @@ export const slackHeaderRefusal = (
 
 /** Checks the timestamp window in both directions and the signature (see slackSignatureCheck). */
 export const checkSlackSignature = (
-  signingSecret: string,
+  signingSecret: string | readonly string[],
   headers: IncomingMessage['headers'],
   rawBody: string,
   nowMs: number,

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { type LifecycleConfig, nonEmptyVariable, urlVariable, withoutSlash } from '../lifecycles/config.ts';
+import {
+  type LifecycleConfig,
+  nonEmptyVariable,
+  rotatingSecret,
+  rotatingSecretVariables,
+  urlVariable,
+  withoutSlash,
+} from '../lifecycles/config.ts';
 import { PAGING_VARIABLES, type PagingSettings, readPagingSettings } from './pagingConfig.ts';
 
 /** The incident lifecycle's configuration: the incident service (PagerDuty-shaped). */
@@ -7,8 +14,13 @@ export type IncidentsConfig = Readonly<{
   apiUrl: string;
   eventsUrl: string;
   token: string;
-  /** One secret, or several separated by commas while rotating. */
+  /** PAGERDUTY_WEBHOOK_SECRET as set: one secret, or several separated by commas while rotating. */
   webhookSecret: string;
+  /**
+   * Every webhook secret accepted: PAGERDUTY_WEBHOOK_SECRET's (split at commas), then
+   * PAGERDUTY_WEBHOOK_SECRET_PREVIOUS's while rotating.
+   */
+  webhookSecrets: readonly string[];
   /** REST requests a minute all callers share (the service's limit per key; default 960). */
   requestsPerMinute: number;
   /**
@@ -33,11 +45,10 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
       secret: true,
       schema: nonEmptyVariable,
     },
-    PAGERDUTY_WEBHOOK_SECRET: {
-      purpose: 'verifies X-PagerDuty-Signature on /webhooks/pagerduty (incidents lifecycle)',
-      secret: true,
-      schema: nonEmptyVariable,
-    },
+    ...rotatingSecretVariables(
+      'PAGERDUTY_WEBHOOK_SECRET',
+      'verifies X-PagerDuty-Signature on /webhooks/pagerduty (incidents lifecycle); several separated by commas are accepted too',
+    ),
     PAGERDUTY_REQUESTS_PER_MINUTE: {
       purpose:
         'incident service REST requests a minute Switchboard may send; default 960 (its limit per key)',
@@ -46,12 +57,25 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
     ...PAGING_VARIABLES,
   },
   credentials: ['PAGERDUTY_TOKEN', 'PAGERDUTY_WEBHOOK_SECRET'],
-  read: (v) => ({
-    apiUrl: withoutSlash(v.optional('PAGERDUTY_API_URL') ?? 'https://api.pagerduty.com'),
-    eventsUrl: withoutSlash(v.optional('PAGERDUTY_EVENTS_URL') ?? 'https://events.pagerduty.com'),
-    token: v.required('PAGERDUTY_TOKEN'),
-    webhookSecret: v.required('PAGERDUTY_WEBHOOK_SECRET'),
-    requestsPerMinute: Number(v.optional('PAGERDUTY_REQUESTS_PER_MINUTE') ?? 960),
-    paging: readPagingSettings(v),
-  }),
+  read: (v) => {
+    const webhookSecrets = rotatingSecret(v, 'PAGERDUTY_WEBHOOK_SECRET');
+    return {
+      apiUrl: withoutSlash(v.optional('PAGERDUTY_API_URL') ?? 'https://api.pagerduty.com'),
+      eventsUrl: withoutSlash(v.optional('PAGERDUTY_EVENTS_URL') ?? 'https://events.pagerduty.com'),
+      token: v.required('PAGERDUTY_TOKEN'),
+      webhookSecret: webhookSecrets[0] ?? '',
+      webhookSecrets: [
+        ...new Set(
+          webhookSecrets.flatMap((s) =>
+            s
+              .split(',')
+              .map((part) => part.trim())
+              .filter((part) => part.length > 0),
+          ),
+        ),
+      ],
+      requestsPerMinute: Number(v.optional('PAGERDUTY_REQUESTS_PER_MINUTE') ?? 960),
+      paging: readPagingSettings(v),
+    };
+  },
 };

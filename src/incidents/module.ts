@@ -210,7 +210,7 @@ const createIncidents = (
       }),
     webhooks: [
       pagerDutyWebhookVerifier({
-        secrets: config.webhookSecret,
+        secrets: config.webhookSecrets,
         logger: deps.logger,
         slackUserOf: readModels.slackUserOf,
       }),

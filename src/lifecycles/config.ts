@@ -63,5 +63,40 @@ export const prefixedVariable = (prefix: string, what: string): z.ZodType<string
   z.string().refine((v) => v.startsWith(prefix), `must be ${what} (starts with "${prefix}")`);
 export const nonEmptyVariable = z.string().min(1);
 
+/** The variable that holds a secret's previous value during a rotation: `<NAME>_PREVIOUS`. */
+export const previousVariable = (name: string): string => `${name}_PREVIOUS`;
+
+/**
+ * A webhook or signing secret and its `<NAME>_PREVIOUS` companion, so the secret rotates without
+ * downtime: set the new value in `<NAME>` and the old one in `<NAME>_PREVIOUS`, restart, move the
+ * sender (the vendor's dashboard) to the new value, then unset `<NAME>_PREVIOUS`. Both are accepted
+ * in between. Read the pair with `rotatingSecret`.
+ *
+ * @example
+ * variables: { ...rotatingSecretVariables('HIBOB_WEBHOOK_SECRET', 'verifies Bob-Signature on /webhooks/hibob') }
+ */
+export const rotatingSecretVariables = (
+  name: string,
+  purpose: string,
+  schema: z.ZodType<string> = nonEmptyVariable,
+): Readonly<Record<string, ConfigVariableSpec>> => ({
+  [name]: { purpose, secret: true, schema },
+  [previousVariable(name)]: {
+    purpose: `the previous value of ${name}, still accepted while a rotation is under way; unset once the sender uses the new one`,
+    secret: true,
+    schema,
+  },
+});
+
+/**
+ * The values a rotating secret accepts, the current one first; the previous one only when set
+ * (and different). A missing current value is recorded as a problem like any required variable.
+ */
+export const rotatingSecret = (v: ConfigVariableReader, name: string): readonly string[] => {
+  const current = v.required(name);
+  const previous = v.optional(previousVariable(name));
+  return previous !== undefined && previous !== current ? [current, previous] : [current];
+};
+
 /** A base URL without trailing slashes, as the upstream clients join paths onto it. */
 export const withoutSlash = (u: string): string => u.replace(/\/+$/, '');

@@ -1,14 +1,24 @@
 import { z } from 'zod';
 import { type ApprovalRules, DEFAULT_APPROVAL_RULES } from '../../machines/timeOff/commands.ts';
 import { isIsoDate } from '../../machines/timeOff/workingDays.ts';
-import { type LifecycleConfig, nonEmptyVariable, urlVariable, withoutSlash } from '../lifecycles/config.ts';
+import {
+  type LifecycleConfig,
+  nonEmptyVariable,
+  rotatingSecret,
+  rotatingSecretVariables,
+  urlVariable,
+  withoutSlash,
+} from '../lifecycles/config.ts';
 
 /** The time-off lifecycle's configuration: the HR people service (HiBob-shaped). */
 export type TimeOffConfig = Readonly<{
   apiUrl: string;
   serviceUserId: string;
   serviceUserToken: string;
+  /** The current webhook secret. */
   webhookSecret: string;
+  /** Every webhook secret accepted: the current one, then HIBOB_WEBHOOK_SECRET_PREVIOUS while rotating. */
+  webhookSecrets: readonly string[];
   /**
    * Public holidays (YYYY-MM-DD), not counted as working days in requests, reminders and expiry.
    * HR's public API has no holiday calendar an integration can read, so they are configured here.
@@ -65,11 +75,10 @@ export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
       secret: true,
       schema: nonEmptyVariable,
     },
-    HIBOB_WEBHOOK_SECRET: {
-      purpose: 'verifies Bob-Signature on /webhooks/hibob (time-off lifecycle)',
-      secret: true,
-      schema: nonEmptyVariable,
-    },
+    ...rotatingSecretVariables(
+      'HIBOB_WEBHOOK_SECRET',
+      'verifies Bob-Signature on /webhooks/hibob (time-off lifecycle)',
+    ),
     TIME_OFF_HOLIDAYS: {
       purpose:
         'public holidays not counted as working days, YYYY-MM-DD separated by commas (time-off lifecycle)',
@@ -103,11 +112,13 @@ export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
     const reminders = v.optional('TIME_OFF_REMINDER_DAYS');
     const expiry = v.optional('TIME_OFF_EXPIRY_DAYS');
     const hrChannel = v.optional('TIME_OFF_HR_CHANNEL');
+    const webhookSecrets = rotatingSecret(v, 'HIBOB_WEBHOOK_SECRET');
     return {
       apiUrl: withoutSlash(v.optional('HIBOB_API_URL') ?? 'https://api.hibob.com/v1'),
       serviceUserId: v.required('HIBOB_SERVICE_USER_ID'),
       serviceUserToken: v.required('HIBOB_SERVICE_USER_TOKEN'),
-      webhookSecret: v.required('HIBOB_WEBHOOK_SECRET'),
+      webhookSecret: webhookSecrets[0] ?? '',
+      webhookSecrets,
       holidays: holidays ? [...new Set(datesOf(holidays).filter(isIsoDate))].sort() : [],
       approvalRules: {
         reminderWorkingDays: reminders

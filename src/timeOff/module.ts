@@ -96,7 +96,7 @@ const createTimeOff = (
       logger,
       onAuthAlert: (alert: HiBobAuthAlert) => authFailures.inc({ operation: alert.operation }),
     });
-  const verifySignature = hibobWebhookVerify({ secrets: [config.webhookSecret] });
+  const verifySignature = hibobWebhookVerify({ secrets: config.webhookSecrets });
   const readModel = createTimeOffReadModel({ store });
   const people = createTimeOffPeople({
     readModel,

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { type LifecycleConfig, nonEmptyVariable, urlVariable, withoutSlash } from '../lifecycles/config.ts';
+import {
+  type LifecycleConfig,
+  nonEmptyVariable,
+  rotatingSecret,
+  rotatingSecretVariables,
+  urlVariable,
+  withoutSlash,
+} from '../lifecycles/config.ts';
 
 /** The verification lifecycle's configuration: the communications service (Vonage-shaped). */
 export type VerificationConfig = Readonly<{
@@ -9,7 +16,10 @@ export type VerificationConfig = Readonly<{
   apiSecret: string;
   applicationId: string;
   privateKey: string;
+  /** The current webhook signature secret. */
   signatureSecret: string;
+  /** Every signature secret accepted: the current one, then VONAGE_SIGNATURE_SECRET_PREVIOUS while rotating. */
+  signatureSecrets: readonly string[];
   fromNumber: string;
   /** Starts and resends across the organisation per 10 minutes (default 50). */
   orgLimit: number;
@@ -53,11 +63,10 @@ export const verificationConfig: LifecycleConfig<VerificationConfig> = {
         .string()
         .refine((v) => /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(v), 'must be a PEM private key'),
     },
-    VONAGE_SIGNATURE_SECRET: {
-      purpose: 'verifies signed webhooks on /webhooks/vonage/* (verification lifecycle)',
-      secret: true,
-      schema: nonEmptyVariable,
-    },
+    ...rotatingSecretVariables(
+      'VONAGE_SIGNATURE_SECRET',
+      'verifies signed webhooks on /webhooks/vonage/* (verification lifecycle)',
+    ),
     VONAGE_FROM_NUMBER: {
       purpose: 'sender number for SMS and voice pages, E.164 without + (verification lifecycle)',
       schema: z.string().regex(/^\+?[1-9]\d{5,14}$/, 'must be a phone number in E.164 form'),
@@ -80,16 +89,20 @@ export const verificationConfig: LifecycleConfig<VerificationConfig> = {
     'VONAGE_SIGNATURE_SECRET',
     'VONAGE_FROM_NUMBER',
   ],
-  read: (v) => ({
-    apiUrl: withoutSlash(v.optional('VONAGE_API_URL') ?? 'https://api.nexmo.com'),
-    restUrl: withoutSlash(v.optional('VONAGE_REST_URL') ?? 'https://rest.nexmo.com'),
-    apiKey: v.required('VONAGE_API_KEY'),
-    apiSecret: v.required('VONAGE_API_SECRET'),
-    applicationId: v.required('VONAGE_APPLICATION_ID'),
-    privateKey: v.required('VONAGE_PRIVATE_KEY'),
-    signatureSecret: v.required('VONAGE_SIGNATURE_SECRET'),
-    fromNumber: v.required('VONAGE_FROM_NUMBER').replace(/^\+/, ''),
-    orgLimit: Number(v.optional('VERIFY_ORG_LIMIT') ?? 50),
-    voiceEventUrl: v.optional('VONAGE_VOICE_EVENT_URL'),
-  }),
+  read: (v) => {
+    const signatureSecrets = rotatingSecret(v, 'VONAGE_SIGNATURE_SECRET');
+    return {
+      apiUrl: withoutSlash(v.optional('VONAGE_API_URL') ?? 'https://api.nexmo.com'),
+      restUrl: withoutSlash(v.optional('VONAGE_REST_URL') ?? 'https://rest.nexmo.com'),
+      apiKey: v.required('VONAGE_API_KEY'),
+      apiSecret: v.required('VONAGE_API_SECRET'),
+      applicationId: v.required('VONAGE_APPLICATION_ID'),
+      privateKey: v.required('VONAGE_PRIVATE_KEY'),
+      signatureSecret: signatureSecrets[0] ?? '',
+      signatureSecrets,
+      fromNumber: v.required('VONAGE_FROM_NUMBER').replace(/^\+/, ''),
+      orgLimit: Number(v.optional('VERIFY_ORG_LIMIT') ?? 50),
+      voiceEventUrl: v.optional('VONAGE_VOICE_EVENT_URL'),
+    };
+  },
 };

@@ -111,7 +111,7 @@ const createVerification = (
       clock,
     });
   // The signed-webhook check of every `/webhooks/vonage/*` route: the JWT over the raw body, fresh.
-  const verifySignature = vonageWebhookVerify({ secrets: [config.signatureSecret], clock });
+  const verifySignature = vonageWebhookVerify({ secrets: config.signatureSecrets, clock });
   // A data key per person for their number (crypto-shredding), kept under the same secret.
   const personKeys = createPersonKeys({ store, secret: config.signatureSecret });
   const phones = createPhoneSealer(config.signatureSecret, personKeys);

@@ -95,6 +95,7 @@ describe('loadConfig', () => {
       eventsUrl: 'https://events.pagerduty.com',
       token: 'pd-token-123456',
       webhookSecret: 'pd-whsec-123',
+      webhookSecrets: ['pd-whsec-123'],
       requestsPerMinute: 960,
     });
     expect(config.secrets).toEqual(
@@ -125,6 +126,29 @@ describe('loadConfig', () => {
     expect(lifecycleConfig(config, verification)?.fromNumber).toBe('15550001111');
     expect(lifecycleConfig(config, verification)?.apiUrl).toBe('http://127.0.0.1:4000');
     expect(config.lifecycles.verification).toBe(true);
+  });
+
+  it('reads each webhook and signing secret with its <NAME>_PREVIOUS during a rotation, both secret', () => {
+    const config = loadConfig({
+      ...slack,
+      SLACK_SIGNING_SECRET_PREVIOUS: 'signing-secret-old-456',
+      PAGERDUTY_TOKEN: 'pd-token-123456',
+      PAGERDUTY_WEBHOOK_SECRET: 'pd-whsec-new,pd-whsec-other',
+      PAGERDUTY_WEBHOOK_SECRET_PREVIOUS: 'pd-whsec-old',
+    });
+    expect(config.slack.signingSecrets).toEqual(['signing-secret-value-123', 'signing-secret-old-456']);
+    // The incident service's secret kept its comma-separated form; the previous one comes last.
+    expect(lifecycleConfig(config, incidents)?.webhookSecrets).toEqual([
+      'pd-whsec-new',
+      'pd-whsec-other',
+      'pd-whsec-old',
+    ]);
+    expect(config.secrets).toEqual(expect.arrayContaining(['signing-secret-old-456', 'pd-whsec-old']));
+    // The same value twice is one secret; a previous value alone does not switch a lifecycle on.
+    const same = loadConfig({ ...slack, SLACK_SIGNING_SECRET_PREVIOUS: slack.SLACK_SIGNING_SECRET });
+    expect(same.slack.signingSecrets).toEqual(['signing-secret-value-123']);
+    const alone = loadConfig({ ...slack, HIBOB_WEBHOOK_SECRET_PREVIOUS: 'hr-old' });
+    expect(alone.lifecycles.timeOff).toBe(false);
   });
 
   it('checks the URLs of switched-off lifecycles too', () => {

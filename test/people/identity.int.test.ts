@@ -45,6 +45,7 @@ beforeAll(async () => {
     slack: {
       botToken: TOKEN,
       signingSecret: 's',
+      signingSecrets: ['s'],
       appToken: undefined,
       socketMode: false,
       apiUrl: fake.apiUrl,

@@ -55,6 +55,7 @@ beforeAll(async () => {
     slack: {
       botToken: TOKEN,
       signingSecret: 's',
+      signingSecrets: ['s'],
       appToken: undefined,
       socketMode: false,
       apiUrl: fake.apiUrl,

@@ -29,6 +29,7 @@ describe('time-off configuration', () => {
       serviceUserId: 'SERVICE-1',
       serviceUserToken: 'hr-token-secret-value',
       webhookSecret: 'hr-webhook-secret-value',
+      webhookSecrets: ['hr-webhook-secret-value'],
       holidays: [],
       approvalRules: { reminderWorkingDays: [1, 3], expiryWorkingDays: 7 },
       directoryRefreshMinutes: 60,

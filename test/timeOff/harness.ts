@@ -141,7 +141,8 @@ export type TimeOffHarness = Readonly<{
   advance(ms: number): Promise<void>;
   idle(): Promise<void>;
   /** Stops and starts the app again on the same store and port. */
-  restart(): Promise<void>;
+  /** Stops the app and starts it again on the same store and port; `env` adds to (or overrides) its environment. */
+  restart(env?: Record<string, string>): Promise<void>;
   stop(): Promise<void>;
 }>;
 
@@ -213,9 +214,9 @@ export const startTimeOffHarness = async (
   const simulators: readonly Simulator[] = [fake, sim, ...extra];
   const logs = createLogSink();
   const hrClient = options.hrClient?.(sim, clock);
-  const boot = async (port: number) => {
+  const boot = async (port: number, env: Record<string, string> = {}) => {
     const config = loadConfig(
-      testEnv(fake, dbPath, { ...simulatorEnv(simulators), ...options.env, PORT: String(port) }),
+      testEnv(fake, dbPath, { ...simulatorEnv(simulators), ...options.env, ...env, PORT: String(port) }),
     );
     const logger = createLogger({ level: 'debug', destination: logs.stream, secrets: config.secrets });
     const app = await createSwitchboard({
@@ -381,9 +382,9 @@ export const startTimeOffHarness = async (
       await idle();
     },
     idle,
-    async restart() {
+    async restart(env) {
       await sb.stop();
-      sb = (await boot(port)).app;
+      sb = (await boot(port, env)).app;
     },
     async stop() {
       await sim.stop();
