@@ -30,6 +30,13 @@ import type {
  * checked: a phone number is 6-15 digits, a vendor id `[A-Za-z0-9-]`, digits `0-9*#`; a signed body
  * that is not JSON, or names a bad number, is answered 400 naming what was wrong. A signed body of
  * a kind we do not handle is recorded with no command (2xx: the vendor would retry otherwise).
+ *
+ * **What people send is never kept as text** (issue 18 item 7): anyone can text the paging number
+ * anything (a one-time code, a card number). The commands carry what a reply asks for (`action`,
+ * `number`) and its text as a length and a keyed hash (`keyedHash`); the inbox records the
+ * delivery without its numbers and without its text (`storedMessagesBody`, `storedVoiceBody`).
+ * Not even an understood reply (`4`, `ACK 12`) is kept as sent: `action` and `number` say all of
+ * it, and one rule for every text leaves nothing to a parser's mistake.
  */
 
 export type PagingWebhookDeps = Readonly<{
@@ -37,8 +44,13 @@ export type PagingWebhookDeps = Readonly<{
   verify(rawBody: Buffer, headers: IncomingHttpHeaders): WebhookVerification;
   /** Our sending number (E.164 digits): in a call's events the other party is the person. */
   fromNumber: string;
-  /** The label of the page a call is about (for the NCCO answering keys), when known. */
-  pageLabelOfCall(callUuid: string): Promise<string | null>;
+  /**
+   * The page a call's keys act on: the page whose call this is (`PageCallPlaced`), when the number
+   * pressing them is the paged person's; null otherwise (the keys are refused: the NCCO says so).
+   */
+  pageOfKeys(callUuid: string, digits: string): Promise<Readonly<{ label: string }> | null>;
+  /** A keyed hash of what someone sent (32 hex), kept instead of the text. */
+  keyedHash(text: string): string;
   /** Where the re-asked input's keys go (undefined: the application's event URL). */
   voiceEventUrl: string | undefined;
   /**
@@ -69,6 +81,63 @@ export const withoutNumbers = (body: JsonValue): JsonValue => {
     ]),
   );
 };
+
+type KeyedHash = PagingWebhookDeps['keyedHash'];
+
+/** A text as it may be kept: how long it was and its keyed hash. */
+const textFacts = (said: string, keyedHash: KeyedHash): JsonObject => ({
+  textLength: said.length,
+  textHash: keyedHash(said),
+});
+
+const isObject = (v: JsonValue | undefined): v is JsonObject =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Fields of an inbound message kept in the inbox: its kind and ids (numbers masked), never what it says. */
+const INBOUND_KEPT: readonly string[] = [
+  'channel',
+  'message_uuid',
+  'message_type',
+  'to',
+  'from',
+  'timestamp',
+];
+
+/**
+ * The messages webhook as the inbox records it. A status report keeps its fields (no message text
+ * in them), numbers masked. An inbound message keeps only its kind, ids and time (numbers masked),
+ * how many parts it came in, and its `text` as `textLength` and `textHash`; everything else
+ * (`sms.keyword`, the first word in capitals; an MMS's media; any field we do not know) is dropped.
+ */
+export const storedMessagesBody =
+  (keyedHash: KeyedHash) =>
+  (body: JsonValue): JsonValue => {
+    if (!isObject(body)) return '[not a JSON object]';
+    const { text, ...rest } = body;
+    const said: JsonObject = typeof text === 'string' ? textFacts(text, keyedHash) : {};
+    if (typeof body.status === 'string') return withoutNumbers({ ...rest, ...said });
+    const kept: JsonObject = {};
+    for (const k of INBOUND_KEPT) if (rest[k] !== undefined) kept[k] = rest[k];
+    const sms = body.sms;
+    if (isObject(sms) && typeof sms.num_messages === 'string') kept.sms = { num_messages: sms.num_messages };
+    return withoutNumbers({ ...kept, ...said });
+  };
+
+/**
+ * The voice webhook as the inbox records it: numbers masked, keys pressed as `digitsLength` and
+ * `digitsHash`, and no speech (what someone said in a call is not kept).
+ */
+export const storedVoiceBody =
+  (keyedHash: KeyedHash) =>
+  (body: JsonValue): JsonValue => {
+    if (!isObject(body)) return '[not a JSON object]';
+    const { speech: _speech, dtmf, ...rest } = body;
+    if (!isObject(dtmf)) return withoutNumbers(rest);
+    const { digits, ...keys } = dtmf;
+    const pressed: JsonObject =
+      typeof digits === 'string' ? { digitsLength: digits.length, digitsHash: keyedHash(digits) } : {};
+    return withoutNumbers({ ...rest, dtmf: { ...keys, ...pressed } });
+  };
 
 const VENDOR_ID = /^[A-Za-z0-9-]{1,64}$/;
 const PHONE = /^[1-9][0-9]{5,14}$/;
@@ -143,7 +212,11 @@ export const sealReplies = async (
   ),
 });
 
-export const parseMessagesWebhook = (raw: Buffer, context: WebhookParseContext): ParsedWebhook => {
+export const parseMessagesWebhook = (
+  raw: Buffer,
+  context: WebhookParseContext,
+  keyedHash: KeyedHash,
+): ParsedWebhook => {
   const body = json(raw);
   if (typeof body.status === 'string') {
     const uuid = vendorId(body, 'message_uuid');
@@ -192,12 +265,8 @@ export const parseMessagesWebhook = (raw: Buffer, context: WebhookParseContext):
             replyId: uuid,
             via: 'sms',
             phone: from,
-            // Only what was understood is kept: a stray message (someone texting a one-time code
-            // to the paging number) is not copied into the pager's facts.
-            text:
-              action === 'unknown'
-                ? `[${Math.min(said.length, 9999)} characters]`
-                : said.trim().slice(0, 160),
+            // What it asks for, and the text as its length and a keyed hash: never the text.
+            ...textFacts(said, keyedHash),
             action,
             number,
             callUuid: null,
@@ -215,6 +284,7 @@ export const parseVoiceWebhook = (
   raw: Buffer,
   context: WebhookParseContext,
   fromNumber: string,
+  keyedHash: KeyedHash,
 ): ParsedWebhook => {
   const body = json(raw);
   const dtmf = body.dtmf as { digits?: unknown } | undefined;
@@ -239,7 +309,7 @@ export const parseVoiceWebhook = (
             replyId: `dtmf-${uuid}-${createHash('sha256').update(timestamp).digest('hex').slice(0, 12)}`,
             via: 'voice',
             phone: other,
-            text: digits,
+            ...textFacts(digits, keyedHash),
             action,
             number: null,
             callUuid: uuid,
@@ -278,19 +348,30 @@ export const parseVoiceWebhook = (
   return { deliveryId: otherDelivery(raw), commands: [] };
 };
 
-/** What the call says once the keys are recorded. */
+/**
+ * What the call says once the keys are recorded: for a page call of the person pressing them
+ * (`page`), what their keys do; for any other call, that nothing was done (the keys are refused).
+ */
 export const keysAnswer = (
-  digits: string,
-  label: string | null,
+  action: string,
+  page: Readonly<{ label: string }> | null,
   voiceEventUrl: string | undefined,
 ): NccoAction[] => {
-  const what = label ?? 'the incident';
-  if (digits === '4') {
+  if (page === null) {
+    return [
+      {
+        action: 'talk',
+        text: 'Switchboard did not page this phone in this call. Nothing was done. Goodbye.',
+      },
+    ];
+  }
+  const what = page.label;
+  if (action === 'acknowledge') {
     return [
       { action: 'talk', text: `Recorded: you acknowledge ${what}. Switchboard tells the team. Goodbye.` },
     ];
   }
-  if (digits === '6') {
+  if (action === 'resolve') {
     return [{ action: 'talk', text: `Recorded: you resolve ${what}. Switchboard tells the team. Goodbye.` }];
   }
   return [
@@ -304,30 +385,43 @@ export const keysAnswer = (
   ];
 };
 
-export const pagingWebhookVerifiers = (deps: PagingWebhookDeps): WebhookVerifier[] => [
-  {
-    source: 'vonage',
-    path: '/webhooks/vonage/messages',
-    signatureHeader: 'authorization',
-    bodyLimit: 64 * 1024,
-    verify: deps.verify,
-    storedBody: withoutNumbers,
-    parse: (raw, _headers, context) => sealReplies(parseMessagesWebhook(raw, context), deps.sealInbound),
-  },
-  {
-    source: 'vonage',
-    path: '/webhooks/vonage/voice',
-    signatureHeader: 'authorization',
-    bodyLimit: 64 * 1024,
-    verify: deps.verify,
-    storedBody: withoutNumbers,
-    parse: (raw, _headers, context) =>
-      sealReplies(parseVoiceWebhook(raw, context, deps.fromNumber), deps.sealInbound),
-    async answer(parsed, duplicate) {
-      const reply = parsed.commands.find((c) => c.type === 'RecordPagerReply');
-      if (!reply) return { ok: true, ...(duplicate ? { duplicate: true } : {}) };
-      const data = reply.data as { text: string; callUuid: string };
-      return keysAnswer(data.text, await deps.pageLabelOfCall(data.callUuid), deps.voiceEventUrl);
+export const pagingWebhookVerifiers = (deps: PagingWebhookDeps): WebhookVerifier[] => {
+  /** The page each parsed keys delivery acts on, looked up while its number is still in clear. */
+  const keysPage = new WeakMap<ParsedWebhook, Readonly<{ label: string }> | null>();
+  return [
+    {
+      source: 'vonage',
+      path: '/webhooks/vonage/messages',
+      signatureHeader: 'authorization',
+      bodyLimit: 64 * 1024,
+      verify: deps.verify,
+      storedBody: storedMessagesBody(deps.keyedHash),
+      parse: (raw, _headers, context) =>
+        sealReplies(parseMessagesWebhook(raw, context, deps.keyedHash), deps.sealInbound),
     },
-  },
-];
+    {
+      source: 'vonage',
+      path: '/webhooks/vonage/voice',
+      signatureHeader: 'authorization',
+      bodyLimit: 64 * 1024,
+      verify: deps.verify,
+      storedBody: storedVoiceBody(deps.keyedHash),
+      async parse(raw, _headers, context) {
+        const parsed = parseVoiceWebhook(raw, context, deps.fromNumber, deps.keyedHash);
+        const keys = parsed.commands.find((c) => c.type === 'RecordPagerReply')?.data as
+          | { phone: string; callUuid: string }
+          | undefined;
+        const page = keys ? await deps.pageOfKeys(keys.callUuid, keys.phone) : null;
+        const sealed = await sealReplies(parsed, deps.sealInbound);
+        if (keys) keysPage.set(sealed, page);
+        return sealed;
+      },
+      answer(parsed, duplicate) {
+        const reply = parsed.commands.find((c) => c.type === 'RecordPagerReply');
+        if (!reply) return { ok: true, ...(duplicate ? { duplicate: true } : {}) };
+        const { action } = reply.data as { action: string };
+        return keysAnswer(action, keysPage.get(parsed) ?? null, deps.voiceEventUrl);
+      },
+    },
+  ];
+};

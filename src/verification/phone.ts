@@ -100,6 +100,13 @@ export type PhoneSealer = Readonly<{
   open(sealed: string): string;
   /** 32 hex characters, the same for the same number under the same secret. */
   key(digits: string): string;
+  /**
+   * A keyed hash (32 hex characters) of what someone sent to the paging number, kept instead of
+   * the text: the same text gives the same hash, and without the key nobody can test a guess (a
+   * one-time code has a million values; an unkeyed hash would give it away). A key of its own,
+   * apart from the numbers' (`key`), so neither hash can be matched against the other.
+   */
+  textKey(text: string): string;
   /** `personal:v1:…`: the digits sealed under the person's data key. */
   sealFor(slackUserId: string, digits: string): Promise<string>;
   /** The person's blind index of the number (an HMAC under their data key). */
@@ -117,6 +124,7 @@ export const createPhoneSealer = (secret: string, keys?: PersonKeys): PhoneSeale
   const sealer: Sealer = createSealer(secret, 'phone-number');
   const hmacKey = Buffer.from(hkdfSync('sha256', secret, 'switchboard', 'phone-number-key', 32));
   const key = (digits: string) => createHmac('sha256', hmacKey).update(digits).digest('hex').slice(0, 32);
+  const textHmacKey = Buffer.from(hkdfSync('sha256', secret, 'switchboard', 'reply-text-key', 32));
   const openAny = async (sealed: string): Promise<string | null> => {
     if (isPersonalSealed(sealed)) return keys ? keys.open(sealed) : null;
     try {
@@ -129,6 +137,7 @@ export const createPhoneSealer = (secret: string, keys?: PersonKeys): PhoneSeale
     seal: (digits) => sealer.seal(digits),
     open: (sealed) => sealer.open(sealed),
     key,
+    textKey: (text) => createHmac('sha256', textHmacKey).update(text, 'utf8').digest('hex').slice(0, 32),
     sealFor: (slackUserId, digits) =>
       keys ? keys.seal(slackUserId, digits) : Promise.resolve(sealer.seal(digits)),
     keyFor: (slackUserId, digits) =>

@@ -1,8 +1,21 @@
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { parseMessagesWebhook, parseVoiceWebhook } from '../../handlers/verification/pagingWebhooks.ts';
+import {
+  keysAnswer,
+  parseMessagesWebhook,
+  parseVoiceWebhook,
+  storedMessagesBody,
+  storedVoiceBody,
+} from '../../handlers/verification/pagingWebhooks.ts';
 import { parseReply } from '../../machines/verification/paging/commands.ts';
-import { latestPage, pageReceiptDecider, pagerDecider } from '../../machines/verification/paging/decider.ts';
-import type { PagerEvent } from '../../machines/verification/paging/events.ts';
+import {
+  latestPage,
+  pageReceiptDecider,
+  pagerDecider,
+  pagerReplyDecider,
+} from '../../machines/verification/paging/decider.ts';
+import { type PagerEvent, parsePagerEvent } from '../../machines/verification/paging/events.ts';
+import { checkCommand } from '../../src/application/dispatch.ts';
 import { ValidationError } from '../../src/core/errors.ts';
 import type { Command } from '../../src/core/messages.ts';
 import { pagingSummary } from '../../src/incidents/blocks/pagingSummary.ts';
@@ -154,6 +167,9 @@ describe('the paging webhooks', () => {
     metadata: (deliveryId: string) => ({ now: at(0), commandId: deliveryId, actor: 'system:vonage' }),
   };
   const body = (v: unknown) => Buffer.from(JSON.stringify(v));
+  /** A keyed hash as the app's (an HMAC, 32 hex), under a test key. */
+  const keyedHash = (text: string) =>
+    createHmac('sha256', 'test-key').update(text).digest('hex').slice(0, 32);
 
   it('turns an inbound SMS into a reply and a status into a receipt, each keyed for redeliveries', () => {
     const inbound = parseMessagesWebhook(
@@ -165,6 +181,7 @@ describe('the paging webhooks', () => {
         text: '4 12',
       }),
       context,
+      keyedHash,
     );
     expect(inbound.deliveryId).toBe('sms-in:aaaa-1');
     expect(inbound.commands[0]).toMatchObject({
@@ -180,6 +197,7 @@ describe('the paging webhooks', () => {
         error: { title: '1240', detail: 'Illegal Number' },
       }),
       context,
+      keyedHash,
     );
     expect(status.deliveryId).toBe('sms-status:aaaa-2:rejected');
     expect(status.commands[0]?.data).toMatchObject({
@@ -191,6 +209,7 @@ describe('the paging webhooks', () => {
       body({ uuid: 'call-1', status: 'answered', timestamp: 't1' }),
       context,
       '447700900999',
+      keyedHash,
     );
     expect(call.deliveryId).toBe('call:call-1:answered:t1');
     const keys = parseVoiceWebhook(
@@ -203,6 +222,7 @@ describe('the paging webhooks', () => {
       }),
       context,
       '447700900999',
+      keyedHash,
     );
     expect(keys.commands[0]?.data).toMatchObject({
       via: 'voice',
@@ -212,13 +232,137 @@ describe('the paging webhooks', () => {
     });
   });
 
-  it('keeps only what was understood of a reply', () => {
+  it('keeps what a reply asks for, and its text only as a length and a keyed hash', () => {
     const stray = parseMessagesWebhook(
       body({ channel: 'sms', message_uuid: 'aaaa-3', from: '447700900103', text: 'my code is 482913' }),
       context,
+      keyedHash,
     );
-    expect(stray.commands[0]?.data).toMatchObject({ action: 'unknown', text: '[17 characters]' });
+    expect(stray.commands[0]?.data).toMatchObject({
+      action: 'unknown',
+      textLength: 17,
+      textHash: keyedHash('my code is 482913'),
+    });
+    expect(stray.commands[0]?.data).not.toHaveProperty('text');
     expect(JSON.stringify(stray.commands)).not.toContain('482913');
+    // Not even an understood reply is kept as sent: its action and number say all of it.
+    const ack = parseMessagesWebhook(
+      body({ channel: 'sms', message_uuid: 'aaaa-4', from: '447700900103', text: ' ack #12 ' }),
+      context,
+      keyedHash,
+    );
+    expect(ack.commands[0]?.data).toMatchObject({ action: 'acknowledge', number: 12, textLength: 9 });
+    expect(ack.commands[0]?.data).not.toHaveProperty('text');
+  });
+
+  it('records an inbound SMS in the inbox without its text, its keyword or its numbers', () => {
+    const stored = storedMessagesBody(keyedHash)({
+      channel: 'sms',
+      message_uuid: 'aaaa-5',
+      to: '447700900999',
+      from: '447700900103',
+      timestamp: '2026-11-23T09:00:00Z',
+      text: 'my otp 48213907 card 4111111111111111',
+      message_type: 'text',
+      sms: { num_messages: '1', keyword: 'MY' },
+      image: { url: 'https://example.org/private.jpg' },
+    });
+    expect(stored).toEqual({
+      channel: 'sms',
+      message_uuid: 'aaaa-5',
+      to: '[number]',
+      from: '[number]',
+      timestamp: '2026-11-23T09:00:00Z',
+      message_type: 'text',
+      sms: { num_messages: '1' },
+      textLength: 37,
+      textHash: keyedHash('my otp 48213907 card 4111111111111111'),
+    });
+    // A status report keeps its fields (numbers masked); a body that is not an object keeps nothing.
+    expect(
+      storedMessagesBody(keyedHash)({ message_uuid: 'm-1', status: 'rejected', to: '447700900103' }),
+    ).toEqual({ message_uuid: 'm-1', status: 'rejected', to: '[number]' });
+    expect(storedMessagesBody(keyedHash)('my otp 48213907')).toBe('[not a JSON object]');
+  });
+
+  it('records keys pressed in the inbox as a length and a keyed hash, and no speech', () => {
+    expect(
+      storedVoiceBody(keyedHash)({
+        uuid: 'call-1',
+        dtmf: { digits: '4111111111111111', timed_out: false },
+        speech: { results: [{ text: 'my card number is' }] },
+        from: '447700900103',
+        to: '447700900999',
+      }),
+    ).toEqual({
+      uuid: 'call-1',
+      dtmf: { timed_out: false, digitsLength: 16, digitsHash: keyedHash('4111111111111111') },
+      from: '[number]',
+      to: '[number]',
+    });
+    expect(storedVoiceBody(keyedHash)({ uuid: 'call-1', status: 'answered' })).toEqual({
+      uuid: 'call-1',
+      status: 'answered',
+    });
+  });
+
+  it('a call’s keys are answered with what they do only in a page call of that person', () => {
+    const page = { label: '#12 Checkout 5xx' };
+    expect(JSON.stringify(keysAnswer('acknowledge', page, undefined))).toContain(
+      'you acknowledge #12 Checkout 5xx',
+    );
+    const refused = JSON.stringify(keysAnswer('acknowledge', null, undefined));
+    expect(refused).toContain('Nothing was done');
+    expect(refused).not.toContain('acknowledge');
+  });
+
+  it('reads a reply recorded with its text (older releases) as its length, without the text', () => {
+    const stored = (text: string) =>
+      parsePagerEvent({
+        type: 'PagerReplyReceived',
+        data: {
+          replyId: 'r1',
+          via: 'sms',
+          phone: '447700900103',
+          text,
+          action: 'unknown',
+          number: null,
+          callUuid: null,
+          at: at(0),
+        },
+      });
+    expect(stored('4 12').data).toMatchObject({ textLength: 4, textHash: null });
+    expect(stored('[17 characters]').data).toMatchObject({ textLength: 17, textHash: null });
+    expect(stored('4 12').data).not.toHaveProperty('text');
+    // A command an older release recorded in the inbox still decides, keeping no text.
+    const command = {
+      type: 'RecordPagerReply',
+      data: {
+        replyId: 'r2',
+        via: 'sms',
+        phone: '447700900103',
+        text: '4',
+        action: 'acknowledge',
+        number: null,
+        callUuid: null,
+      },
+      metadata: meta(1, 'c-r2'),
+    } as Command;
+    expect(() => checkCommand(command, pagerReplyDecider.commandSchemas?.RecordPagerReply)).not.toThrow();
+    const [event] = pagerReplyDecider.decide(
+      command as Parameters<typeof pagerReplyDecider.decide>[0],
+      pagerReplyDecider.initialState(),
+    );
+    expect(event?.data).toMatchObject({ textLength: 1, textHash: null, action: 'acknowledge' });
+    expect(event?.data).not.toHaveProperty('text');
+    // Neither the text nor its length: refused.
+    const { text: _text, ...withoutText } = command.data as Record<string, unknown>;
+    expect(() =>
+      checkCommand(
+        { ...command, data: withoutText } as Command,
+        pagerReplyDecider.commandSchemas?.RecordPagerReply,
+      ),
+    ).toThrow(/textLength/);
   });
 
   it.each([
@@ -231,13 +375,18 @@ describe('the paging webhooks', () => {
     ['a bad message id', body({ message_uuid: '../../etc', status: 'delivered' }), /message_uuid/],
     ['a bad status', body({ message_uuid: 'a-1', status: 'DELIVERED; DROP' }), /status/],
   ])('refuses %s, naming what was wrong', (_what, raw, message) => {
-    expect(() => parseMessagesWebhook(raw, context)).toThrow(ValidationError);
-    expect(() => parseMessagesWebhook(raw, context)).toThrow(message);
+    expect(() => parseMessagesWebhook(raw, context, keyedHash)).toThrow(ValidationError);
+    expect(() => parseMessagesWebhook(raw, context, keyedHash)).toThrow(message);
   });
 
   it('refuses keys that are not keys', () => {
     expect(() =>
-      parseVoiceWebhook(body({ uuid: 'call-1', dtmf: { digits: '4; rm' } }), context, '447700900999'),
+      parseVoiceWebhook(
+        body({ uuid: 'call-1', dtmf: { digits: '4; rm' } }),
+        context,
+        '447700900999',
+        keyedHash,
+      ),
     ).toThrow(/dtmf.digits/);
   });
 });

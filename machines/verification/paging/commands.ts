@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Command } from '../../shared/messages.ts';
-import { replyActionSchema, storedPhoneSchema } from './events.ts';
+import { replyActionSchema, replyOutcomeSchema, storedPhoneSchema, textHashSchema } from './events.ts';
 
 // The pager's commands. Time is `metadata.now`; ids are deterministic (a repeat is a no-op).
 
@@ -36,29 +36,37 @@ export const optOutOfPagingSchema = z.object({ slackUserId, phone: storedPhoneSc
 /** The blind index of the number (the stream of its replies): never the number. */
 const numberKey = z.string().regex(/^[0-9a-f]{32}$/);
 
-export const recordPagerReplySchema = z.object({
-  replyId: z.string().min(1).max(200),
-  numberKey: numberKey.optional(),
-  via: z.enum(['sms', 'voice']),
-  phone: storedPhoneSchema,
-  text: z.string().max(160),
-  action: replyActionSchema,
-  number: z.number().int().nullable(),
-  callUuid: z.string().max(64).nullable(),
-});
+/**
+ * A reply as the edge parsed it: what it asks for, and the text only as its length and a keyed
+ * hash (never the text: it may be anything, a one-time code, a card number).
+ */
+export const recordPagerReplySchema = z
+  .object({
+    replyId: z.string().min(1).max(200),
+    numberKey: numberKey.optional(),
+    via: z.enum(['sms', 'voice']),
+    phone: storedPhoneSchema,
+    /** Characters sent (keys pressed, in a call). */
+    textLength: z.number().int().min(0).max(1_000_000).optional(),
+    textHash: textHashSchema.optional(),
+    /**
+     * @deprecated Only in commands an older release recorded in the inbox and has not dispatched
+     * yet: the decider keeps its length (`recordedTextLength`), never the text.
+     */
+    text: z.string().max(160).optional(),
+    action: replyActionSchema,
+    number: z.number().int().nullable(),
+    callUuid: z.string().max(64).nullable(),
+  })
+  .refine((d) => d.textLength !== undefined || d.text !== undefined, {
+    message: 'textLength is missing',
+    path: ['textLength'],
+  });
 export const recordPagerReplyOutcomeSchema = z.object({
   phone: storedPhoneSchema,
   numberKey: numberKey.optional(),
   replyId: z.string().min(1).max(200),
-  outcome: z.enum([
-    'acknowledged',
-    'resolved',
-    'refused',
-    'opted_out',
-    'unknown_number',
-    'not_paged',
-    'not_understood',
-  ]),
+  outcome: replyOutcomeSchema,
   slackUserId: z.string().nullable(),
   pageId: pageId.nullable(),
   detail: z.string().max(300).nullable(),

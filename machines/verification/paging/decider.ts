@@ -8,7 +8,7 @@ import {
   pagerCommandDataSchemas,
   pagerReplyCommandDataSchemas,
 } from './commands.ts';
-import { type PagerEvent, type PagerEventOf, parsePagerEvent } from './events.ts';
+import { type PagerEvent, type PagerEventOf, parsePagerEvent, recordedTextLength } from './events.ts';
 
 // Pure deciders of the pager's three kinds of stream (streams.ts). Plain decide / evolve (emmett's
 // shape): a page's life is short and linear (requested → SMS sent → call requested → call placed,
@@ -219,8 +219,18 @@ const decideReply = (command: PagerReplyCommand, state: PagerReplyState): PagerE
   switch (command.type) {
     case 'RecordPagerReply': {
       if (state.received[command.data.replyId]) return [];
-      const { numberKey: _key, ...reply } = command.data;
-      return [{ type: 'PagerReplyReceived', data: { ...reply, at } }];
+      const { numberKey: _key, text, textLength, textHash, ...reply } = command.data;
+      return [
+        {
+          type: 'PagerReplyReceived',
+          data: {
+            ...reply,
+            textLength: textLength ?? recordedTextLength(text ?? ''),
+            textHash: textHash ?? null,
+            at,
+          },
+        },
+      ];
     }
     case 'RecordPagerReplyOutcome': {
       const { phone: _phone, numberKey: _key, ...d } = command.data;

@@ -34,6 +34,31 @@ const subject = {
 export const replyActionSchema = z.enum(['acknowledge', 'resolve', 'stop', 'unknown']);
 export type ReplyAction = z.infer<typeof replyActionSchema>;
 
+/** A keyed hash of what someone sent (PhoneSealer.textKey): 32 hex characters. */
+export const textHashSchema = z.string().regex(/^[0-9a-f]{32}$/);
+
+/** What became of a reply. `unknown_call`: keys pressed in a call Switchboard did not place for that number's owner. */
+export const replyOutcomeSchema = z.enum([
+  'acknowledged',
+  'resolved',
+  'refused',
+  'opted_out',
+  'unknown_number',
+  'unknown_call',
+  'not_paged',
+  'not_understood',
+]);
+export type ReplyOutcome = z.infer<typeof replyOutcomeSchema>;
+
+/**
+ * The length of a text as an older release recorded it: the text itself (an understood reply, at
+ * most 160 characters), or `[N characters]` in place of one it did not understand.
+ */
+export const recordedTextLength = (text: string): number => {
+  const placeholder = /^\[([0-9]{1,5}) characters\]$/.exec(text);
+  return placeholder ? Number(placeholder[1]) : text.length;
+};
+
 export const pagerEventDataSchemas = {
   /** The SMS is to be sent now; the call at `callDueAt` (null: none) unless the page stops first. */
   PageRequested: z.object({
@@ -64,12 +89,22 @@ export const pagerEventDataSchemas = {
   /** STOP: no pages to `phone` until it is verified again (a newer phone link). */
   PagingOptedOut: z.object({ phone: storedPhoneSchema, at: isoTime }),
 
-  /** A reply from a phone, as received (`pagerreply-<number key>`). The text is kept to 160 characters. */
+  /**
+   * A reply from a phone, as received (`pagerreply-<number key>`): what it asked for (`action`,
+   * `number`), never what it said. Someone may text anything to the paging number (a one-time
+   * code, a card number): the text is kept as its length and a keyed hash only.
+   */
   PagerReplyReceived: z.object({
     replyId: z.string().min(1),
     via: z.enum(['sms', 'voice']),
     phone: storedPhoneSchema,
-    text: z.string().max(160),
+    /** Characters sent (keys pressed, in a call). */
+    textLength: z.number().int().min(0),
+    /**
+     * A keyed hash of the text (32 hex; the same text gives the same hash), or null in a reply
+     * recorded by a release that kept the text (read through the upcaster below).
+     */
+    textHash: textHashSchema.nullable(),
     action: replyActionSchema,
     /** `4 12`: the incident number named; null for a bare `4`. */
     number: z.number().int().nullable(),
@@ -80,15 +115,7 @@ export const pagerEventDataSchemas = {
   /** What was made of it. */
   PagerReplyHandled: z.object({
     replyId: z.string().min(1),
-    outcome: z.enum([
-      'acknowledged',
-      'resolved',
-      'refused',
-      'opted_out',
-      'unknown_number',
-      'not_paged',
-      'not_understood',
-    ]),
+    outcome: replyOutcomeSchema,
     slackUserId: z.string().nullable(),
     pageId: pageId.nullable(),
     detail: z.string().max(300).nullable(),
@@ -116,7 +143,18 @@ export type PagerEventOf<T extends PagerEventType> = Extract<PagerEvent, { type:
 
 export const PAGER_EVENT_TYPES = Object.keys(pagerEventDataSchemas) as PagerEventType[];
 
+/**
+ * Replies recorded before issue 18 kept their `text` (an understood reply as sent, `[N characters]`
+ * for anything else): read as its length, with no hash. The stored event keeps what it has.
+ */
+const withoutReplyText = (event: StoredEvent): StoredEvent => {
+  const d = event.data as Record<string, unknown> | null;
+  if (typeof d !== 'object' || d === null || typeof d.text !== 'string' || 'textLength' in d) return event;
+  const { text, ...rest } = d;
+  return { type: event.type, data: { ...rest, textLength: recordedTextLength(text), textHash: null } };
+};
+
 export const parsePagerEvent: (stored: StoredEvent) => PagerEvent = eventParser<PagerEvent>('the pager', {
   schemas: pagerEventDataSchemas,
-  upcasters: {},
+  upcasters: { PagerReplyReceived: withoutReplyText },
 });

@@ -23,7 +23,7 @@ import { createPagingDeliveryReactor } from './delivery.reactor.ts';
 import { createPager } from './pager.ts';
 import { createPagerIndex, type PagerIndex } from './pagerIndex.ts';
 import { createPagingReceiptsReactor } from './receipts.reactor.ts';
-import { createPagingRepliesReactor } from './replies.reactor.ts';
+import { createPagingRepliesReactor, pageOfKeys } from './replies.reactor.ts';
 
 /**
  * Paging, the verification lifecycle's half (issue 10 items 4-6): the `pager` port it offers the
@@ -60,7 +60,7 @@ export type PagingInput = Readonly<{
    * How numbers are sealed: a person's under their data key (`sealFor`, `keyFor`), anyone else's
    * under the configured secret; `openAny` gives the digits back (null once the person is forgotten).
    */
-  phones: Pick<PhoneSealer, 'seal' | 'sealFor' | 'keyFor' | 'openAny'>;
+  phones: Pick<PhoneSealer, 'seal' | 'sealFor' | 'keyFor' | 'openAny' | 'textKey'>;
   /** Deletes the person's data key (crypto-shredding): every number sealed under it is unreadable. */
   forgetKey(slackUserId: string): Promise<void>;
 }>;
@@ -98,6 +98,16 @@ export const createPaging = (input: PagingInput): Paging => {
   const dispatch = () => (command: Command) => deps.dispatch(command);
   const incidentResponse = () => deps.ports.get('incidentResponse');
   const data = (c: Command) => c.data as Record<string, string>;
+  /**
+   * What someone sent, kept as a keyed hash instead of the text (one small function, so the key
+   * behind it can move without touching the edge or the pager).
+   */
+  const keyedHash = (text: string): string => input.phones.textKey(text);
+  const replies = deps.metrics.registry.counter(
+    'switchboard_pager_replies_total',
+    'Replies from phones (SMS, keys in a call) by what became of them; unknown_call: keys refused',
+    ['via', 'outcome'],
+  );
   /** The replies stream: the blind index the edge computed, or (older records) a key of the digits. */
   const numberKey = (c: Command): string => {
     const { numberKey: key, phone } = data(c);
@@ -168,6 +178,7 @@ export const createPaging = (input: PagingInput): Paging => {
             await deps.people.unlink(slackUserId, 'phone', 'opted_out');
           }
         },
+        counted: (via, outcome) => replies.inc({ via, outcome }),
       }),
       createPagingReceiptsReactor({ index, incidentResponse }),
     ],
@@ -176,9 +187,11 @@ export const createPaging = (input: PagingInput): Paging => {
       fromNumber: input.fromNumber,
       voiceEventUrl: input.voiceEventUrl,
       sealInbound,
-      pageLabelOfCall: async (callUuid) => {
+      keyedHash,
+      pageOfKeys: async (callUuid, digits) => {
         await index.catchUp();
-        return index.pageOfCall(callUuid)?.label ?? null;
+        const page = pageOfKeys(index, callUuid, digits);
+        return page ? { label: page.label } : null;
       },
     }),
     pager,

@@ -1,4 +1,5 @@
 import { latestPage, pagerReplyDecider } from '../../../machines/verification/paging/decider.ts';
+import type { ReplyOutcome } from '../../../machines/verification/paging/events.ts';
 import { parsePagerEvent } from '../../../machines/verification/paging/events.ts';
 import { PAGER_REPLY_STREAM_PREFIX, pagerStreamId } from '../../../machines/verification/paging/streams.ts';
 import { foldHistory } from '../../application/fold.ts';
@@ -10,7 +11,7 @@ import type { Processor } from '../../processors/runner.ts';
 import type { VonageClient } from '../../upstream/vonageContract.ts';
 import { readPagerState } from './delivery.reactor.ts';
 import { pagerCommand } from './pager.ts';
-import type { PagerIndex } from './pagerIndex.ts';
+import type { PageEntry, PagerIndex } from './pagerIndex.ts';
 
 export type PagingRepliesDeps = Readonly<{
   client: Pick<VonageClient, 'sendSms'>;
@@ -27,30 +28,50 @@ export type PagingRepliesDeps = Readonly<{
    * verifying it again links it anew and paging resumes.
    */
   forgetPhone(slackUserId: string): Promise<void>;
+  /** Counts each reply's outcome (a metric), once per reply handled. */
+  counted?(via: 'sms' | 'voice', outcome: Outcome): void;
 }>;
 
 export const HOW_TO_REPLY =
   'Reply 4 to acknowledge, 6 to resolve; add the incident number to choose one (4 12).';
 
-type Outcome =
-  | 'acknowledged'
-  | 'resolved'
-  | 'refused'
-  | 'opted_out'
-  | 'unknown_number'
-  | 'not_paged'
-  | 'not_understood';
+type Outcome = ReplyOutcome;
+
+/** The operator log code of keys refused because Switchboard did not place that call for that phone. */
+export const UNKNOWN_CALL_LOG_CODE = 'SB_PAGER_REPLY_UNKNOWN_CALL';
+
+/**
+ * The page keys pressed in a call act on: the page whose call it is (recorded `PageCallPlaced`),
+ * when the number pressing them is that page's person's verified phone. Anything else (a call
+ * Switchboard never placed, or a page call whose keys come from another number) acts on nothing.
+ * The edge (the NCCO it answers) and the reactor (what is done) ask the same question.
+ */
+export const pageOfKeys = (
+  index: Pick<PagerIndex, 'pageOfCall' | 'personOfPhone'>,
+  callUuid: string | null,
+  digits: string | null,
+): PageEntry | undefined => {
+  const page = callUuid ? index.pageOfCall(callUuid) : undefined;
+  if (!page || digits === null) return undefined;
+  return index.personOfPhone(digits) === page.slackUserId ? page : undefined;
+};
 
 /**
  * `paging-replies`: acts on what a phone sent back (`PagerReplyReceived`), once per reply.
  *
- * The number is mapped to the person by their verified phone (keys pressed in a call, by the call's
- * page). `4` / `ACK` acknowledges, `6` resolves the incident of their most recent page, or of the
- * page about the number they named (`4 12`), through the incident lifecycle's `incidentResponse`
- * port: recorded as their own command, so it shows on the card and the timeline. `STOP` opts the
+ * Who replied: an SMS by its sender's number, the person whose verified phone it is (sender ids
+ * can be spoofed: the accepted risk and what limits it are in docs/operations.md, Security). Keys
+ * pressed in a call only in a call Switchboard placed for that person's page (`pageOfKeys`): keys
+ * in any other call (a signed event for a call it never placed, or from another number) are
+ * recorded (`unknown_call`), logged with `SB_PAGER_REPLY_UNKNOWN_CALL`, and act on nothing and
+ * tell nobody. `4` / `ACK` acknowledges, `6` resolves the incident of their most recent page (the
+ * call's page, for keys), or of the page about the number they named (`4 12`), through the
+ * incident lifecycle's `incidentResponse` port: recorded as their own command, so it shows on the
+ * card and the timeline, and refused there unless the incident is still open. `STOP` opts the
  * number out (until it is verified again), stops their pages in flight and tells them in Slack.
  * An unknown number, or a person never paged about the incident named, is recorded
- * (`PagerReplyHandled`) and nothing else happens. An SMS reply says what was done.
+ * (`PagerReplyHandled`) and nothing else happens. An SMS reply says what was done, never what
+ * was sent (the text is not kept: PagerReplyReceived).
  */
 export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor => ({
   id: 'paging-replies',
@@ -84,6 +105,7 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
           ctx.now(),
         ),
       );
+      deps.counted?.(reply.via, outcome);
     };
     // Digits as recorded before numbers were sealed are used as they are.
     const digits = /^[0-9]+$/.test(reply.phone) ? reply.phone : await deps.openPhone(reply.phone);
@@ -103,7 +125,26 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
     };
 
     await deps.index.catchUp();
-    const byCall = reply.callUuid ? deps.index.pageOfCall(reply.callUuid) : undefined;
+    const inCall = reply.via === 'voice' || reply.callUuid !== null;
+    const byCall = inCall ? pageOfKeys(deps.index, reply.callUuid, digits) : undefined;
+    if (inCall && !byCall) {
+      const placed = reply.callUuid ? deps.index.pageOfCall(reply.callUuid) !== undefined : false;
+      ctx.logger.warn(
+        { code: UNKNOWN_CALL_LOG_CODE, replyId: reply.replyId, callPlacedBySwitchboard: placed },
+        placed
+          ? 'keys pressed in a page call from a number that is not the paged person’s: refused, nothing done'
+          : 'keys pressed in a call Switchboard did not place: refused, nothing done',
+      );
+      await record(
+        'unknown_call',
+        null,
+        null,
+        placed
+          ? 'keys from a number that is not the paged person’s verified phone'
+          : 'keys pressed in a call Switchboard did not place',
+      );
+      return;
+    }
     const slackUserId = byCall?.slackUserId ?? (digits === null ? null : deps.index.personOfPhone(digits));
     if (!slackUserId) {
       ctx.logger.info({ replyId: reply.replyId }, 'a reply from a number nobody verified: ignored');
