@@ -253,7 +253,9 @@ export const parseMessagesWebhook = (
   if (typeof body.text === 'string' || body.channel === 'sms') {
     const uuid = vendorId(body, 'message_uuid');
     const from = phone(text(body, 'from', 20), 'from');
-    const said = text(body, 'text', 3200) ?? '';
+    // Any length the route takes: the text is kept only as its length and hash, and a long one is a
+    // valid delivery (a 4xx would make the vendor drop it and count the endpoint as failing).
+    const said = text(body, 'text', Number.MAX_SAFE_INTEGER) ?? '';
     const { action, number } = parseReply(said);
     const deliveryId = `sms-in:${uuid}`;
     return {

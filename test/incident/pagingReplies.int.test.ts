@@ -80,6 +80,30 @@ const handledOf = async (replyIdPrefix: string) =>
 const dmsTo = (slackUserId: string) =>
   h.fake.callsOf('chat.postMessage').filter((c) => c.params.channel === slackUserId).length;
 
+describe('a long text to the paging number', () => {
+  it('is a valid delivery: taken (2xx) and kept as its length, however long, never a 4xx the vendor would drop', async () => {
+    const long = 'x'.repeat(5_000);
+    const raw = JSON.stringify({
+      channel: 'sms',
+      message_uuid: 'b1c2d3e4-0000-4000-8000-00000000a5a5',
+      to: h.vonage.env().VONAGE_FROM_NUMBER,
+      from: '447700900556',
+      text: long,
+      timestamp: clock.now().toISOString(),
+    });
+    const res = await postSigned('/webhooks/vonage/messages', raw);
+    expect(res.status).toBeLessThan(300);
+    const kept = await waitFor(
+      async () =>
+        (await replyEvents()).find(
+          (e) => e.type === 'PagerReplyReceived' && e.data.textLength === long.length,
+        ),
+      { what: 'the long text recorded', timeoutMs: 10_000 },
+    );
+    expect(kept.data).toMatchObject({ action: 'unknown', textLength: 5_000 });
+  });
+});
+
 describe('keys pressed in a call Switchboard did not place for that person (item 6)', () => {
   it('a signed keypad 4 for a call never placed, from the number of someone paged, acknowledges nothing and tells nobody', async () => {
     const inc = await h.trigger('Forged keypad');
