@@ -30,6 +30,9 @@ export const SEALED_V1_PREFIX = PREFIX;
 /** A value sealed under the data key ring: `sealed:v2:<ring key id>:<base64url>`. */
 export const SEALED_V2_PREFIX = 'sealed:v2:';
 
+/** The purpose Slack `response_url`s are sealed under (the inbox seals, the reply poster opens). */
+export const RESPONSE_URL_PURPOSE = 'response_url';
+
 /** Whether a stored value is sealed (by any sealer, either scheme): safe to keep at rest. */
 export const isSealedValue = (value: string): boolean =>
   value.startsWith(PREFIX) || value.startsWith(SEALED_V2_PREFIX);

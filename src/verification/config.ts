@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { type LifecycleConfig, nonEmptyVariable, urlVariable, withoutSlash } from '../lifecycles/config.ts';
+import { PERSON_KEY_PURPOSE } from '../people/personKeys.ts';
+import { PHONE_NUMBER_PURPOSE } from './phone.ts';
 
 /** The verification lifecycle's configuration: the communications service (Vonage-shaped). */
 export type VerificationConfig = Readonly<{
@@ -91,5 +93,11 @@ export const verificationConfig: LifecycleConfig<VerificationConfig> = {
     fromNumber: v.required('VONAGE_FROM_NUMBER').replace(/^\+/, ''),
     orgLimit: Number(v.optional('VERIFY_ORG_LIMIT') ?? 50),
     voiceEventUrl: v.optional('VONAGE_VOICE_EVENT_URL'),
+  }),
+  // Before SWITCHBOARD_DATA_KEYS, person keys and numbers of nobody known were sealed under a key
+  // derived from the webhook signature secret: the ring opens them with it (and re-wraps person keys).
+  legacySealingSecrets: (c) => ({
+    [PERSON_KEY_PURPOSE]: [c.signatureSecret],
+    [PHONE_NUMBER_PURPOSE]: [c.signatureSecret],
   }),
 };
