@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { ChatOpsError } from './core/errors.ts';
 import {
   DATA_KEYS_VARIABLE,
-  type LegacySecrets,
   keyRingSecrets,
+  type LegacySecrets,
   parseKeyRing,
   type RingKey,
 } from './core/keyRing.ts';
@@ -176,7 +176,7 @@ const VARS = {
   },
   [DATA_KEYS_VARIABLE]: {
     purpose:
-      "Switchboard's own data encryption keys, <id>:<base64 of 32 bytes>[,<id>:<base64>…]: the first seals, every one opens; back them up apart from the store (docs/operations.md, \"The data key ring\")",
+      'Switchboard\'s own data encryption keys, <id>:<base64 of 32 bytes>[,<id>:<base64>…]: the first seals, every one opens; back them up apart from the store (docs/operations.md, "The data key ring")',
     secret: true,
     secretsIn: keyRingSecrets,
     schema: z.string().superRefine((v, ctx) => {
@@ -390,7 +390,8 @@ export const loadKeysConfig = (
   const legacy: Record<string, string[]> = {};
   for (const l of lifecycles) {
     if (!l.config.legacySealingSecrets) continue;
-    if (!r.group(l.config.credentials, `${l.title.toLowerCase()} (${prefixOf(l.config.credentials)})`)) continue;
+    if (!r.group(l.config.credentials, `${l.title.toLowerCase()} (${prefixOf(l.config.credentials)})`))
+      continue;
     mergeLegacy(legacy, l.config.legacySealingSecrets(l.config.read(r)));
   }
   if (r.problems.length > 0) throw new ConfigError(dedupe(r.problems));

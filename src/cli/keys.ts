@@ -3,7 +3,13 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, type Env, formatConfigProblems, loadKeysConfig, processEnv } from '../config.ts';
 import { asError, isChatOpsError } from '../core/errors.ts';
-import { createKeyRing, DATA_KEYS_VARIABLE, generateRingEntry, type KeyRing, LEGACY_KEY_ID } from '../core/keyRing.ts';
+import {
+  createKeyRing,
+  DATA_KEYS_VARIABLE,
+  generateRingEntry,
+  type KeyRing,
+  LEGACY_KEY_ID,
+} from '../core/keyRing.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import { openEventStore } from '../eventStore/openEventStore.ts';
 import { createPersonKeys, describeWrap, type PersonKeySurvey } from '../people/personKeys.ts';
@@ -107,7 +113,9 @@ const status = async (io: KeysCliIo, json: boolean): Promise<number> => {
     const width = Math.max(3, ...ring.ids.map((id) => id.length));
     io.stdout(`  ${'KEY'.padEnd(width)}  ${'ROLE'.padEnd(12)}  PERSON KEYS IT WRAPS`);
     for (const k of s.keys) {
-      io.stdout(`  ${k.id.padEnd(width)}  ${(k.seals ? 'seals, opens' : 'opens').padEnd(12)}  ${k.personKeys}`);
+      io.stdout(
+        `  ${k.id.padEnd(width)}  ${(k.seals ? 'seals, opens' : 'opens').padEnd(12)}  ${k.personKeys}`,
+      );
     }
     const lines: string[] = [];
     for (const k of s.keys) {
@@ -128,7 +136,8 @@ const status = async (io: KeysCliIo, json: boolean): Promise<number> => {
         `${plural(u.personKeys, 'person key')} cannot be opened: ${describeWrap(u.ringKeyId, ring)}. Switchboard will not start until they can: put the key back in ${DATA_KEYS_VARIABLE}, or, if it is lost for good, \`npm run keys -- forget-unreadable\` (those people verify their phones again).`,
       );
     }
-    if (lines.length === 0) lines.push(`Every person key is wrapped under "${ring.sealingKeyId}": nothing to do.`);
+    if (lines.length === 0)
+      lines.push(`Every person key is wrapped under "${ring.sealingKeyId}": nothing to do.`);
     io.stdout('');
     for (const l of lines) io.stdout(l);
     return s.unreadable.length > 0 ? 1 : 0;

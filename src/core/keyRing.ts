@@ -115,7 +115,10 @@ export const generateRingEntry = (
     options.id ??
     `k${(options.now ?? new Date()).toISOString().slice(0, 10).replaceAll('-', '')}-${random(2).toString('hex')}`;
   if (!RING_KEY_ID.test(id)) {
-    throw new ChatOpsError('SB_VALIDATION', `a key id is 1-32 letters, digits, '-' or '_', not ${JSON.stringify(id)}`);
+    throw new ChatOpsError(
+      'SB_VALIDATION',
+      `a key id is 1-32 letters, digits, '-' or '_', not ${JSON.stringify(id)}`,
+    );
   }
   return `${id}:${random(KEY_BYTES).toString('base64')}`;
 };
@@ -189,7 +192,8 @@ export const createKeyRing = (keys: readonly RingKey[], legacy: LegacySecrets = 
     );
     const legacyAad = v1SealAad(purpose);
 
-    const isSealed = (value: string) => value.startsWith(SEALED_V2_PREFIX) || value.startsWith(SEALED_V1_PREFIX);
+    const isSealed = (value: string) =>
+      value.startsWith(SEALED_V2_PREFIX) || value.startsWith(SEALED_V1_PREFIX);
     const split = (value: string): { id: string; packed: string } | null => {
       const rest = value.slice(SEALED_V2_PREFIX.length);
       const colon = rest.indexOf(':');

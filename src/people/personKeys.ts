@@ -374,7 +374,10 @@ export const preparePersonKeys = async (keys: PersonKeys, ring: KeyRing): Promis
 };
 
 /** The refusal of a ring that cannot open some person keys: what is missing, how many, what to do. */
-export const unreadablePersonKeysError = (unreadable: readonly PersonKeyWrap[], ring: KeyRing): ChatOpsError => {
+export const unreadablePersonKeysError = (
+  unreadable: readonly PersonKeyWrap[],
+  ring: KeyRing,
+): ChatOpsError => {
   const groups = new Map<string | null, number>();
   for (const k of unreadable) groups.set(k.ringKeyId, (groups.get(k.ringKeyId) ?? 0) + 1);
   const people = (n: number) => (n === 1 ? '1 person' : `${n} people`);

@@ -298,7 +298,12 @@ const createVerification = (
       const report = await preparePersonKeys(personKeys, deps.keyRing);
       const total = report.rewrapped + report.current + report.elsewhere;
       logger.info(
-        { personKeys: total, rewrapped: report.rewrapped, rewrappedElsewhere: report.elsewhere, ringKeyId: deps.keyRing.sealingKeyId },
+        {
+          personKeys: total,
+          rewrapped: report.rewrapped,
+          rewrappedElsewhere: report.elsewhere,
+          ringKeyId: deps.keyRing.sealingKeyId,
+        },
         report.rewrapped > 0
           ? `re-wrapped ${report.rewrapped} person key(s) under data ring key ${deps.keyRing.sealingKeyId}`
           : 'every person key opens under the data key ring',

@@ -31,7 +31,9 @@ describe('parseKeyRing', () => {
   it('reads id:base64 entries in order, base64 or base64url, padded or not, spaces around commas', () => {
     const url = key(0xfb).toString('base64url'); // has - and _
     expect(url).toMatch(/[-_]/);
-    const keys = parsed(` new:${key(1).toString('base64')} , old_2024:${url} ,x-1:${key(3).toString('base64').replace(/=$/, '')}`);
+    const keys = parsed(
+      ` new:${key(1).toString('base64')} , old_2024:${url} ,x-1:${key(3).toString('base64').replace(/=$/, '')}`,
+    );
     expect(keys.map((k) => k.id)).toEqual(['new', 'old_2024', 'x-1']);
     expect(keys[0]!.key.equals(key(1))).toBe(true);
     expect(keys[1]!.key.equals(key(0xfb))).toBe(true);

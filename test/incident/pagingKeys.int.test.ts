@@ -92,10 +92,13 @@ describe('paging across restarts and rotations', () => {
     await h.restart({ SWITCHBOARD_DATA_KEYS: `${NEW},${TEST_DATA_KEYS}` });
     const wraps = await h.stream('personkey-U0CHEN');
     expect(wraps.map((e) => e.type)).toEqual(['PersonKeyCreated', 'PersonKeyRewrapped']);
-    expect(wraps[1]?.data).toMatchObject({ ringKeyId: 'new', sealedKey: expect.stringMatching(/^sealed:v2:new:/) });
-    expect(h.logs.lines().some((l) => /re-wrapped 1 person key\(s\) under data ring key new/.test(String(l.msg)))).toBe(
-      true,
-    );
+    expect(wraps[1]?.data).toMatchObject({
+      ringKeyId: 'new',
+      sealedKey: expect.stringMatching(/^sealed:v2:new:/),
+    });
+    expect(
+      h.logs.lines().some((l) => /re-wrapped 1 person key\(s\) under data ring key new/.test(String(l.msg))),
+    ).toBe(true);
 
     const status = await keys(['status']);
     expect(status.code).toBe(0);
@@ -156,7 +159,9 @@ describe('a store written before the key ring', () => {
               data: {
                 slackUserId: 'U0CHEN',
                 keyId,
-                sealedKey: createSealer(env['VONAGE_SIGNATURE_SECRET']!, 'person-key').seal(key.toString('base64')),
+                sealedKey: createSealer(env['VONAGE_SIGNATURE_SECRET']!, 'person-key').seal(
+                  key.toString('base64'),
+                ),
               },
             },
           ],

@@ -125,9 +125,14 @@ describe('person keys on a rotating key ring', () => {
     expect(await without.open(ana)).toBeNull();
     expect(await without.has('U0ANA')).toBe(true);
     const refused = await caught(without.seal('U0ANA', 'again'));
-    expect(refused).toMatchObject({ code: 'SB_CONFIG', details: { reason: 'person_key_unreadable', ringKeyId: 'old' } });
+    expect(refused).toMatchObject({
+      code: 'SB_CONFIG',
+      details: { reason: 'person_key_unreadable', ringKeyId: 'old' },
+    });
     expect(String(refused)).toContain('ring key "old", which SWITCHBOARD_DATA_KEYS does not hold');
-    expect((await without.survey()).unreadable.map((k) => [k.slackUserId, k.ringKeyId])).toEqual([['U0ANA', 'old']]);
+    expect((await without.survey()).unreadable.map((k) => [k.slackUserId, k.ringKeyId])).toEqual([
+      ['U0ANA', 'old'],
+    ]);
 
     const stopped = await caught(preparePersonKeys(without, ringWithout));
     expect(stopped).toMatchObject({
@@ -164,7 +169,11 @@ describe('person keys on a rotating key ring', () => {
         {
           id: randomUUID(),
           type: 'PersonKeyCreated',
-          data: { slackUserId: 'U0ANA', keyId, sealedKey: createSealer(secret, 'person-key').seal(key.toString('base64')) },
+          data: {
+            slackUserId: 'U0ANA',
+            keyId,
+            sealedKey: createSealer(secret, 'person-key').seal(key.toString('base64')),
+          },
         },
       ],
       { expectedRevision: 'no_stream' },
@@ -187,7 +196,11 @@ describe('person keys on a rotating key ring', () => {
         {
           id: randomUUID(),
           type: 'PersonKeyCreated',
-          data: { slackUserId: 'U0BEN', keyId, sealedKey: createSealer(secret, 'person-key').seal(key.toString('base64')) },
+          data: {
+            slackUserId: 'U0BEN',
+            keyId,
+            sealedKey: createSealer(secret, 'person-key').seal(key.toString('base64')),
+          },
         },
       ]);
       const plain = testKeyRing();

@@ -4,7 +4,8 @@ import { createKeyRing, type KeyRing, type LegacySecrets, parseKeyRing } from '.
 export const TEST_DATA_KEYS = `test:${Buffer.alloc(32, 0x5b).toString('base64')}`;
 
 /** A ring entry with fixed bytes, for rotation tests: `ringEntry('new', 7)`. */
-export const ringEntry = (id: string, fill: number): string => `${id}:${Buffer.alloc(32, fill).toString('base64')}`;
+export const ringEntry = (id: string, fill: number): string =>
+  `${id}:${Buffer.alloc(32, fill).toString('base64')}`;
 
 /**
  * A key ring from `SWITCHBOARD_DATA_KEYS` text (default the tests' ring), with legacy secrets.
