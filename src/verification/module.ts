@@ -51,10 +51,11 @@ import { createVerificationUpstreamReactor } from './upstreamCalls.reactor.ts';
  * **Phone numbers are never stored in clear, and can be shredded.** A number is sealed under its
  * owner's own data key (src/people/personKeys.ts: `personkey-<slackUserId>`, itself wrapped under
  * the data key ring, SWITCHBOARD_DATA_KEYS, never under a vendor secret that rotates; keys wrapped
- * under VONAGE_SIGNATURE_SECRET before the ring are re-wrapped at start) wherever it is recorded: the `/verify` command and the verification
- * events, the people directory's `PersonLinked { system: 'phone' }`, the pager's pages and
- * opt-outs, and the replies from that phone; lookups by number use a blind index (an HMAC under
- * the same key) and the pager's in-memory index. Beside it, a masked form for people
+ * under VONAGE_SIGNATURE_SECRET before the ring are re-wrapped at start) wherever it is recorded:
+ * the `/verify` command and the verification events, the people directory's
+ * `PersonLinked { system: 'phone' }`, the pager's pages and opt-outs, and the replies from that
+ * phone; lookups by number use a blind index (an HMAC under the same key) and the pager's
+ * in-memory index. Beside it, a masked form for people
  * (`+44 •••• ••0123`). The recorded `/verify` slash command keeps `[Redacted]` for its text, and
  * the communications webhooks are recorded without their numbers. When HR says someone left,
  * `pager.forget` deletes their key (`EventStore.deleteStream`): every copy becomes unreadable.
