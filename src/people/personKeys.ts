@@ -61,8 +61,9 @@ export type PersonKeys = Readonly<{
   /**
    * Re-wraps under the ring's first key every person key wrapped under another (an older ring key,
    * or the legacy derivation). Keys the ring cannot open are left as they are and reported.
+   * `found`: a survey just made, to skip making another (each key is read again before its re-wrap).
    */
-  rewrap(): Promise<RewrapReport>;
+  rewrap(found?: PersonKeySurvey): Promise<RewrapReport>;
   /** Deletes (crypto-shreds) the person keys nothing on the ring opens; returns whose. */
   forgetUnreadable(): Promise<readonly string[]>;
 }>;
@@ -314,8 +315,8 @@ export const createPersonKeys = (deps: Readonly<{ store: EventStore; ring: KeyRi
 
     survey,
 
-    async rewrap() {
-      const found = await survey();
+    async rewrap(surveyed) {
+      const found = surveyed ?? (await survey());
       let rewrapped = 0;
       let currentCount = 0;
       let elsewhere = 0;
@@ -368,7 +369,7 @@ export const describeWrap = (ringKeyId: string | null, ring: KeyRing): string =>
 export const preparePersonKeys = async (keys: PersonKeys, ring: KeyRing): Promise<RewrapReport> => {
   const found = await keys.survey();
   if (found.unreadable.length > 0) throw unreadablePersonKeysError(found.unreadable, ring);
-  const report = await keys.rewrap();
+  const report = await keys.rewrap(found);
   if (report.unreadable.length > 0) throw unreadablePersonKeysError(report.unreadable, ring);
   return report;
 };
