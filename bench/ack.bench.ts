@@ -32,7 +32,16 @@ import { signedHeaders, slashCommandBody } from '../sandbox/simulators/slack/sig
 import { SLACK_INBOX_STREAM } from '../src/application/inbox.ts';
 import { openEventStore } from '../src/eventStore/openEventStore.ts';
 import { migrate } from '../src/eventStore/sqlite/schema.ts';
-import { emit, median, note, percentile, type Server, startChild, tempDir } from './support.ts';
+import {
+  BENCH_DATA_KEYS,
+  emit,
+  median,
+  note,
+  percentile,
+  type Server,
+  startChild,
+  tempDir,
+} from './support.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const SIGNING_SECRET = 'bench-signing-secret-3c1f9a';
@@ -172,6 +181,7 @@ const sequential = async (pool: Pool, commands: Signed[]): Promise<number[]> => 
 const appEnv = (fakeApiUrl: string, storeUrl: string): Record<string, string> => ({
   SLACK_BOT_TOKEN: BOT_TOKEN,
   SLACK_SIGNING_SECRET: SIGNING_SECRET,
+  SWITCHBOARD_DATA_KEYS: BENCH_DATA_KEYS,
   SLACK_API_URL: fakeApiUrl,
   EVENT_STORE_URL: storeUrl,
   PORT: '0',

@@ -29,7 +29,7 @@ import {
   signedHeaders,
   slashCommandBody,
 } from '../sandbox/simulators/slack/signing.ts';
-import { emit, note, percentile, startChild, tempDir } from './support.ts';
+import { BENCH_DATA_KEYS, emit, note, percentile, startChild, tempDir } from './support.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const SIGNING_SECRET = 'bench-signing-secret-3c1f9a';
@@ -66,6 +66,7 @@ const main = async (): Promise<void> => {
   const app = await startChild([join(ROOT, 'src/main.ts')], {
     SLACK_BOT_TOKEN: BOT_TOKEN,
     SLACK_SIGNING_SECRET: SIGNING_SECRET,
+    SWITCHBOARD_DATA_KEYS: BENCH_DATA_KEYS,
     SLACK_API_URL: fake.apiUrl,
     EVENT_STORE_URL: `sqlite:${join(dir.path, 'incident.db')}`,
     PORT: '0',

@@ -30,7 +30,7 @@ import { startVonageSimulator } from '../sandbox/simulators/vonage/index.ts';
 import { createSwitchboard } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
-import { emit, note, tempDir } from './support.ts';
+import { BENCH_DATA_KEYS, emit, note, tempDir } from './support.ts';
 
 const quick = process.argv.includes('--quick');
 const PEOPLE = 20;
@@ -110,6 +110,7 @@ const tmp = tempDir('switchboard-storm');
 const config = loadConfig({
   SLACK_BOT_TOKEN: BOT_TOKEN,
   SLACK_SIGNING_SECRET: SIGNING_SECRET,
+  SWITCHBOARD_DATA_KEYS: BENCH_DATA_KEYS,
   SLACK_API_URL: fake.apiUrl,
   PORT: '0',
   EVENT_STORE_URL: `sqlite:${join(tmp.path, 'storm.db')}`,

@@ -34,7 +34,7 @@ import { createSwitchboard } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { openEventStore } from '../src/eventStore/openEventStore.ts';
 import { createLogger } from '../src/logger.ts';
-import { emit, median, note, tempDir } from './support.ts';
+import { BENCH_DATA_KEYS, emit, median, note, tempDir } from './support.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BASELINE_REF = process.env['SCALE_BASELINE_REF'] ?? '98ef5cf978f77516dd5ac4df3a2220767a7b06f1';
@@ -264,6 +264,7 @@ const main = async (): Promise<void> => {
   const envFor = (dbPath: string): Record<string, string> => ({
     SLACK_BOT_TOKEN: BOT_TOKEN,
     SLACK_SIGNING_SECRET: SIGNING_SECRET,
+    SWITCHBOARD_DATA_KEYS: BENCH_DATA_KEYS,
     SLACK_API_URL: fake.apiUrl,
     ...simulatorEnv([fake, pd, vonage]),
     EVENT_STORE_URL: `sqlite:${dbPath}`,

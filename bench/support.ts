@@ -118,6 +118,9 @@ export const interleave = async (
 export const perSecond = (count: number, ms: number): number => (count * 1000) / ms;
 
 /** A fresh directory under the OS temp dir; `cleanup()` removes it with everything inside. */
+/** The benches' data key ring (SWITCHBOARD_DATA_KEYS): one fixed key, never a real one. */
+export const BENCH_DATA_KEYS = `bench:${Buffer.alloc(32, 0x42).toString('base64')}`;
+
 export const tempDir = (prefix: string): { path: string; cleanup: () => void } => {
   const path = mkdtempSync(join(tmpdir(), `${prefix}-`));
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };

@@ -57,7 +57,16 @@ import type { TimeOffApi } from '../src/timeOff/module.ts';
 import { createHiBobClient } from '../src/upstream/hibob.ts';
 import { waitFor } from '../test/support/waitFor.ts';
 import { messageText } from '../test/timeOff/harness.ts';
-import { emit, median, note, percentile, type Server, startChild, tempDir } from './support.ts';
+import {
+  BENCH_DATA_KEYS,
+  emit,
+  median,
+  note,
+  percentile,
+  type Server,
+  startChild,
+  tempDir,
+} from './support.ts';
 
 const quick = process.argv.includes('--quick');
 const MANAGERS = quick ? 2 : 20;
@@ -208,6 +217,7 @@ const main = async (): Promise<void> => {
   const config = loadConfig({
     SLACK_BOT_TOKEN: BOT_TOKEN,
     SLACK_SIGNING_SECRET: SIGNING_SECRET,
+    SWITCHBOARD_DATA_KEYS: BENCH_DATA_KEYS,
     SLACK_API_URL: fake.apiUrl,
     PORT: '0',
     EVENT_STORE_URL: `sqlite:${join(tmp.path, 'timeoff.db')}`,

@@ -97,6 +97,7 @@ process.stdout.write(
   `Switchboard sandbox: ${running.consoleUrl}  (${running.restored ? 'world restored' : 'fresh world'}; logs in ${shown(join(running.dataDir, 'sandbox.log'))}; Ctrl-C stops)\n` +
     `Browse its event store: EVENT_STORE_URL=sqlite:${shown(running.dbPath)} npm run events -- streams\n`,
 );
+for (const notice of running.notices) process.stdout.write(`${notice}\n`);
 
 let stopping = false;
 const stop = () => {

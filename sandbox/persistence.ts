@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { PagerDutyState, SimulatorSeed } from './simulators/pagerduty/index.ts';
 import type { SimIncident } from './simulators/pagerduty/model.ts';
 import { exportStates, type Simulator } from './simulators/simulator.ts';
@@ -12,6 +12,11 @@ import type { FakeSlackState } from './simulators/slack/fakeSlack.ts';
  * rotations where they were when the world was first made; `--reset` makes a new world. Each
  * person's sandbox phone number is saved too, so a world keeps the numbers its people verified,
  * and the sandbox clock's offset from real time, so a world moved to next week stays there.
+ *
+ * The world's secrets (every vendor's credentials and webhook secrets, and the bot's data key ring)
+ * are kept apart, in `sandbox-secrets.json` (mode 0600, `writeSecrets`), never in the world file:
+ * a restarted sandbox signs and verifies with the same secrets and opens what it sealed (verified
+ * phones keep being paged); `--reset` deletes them with the world and makes new ones.
  */
 
 export type SavedWorld = Readonly<{
@@ -98,4 +103,56 @@ const upgradeV1 = (world: SavedWorldV1, options: ReadWorldOptions): SavedWorld =
     },
   };
   return { version: 2, savedAt: world.savedAt, simulators: { slack: world.slack, pagerduty } };
+};
+
+/** Every secret a sandbox world runs on, kept across restarts (`sandbox-secrets.json`). */
+export type SandboxSecrets = Readonly<{
+  version: 1;
+  slack: Readonly<{ botToken: string; signingSecret: string }>;
+  pagerduty: Readonly<{ token: string; webhookSecret: string }>;
+  vonage: Readonly<{
+    apiKey: string;
+    apiSecret: string;
+    applicationId: string;
+    signatureSecret: string;
+    /** PEM (PKCS #8) of the application's RSA key. */
+    privateKey: string;
+  }>;
+  hibob: Readonly<{ serviceUserId: string; serviceUserToken: string; webhookSecret: string }>;
+  /** The bot's SWITCHBOARD_DATA_KEYS. */
+  dataKeys: string;
+}>;
+
+const SECRET_FIELDS = {
+  slack: ['botToken', 'signingSecret'],
+  pagerduty: ['token', 'webhookSecret'],
+  vonage: ['apiKey', 'apiSecret', 'applicationId', 'signatureSecret', 'privateKey'],
+  hibob: ['serviceUserId', 'serviceUserToken', 'webhookSecret'],
+} as const;
+
+/** The kept secrets; undefined when there are none (or the file is unreadable or incomplete). */
+export const readSecrets = (path: string): SandboxSecrets | undefined => {
+  if (!existsSync(path)) return undefined;
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (parsed['version'] !== 1 || typeof parsed['dataKeys'] !== 'string' || parsed['dataKeys'] === '')
+    return undefined;
+  for (const [group, fields] of Object.entries(SECRET_FIELDS)) {
+    const values = parsed[group] as Record<string, unknown> | undefined;
+    if (!values || fields.some((f) => typeof values[f] !== 'string' || values[f] === '')) return undefined;
+  }
+  return parsed as unknown as SandboxSecrets;
+};
+
+/** Writes the secrets readable by their owner only (0600), atomically (temp file, then rename). */
+export const writeSecrets = (path: string, secrets: SandboxSecrets): void => {
+  const tmp = `${path}.tmp`;
+  rmSync(tmp, { force: true });
+  writeFileSync(tmp, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  chmodSync(tmp, 0o600); // whatever the umask
+  renameSync(tmp, path);
 };

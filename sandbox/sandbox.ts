@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync, rmSync, type WriteStream } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,16 +6,18 @@ import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { createSwitchboard, type Switchboard } from '../src/app.ts';
 import { type LogLevel, loadConfig } from '../src/config.ts';
+import { createKeyRing, generateRingEntry } from '../src/core/keyRing.ts';
 import type { EventStore } from '../src/eventStore/eventStore.ts';
 import { openEventStore } from '../src/eventStore/openEventStore.ts';
 import { createLogger, type Logger } from '../src/logger.ts';
+import { createPersonKeys } from '../src/people/personKeys.ts';
 import { HR_SYNC_DIRECTORY_STREAM } from '../src/timeOff/hrSync.ts';
 import { createSandboxClock, type SandboxClock } from './clock.ts';
 import { type SandboxHr, simulatorHr } from './console/hr.ts';
 import { type SandboxPhones, simulatorPhones } from './console/phones.ts';
 import { type ConsoleServer, listenConsole } from './console/server.ts';
 import { readSlackAppSettings } from './manifest.ts';
-import { readWorld, writeWorld } from './persistence.ts';
+import { readSecrets, readWorld, type SandboxSecrets, writeSecrets, writeWorld } from './persistence.ts';
 import { type HiBobSimulator, POLICIES, startHiBobSimulator } from './simulators/hibob/index.ts';
 import {
   type PagerDutySimulator,
@@ -52,9 +54,12 @@ import {
  * The whole sandbox in one process, on loopback: the real bot (`createSwitchboard`, embedded
  * SQLite store), the simulators (the fake Slack Web API, the incident service, the communications
  * service with everyone's phone, the HR people service), and the console server, wired with secrets
- * generated at start so every request is signed as in production (Slack v0 signatures on what the
+ * made for the world so every request is signed as in production (Slack v0 signatures on what the
  * console sends the bot, V3 webhook signatures on what the incident service sends, HS256 webhook
  * JWTs on what the communications service sends, `Bob-Signature` HMACs on what HR sends). The
+ * secrets, and the bot's data key ring, are kept in the data folder (`sandbox-secrets.json`, mode
+ * 0600) and reused on a restart, so what the bot sealed (verified phones) still opens; `--reset`
+ * makes new ones. The
  * bot's configuration, saving and restoring, and stopping loop over the simulators
  * (`simulators/simulator.ts`); only the console and the demo world know each vendor.
  *
@@ -70,9 +75,12 @@ import {
 export type SandboxPorts = Readonly<{ console?: number; bot?: number }>;
 
 export type SandboxOptions = Readonly<{
-  /** Holds sandbox.db (the event store), sandbox-world.json (the simulators' state), sandbox.log. */
+  /**
+   * Holds sandbox.db (the event store), sandbox-world.json (the simulators' state),
+   * sandbox-secrets.json (the world's secrets and data key ring), sandbox.log.
+   */
   dataDir: string;
-  /** Start over: delete the store and the saved world first. */
+  /** Start over: delete the store, the saved world and its secrets first (new secrets are made). */
   reset?: boolean;
   /** `0`: every port chosen by the OS. Default: console 3100, bot any free port. */
   ports?: 0 | SandboxPorts;
@@ -113,6 +121,8 @@ export type Sandbox = Readonly<{
   clock: SandboxClock;
   /** True when the world came back from a previous run. */
   restored: boolean;
+  /** What the person starting it should know (printed by `npm run sandbox`), e.g. phones to verify again. */
+  notices: readonly string[];
   sb: Switchboard;
   store: EventStore;
   fake: FakeSlack;
@@ -144,6 +154,30 @@ export const DEFAULT_HR_LAG_MS = 20_000;
 
 const secret = (bytes = 24): string => randomBytes(bytes).toString('hex');
 
+/** A new world's secrets: each vendor's, as `startSandbox` used to make at every start, and the bot's ring. */
+const makeSecrets = (): SandboxSecrets => ({
+  version: 1,
+  slack: { botToken: `xoxb-sandbox-${secret(12)}`, signingSecret: secret() },
+  pagerduty: { token: secret(16), webhookSecret: secret() },
+  // The API secret follows the vendor's rule: 8–25 characters with an uppercase letter, a
+  // lowercase letter and a digit. The application's RSA key pair signs the bot's JWTs.
+  vonage: {
+    apiKey: randomBytes(4).toString('hex'),
+    apiSecret: `Sb1${randomBytes(9).toString('hex')}`,
+    applicationId: randomUUID(),
+    signatureSecret: secret(),
+    privateKey: generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString(),
+  },
+  hibob: {
+    serviceUserId: `SERVICE-USER-${randomBytes(4).toString('hex').toUpperCase()}`,
+    serviceUserToken: secret(),
+    webhookSecret: secret(),
+  },
+  dataKeys: generateRingEntry({ id: 'sandbox' }),
+});
+
 /** A loopback port free now (the OS's pick), for a server that must know its URL before it listens. */
 const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
@@ -163,9 +197,17 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
   mkdirSync(dataDir, { recursive: true });
   const dbPath = join(dataDir, 'sandbox.db');
   const worldPath = join(dataDir, 'sandbox-world.json');
+  const secretsPath = join(dataDir, 'sandbox-secrets.json');
   if (options.reset) {
-    for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`, worldPath]) rmSync(f, { force: true });
+    for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`, worldPath, secretsPath])
+      rmSync(f, { force: true });
   }
+  // The world's secrets: kept from the last run, or made now (and kept at once, before anything
+  // is sealed under them).
+  const keptSecrets = options.reset ? undefined : readSecrets(secretsPath);
+  const secrets = keptSecrets ?? makeSecrets();
+  if (!keptSecrets) writeSecrets(secretsPath, secrets);
+  const notices: string[] = [];
   const ports: SandboxPorts =
     options.ports === 0
       ? { console: 0, bot: 0 }
@@ -195,8 +237,8 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     const simulators: Simulator[] = [];
     cleanups.push(() => stopAll(simulators));
     const fake = await startFakeSlack({
-      botToken: `xoxb-sandbox-${secret(12)}`,
-      signingSecret: secret(),
+      botToken: secrets.slack.botToken,
+      signingSecret: secrets.slack.signingSecret,
       users: slackUsers(),
       channels: [...CHANNELS],
       now: clock.nowMs,
@@ -204,36 +246,35 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     simulators.push(fake);
     const sim = await startPagerDutySimulator({
       clock,
-      token: secret(16),
-      webhookSecret: secret(),
+      token: secrets.pagerduty.token,
+      webhookSecret: secrets.pagerduty.webhookSecret,
       seed: pagerDutySeed(rotationStart),
       webUrl: `${listening.url}/vendor`,
       webhooks: { retryDelaysMs: [250, 1_000, 3_000, 10_000] },
     });
     simulators.push(sim);
-    // The communications account's credentials, made here like the others' (its application's RSA
-    // key pair is made by the simulator with node:crypto, and its private key reaches the bot as
-    // VONAGE_PRIVATE_KEY). The API secret follows the vendor's rule: 8–25 characters with an
-    // uppercase letter, a lowercase letter and a digit.
+    // The communications account's credentials, the world's like the others' (its application's
+    // private key reaches the bot as VONAGE_PRIVATE_KEY).
     const vonage = await startVonageSimulator({
       clock,
       // Its timers (channel timeouts, calls ringing out) run by themselves on the sandbox clock too.
       tickMs: 250,
-      apiKey: randomBytes(4).toString('hex'),
-      apiSecret: `Sb1${randomBytes(9).toString('hex')}`,
-      applicationId: randomUUID(),
-      signatureSecret: secret(),
+      apiKey: secrets.vonage.apiKey,
+      apiSecret: secrets.vonage.apiSecret,
+      applicationId: secrets.vonage.applicationId,
+      signatureSecret: secrets.vonage.signatureSecret,
+      privateKey: secrets.vonage.privateKey,
       fromNumber: SWITCHBOARD_NUMBER,
       webhooks: { retryDelaysMs: [250, 1_000, 3_000, 10_000] },
     });
     simulators.push(vonage);
-    // The HR service: its service user and webhook secret made here; its organisation is the demo
+    // The HR service: its service user and webhook secret the world's; its organisation is the demo
     // world's (`hrEmployees()`), seeded by the simulator; what it writes shows in its API `hrLagMs` later.
     const hibob = await startHiBobSimulator({
       clock,
       lagMs: hrLagMs,
-      serviceUsers: [{ id: `SERVICE-USER-${randomBytes(4).toString('hex').toUpperCase()}`, token: secret() }],
-      webhookSecret: secret(),
+      serviceUsers: [{ id: secrets.hibob.serviceUserId, token: secrets.hibob.serviceUserToken }],
+      webhookSecret: secrets.hibob.webhookSecret,
       webhooks: { retryDelaysMs: [250, 1_000, 3_000, 10_000] },
     });
     simulators.push(hibob);
@@ -255,6 +296,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       ...simulatorEnv(simulators),
       PORT: String(botPort),
       EVENT_STORE_URL: `sqlite:${dbPath}`,
+      SWITCHBOARD_DATA_KEYS: secrets.dataKeys,
       LOG_LEVEL: options.logLevel ?? 'info',
       ...(options.paging?.delayMinutes === undefined
         ? {}
@@ -276,6 +318,18 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       destination: options.log ?? logFile!,
       base: { sandbox: 'true' },
     });
+    if (saved && !keptSecrets) {
+      // A world saved before the sandbox kept its secrets: what the bot sealed under the old ones
+      // (verified phones) cannot be opened by anyone now. Shred it, so the bot starts, and say so.
+      const ring = createKeyRing(config.dataKeys.ring, config.dataKeys.legacy);
+      const forgotten = await createPersonKeys({ store, ring }).forgetUnreadable();
+      if (forgotten.length > 0) {
+        const who = forgotten.map((id) => PEOPLE.find((p) => p.slackId === id)?.handle ?? id).join(', ');
+        const notice = `This world was saved before the sandbox kept its secrets: the phones verified in it (${who}) must be verified again with /verify.`;
+        notices.push(notice);
+        logger.warn({ forgotten: forgotten.length }, notice);
+      }
+    }
     const sb = await createSwitchboard({
       config,
       logger,
@@ -367,6 +421,7 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       dbPath,
       clock,
       restored: saved !== undefined,
+      notices,
       sb,
       store,
       fake,

@@ -6,8 +6,9 @@ import { createInbox, type Inbox } from './application/inbox.ts';
 import { type Config, describeSwitchedOff } from './config.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import { asError } from './core/errors.ts';
+import { createKeyRing } from './core/keyRing.ts';
 import { knowSecrets } from './core/scrub.ts';
-import { createSealer } from './core/sealed.ts';
+import { RESPONSE_URL_PURPOSE } from './core/sealed.ts';
 import type { EventStore } from './eventStore/eventStore.ts';
 import { openEventStore } from './eventStore/openEventStore.ts';
 import { createReadiness, opsRoutes, type Readiness, storeProbe } from './http/ops.ts';
@@ -55,7 +56,8 @@ import { createSlackWebClient, type SwitchboardWebClient, slackClientOptions } f
  * refusal texts, enrich step, ports). A slash command, command type or port claimed twice stops
  * the start with an SB_CONFIG error naming both claimants.
  *
- * Start order: store → services (processors, scheduler) → Bolt (auth.test against Slack) → HTTP.
+ * Start order: store → each lifecycle's preflight (person keys checked against the data key ring,
+ * re-wrapped) → services (processors, scheduler) → Bolt (auth.test against Slack) → HTTP.
  * Stop order (SIGTERM): HTTP stops taking requests and finishes those in flight → Socket Mode
  * disconnects → services stop in reverse order (each finishes the event in hand and
  * checkpoints) → the store closes.
@@ -146,11 +148,11 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
 
   const store = options.store ?? (await openEventStore(config.eventStoreUrl));
   readiness.add(storeProbe(store));
+  // What is kept sealed at rest is sealed on the data key ring (SWITCHBOARD_DATA_KEYS); values
+  // sealed before it open through its legacy entries (the vendor secrets they were sealed under).
+  const keyRing = createKeyRing(config.dataKeys.ring, config.dataKeys.legacy);
   // response_urls are bearer capabilities: stored sealed, opened only by the reply poster.
-  const responseUrls = createSealer(
-    config.slack.signingSecret ?? config.slack.appToken ?? config.slack.botToken,
-    'response_url',
-  );
+  const responseUrls = keyRing.sealer(RESPONSE_URL_PURPOSE);
   const inbox = createInbox({ store, metrics, sealResponseUrl: responseUrls.seal });
   const people = createPeopleDirectory({ store, now: () => clock.now() });
 
@@ -221,6 +223,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     ports,
     replies: slackReplies,
     metrics,
+    keyRing,
   };
   const lifecycleOptions = (options.lifecycleOptions ?? {}) as Readonly<Record<string, unknown>>;
   const createLifecycles = () => {
@@ -383,6 +386,9 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     async start() {
       if (started) throw new Error('Switchboard already started');
       started = true;
+      // Before any processor or request: a module that cannot serve (a data key ring that cannot
+      // open the person keys in the store) refuses the start here, not by parking events later.
+      for (const instance of instances) await instance.preflight?.();
       for (const service of services) await startService(service);
       try {
         await bolt.init();

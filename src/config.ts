@@ -1,6 +1,14 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { ChatOpsError } from './core/errors.ts';
+import {
+  DATA_KEYS_VARIABLE,
+  keyRingSecrets,
+  type LegacySecrets,
+  parseKeyRing,
+  type RingKey,
+} from './core/keyRing.ts';
+import { RESPONSE_URL_PURPOSE } from './core/sealed.ts';
 import { isKurrentDbUrl, redactStoreUrl, storeUrlSecrets } from './eventStore/storeUrl.ts';
 import {
   type ConfigVariableReader,
@@ -85,6 +93,15 @@ export type Config = Readonly<{
   ci: boolean;
   /** This process among several replicas on one store (see src/processors/claims.ts). */
   replica: ReplicaConfig;
+  /** The data key ring and the secrets values were sealed under before it (src/core/keyRing.ts). */
+  dataKeys: DataKeysConfig;
+}>;
+
+export type DataKeysConfig = Readonly<{
+  /** SWITCHBOARD_DATA_KEYS, parsed: the first seals, every one opens. */
+  ring: readonly RingKey[];
+  /** Per purpose, the configured secrets that sealed `sealed:v1:` values before the ring. */
+  legacy: LegacySecrets;
 }>;
 
 export type ReplicaConfig = Readonly<{
@@ -96,6 +113,11 @@ export type ReplicaConfig = Readonly<{
 
 /** The part of the configuration the store CLI needs (no Slack credentials). */
 export type StoreConfig = Readonly<{ eventStoreUrl: string; logLevel: LogLevel; ci: boolean }>;
+
+/** What the keys CLI needs: the store, the ring and the legacy secrets (no Slack credentials). */
+export type KeysConfig = StoreConfig & Readonly<{ dataKeys: DataKeysConfig; secrets: readonly string[] }>;
+
+const DATA_KEYS_MISSING = 'is not set: make a key with `npm run keys -- generate` and keep it safe';
 
 const VARS = {
   PORT: {
@@ -162,6 +184,16 @@ const VARS = {
   SLACK_API_URL: {
     purpose: 'Slack Web API base URL; tests and the sandbox point it at a fake',
     schema: urlVariable,
+  },
+  [DATA_KEYS_VARIABLE]: {
+    purpose:
+      'Switchboard\'s own data encryption keys, <id>:<base64 of 32 bytes>[,<id>:<base64>…]: the first seals, every one opens; back them up apart from the store (docs/operations.md, "The data key ring")',
+    secret: true,
+    secretsIn: keyRingSecrets,
+    schema: z.string().superRefine((v, ctx) => {
+      const parsed = parseKeyRing(v);
+      if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.problem });
+    }),
   },
 } as const satisfies Record<string, ConfigVariableSpec>;
 
@@ -241,6 +273,22 @@ const prefixOf = (names: readonly string[]): string => {
   return prefixes.map((p) => `${p}_*`).join(', ');
 };
 
+/** SWITCHBOARD_DATA_KEYS, parsed (empty when missing or malformed: the problem is recorded). */
+const readRing = (r: Reader): readonly RingKey[] => {
+  const text = r.required(DATA_KEYS_VARIABLE, DATA_KEYS_MISSING);
+  const parsed = text === '' ? undefined : parseKeyRing(text);
+  return parsed?.ok ? parsed.keys : [];
+};
+
+/** Merges legacy secrets per purpose (empty and repeated ones dropped). */
+const mergeLegacy = (all: Record<string, string[]>, more: LegacySecrets | undefined): void => {
+  for (const [purpose, secrets] of Object.entries(more ?? {})) {
+    const list = all[purpose] ?? [];
+    for (const s of secrets) if (s !== '' && !list.includes(s)) list.push(s);
+    all[purpose] = list;
+  }
+};
+
 const readStorePart = (r: Reader): StoreConfig => ({
   eventStoreUrl: r.optional('EVENT_STORE_URL') ?? 'sqlite:./data/switchboard.db',
   logLevel: (r.optional('LOG_LEVEL') as LogLevel | undefined) ?? 'info',
@@ -273,6 +321,7 @@ export const loadConfig = (
     id: r.optional('SWITCHBOARD_REPLICA_ID') ?? defaultReplicaId(),
     claimExpiryMs: Number(r.optional('SWITCHBOARD_CLAIM_EXPIRY_SECONDS') ?? '15') * 1_000,
   };
+  const ring = readRing(r);
 
   // All or none of each lifecycle's credentials; then the slices of those switched on; then the
   // other variables of those switched off (URLs), so a typo shows up before it matters.
@@ -293,6 +342,16 @@ export const loadConfig = (
   }
 
   if (r.problems.length > 0) throw new ConfigError(dedupe(r.problems));
+  // Values sealed before the ring: response_urls under the Slack secret, and what each lifecycle says.
+  const legacy: Record<string, string[]> = {};
+  mergeLegacy(legacy, {
+    [RESPONSE_URL_PURPOSE]: [signingSecret, previousSigningSecret, appToken, botToken].filter(
+      (s): s is string => s !== undefined,
+    ),
+  });
+  for (const l of lifecycles) {
+    if (switches[l.name]) mergeLegacy(legacy, l.config.legacySealingSecrets?.(slices[l.name]));
+  }
   return {
     port,
     eventStoreUrl,
@@ -314,6 +373,7 @@ export const loadConfig = (
     secrets: [...new Set(r.secrets)],
     ci,
     replica,
+    dataKeys: { ring, legacy },
   };
 };
 
@@ -329,6 +389,32 @@ export const loadStoreConfig = (env: Env): StoreConfig => {
   const part = readStorePart(r);
   if (r.problems.length > 0) throw new ConfigError(dedupe(r.problems));
   return part;
+};
+
+/**
+ * What `npm run keys` needs: the store, SWITCHBOARD_DATA_KEYS, and the legacy sealing secrets of
+ * each lifecycle whose credentials are set (VONAGE_SIGNATURE_SECRET for person keys made before
+ * the ring). No Slack credentials.
+ * @throws ConfigError naming every missing or malformed variable it reads.
+ */
+export const loadKeysConfig = (
+  env: Env,
+  lifecycles: readonly LifecycleDeclaration[] = ALL_LIFECYCLES,
+): KeysConfig => {
+  const specs: Record<string, ConfigVariableSpec> = { ...VARS };
+  for (const l of lifecycles) Object.assign(specs, l.config.variables);
+  const r = new Reader(env, specs);
+  const part = readStorePart(r);
+  const ring = readRing(r);
+  const legacy: Record<string, string[]> = {};
+  for (const l of lifecycles) {
+    if (!l.config.legacySealingSecrets) continue;
+    if (!r.group(l.config.credentials, `${l.title.toLowerCase()} (${prefixOf(l.config.credentials)})`))
+      continue;
+    mergeLegacy(legacy, l.config.legacySealingSecrets(l.config.read(r)));
+  }
+  if (r.problems.length > 0) throw new ConfigError(dedupe(r.problems));
+  return { ...part, dataKeys: { ring, legacy }, secrets: [...new Set(r.secrets)] };
 };
 
 /** One line per switched-off lifecycle, saying which variables would switch it on. */

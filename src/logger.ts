@@ -52,6 +52,7 @@ export const REDACTED_KEYS = [
   'signatureSecret',
   'webhookSecret',
   'secret',
+  'dataKeys',
   'password',
   'authorization',
   'Authorization',

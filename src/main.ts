@@ -1,12 +1,14 @@
 import { createSwitchboard, type Switchboard } from './app.ts';
 import { type Config, ConfigError, formatConfigProblems, loadConfig, processEnv } from './config.ts';
-import { asError } from './core/errors.ts';
+import { asError, isChatOpsError } from './core/errors.ts';
 import { createLogger, type Logger } from './logger.ts';
 
 /**
  * `npm start`: reads the environment, starts Switchboard, and stops it gracefully on SIGTERM or
  * SIGINT (stop taking requests, let processors finish the event in hand, close the store), exiting
- * 0 within 10 s, or 1 if that takes longer.
+ * 0 within 10 s, or 1 if that takes longer. A configuration that cannot work exits 2 with what to
+ * fix on stderr: a missing or malformed variable, or a data key ring (SWITCHBOARD_DATA_KEYS) that
+ * cannot open the person keys in the store (found before any traffic is taken).
  */
 const SHUTDOWN_LIMIT_MS = 10_000;
 
@@ -92,7 +94,10 @@ const main = async (): Promise<void> => {
   } catch (e) {
     logger.fatal({ err: asError(e) }, `Switchboard failed to start: ${asError(e).message}`);
     await switchboard.stop().catch(() => undefined);
-    logger.flush(() => process.exit(1));
+    // A configuration that cannot work (the data key ring): said where the operator looks, exit 2.
+    const misconfigured = isChatOpsError(e) && e.code === 'SB_CONFIG';
+    if (misconfigured) process.stderr.write(`Switchboard cannot start: ${asError(e).message}\n`);
+    logger.flush(() => process.exit(misconfigured ? 2 : 1));
   }
 };
 

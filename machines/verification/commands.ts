@@ -10,11 +10,11 @@ import { verificationActionSchema } from './events.ts';
  */
 const slackUserId = z.string().regex(/^[UW][A-Z0-9]{2,20}$/, 'must be a Slack user id');
 const id = z.string().min(1).max(200);
-/** Sealed under the person's data key (`personal:v1:`), or under the configured secret (`sealed:v1:`, older records). */
+/** Sealed under the person's data key (`personal:v1:`), or (older records) under the data key ring or a configured secret (`sealed:v2:`, `sealed:v1:`). */
 const sealedNumber = z
   .string()
   .max(400)
-  .refine((v) => v.startsWith('personal:v1:') || v.startsWith('sealed:v1:'), 'must be a sealed number');
+  .refine((v) => v.startsWith('personal:v1:') || /^sealed:v[12]:/.test(v), 'must be a sealed number');
 
 /** Filled by the module's enrich step from the organisation-wide read model. */
 const orgCount = {

@@ -45,11 +45,11 @@ export type VerificationFailure = z.infer<typeof verificationFailureSchema>;
 
 const id = z.string().min(1);
 const at = z.string().min(1);
-/** Sealed under the person's data key (`personal:v1:`), or under the configured secret (`sealed:v1:`, older records). */
+/** Sealed under the person's data key (`personal:v1:`), or (older records) under the data key ring or a configured secret (`sealed:v2:`, `sealed:v1:`). */
 const sealedNumber = z
   .string()
   .max(400)
-  .refine((v) => v.startsWith('personal:v1:') || v.startsWith('sealed:v1:'), 'must be a sealed number');
+  .refine((v) => v.startsWith('personal:v1:') || /^sealed:v[12]:/.test(v), 'must be a sealed number');
 const masked = z.string().min(1).max(40);
 /** A keyed hash of the number (HMAC, src/verification/phone.ts): tells two numbers apart, reveals neither. */
 const numberKey = z.string().regex(/^[0-9a-f]{32}$/);

@@ -4,14 +4,17 @@ import { ChatOpsError } from './errors.ts';
 /**
  * Values that must be kept to be used later but must not be readable in the store: a Slack
  * `response_url` is a bearer capability (anyone holding it can post into the conversation for
- * 30 minutes), yet the reply processor needs it after a restart. Sealed with AES-256-GCM under a
- * key derived (HKDF-SHA256) from a configured secret, so the store file, a backup or the event
- * browser shows `sealed:v1:…` instead. A value sealed under another key (the secret was rotated)
- * cannot be opened: callers treat that like an expired URL.
+ * 30 minutes), yet the reply processor needs it after a restart. Sealed with AES-256-GCM, so the
+ * store file, a backup or the event browser shows `sealed:…` instead.
+ *
+ * Today values are sealed under the data key ring (`sealed:v2:<ring key id>:…`, src/core/keyRing.ts,
+ * SWITCHBOARD_DATA_KEYS). `createSealer` is the older scheme, `sealed:v1:…` under a key derived
+ * (HKDF-SHA256) from a vendor secret: kept so values sealed before the ring still open (the ring
+ * reads it as its legacy entries), never used to seal anything new.
  *
  * @example
- * const sealer = createSealer(config.slack.signingSecret, 'response_url');
- * const stored = sealer.seal(body.response_url);
+ * const sealer = keyRing.sealer('response_url');
+ * const stored = sealer.seal(body.response_url); // 'sealed:v2:k1:…'
  * await post(sealer.open(stored), message);
  */
 export type Sealer = Readonly<{
@@ -22,9 +25,17 @@ export type Sealer = Readonly<{
 }>;
 
 const PREFIX = 'sealed:v1:';
+/** A value sealed under a key derived from a vendor secret (before the data key ring). */
+export const SEALED_V1_PREFIX = PREFIX;
+/** A value sealed under the data key ring: `sealed:v2:<ring key id>:<base64url>`. */
+export const SEALED_V2_PREFIX = 'sealed:v2:';
 
-/** Whether a stored value is sealed (by any sealer): safe to keep at rest. */
-export const isSealedValue = (value: string): boolean => value.startsWith(PREFIX);
+/** The purpose Slack `response_url`s are sealed under (the inbox seals, the reply poster opens). */
+export const RESPONSE_URL_PURPOSE = 'response_url';
+
+/** Whether a stored value is sealed (by any sealer, either scheme): safe to keep at rest. */
+export const isSealedValue = (value: string): boolean =>
+  value.startsWith(PREFIX) || value.startsWith(SEALED_V2_PREFIX);
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
@@ -56,10 +67,21 @@ export const gcmOpen = (key: Buffer, aad: Buffer, packed: string): string | null
   }
 };
 
+/** The `sealed:v1:` key of `purpose` under `secret`: HKDF-SHA256, as `createSealer` derives it. */
+export const v1SealKey = (secret: string, purpose: string): Buffer =>
+  Buffer.from(hkdfSync('sha256', secret, 'switchboard', `sealed:${purpose}`, 32));
+
+/** The AAD a `sealed:v1:` value of `purpose` is bound to. */
+export const v1SealAad = (purpose: string): Buffer => Buffer.from(purpose);
+
+/**
+ * @deprecated Seals under a vendor secret, which rotates: use `KeyRing.sealer(purpose)`
+ * (src/core/keyRing.ts). Kept for values sealed before the key ring (the ring opens them as legacy).
+ */
 export const createSealer = (secret: string, purpose: string): Sealer => {
   if (secret === '') throw new ChatOpsError('SB_CONFIG', 'a sealer needs a non-empty secret');
-  const key = Buffer.from(hkdfSync('sha256', secret, 'switchboard', `sealed:${purpose}`, 32));
-  const aad = Buffer.from(purpose);
+  const key = v1SealKey(secret, purpose);
+  const aad = v1SealAad(purpose);
   const isSealed = (value: string) => value.startsWith(PREFIX);
   return {
     isSealed,

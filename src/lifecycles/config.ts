@@ -54,6 +54,12 @@ export type LifecycleConfig<C> = Readonly<{
   credentials: readonly string[];
   /** Builds the slice of a switched-on lifecycle. */
   read(vars: ConfigVariableReader): C;
+  /**
+   * The secrets (from its slice) that sealed values, by purpose, before the data key ring
+   * (SWITCHBOARD_DATA_KEYS) existed: the ring opens those `sealed:v1:` values with them (its
+   * legacy entries). Several per purpose during a rotation window (the current and the previous).
+   */
+  legacySealingSecrets?(slice: C): Readonly<Record<string, readonly string[]>>;
 }>;
 
 export const urlVariable = z

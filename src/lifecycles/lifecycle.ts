@@ -3,6 +3,7 @@ import type { HandlerDeps } from '../../handlers/index.ts';
 import type { WebhookVerifier } from '../../handlers/webhooks/routes.ts';
 import type { CommandRoute } from '../application/dispatch.ts';
 import type { Clock } from '../core/clock.ts';
+import type { KeyRing } from '../core/keyRing.ts';
 import type { Command } from '../core/messages.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { Logger } from '../logger.ts';
@@ -71,6 +72,8 @@ export type LifecycleDeps = Readonly<{
   replies: SlackReplies;
   /** The app's Prometheus registry (`/metrics`): a module registers its own counters here. */
   metrics: Metrics;
+  /** The data key ring (SWITCHBOARD_DATA_KEYS): what a module keeps sealed at rest is sealed on it. */
+  keyRing: KeyRing;
 }>;
 
 /** One module's part of the App Home tab. */
@@ -114,6 +117,13 @@ export type LifecycleInstance<Api = unknown> = Readonly<{
   rejectionText?(rejection: CommandRejectedData): SlackReplyMessage | undefined;
   /** The ports it offers the other lifecycles (see ports.ts). */
   provides?: Partial<LifecyclePorts>;
+  /**
+   * Runs at start, before any processor or request: checks and repairs what the module needs to
+   * serve (the verification lifecycle re-wraps person keys under the ring's first key and refuses
+   * a key ring that cannot open them). A throw stops the start; an SB_CONFIG error makes `npm
+   * start` exit 2 with its message.
+   */
+  preflight?(): Promise<void>;
   /** What tests and the sandbox may reach: `sb.lifecycle('incidents')?.readModels`. */
   api: Api;
 }>;

@@ -7,6 +7,8 @@ import {
   urlVariable,
   withoutSlash,
 } from '../lifecycles/config.ts';
+import { PERSON_KEY_PURPOSE } from '../people/personKeys.ts';
+import { PHONE_NUMBER_PURPOSE } from './phone.ts';
 
 /** The verification lifecycle's configuration: the communications service (Vonage-shaped). */
 export type VerificationConfig = Readonly<{
@@ -105,4 +107,11 @@ export const verificationConfig: LifecycleConfig<VerificationConfig> = {
       voiceEventUrl: v.optional('VONAGE_VOICE_EVENT_URL'),
     };
   },
+  // Before SWITCHBOARD_DATA_KEYS, person keys and numbers of nobody known were sealed under a key
+  // derived from the webhook signature secret: the ring opens them with it, the previous one
+  // included during a rotation (and re-wraps person keys).
+  legacySealingSecrets: (c) => ({
+    [PERSON_KEY_PURPOSE]: c.signatureSecrets,
+    [PHONE_NUMBER_PURPOSE]: c.signatureSecrets,
+  }),
 };

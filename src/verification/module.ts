@@ -8,7 +8,7 @@ import { phaseOf } from '../../machines/verification/decider.ts';
 import { verificationStreamId } from '../../machines/verification/streams.ts';
 import { ValidationError } from '../core/errors.ts';
 import { defineLifecycle, type LifecycleDeps, type LifecycleInstance } from '../lifecycles/lifecycle.ts';
-import { createPersonKeys, type PersonKeys } from '../people/personKeys.ts';
+import { createPersonKeys, type PersonKeys, preparePersonKeys } from '../people/personKeys.ts';
 import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import { createVonageClient } from '../upstream/vonage.ts';
@@ -49,17 +49,24 @@ import { createVerificationUpstreamReactor } from './upstreamCalls.reactor.ts';
  * check records `VerificationCodeLost` and the person is asked, in a DM, to enter the code again.
  *
  * **Phone numbers are never stored in clear, and can be shredded.** A number is sealed under its
- * owner's own data key (src/people/personKeys.ts: `personkey-<slackUserId>`, itself sealed under
- * VONAGE_SIGNATURE_SECRET) wherever it is recorded: the `/verify` command and the verification
- * events, the people directory's `PersonLinked { system: 'phone' }`, the pager's pages and
- * opt-outs, and the replies from that phone; lookups by number use a blind index (an HMAC under
- * the same key) and the pager's in-memory index. Beside it, a masked form for people
+ * owner's own data key (src/people/personKeys.ts: `personkey-<slackUserId>`, itself wrapped under
+ * the data key ring, SWITCHBOARD_DATA_KEYS, never under a vendor secret that rotates; keys wrapped
+ * under VONAGE_SIGNATURE_SECRET before the ring are re-wrapped at start) wherever it is recorded:
+ * the `/verify` command and the verification events, the people directory's
+ * `PersonLinked { system: 'phone' }`, the pager's pages and opt-outs, and the replies from that
+ * phone; lookups by number use a blind index (an HMAC under the same key) and the pager's
+ * in-memory index. Beside it, a masked form for people
  * (`+44 •••• ••0123`). The recorded `/verify` slash command keeps `[Redacted]` for its text, and
  * the communications webhooks are recorded without their numbers. When HR says someone left,
  * `pager.forget` deletes their key (`EventStore.deleteStream`): every copy becomes unreadable.
- * A number from someone nobody verified (an SMS from a stranger) is sealed under the configured
- * secret. Records written before person keys existed (a clear link, `sealed:v1:` numbers) are
+ * A number from someone nobody verified (an SMS from a stranger) is sealed under the data key
+ * ring. Records written before person keys existed (a clear link, `sealed:v1:` numbers) are
  * read as they are and not rewritten; a person verifying again is linked with a sealed number.
+ *
+ * **At start** (`preflight`, before any processor or request), every person key is checked: a
+ * key ring that cannot open one refuses the start (SB_CONFIG naming SWITCHBOARD_DATA_KEYS, the
+ * missing ring key and how many people), and keys not wrapped under the ring's first key are
+ * re-wrapped (`PersonKeyRewrapped`).
  *
  * @example
  * const sb = await createSwitchboard({ config, logger, lifecycleOptions: { verification: { retry: { baseMs: 30 } } } });
@@ -112,9 +119,9 @@ const createVerification = (
     });
   // The signed-webhook check of every `/webhooks/vonage/*` route: the JWT over the raw body, fresh.
   const verifySignature = vonageWebhookVerify({ secrets: config.signatureSecrets, clock });
-  // A data key per person for their number (crypto-shredding), kept under the same secret.
-  const personKeys = createPersonKeys({ store, secret: config.signatureSecret });
-  const phones = createPhoneSealer(config.signatureSecret, personKeys);
+  // A data key per person for their number (crypto-shredding), wrapped under the data key ring.
+  const personKeys = createPersonKeys({ store, ring: deps.keyRing });
+  const phones = createPhoneSealer(deps.keyRing, personKeys);
   // A test or the sandbox may pass it in; otherwise VONAGE_VOICE_EVENT_URL.
   const voiceEventUrl = options?.voiceEventUrl ?? config.voiceEventUrl;
   const vault = createCodeVault({ now: () => clock.now() });
@@ -288,6 +295,21 @@ const createVerification = (
         ? { text: `:warning: ${r.message}` }
         : undefined,
     provides: { ...paging.provides },
+    preflight: async () => {
+      const report = await preparePersonKeys(personKeys, deps.keyRing);
+      const total = report.rewrapped + report.current + report.elsewhere;
+      logger.info(
+        {
+          personKeys: total,
+          rewrapped: report.rewrapped,
+          rewrappedElsewhere: report.elsewhere,
+          ringKeyId: deps.keyRing.sealingKeyId,
+        },
+        report.rewrapped > 0
+          ? `re-wrapped ${report.rewrapped} person key(s) under data ring key ${deps.keyRing.sealingKeyId}`
+          : 'every person key opens under the data key ring',
+      );
+    },
     api: { client, vault, phones, personKeys, readModel },
   };
 };

@@ -1,7 +1,7 @@
-import { createHmac, hkdfSync } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { ChatOpsError } from '../core/errors.ts';
-import { createSealer, type Sealer } from '../core/sealed.ts';
+import type { KeyRing } from '../core/keyRing.ts';
 import { isPersonalSealed, type PersonKeys } from '../people/personKeys.ts';
 
 /**
@@ -90,15 +90,23 @@ export const parsePhone = (raw: string): ParsedPhone => {
 /**
  * Seals numbers for the store, and keys them for comparison. A person's number is sealed under
  * their own data key (`sealFor`, `keyFor`: src/people/personKeys.ts), so forgetting them makes
- * every copy unreadable; a number nobody owns (an SMS from an unknown number) and the records
- * written before person keys existed use keys derived from the configured secret (`seal`, `key`).
+ * every copy unreadable; a number nobody owns (an SMS from an unknown number) is sealed under the
+ * data key ring (`seal`: `sealed:v2:<ring key id>:…`, src/core/keyRing.ts), and keyed under a key
+ * the ring derives (`key`). Records written before person keys existed (`sealed:v1:`, under a key
+ * derived from VONAGE_SIGNATURE_SECRET) open through the ring's legacy entries.
+ *
+ * `key` is an HMAC under a key derived from the ring's sealing key, not a stored one: it only
+ * names the stream of replies from a number nobody verified (`pagerreply-<key>`), which needs no
+ * continuity, so a key put in front of the ring giving such a number a new stream costs nothing,
+ * and there is no further key to store, back up or re-wrap. A verified person's number is keyed
+ * under their own data key (`keyFor`), which a ring rotation does not change.
  */
 export type PhoneSealer = Readonly<{
-  /** `sealed:v1:…` of the E.164 digits, under the configured secret (a number of nobody known). */
+  /** `sealed:v2:…` of the E.164 digits, under the data key ring (a number of nobody known). */
   seal(digits: string): string;
-  /** The digits of a `sealed:v1:` value; throws SB_VALIDATION when sealed under another key. */
+  /** The digits of a `sealed:` value; throws SB_VALIDATION when nothing on the ring opens it. */
   open(sealed: string): string;
-  /** 32 hex characters, the same for the same number under the same secret. */
+  /** 32 hex characters, the same for the same number under the same ring's first key. */
   key(digits: string): string;
   /**
    * A keyed hash (32 hex characters) of what someone sent to the paging number, kept instead of
@@ -120,18 +128,20 @@ export type PhoneSealer = Readonly<{
   openForUse(sealed: string): Promise<string>;
 }>;
 
-export const createPhoneSealer = (secret: string, keys?: PersonKeys): PhoneSealer => {
-  const sealer: Sealer = createSealer(secret, 'phone-number');
-  const hmacKey = Buffer.from(hkdfSync('sha256', secret, 'switchboard', 'phone-number-key', 32));
+/** The ring purpose numbers of nobody known are sealed under (its legacy entries: VONAGE_SIGNATURE_SECRET). */
+export const PHONE_NUMBER_PURPOSE = 'phone-number';
+
+export const createPhoneSealer = (ring: KeyRing, keys?: PersonKeys): PhoneSealer => {
+  const sealer = ring.sealer(PHONE_NUMBER_PURPOSE);
+  const hmacKey = ring.derive('phone-number-key');
   const key = (digits: string) => createHmac('sha256', hmacKey).update(digits).digest('hex').slice(0, 32);
   const textHmacKey = Buffer.from(hkdfSync('sha256', secret, 'switchboard', 'reply-text-key', 32));
   const openAny = async (sealed: string): Promise<string | null> => {
     if (isPersonalSealed(sealed)) return keys ? keys.open(sealed) : null;
-    try {
-      return sealer.open(sealed);
-    } catch {
-      return null; // sealed under a secret since rotated: as unreadable as a forgotten one
-    }
+    // Digits recorded before numbers were sealed come back as they are; a value sealed under a
+    // ring key since removed (or a legacy secret no longer configured) is as unreadable as a
+    // forgotten one.
+    return sealer.tryOpen(sealed);
   };
   return {
     seal: (digits) => sealer.seal(digits),

@@ -4,15 +4,18 @@ import {
   describeSwitchedOff,
   lifecycleConfig,
   loadConfig,
+  loadKeysConfig,
   loadStoreConfig,
 } from '../../src/config.ts';
 import { isKurrentDbUrl } from '../../src/eventStore/storeUrl.ts';
 import { incidents } from '../../src/incidents/module.ts';
 import { verification } from '../../src/verification/module.ts';
+import { ringEntry, TEST_DATA_KEYS } from '../support/dataKeys.ts';
 
 const slack = {
   SLACK_BOT_TOKEN: 'xoxb-1-secret-bot-token',
   SLACK_SIGNING_SECRET: 'signing-secret-value-123',
+  SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS,
 };
 
 const problemsOf = (env: Record<string, string>): ConfigError => {
@@ -41,7 +44,11 @@ describe('loadConfig', () => {
   it('names every missing Slack variable and what it is for', () => {
     const e = problemsOf({});
     expect(e.code).toBe('SB_CONFIG');
-    expect(e.problems.map((p) => p.variable)).toEqual(['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET']);
+    expect(e.problems.map((p) => p.variable)).toEqual([
+      'SLACK_BOT_TOKEN',
+      'SLACK_SIGNING_SECRET',
+      'SWITCHBOARD_DATA_KEYS',
+    ]);
     expect(e.problems[0]?.purpose).toContain('bot token');
     expect(e.message).toContain('SLACK_BOT_TOKEN is not set');
   });
@@ -62,7 +69,11 @@ describe('loadConfig', () => {
   });
 
   it('selects Socket Mode with an app token, where the signing secret is optional', () => {
-    const config = loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1-abc' });
+    const config = loadConfig({
+      SLACK_BOT_TOKEN: 'xoxb-1',
+      SLACK_APP_TOKEN: 'xapp-1-abc',
+      SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS,
+    });
     expect(config.slack.socketMode).toBe(true);
     expect(config.slack.signingSecret).toBeUndefined();
   });
@@ -126,6 +137,12 @@ describe('loadConfig', () => {
     expect(lifecycleConfig(config, verification)?.fromNumber).toBe('15550001111');
     expect(lifecycleConfig(config, verification)?.apiUrl).toBe('http://127.0.0.1:4000');
     expect(config.lifecycles.verification).toBe(true);
+    // Person keys and numbers sealed before the data key ring open with the signature secret.
+    expect(config.dataKeys.legacy).toEqual({
+      response_url: ['signing-secret-value-123', 'xoxb-1-secret-bot-token'],
+      'person-key': ['sig-secret-1'],
+      'phone-number': ['sig-secret-1'],
+    });
   });
 
   it('reads each webhook and signing secret with its <NAME>_PREVIOUS during a rotation, both secret', () => {
@@ -195,6 +212,74 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...slack, EVENT_STORE_URL: 'kurrentdb://node1:2113' }).secrets).toEqual(
       expect.not.arrayContaining(['node1:2113']),
     );
+  });
+});
+
+describe('SWITCHBOARD_DATA_KEYS', () => {
+  const { SWITCHBOARD_DATA_KEYS: _ring, ...withoutRing } = slack;
+
+  it('is required, and says how to make one', () => {
+    const e = problemsOf(withoutRing);
+    expect(e.problems).toEqual([
+      {
+        variable: 'SWITCHBOARD_DATA_KEYS',
+        problem: 'is not set: make a key with `npm run keys -- generate` and keep it safe',
+        purpose: expect.stringContaining('the first seals, every one opens'),
+      },
+    ]);
+  });
+
+  it('is parsed in order, the first sealing, and each key is scrubbed from logs', () => {
+    const text = `${ringEntry('new', 1)},${ringEntry('old', 2)}`;
+    const config = loadConfig({ ...withoutRing, SWITCHBOARD_DATA_KEYS: text });
+    expect(config.dataKeys.ring.map((k) => k.id)).toEqual(['new', 'old']);
+    expect(config.dataKeys.ring[1]?.key.equals(Buffer.alloc(32, 2))).toBe(true);
+    expect(config.secrets).toEqual(
+      expect.arrayContaining([
+        text,
+        Buffer.alloc(32, 1).toString('base64'),
+        Buffer.alloc(32, 2).toString('base64'),
+      ]),
+    );
+  });
+
+  it('a malformed ring names itself and never shows the key', () => {
+    const short = Buffer.alloc(16, 3).toString('base64');
+    for (const [value, says] of [
+      [`k1:${short}`, 'key "k1" is not 32 bytes of base64 (it decodes to 16 bytes)'],
+      [`${ringEntry('a', 1)},${ringEntry('a', 2)}`, 'key id "a" appears twice'],
+      [`bad id:${Buffer.alloc(32, 4).toString('base64')}`, 'entry 1 has a malformed id'],
+      [`${ringEntry('a', 1)},`, 'has an empty entry (entry 2)'],
+    ] as const) {
+      const e = problemsOf({ ...withoutRing, SWITCHBOARD_DATA_KEYS: value });
+      expect(e.problems.map((p) => p.variable)).toEqual(['SWITCHBOARD_DATA_KEYS']);
+      expect(e.problems[0]?.problem).toContain(says);
+      for (const fill of [1, 2, 3, 4]) {
+        for (const size of [16, 32])
+          expect(e.message).not.toContain(Buffer.alloc(size, fill).toString('base64'));
+      }
+    }
+  });
+});
+
+describe('loadKeysConfig', () => {
+  it('needs the store and the ring, not Slack, and reads the legacy secret of a configured lifecycle', () => {
+    const vonage = {
+      VONAGE_API_KEY: 'key123',
+      VONAGE_API_SECRET: 'secret123',
+      VONAGE_APPLICATION_ID: 'app-1',
+      VONAGE_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----\\nabc\\n-----END PRIVATE KEY-----',
+      VONAGE_SIGNATURE_SECRET: 'sig-secret-1',
+      VONAGE_FROM_NUMBER: '+15550001111',
+    };
+    const config = loadKeysConfig({ SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS, ...vonage });
+    expect(config.dataKeys.ring.map((k) => k.id)).toEqual(['test']);
+    expect(config.dataKeys.legacy).toEqual({
+      'person-key': ['sig-secret-1'],
+      'phone-number': ['sig-secret-1'],
+    });
+    expect(loadKeysConfig({ SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS }).dataKeys.legacy).toEqual({});
+    expect(() => loadKeysConfig({})).toThrow(/SWITCHBOARD_DATA_KEYS is not set/);
   });
 });
 

@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { nowSeconds, slashCommandBody } from '../../sandbox/simulators/slack/signing.ts';
 import { SLACK_INBOX_STREAM, type SlackInputReceivedData } from '../../src/application/inbox.ts';
 import { openEventStore } from '../../src/eventStore/openEventStore.ts';
+import { createPersonKeys } from '../../src/people/personKeys.ts';
+import { ringEntry, TEST_DATA_KEYS, testKeyRing } from '../support/dataKeys.ts';
 import {
   NODE24,
   postSigned,
@@ -54,9 +57,42 @@ describe('npm start (src/main.ts)', () => {
     expect(code).toBe(2);
     expect(stderr).toContain('SLACK_BOT_TOKEN is not set');
     expect(stderr).toContain('PAGERDUTY_WEBHOOK_SECRET is not set');
+    expect(stderr).toContain('SWITCHBOARD_DATA_KEYS is not set: make a key with `npm run keys -- generate`');
     expect(stderr).toContain('npm run sandbox');
     expect(stderr).not.toContain('only-this-one-is-set');
     expect(stderr).not.toContain('pd-secret-xyz');
+  });
+
+  it('exits 2 before listening when the data key ring cannot open the person keys in the store, naming SWITCHBOARD_DATA_KEYS', async () => {
+    const dbPath = join(tmp.dir, 'lostring.db');
+    const store = await openEventStore(`sqlite:${dbPath}`);
+    try {
+      await createPersonKeys({ store, ring: testKeyRing(ringEntry('lost', 9)) }).seal(
+        'U0ANA',
+        '447700900101',
+      );
+    } finally {
+      await store.close();
+    }
+    const vonage = {
+      VONAGE_API_KEY: 'key123',
+      VONAGE_API_SECRET: 'Secret123',
+      VONAGE_APPLICATION_ID: 'app-1',
+      VONAGE_PRIVATE_KEY: generateKeyPairSync('rsa', { modulusLength: 2048 })
+        .privateKey.export({ type: 'pkcs8', format: 'pem' })
+        .toString(),
+      VONAGE_SIGNATURE_SECRET: 'vonage-signature-secret-1',
+      VONAGE_FROM_NUMBER: '+447700900000',
+    };
+    const { code, stderr, stdout } = await run(testEnv(fake, dbPath, { ...vonage, LOG_LEVEL: 'info' }));
+    expect(code).toBe(2);
+    expect(stderr).toContain(
+      'Switchboard cannot start: SWITCHBOARD_DATA_KEYS cannot open the data keys of 1 person',
+    );
+    expect(stderr).toContain('ring key "lost", which SWITCHBOARD_DATA_KEYS does not hold');
+    expect(stderr).toContain('npm run keys -- forget-unreadable');
+    expect(stdout).not.toContain('Switchboard is listening');
+    expect(stdout + stderr).not.toContain(TEST_DATA_KEYS.slice(5));
   });
 
   it('exits 1 with a clear message when Slack refuses the bot token', async () => {

@@ -4,6 +4,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createMetrics, type Metrics } from '../../src/metrics.ts';
 import { createSlackWebClient, type SwitchboardWebClient } from '../../src/slack/webClient.ts';
 import { caught } from '../support/caught.ts';
+import { TEST_DATA_KEYS } from '../support/dataKeys.ts';
 import { createLogSink } from '../support/logSink.ts';
 
 const TOKEN = 'xoxb-9-9-webclienttest';
@@ -25,6 +26,7 @@ beforeEach(() => {
     SLACK_BOT_TOKEN: TOKEN,
     SLACK_SIGNING_SECRET: 's3cret-signing',
     SLACK_API_URL: fake.apiUrl,
+    SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS,
   });
   slack = createSlackWebClient({
     slack: config.slack,

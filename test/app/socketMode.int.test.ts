@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSwitchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
+import { TEST_DATA_KEYS } from '../support/dataKeys.ts';
 import { createLogSink } from '../support/logSink.ts';
 import { tempDir } from '../support/startApp.ts';
 
@@ -13,6 +14,7 @@ describe('Socket Mode', () => {
     const config = loadConfig({
       SLACK_BOT_TOKEN: 'xoxb-socket-test',
       SLACK_APP_TOKEN: 'xapp-1-socket-test',
+      SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS,
       EVENT_STORE_URL: `sqlite:${join(tmp.dir, 'socket.db')}`,
       PORT: '0',
     });

@@ -54,16 +54,26 @@ export type PagingHarness = Readonly<{
   slash(text: string, user?: string, command?: string): Promise<string>;
   /** Triggers an incident on `service` and waits for it upstream and in the store. */
   trigger(title: string, service?: string): Promise<{ streamId: string; number: number; incidentId: string }>;
-  /** Links a verified phone (digits) to the person, as a checked code does. */
+  /** Links a verified phone (digits) to the person, in clear (as links before sealing were). */
   verifyPhone(slackUserId: string, digits: string): Promise<void>;
+  /**
+   * Links a verified phone as a checked code does today: the number sealed under the person's own
+   * data key (`personkey-<slackUserId>`, itself wrapped under the key ring).
+   */
+  verifyPhoneSealed(slackUserId: string, digits: string): Promise<void>;
+  /** The environment the app is (re)started with. */
+  readonly env: Readonly<Record<string, string>>;
   /** Moves the clock and waits until the scheduler and processors are idle. */
   advance(ms: number): Promise<void>;
   idle(): Promise<void>;
   stream(streamId: string): Promise<RecordedEvent[]>;
   /** The page activity lines recorded on an incident (kind, person, via), in order. */
   pageActivity(streamId: string): Promise<{ kind: string; slackUserId: string | null; via: string | null }[]>;
-  /** Stops the app (as a crash would, without waiting for anything else) and starts it on the same store. */
-  restart(): Promise<void>;
+  /**
+   * Stops the app and starts it on the same store, with `env` changed (a variable set to undefined
+   * is removed) for this and later restarts. A start that fails leaves the app stopped and rejects.
+   */
+  restart(env?: Readonly<Record<string, string | undefined>>): Promise<void>;
   stop(): Promise<void>;
 }>;
 
@@ -79,7 +89,12 @@ const freePort = (): Promise<number> =>
   });
 
 export const startPagingHarness = async (
-  options: Readonly<{ clock: ManualClock; env?: Record<string, string> }>,
+  options: Readonly<{
+    clock: ManualClock;
+    env?: Record<string, string>;
+    /** Writes to the store file before the app first starts on it (a store from an older release). */
+    seed?: (dbPath: string, env: Readonly<Record<string, string>>) => Promise<void>;
+  }>,
 ): Promise<PagingHarness> => {
   const { clock } = options;
   const pd = await startPagerDutySimulator({
@@ -113,6 +128,7 @@ export const startPagingHarness = async (
     VONAGE_VOICE_EVENT_URL: `${url}/webhooks/vonage/voice`,
     ...options.env,
   });
+  if (options.seed) await options.seed(dbPath, env);
   const logs = createLogSink();
   const boot = async () => {
     const config = loadConfig(env);
@@ -132,7 +148,12 @@ export const startPagingHarness = async (
         },
       },
     });
-    await app.start();
+    try {
+      await app.start();
+    } catch (e) {
+      await app.stop();
+      throw e;
+    }
     return app;
   };
   let sb = await boot();
@@ -149,6 +170,9 @@ export const startPagingHarness = async (
   const harness: PagingHarness = {
     get sb() {
       return sb;
+    },
+    get env() {
+      return env;
     },
     url,
     dbPath,
@@ -203,6 +227,16 @@ export const startPagingHarness = async (
         name: null,
       });
     },
+    async verifyPhoneSealed(slackUserId, digits) {
+      const phones = sb.lifecycle('verification')?.phones;
+      if (!phones) throw new Error('the verification lifecycle is off');
+      await sb.people.link(slackUserId, {
+        system: 'phone',
+        externalId: await phones.sealFor(slackUserId, digits),
+        email: null,
+        name: null,
+      });
+    },
     async advance(ms) {
       clock.advance(ms);
       await idle();
@@ -229,8 +263,12 @@ export const startPagingHarness = async (
           return { kind: d.kind, slackUserId: d.slackUserId, via: d.via };
         });
     },
-    async restart() {
+    async restart(changes = {}) {
       await sb.stop();
+      for (const [k, v] of Object.entries(changes)) {
+        if (v === undefined) delete env[k];
+        else env[k] = v;
+      }
       sb = await boot();
     },
     async stop() {

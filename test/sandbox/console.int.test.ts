@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../sandbox/sandbox.ts';
 import { GENERAL_CHANNEL, INCIDENTS_CHANNEL, PEOPLE } from '../../sandbox/world.ts';
 import { SLACK_INBOX_STREAM } from '../../src/application/inbox.ts';
-import { createSealer } from '../../src/core/sealed.ts';
+import { createKeyRing } from '../../src/core/keyRing.ts';
 import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
 import { tempDir } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
@@ -35,13 +35,14 @@ const inputs = async (): Promise<RecordedEvent[]> =>
 const inputOf = (e: RecordedEvent) => (e.data as { input: Json & { payload: Json } }).input;
 /**
  * The response_url the console sent, as the bot recorded it: sealed (a response_url is a
- * credential, never stored in clear), so opened here with the sandbox's signing secret.
+ * credential, never stored in clear), so opened here with the sandbox's data key ring.
  */
 const openedResponseUrl = (input: Json): string => {
   expect((input['payload'] as Json)['response_url']).toBeUndefined();
-  expect(String(input['responseUrl'])).toMatch(/^sealed:v1:/);
-  const secret = sandbox.sb.config.slack.signingSecret ?? '';
-  return createSealer(secret, 'response_url').open(String(input['responseUrl']));
+  expect(String(input['responseUrl'])).toMatch(/^sealed:v2:/);
+  return createKeyRing(sandbox.sb.config.dataKeys.ring)
+    .sealer('response_url')
+    .open(String(input['responseUrl']));
 };
 
 const lastInput = async (kind: string) => {

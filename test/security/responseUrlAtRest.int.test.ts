@@ -43,7 +43,8 @@ describe('response_url at rest', () => {
 
     const inbox = await h.sb.store.readStream('inbox-slack');
     const recorded = JSON.stringify(inbox.map((e) => e.data));
-    expect(recorded).toContain('sealed:v1:');
+    // Sealed on the data key ring, naming its key.
+    expect(recorded).toContain('sealed:v2:test:');
     expect(recorded).not.toContain('response_url');
 
     const dir = dirname(h.dbPath);

@@ -8,6 +8,7 @@ import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { type Env, loadConfig } from '../../src/config.ts';
 import type { Clock } from '../../src/core/clock.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
+import { TEST_DATA_KEYS } from './dataKeys.ts';
 import { createLogSink, type LogSink } from './logSink.ts';
 
 /**
@@ -23,6 +24,7 @@ import { createLogSink, type LogSink } from './logSink.ts';
 
 export const TEST_SIGNING_SECRET = 'test-signing-secret-5f0c2a9e7d1b';
 export const TEST_BOT_TOKEN = 'xoxb-111-222-testbottoken';
+export { TEST_DATA_KEYS };
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const NODE24 = join(ROOT, 'node_modules/.bin/node');
@@ -33,11 +35,15 @@ export const tempDir = (prefix = 'switchboard-test-'): { dir: string; cleanup: (
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 };
 
-/** Environment for a test app: Slack credentials for the fake, a port chosen by the OS, a SQLite file. */
+/**
+ * Environment for a test app: Slack credentials for the fake, a port chosen by the OS, a SQLite
+ * file, the tests' data key ring.
+ */
 export const testEnv = (fake: FakeSlack, dbPath: string, extra: Env = {}): Record<string, string> => {
   const env: Record<string, string> = {
     SLACK_BOT_TOKEN: TEST_BOT_TOKEN,
     SLACK_SIGNING_SECRET: TEST_SIGNING_SECRET,
+    SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS,
     SLACK_API_URL: fake.apiUrl,
     PORT: '0',
     EVENT_STORE_URL: `sqlite:${dbPath}`,

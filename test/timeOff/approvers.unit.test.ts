@@ -12,6 +12,7 @@ import {
   routeApprover,
 } from '../../src/timeOff/approvers.ts';
 import { timeOff } from '../../src/timeOff/module.ts';
+import { TEST_DATA_KEYS } from '../support/dataKeys.ts';
 
 /** Frank → Dana → Ana, plus Gus (reports to Frank, no Slack). */
 const person = (
@@ -172,6 +173,7 @@ describe('TIME_OFF_HR_CHANNEL', () => {
   const base = {
     SLACK_BOT_TOKEN: 'xoxb-1-secret-bot-token',
     SLACK_SIGNING_SECRET: 'signing-secret-value-123',
+    SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS,
     HIBOB_SERVICE_USER_ID: 'SERVICE-1',
     HIBOB_SERVICE_USER_TOKEN: 'hr-token-secret-value',
     HIBOB_WEBHOOK_SECRET: 'hr-webhook-secret-value',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createPhoneSealer, maskPhone, parsePhone } from '../../src/verification/phone.ts';
+import { ringEntry, testKeyRing } from '../support/dataKeys.ts';
 
 describe('phone numbers', () => {
   it('parses international numbers to E.164 and masks them', () => {
@@ -40,14 +41,16 @@ describe('phone numbers', () => {
   });
 
   it('seals numbers (never readable) and keys them (same number, same key)', () => {
-    const phones = createPhoneSealer('signature-secret');
+    const phones = createPhoneSealer(testKeyRing());
     const sealed = phones.seal('447700900123');
-    expect(sealed).toMatch(/^sealed:v1:/);
+    expect(sealed).toMatch(/^sealed:v2:test:/);
     expect(sealed).not.toContain('447700900123');
     expect(phones.open(sealed)).toBe('447700900123');
     expect(phones.key('447700900123')).toBe(phones.key('447700900123'));
     expect(phones.key('447700900123')).not.toBe(phones.key('447700900124'));
-    expect(() => createPhoneSealer('another-secret').open(sealed)).toThrow(/could not be opened/);
+    expect(() => createPhoneSealer(testKeyRing(ringEntry('other', 1))).open(sealed)).toThrow(
+      /could not be opened/,
+    );
   });
 
   it('keys what someone sent under a key of its own: 32 hex, the same for the same text, not the text', () => {

@@ -11,15 +11,15 @@ const pageId = z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/);
 export const phoneDigitsSchema = z.string().regex(/^[1-9][0-9]{5,14}$/);
 /**
  * A phone number as the pager records it: sealed under the person's data key (`personal:v1:`, so
- * forgetting them makes it unreadable), sealed under the configured secret (`sealed:v1:`, a number
- * nobody verified), or E.164 digits (records written before numbers were sealed).
+ * forgetting them makes it unreadable), sealed under the data key ring (`sealed:v2:`; `sealed:v1:`
+ * under the configured secret before the ring: a number nobody verified), or E.164 digits (records written before numbers were sealed).
  */
 export const storedPhoneSchema = z.union([
   phoneDigitsSchema,
   z
     .string()
     .max(400)
-    .refine((v) => v.startsWith('personal:v1:') || v.startsWith('sealed:v1:'), 'must be a sealed number'),
+    .refine((v) => v.startsWith('personal:v1:') || /^sealed:v[12]:/.test(v), 'must be a sealed number'),
 ]);
 
 /** What a page is about, as the replies and receipts name it. */

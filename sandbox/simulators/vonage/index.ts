@@ -1,4 +1,11 @@
-import { generateKeyPairSync, type KeyObject, randomBytes, randomInt, randomUUID } from 'node:crypto';
+import {
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  randomBytes,
+  randomInt,
+  randomUUID,
+} from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { jwtVerify } from 'jose';
@@ -230,6 +237,11 @@ export type VonageSimulatorOptions = Readonly<{
   applicationId?: string;
   /** The account's signature secret (`VONAGE_SIGNATURE_SECRET`). Default random. */
   signatureSecret?: string;
+  /**
+   * The application's private key (PEM, `VONAGE_PRIVATE_KEY`); its public half verifies the bot's
+   * JWTs. Default: one key pair made per process (the sandbox keeps its own across restarts).
+   */
+  privateKey?: string;
   /** The virtual number pages come from (`VONAGE_FROM_NUMBER`). */
   fromNumber?: string;
   /** Requests per second; defaults to the vendor's (see the header). */
@@ -334,7 +346,9 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
   const validateResponses = options.validateResponses ?? true;
   let limits: Required<VonageLimits> = { ...DEFAULT_LIMITS, ...options.limits };
   let credit = options.credit ?? 100;
-  const keys = applicationKeys();
+  const keys = options.privateKey
+    ? { privatePem: options.privateKey, publicKey: createPublicKey(options.privateKey) }
+    : applicationKeys();
 
   const load = (file: string, name: string, patches: readonly OpenApiPatch[] = []) => {
     const doc = loadOpenApiDocument(new URL(file, SPECS));

@@ -63,7 +63,7 @@ export const createPagerIndex = (
 
   /** The digits of a link's number: a sealed one opened, a clear one (older records) as it is. */
   const digitsOf = async (externalId: string): Promise<string | null> => {
-    if (!/^[a-z]+:v1:/.test(externalId)) return phoneDigits(externalId);
+    if (!/^[a-z]+:v[0-9]+:/.test(externalId)) return phoneDigits(externalId);
     return deps.openPhone ? deps.openPhone(externalId) : null;
   };
 
@@ -82,7 +82,7 @@ export const createPagerIndex = (
         const digits = await digitsOf(fact.data.externalId);
         if (digits === null) return; // forgotten: no phone
         // A clear link (recorded before numbers were sealed) is kept as digits, as pages record them.
-        const sealed = /^[a-z]+:v1:/.test(fact.data.externalId);
+        const sealed = /^[a-z]+:v[0-9]+:/.test(fact.data.externalId);
         phoneBySlack.set(slackUserId, {
           digits,
           stored: sealed ? fact.data.externalId : digits,
