@@ -135,7 +135,8 @@ export const createPhoneSealer = (ring: KeyRing, keys?: PersonKeys): PhoneSealer
   const sealer = ring.sealer(PHONE_NUMBER_PURPOSE);
   const hmacKey = ring.derive('phone-number-key');
   const key = (digits: string) => createHmac('sha256', hmacKey).update(digits).digest('hex').slice(0, 32);
-  const textHmacKey = Buffer.from(hkdfSync('sha256', secret, 'switchboard', 'reply-text-key', 32));
+  // Its own key (not the numbers'): a text that is a number cannot be matched against a number.
+  const textHmacKey = ring.derive('reply-text-key');
   const openAny = async (sealed: string): Promise<string | null> => {
     if (isPersonalSealed(sealed)) return keys ? keys.open(sealed) : null;
     // Digits recorded before numbers were sealed come back as they are; a value sealed under a

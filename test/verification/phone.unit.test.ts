@@ -54,12 +54,12 @@ describe('phone numbers', () => {
   });
 
   it('keys what someone sent under a key of its own: 32 hex, the same for the same text, not the text', () => {
-    const phones = createPhoneSealer('signature-secret');
+    const phones = createPhoneSealer(testKeyRing());
     const hash = phones.textKey('my otp 482139');
     expect(hash).toMatch(/^[0-9a-f]{32}$/);
     expect(phones.textKey('my otp 482139')).toBe(hash);
     expect(phones.textKey('my otp 482138')).not.toBe(hash);
-    expect(createPhoneSealer('another-secret').textKey('my otp 482139')).not.toBe(hash);
+    expect(createPhoneSealer(testKeyRing(ringEntry('other', 1))).textKey('my otp 482139')).not.toBe(hash);
     // Not the numbers' key: a text that is a number cannot be matched against a number's key.
     expect(phones.textKey('447700900123')).not.toBe(phones.key('447700900123'));
   });
