@@ -1,6 +1,6 @@
 import { createHmac, hkdfSync } from 'node:crypto';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { ChatOpsError } from '../core/errors.ts';
+import { ChatOpsError, hasCode } from '../core/errors.ts';
 import { createSealer, type Sealer } from '../core/sealed.ts';
 import { isPersonalSealed, type PersonKeys } from '../people/personKeys.ts';
 
@@ -104,21 +104,51 @@ export type PhoneSealer = Readonly<{
   sealFor(slackUserId: string, digits: string): Promise<string>;
   /** The person's blind index of the number (an HMAC under their data key). */
   keyFor(slackUserId: string, digits: string): Promise<string>;
-  /** The digits of any sealed number; null when it cannot be opened (the person's key was forgotten). */
+  /**
+   * The digits of any sealed number; null when it cannot be opened: the person's key was forgotten,
+   * or it cannot be unwrapped (a lost or rotated secret). Either way the number must be verified
+   * again; nothing here throws for it.
+   */
   openAny(sealed: string): Promise<string | null>;
   /**
-   * The digits, for a call that needs them; a number whose person was forgotten is a permanent
-   * refusal (SB_VALIDATION, reason `phone_forgotten`), never retried.
+   * The digits, for a call that needs them; a number that cannot be opened is a permanent refusal
+   * (SB_VALIDATION, reason `phone_forgotten`), never retried.
    */
   openForUse(sealed: string): Promise<string>;
 }>;
+
+/**
+ * Runs `use` with the person's data key; a key that can no longer be unwrapped (SB_VALIDATION: it
+ * was wrapped under a secret this process does not have) is replaced by a new one first. Whatever
+ * it sealed is already unreadable, and the person is giving their number again (`/verify`), so
+ * nothing readable is lost; without this, `/verify` could never work again for them (issue 18).
+ */
+const withUsableKey = async <T>(keys: PersonKeys, slackUserId: string, use: () => Promise<T>): Promise<T> => {
+  try {
+    return await use();
+  } catch (error) {
+    if (!hasCode(error, 'SB_VALIDATION')) throw error;
+    await keys.forget(slackUserId);
+    return use();
+  }
+};
 
 export const createPhoneSealer = (secret: string, keys?: PersonKeys): PhoneSealer => {
   const sealer: Sealer = createSealer(secret, 'phone-number');
   const hmacKey = Buffer.from(hkdfSync('sha256', secret, 'switchboard', 'phone-number-key', 32));
   const key = (digits: string) => createHmac('sha256', hmacKey).update(digits).digest('hex').slice(0, 32);
   const openAny = async (sealed: string): Promise<string | null> => {
-    if (isPersonalSealed(sealed)) return keys ? keys.open(sealed) : null;
+    if (isPersonalSealed(sealed)) {
+      if (!keys) return null;
+      try {
+        return await keys.open(sealed);
+      } catch (error) {
+        // The person's data key cannot be unwrapped (sealed under another secret): as unreadable
+        // as a forgotten one. A store that cannot be read is not that: it throws on.
+        if (hasCode(error, 'SB_VALIDATION')) return null;
+        throw error;
+      }
+    }
     try {
       return sealer.open(sealed);
     } catch {
@@ -130,14 +160,16 @@ export const createPhoneSealer = (secret: string, keys?: PersonKeys): PhoneSeale
     open: (sealed) => sealer.open(sealed),
     key,
     sealFor: (slackUserId, digits) =>
-      keys ? keys.seal(slackUserId, digits) : Promise.resolve(sealer.seal(digits)),
+      keys ? withUsableKey(keys, slackUserId, () => keys.seal(slackUserId, digits)) : Promise.resolve(sealer.seal(digits)),
     keyFor: (slackUserId, digits) =>
-      keys ? keys.blindIndex(slackUserId, digits) : Promise.resolve(key(digits)),
+      keys
+        ? withUsableKey(keys, slackUserId, () => keys.blindIndex(slackUserId, digits))
+        : Promise.resolve(key(digits)),
     openAny,
     async openForUse(sealed) {
       const digits = await openAny(sealed);
       if (digits === null) {
-        throw new ChatOpsError('SB_VALIDATION', 'this phone number was forgotten (its owner left)', {
+        throw new ChatOpsError('SB_VALIDATION', 'the number must be verified again (`/verify <your number>`)', {
           details: { reason: 'phone_forgotten' },
         });
       }

@@ -191,12 +191,20 @@ describe('a page that cannot be delivered is said, and the next person is paged'
 
   it('a number found unreadable when the SMS is sent: Ben paged at once, not after the next escalation', async () => {
     h = await start();
-    const incident = await h.trigger('Payouts delayed');
-    // The pager knew her number when it was verified; it can no longer be opened when the page goes.
-    await makePersonKeyUnreadable(h.sb.store, ANA);
+    // Paged fine this morning: the pager knows her number.
+    const before = await h.trigger('Morning blip');
     await pagesDue(h);
-    await benPagedInstead(h, incident, 'must_verify_again', 'their number must be verified again');
+    await paged(h, ANA, before.number);
+    await h.incident(`ack ${before.number}`, { user: ANA });
+    await h.idle();
+    // Then her number can no longer be opened: found when the next page's SMS goes.
+    await makePersonKeyUnreadable(h.sb.store, ANA);
+    const incident = await h.trigger('Payouts delayed');
+    await pagesDue(h);
+    const told = await benPagedInstead(h, incident, 'must_verify_again', 'their number must be verified again');
+    expect(told).toContain('SMS page to <@U0ANA> could not be sent: the number must be verified again');
     await waitFor(() => dmsAbout(h!, ANA, incident.number).at(0), { what: 'the DM to Ana' });
+    expect(pagesAbout(h, ANA, incident.number)).toEqual([]);
   });
 
   it('opted out by STOP: said, Ana told how to opt back in, Ben paged', async () => {
