@@ -47,9 +47,7 @@ export const registerVerifyCommand = (app: App, deps: VerificationListenerDeps):
         input,
         commands: [verificationCommand(input, { type: 'RemoveVerifiedPhone', data: { slackUserId } })],
       });
-      await ack(
-        ephemeral(':wastebasket: Forgetting your number… Switchboard will DM you once it is gone.'),
-      );
+      await ack(ephemeral(':wastebasket: Forgetting your number… Switchboard will DM you once it is gone.'));
       return;
     }
     if (word === 'cancel' || word === 'test') {
@@ -91,7 +89,10 @@ export const registerVerifyCommand = (app: App, deps: VerificationListenerDeps):
       };
     } catch (error) {
       // Never Slack's "dispatch_failed": say it, and keep the operators' line.
-      deps.logger.error({ err: error, code: 'SB_VERIFY_NOT_STARTED' }, 'a /verify number could not be sealed');
+      deps.logger.error(
+        { err: error, code: 'SB_VERIFY_NOT_STARTED' },
+        'a /verify number could not be sealed',
+      );
       const problem = 'Switchboard could not start a verification just now. Please try again in a minute.';
       await inbox.accept({ input, rejection: new ValidationError(problem) }).catch(() => undefined);
       await ack(ephemeral(`:warning: ${problem}`));

@@ -360,7 +360,10 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
       `:no_bell: Switchboard could not page you about ${incidentLabel(view)}, because ${said.because}. ` +
       `${said.fix} The next person on call is paged instead.`;
     await sendOnce(ctx, `not-paged:${incident}:${person}`, () =>
-      options.slack.postMessage(person, { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] }),
+      options.slack.postMessage(person, {
+        text,
+        blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }],
+      }),
     );
   };
 

@@ -77,7 +77,9 @@ const UNDELIVERED: Readonly<Partial<Record<string, UnreachableReason>>> = {
 
 /** The activity kind that says why someone could not be paged (older kinds kept for their words). */
 const unreachableKind = (reason: UnreachableReason): RecordIncidentPageActivity['data']['kind'] =>
-  reason === 'no_verified_phone' || reason === 'opted_out' || reason === 'held_back' ? reason : 'undeliverable';
+  reason === 'no_verified_phone' || reason === 'opted_out' || reason === 'held_back'
+    ? reason
+    : 'undeliverable';
 
 /** Plans of one level in one go, at most (each pass makes one more person unreachable). */
 const MAX_PASSES = 50;
@@ -414,11 +416,23 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
         if (!reason) continue;
         // Not reached: unreachable for the round, said, and the level planned again without them.
         unreachable.set(r.slackUserId, reason);
-        await recordUnreachable(streamId, round, { slackUserId: r.slackUserId, level: step.level, reason }, ctx);
+        await recordUnreachable(
+          streamId,
+          round,
+          { slackUserId: r.slackUserId, level: step.level, reason },
+          ctx,
+        );
         await dispatchCommand(
           deps.dispatch(),
           markPageUndeliverable(
-            { incident: streamId, level: step.level, round, slackUserId: r.slackUserId, reason, replan: false },
+            {
+              incident: streamId,
+              level: step.level,
+              round,
+              slackUserId: r.slackUserId,
+              reason,
+              replan: false,
+            },
             ctx.now(),
           ),
         );
@@ -435,7 +449,10 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
    * sending, the timeline's line and the level planned again now (the latest level due in that
    * round that the incident has reached).
    */
-  const undeliverable = async (recorded: Readonly<{ data: Record<string, unknown> }>, ctx: ProcessorContext) => {
+  const undeliverable = async (
+    recorded: Readonly<{ data: Record<string, unknown> }>,
+    ctx: ProcessorContext,
+  ) => {
     const d = recorded.data as {
       incident?: unknown;
       level?: unknown;

@@ -7,13 +7,13 @@ import {
   type RecordIncidentPageActivity,
   type recordIncidentPageActivitySchema,
 } from '../../machines/incident/paging.ts';
+import type { UnreachableReason } from '../../machines/incident/pagingPlan.ts';
 import { isIncidentStreamId } from '../../machines/incident/streams.ts';
 import type { CommandRoute } from '../application/dispatch.ts';
 import { hasCode, ValidationError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { Command } from '../core/messages.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
-import type { UnreachableReason } from '../../machines/incident/pagingPlan.ts';
 import type { IncidentResponses, PhoneResponseOutcome } from '../lifecycles/ports.ts';
 import type { IdentityResolver } from '../people/identity.ts';
 import type { Dispatch } from '../processors/dispatchCommand.ts';

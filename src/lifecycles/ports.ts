@@ -214,7 +214,13 @@ export type PageOutcome =
  * SMS was refused (by the service or the network), the call failed, the line was busy, nobody
  * answered, or the phone service kept failing until the pager gave up (`gave_up`; never parked).
  */
-export type PageFailure = 'must_verify_again' | 'sms_refused' | 'call_failed' | 'busy' | 'unanswered' | 'gave_up';
+export type PageFailure =
+  | 'must_verify_again'
+  | 'sms_refused'
+  | 'call_failed'
+  | 'busy'
+  | 'unanswered'
+  | 'gave_up';
 
 export type Pager = Readonly<{
   /**

@@ -27,8 +27,8 @@ import {
 import { createPaging } from './paging/index.ts';
 import { createPhoneSealer, type PhoneSealer } from './phone.ts';
 import { createVerificationReadModel, type VerificationReadModel } from './readModel.projection.ts';
-import { phoneStanding } from './standing.ts';
 import { verificationRoutes } from './routes.ts';
+import { phoneStanding } from './standing.ts';
 import { readVerificationState } from './state.ts';
 import { createVerificationUpstreamReactor } from './upstreamCalls.reactor.ts';
 

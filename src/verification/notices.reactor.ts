@@ -217,7 +217,11 @@ export const createVerificationRemovalsReactor = (
     if (!user || event.kind !== 'event') return;
     const e = storedEvent(verificationDecider, event);
     if (e.type !== 'VerificationPhoneForgotten' || e.data.reason !== REMOVED_BY_THEM) return;
-    await options.pager.forget({ person: { slackUserId: user }, reason: REMOVED_BY_THEM, at: new Date(e.data.at) });
+    await options.pager.forget({
+      person: { slackUserId: user },
+      reason: REMOVED_BY_THEM,
+      at: new Date(e.data.at),
+    });
     const masked = (await stateAt(ctx.store, event, 'before')).context.verified?.masked ?? null;
     const text =
       `:wastebasket: Switchboard forgot your number${masked ? ` ${masked}` : ''}: it can no longer be read by anyone, ` +

@@ -160,7 +160,9 @@ export const createPhoneSealer = (secret: string, keys?: PersonKeys): PhoneSeale
     open: (sealed) => sealer.open(sealed),
     key,
     sealFor: (slackUserId, digits) =>
-      keys ? withUsableKey(keys, slackUserId, () => keys.seal(slackUserId, digits)) : Promise.resolve(sealer.seal(digits)),
+      keys
+        ? withUsableKey(keys, slackUserId, () => keys.seal(slackUserId, digits))
+        : Promise.resolve(sealer.seal(digits)),
     keyFor: (slackUserId, digits) =>
       keys
         ? withUsableKey(keys, slackUserId, () => keys.blindIndex(slackUserId, digits))
@@ -169,9 +171,13 @@ export const createPhoneSealer = (secret: string, keys?: PersonKeys): PhoneSeale
     async openForUse(sealed) {
       const digits = await openAny(sealed);
       if (digits === null) {
-        throw new ChatOpsError('SB_VALIDATION', 'the number must be verified again (`/verify <your number>`)', {
-          details: { reason: 'phone_forgotten' },
-        });
+        throw new ChatOpsError(
+          'SB_VALIDATION',
+          'the number must be verified again (`/verify <your number>`)',
+          {
+            details: { reason: 'phone_forgotten' },
+          },
+        );
       }
       return digits;
     },

@@ -42,7 +42,10 @@ export const phoneStanding = async (
   if (link) return { kind: 'must_verify_again', masked: verified?.masked ?? null };
   if (!verified) return { kind: 'none' };
   // Verified, not linked: a STOP since (the pager's opt-out), else a number it cannot use.
-  const optedOut = foldHistory(pagerDecider, await deps.store.readStream(pagerStreamId(slackUserId))).optedOut;
+  const optedOut = foldHistory(
+    pagerDecider,
+    await deps.store.readStream(pagerStreamId(slackUserId)),
+  ).optedOut;
   if (optedOut && Date.parse(optedOut.at) >= Date.parse(verified.at)) {
     return { kind: 'opted_out', masked: verified.masked };
   }

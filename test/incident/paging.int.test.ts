@@ -272,7 +272,10 @@ describe('paging by SMS, then voice', () => {
     });
     expect(await timeline(d.number)).toContain('Could not page <@U0FRANK> at level 2: no verified phone');
     // Nobody else at level 2 or above: said (issue 18).
-    await cardSays(d.number, '*Paging* *nobody could be paged* · <@U0FRANK> could not be paged: no verified phone');
+    await cardSays(
+      d.number,
+      '*Paging* *nobody could be paged* · <@U0FRANK> could not be paged: no verified phone',
+    );
   });
 
   it('a reply from a number nobody verified, or about an incident never paged, is recorded and ignored', async () => {

@@ -148,7 +148,11 @@ const benPagedInstead = async (
   await j.sb.bus.dispatch({
     type: 'PageIncidentResponders',
     data: { incident: incident.streamId, level: 1 },
-    metadata: { now: j.clock.now().toISOString(), commandId: `again-${incident.number}`, actor: 'system:test' },
+    metadata: {
+      now: j.clock.now().toISOString(),
+      commandId: `again-${incident.number}`,
+      actor: 'system:test',
+    },
   });
   await j.idle();
   expect(pagesAbout(j, BEN, incident.number)).toHaveLength(1);
@@ -201,7 +205,12 @@ describe('a page that cannot be delivered is said, and the next person is paged'
     await makePersonKeyUnreadable(h.sb.store, ANA);
     const incident = await h.trigger('Payouts delayed');
     await pagesDue(h);
-    const told = await benPagedInstead(h, incident, 'must_verify_again', 'their number must be verified again');
+    const told = await benPagedInstead(
+      h,
+      incident,
+      'must_verify_again',
+      'their number must be verified again',
+    );
     expect(told).toContain('SMS page to <@U0ANA> could not be sent: the number must be verified again');
     await waitFor(() => dmsAbout(h!, ANA, incident.number).at(0), { what: 'the DM to Ana' });
     expect(pagesAbout(h, ANA, incident.number)).toEqual([]);
@@ -312,5 +321,7 @@ describe('a page that cannot be delivered is said, and the next person is paged'
     expect(h.logs.text()).toContain('SB_PAGE_UNDELIVERABLE');
     const metrics = await (await fetch(`${h.url}/metrics`)).text();
     expect(metrics).toMatch(/switchboard_pages_undeliverable_total\{reason="no_verified_phone"\} [1-9]/);
+    expect(metrics).toContain('switchboard_pages_nobody_reachable_total 1');
+    expect(metrics).toContain('switchboard_processor_parked_events{processor="paging-sms"} 0');
   });
 });

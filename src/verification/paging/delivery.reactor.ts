@@ -118,7 +118,12 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sm
     const to = await phoneOf(e.phone);
     if (to === null) {
       await deps.dispatch()(
-        pagerCommand('RecordPageSmsFailed', { slackUserId, pageId: e.pageId, ...UNREADABLE }, e.pageId, now()),
+        pagerCommand(
+          'RecordPageSmsFailed',
+          { slackUserId, pageId: e.pageId, ...UNREADABLE },
+          e.pageId,
+          now(),
+        ),
       );
       return;
     }

@@ -126,8 +126,7 @@ export const createPagingReceiptsReactor = (
       const page = deps.index.page(d.pageId);
       if (!page) return;
       // A failed send says why in words (never the error's own text); the incident pages someone else.
-      const failed =
-        sent === 'sms_failed' || sent === 'call_failed' ? sendFailure(sent, d.code ?? '') : null;
+      const failed = sent === 'sms_failed' || sent === 'call_failed' ? sendFailure(sent, d.code ?? '') : null;
       await deps.incidentResponse()?.report({
         incident: page.reportTo,
         reportId: recorded.id,
