@@ -7,6 +7,7 @@ import { ValidationError } from '../../src/core/errors.ts';
 import type { Command } from '../../src/core/messages.ts';
 import { pagingSummary } from '../../src/incidents/blocks/pagingSummary.ts';
 import { parseServiceDelays } from '../../src/incidents/pagingConfig.ts';
+import { receiptReason } from '../../src/verification/paging/receipts.reactor.ts';
 
 const at = (minute: number) => new Date(Date.UTC(2026, 10, 23, 9, minute)).toISOString();
 const meta = (minute: number, id: string) => ({ now: at(minute), commandId: id, actor: 'system:pager' });
@@ -302,5 +303,17 @@ describe('paging settings and the card line', () => {
         activity('call_answered', 'U0ANA'),
       ]),
     ).toBe(':iphone: *Paging* <@U0ANA> call answered');
+  });
+});
+
+describe('what a receipt says on the timeline (issue 18)', () => {
+  it('keeps the vendor’s words without its error code in front', () => {
+    expect(receiptReason('1300 Absent subscriber: the handset is switched off or out of coverage.')).toBe(
+      'Absent subscriber: the handset is switched off or out of coverage.',
+    );
+    expect(receiptReason('ERR_42: Number barred')).toBe('Number barred');
+    expect(receiptReason('Unroutable')).toBe('Unroutable');
+    expect(receiptReason('1300')).toBeNull();
+    expect(receiptReason(null)).toBeNull();
   });
 });
