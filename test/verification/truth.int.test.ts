@@ -22,6 +22,7 @@ const verified = async (phone: { typed: string; digits: string } = PHONE_A) => {
   const codeDms = h.dms().filter((m) => m.text.includes('sent a 6-digit code')).length;
   const codes = h.sim.phones.inbox(phone.digits).filter((m) => m.kind === 'verify').length;
   const started = await h.verify(phone.typed);
+  acks.push(started.text);
   expect(started.status).toBe(200);
   expect(started.text).toContain('Sending a code to');
   const sms = await waitFor(
@@ -61,13 +62,22 @@ const pageAna = () =>
     maxPerHour: 10,
   });
 
-/** `/verify status` as Ana: what she reads. */
-const status = async () => (await h.verify('status')).text;
+/** The answers `/verify …` gave Ana at once (ephemeral), for the internal-words scan. */
+const acks: string[] = [];
 
-/** Everything Ana was told: the DMs and every answer to her commands. */
+/** `/verify status` as Ana: what she reads. */
+const status = async () => {
+  const { text } = await h.verify('status');
+  acks.push(text);
+  return text;
+};
+
+/** Everything Ana was told: the DMs, every answer to her commands, and SMS to her phones. */
 const toldAna = () => [
+  ...acks,
   ...h.dms().map((m) => m.text),
   ...h.fake.responsePosts.map((p) => String((p.body as { text?: unknown }).text ?? '')),
+  ...[PHONE_A, PHONE_B].flatMap((p) => h.sim.phones.inbox(p.digits).map((m) => m.text)),
 ];
 
 describe('/verify status tells the truth', () => {
@@ -138,6 +148,7 @@ describe('/verify remove', () => {
     await verified();
     const link = await h.sb.people.linkOf(ANA, 'phone');
     const answered = await h.verify('remove');
+    acks.push(answered.text);
     expect(answered.status).toBe(200);
     expect(answered.text).toMatch(/forget/i);
     const dm = await h.dm(/forgot your number/);
