@@ -111,8 +111,8 @@ const FIX_BY_VERIFYING: Readonly<Record<string, Readonly<{ because: string; fix:
     fix: 'Use `/verify <your phone number>` (international form, e.g. `+44 7700 900123`) so Switchboard can page you by SMS and call.',
   },
   must_verify_again: {
-    because: 'it can no longer use the number you verified',
-    fix: 'Verify it again with `/verify <your phone number>` (the same number is fine).',
+    because: 'your number must be verified again (Switchboard can no longer use the one you verified)',
+    fix: 'Use `/verify <your phone number>`: the same number is fine.',
   },
   opted_out: {
     because: 'you replied STOP to a page',
