@@ -154,9 +154,17 @@ const readPagingFacts = async (ctx: ProcessorContext, incident: string): Promise
  *   `IncidentPagingDue`.
  * - `IncidentPagingDue`: if the incident is still triggered at that level, everyone on call at the
  *   level is paged through the `pager` port (SMS now, a call M minutes later), one page per
- *   incident, level and person (a redelivery pages nobody twice). Someone with no verified phone,
- *   opted out, or over the hourly limit is not paged and the timeline says so; so does a level with
- *   nobody on call, or phone verification being switched off.
+ *   incident, level and person (a redelivery pages nobody twice). A level with nobody on call, or
+ *   phone verification being switched off, is said on the timeline.
+ * - Undeliverable pages (issue 18): someone the pager cannot reach (no verified phone, a number
+ *   that must be verified again, opted out, over the hourly limit) is made unreachable for the
+ *   round (`MarkPageUndeliverable`) and the level planned again at once, so the next person is
+ *   paged by the leave rule below; so is someone whose page failed after sending (the
+ *   `incidentResponse` port's `report` with a `failure`: the SMS refused, the call failed, busy or
+ *   unanswered, the phone service given up on), when `IncidentPageUndeliverable` arrives here. Each
+ *   is said on the timeline and the card ("Could not page <@Ana> at level 1: …"), logged
+ *   (`SB_PAGE_UNDELIVERABLE`, with the reason) and counted; when nobody is left, "nobody could be
+ *   paged" (`SB_PAGE_NOBODY_REACHABLE`).
  * - Leave-aware (issue 12): when the time-off lifecycle is on (it offers `absences`), nobody on
  *   APPROVED leave is paged. The plan (machines/incident/pagingPlan.ts) gives their place to the
  *   next person in their schedule's rotation who is not away (`GET /oncalls` for the schedule over
