@@ -300,6 +300,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     for (const s of statuses) {
       // A processor another replica runs is that replica's lag to report.
       metrics.processorLag.set({ processor: s.id }, s.claim && !s.claim.held ? 0 : s.lag);
+      metrics.processorParked.set({ processor: s.id }, s.parked);
       if (s.claim)
         metrics.processorClaimHeld.set({ processor: s.id, replica: claims.replicaId }, s.claim.held ? 1 : 0);
     }

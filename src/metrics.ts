@@ -208,6 +208,7 @@ export type Metrics = Readonly<{
   appends: Counter;
   /** Events between a processor's checkpoint and the store head; set by the processor runner. */
   processorLag: Gauge;
+  processorParked: Gauge;
   /**
    * 1 for each processor this replica runs under a claim, 0 for one another replica holds (labels:
    * processor, replica = this replica's id). Summed over replicas it is 1 per processor.
@@ -252,6 +253,11 @@ export const createMetrics = (): Metrics => {
     processorLag: registry.gauge(
       'switchboard_processor_lag_events',
       "Events between a processor's checkpoint and the head of the store",
+      ['processor'],
+    ),
+    processorParked: registry.gauge(
+      'switchboard_processor_parked_events',
+      'Events a processor gave up on (parked) and that were not replayed successfully',
       ['processor'],
     ),
     processorClaimHeld: registry.gauge(

@@ -5,15 +5,18 @@ import { slackInputOf } from '../middleware/slackInput.ts';
 import { replies } from '../replies.ts';
 import { ephemeral, type VerificationListenerDeps, verificationCommand } from './deps.ts';
 
-export const VERIFY_USAGE = '/verify <phone number, e.g. +44 7700 900123> | status | cancel | test | help';
+export const VERIFY_USAGE =
+  '/verify <phone number, e.g. +44 7700 900123> | status | cancel | test | remove | help';
 
 export const verifyHelp = (): string =>
   [
     '*Phone verification*: Switchboard pages you by SMS, then by phone call, when an incident waits for you.',
     '• `/verify +44 7700 900123`: Switchboard texts a code to that number (international form, with +); enter it from the DM.',
-    '• `/verify status`: your verified number (masked) and where a verification stands.',
+    '• `/verify status`: your verified number (masked), whether Switchboard can page you there, and where a verification stands.',
     '• `/verify cancel`: cancel a verification in progress (possible from 30 seconds after the code was sent, until the call).',
     '• `/verify test`: a test SMS and a test call to your verified number.',
+    '• `/verify remove`: forget your number. Switchboard stops paging you and can never read it again; `/verify <number>` starts over.',
+    'Verifying again (the same number or a new one) is always possible: it also opts you back in after a STOP.',
     'Limits: 5 codes per person and 10 minutes, 3 wrong codes per code.',
   ].join('\n');
 
@@ -37,6 +40,14 @@ export const registerVerifyCommand = (app: App, deps: VerificationListenerDeps):
     if (word === 'status') {
       await inbox.accept({ input });
       await ack(ephemeral(await v.status(slackUserId)));
+      return;
+    }
+    if (word === 'remove') {
+      await inbox.accept({
+        input,
+        commands: [verificationCommand(input, { type: 'RemoveVerifiedPhone', data: { slackUserId } })],
+      });
+      await ack(ephemeral(':wastebasket: Forgetting your number… Switchboard will DM you once it is gone.'));
       return;
     }
     if (word === 'cancel' || word === 'test') {
@@ -68,6 +79,25 @@ export const registerVerifyCommand = (app: App, deps: VerificationListenerDeps):
       await ack(replies.invalid(`:pencil2: ${problem}`, VERIFY_USAGE));
       return;
     }
+    // Under the person's own data key: forgetting them makes every copy unreadable. A key that can
+    // no longer be opened is replaced (PhoneSealer.sealFor), so /verify always works again.
+    let sealed: Readonly<{ number: string; numberKey: string }>;
+    try {
+      sealed = {
+        number: await v.phones.sealFor(slackUserId, parsed.digits),
+        numberKey: await v.phones.keyFor(slackUserId, parsed.digits),
+      };
+    } catch (error) {
+      // Never Slack's "dispatch_failed": say it, and keep the operators' line.
+      deps.logger.error(
+        { err: error, code: 'SB_VERIFY_NOT_STARTED' },
+        'a /verify number could not be sealed',
+      );
+      const problem = 'Switchboard could not start a verification just now. Please try again in a minute.';
+      await inbox.accept({ input, rejection: new ValidationError(problem) }).catch(() => undefined);
+      await ack(ephemeral(`:warning: ${problem}`));
+      return;
+    }
     await inbox.accept({
       input,
       commands: [
@@ -75,10 +105,9 @@ export const registerVerifyCommand = (app: App, deps: VerificationListenerDeps):
           type: 'StartVerification',
           data: {
             slackUserId,
-            // Under the person's own data key: forgetting them makes every copy unreadable.
-            number: await v.phones.sealFor(slackUserId, parsed.digits),
+            number: sealed.number,
             masked: parsed.masked,
-            numberKey: await v.phones.keyFor(slackUserId, parsed.digits),
+            numberKey: sealed.numberKey,
             codeLength: v.codeLength,
             orgStarts: null,
             orgLimit: null,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { eventParser } from '../shared/eventSchemas.ts';
 import { type Decider, DecisionRejected } from '../shared/machineDecider.ts';
 import type { Command, Event } from '../shared/messages.ts';
+import { UNREACHABLE_REASONS } from './pagingPlan.ts';
 import { isIncidentStreamId } from './streams.ts';
 
 /**
@@ -15,6 +16,11 @@ import { isIncidentStreamId } from './streams.ts';
  * - `RecordIncidentPageActivity` is recorded in the incident's own stream as a command (it changes
  *   nothing the incident decider folds): a receipt, a skip ("no verified phone"), a hold-back, or
  *   who acknowledged by phone.
+ * - `MarkPageUndeliverable { incident, level, round, slackUserId, reason, replan }` (issue 18): the
+ *   person's page cannot be delivered, so they are unreachable for the rest of the round
+ *   (`IncidentPageUndeliverable`, once per round and person, in `incidentpaging-<id>`); the paging
+ *   reactor pages whoever comes next. `replan` is true for a failure found after sending (a refused
+ *   SMS, a call not answered): the level is planned again at once.
  */
 
 export const INCIDENT_PAGING_STREAM_PREFIX = 'incidentpaging-';
@@ -57,11 +63,47 @@ const incidentPagingDueSchema = z.object({
 });
 
 const dueKey = (d: Readonly<{ level: number; round?: number | undefined }>) => `${d.level}:${d.round ?? 0}`;
+const unreachableKey = (d: Readonly<{ slackUserId: string; round?: number | undefined }>) =>
+  `${d.round ?? 0}:${d.slackUserId}`;
 
-/** `incidentpaging-<id>`: each level's page (of each round) is due once. */
-export const incidentPagingDecider: Decider<readonly string[], PageIncidentResponders, IncidentPagingDue> = {
-  decide: (command, due) =>
-    due.includes(dueKey(command.data))
+export const markPageUndeliverableSchema = z.object({
+  incident: streamId,
+  /** The level whose page id the failed page had (where they were paged). */
+  level: z.number().int().min(1),
+  round,
+  slackUserId: z.string().regex(/^[UW][A-Z0-9]{2,30}$/),
+  reason: z.enum(UNREACHABLE_REASONS),
+  /** Found after sending (a receipt, a refusal, given up): plan the level again now. */
+  replan: z.boolean(),
+});
+type MarkPageUndeliverable = Command<'MarkPageUndeliverable', z.infer<typeof markPageUndeliverableSchema>>;
+export type IncidentPageUndeliverable = Event<
+  'IncidentPageUndeliverable',
+  z.infer<typeof markPageUndeliverableSchema> & { at: string }
+>;
+export type IncidentPagingEvent = IncidentPagingDue | IncidentPageUndeliverable;
+
+/** What `incidentpaging-<id>` knows: each level's page due (`level:round`), who is unreachable (`round:user`). */
+export type IncidentPagingState = Readonly<{ due: readonly string[]; unreachable: readonly string[] }>;
+
+/** `incidentpaging-<id>`: each level's page (of each round) is due once; each person is unreachable once a round. */
+export const incidentPagingDecider: Decider<
+  IncidentPagingState,
+  PageIncidentResponders | MarkPageUndeliverable,
+  IncidentPagingEvent
+> = {
+  decide: (command, state) => {
+    if (command.type === 'MarkPageUndeliverable') {
+      if (state.unreachable.includes(unreachableKey(command.data))) return [];
+      const { round: r, ...rest } = command.data;
+      return [
+        {
+          type: 'IncidentPageUndeliverable',
+          data: { ...rest, ...(r ? { round: r } : {}), at: command.metadata.now },
+        },
+      ];
+    }
+    return state.due.includes(dueKey(command.data))
       ? []
       : [
           {
@@ -73,14 +115,24 @@ export const incidentPagingDecider: Decider<readonly string[], PageIncidentRespo
               at: command.metadata.now,
             },
           },
-        ],
-  evolve: (due, event) => [...due, dueKey(event.data)],
-  initialState: () => [],
-  parseEvent: eventParser<IncidentPagingDue>('incident paging', {
-    schemas: { IncidentPagingDue: incidentPagingDueSchema },
+        ];
+  },
+  evolve: (state, event) =>
+    event.type === 'IncidentPageUndeliverable'
+      ? { ...state, unreachable: [...state.unreachable, unreachableKey(event.data)] }
+      : { ...state, due: [...state.due, dueKey(event.data)] },
+  initialState: () => ({ due: [], unreachable: [] }),
+  parseEvent: eventParser<IncidentPagingEvent>('incident paging', {
+    schemas: {
+      IncidentPagingDue: incidentPagingDueSchema,
+      IncidentPageUndeliverable: markPageUndeliverableSchema.extend({ at: z.string().min(1) }),
+    },
     upcasters: {},
   }),
-  commandSchemas: { PageIncidentResponders: pageIncidentRespondersSchema },
+  commandSchemas: {
+    PageIncidentResponders: pageIncidentRespondersSchema,
+    MarkPageUndeliverable: markPageUndeliverableSchema,
+  },
 };
 
 // ---------------------------------------------------------------- page activity on the incident's timeline
@@ -112,6 +164,11 @@ export const PAGE_ACTIVITY_KINDS = [
   'stand_in',
   'level_on_leave',
   'everyone_on_leave',
+  // Issue 18: a page that could not be delivered (`reason`), a level where nobody could be paged
+  // (`toLevel`: the level paged instead), and nobody left to page at all.
+  'undeliverable',
+  'level_unreachable',
+  'nobody_paged',
 ] as const;
 export type PageActivityKind = (typeof PAGE_ACTIVITY_KINDS)[number];
 
@@ -129,6 +186,8 @@ export const recordIncidentPageActivitySchema = z.object({
   standsInFor: z.string().nullable().optional(),
   /** `level_on_leave`: the level paged instead. */
   toLevel: z.number().int().nullable().optional(),
+  /** `undeliverable`: why the page could not reach them. */
+  reason: z.enum(UNREACHABLE_REASONS).nullable().optional(),
 });
 export type RecordIncidentPageActivity = Command<
   'RecordIncidentPageActivity',

@@ -14,6 +14,12 @@
  * - When every level is away: `everyone_on_leave`, and nobody is paged.
  * - A person is paged at most once per plan. Without leave, the plan is what paging did before:
  *   everyone on call at the level, people with no Slack user named and not paged.
+ * - Someone whose page cannot be delivered (issue 18: no verified phone, a number that must be
+ *   verified again, opted out, held back, the SMS refused, the call failed, busy or unanswered, the
+ *   phone service given up on) is unreachable for the rest of that round: like someone away, with a
+ *   reason (`unreachable`). Their place goes to the same stand-in, else the level's others, else the
+ *   next level (`level_unreachable`); when nobody anywhere can be paged, `nobody_reachable`.
+ *   Leave is said before unreachability (someone on leave is `on_leave`, whatever their phone).
  *
  * @example
  * const plan = planPages({ level: 1, onCall, awayOf: (u) => leave.get(u) ?? null, rotation: (s) => rotations.get(s) ?? [] });
@@ -38,6 +44,25 @@ export type Leave = Readonly<{
 /** `Leave.lastDay` (and the `on_leave` activity's detail) of someone HR says left the company. */
 export const LEFT_THE_COMPANY = 'left';
 
+/**
+ * Why a page cannot reach someone (issue 18): before it is sent (`no_verified_phone`,
+ * `must_verify_again` (their number can no longer be read), `opted_out` (STOP), `held_back` (the
+ * per-hour limit)) or after (`sms_refused`, `call_failed`, `busy`, `unanswered`, `gave_up`: the
+ * phone service failed until the last attempt).
+ */
+export const UNREACHABLE_REASONS = [
+  'no_verified_phone',
+  'must_verify_again',
+  'opted_out',
+  'held_back',
+  'sms_refused',
+  'call_failed',
+  'busy',
+  'unanswered',
+  'gave_up',
+] as const;
+export type UnreachableReason = (typeof UNREACHABLE_REASONS)[number];
+
 export type PlanStep =
   /** Page them; `level` is the level whose page id it is (the level they stand in at, or their own). */
   | Readonly<{
@@ -53,10 +78,21 @@ export type PlanStep =
       level: number;
       lastDay: string;
     }>
+  /** Their page cannot be delivered this round (issue 18): not paged again, someone else is. */
+  | Readonly<{
+      kind: 'unreachable';
+      person: PlannedPerson & Readonly<{ slackUserId: string }>;
+      level: number;
+      reason: UnreachableReason;
+    }>
   | Readonly<{ kind: 'no_slack_user'; person: PlannedPerson; level: number }>
   | Readonly<{ kind: 'nobody_on_call'; level: number }>
   | Readonly<{ kind: 'level_on_leave'; level: number; nextLevel: number }>
-  | Readonly<{ kind: 'everyone_on_leave'; level: number }>;
+  /** Nobody at `level` could be paged (some away, some unreachable): `nextLevel` is planned. */
+  | Readonly<{ kind: 'level_unreachable'; level: number; nextLevel: number }>
+  | Readonly<{ kind: 'everyone_on_leave'; level: number }>
+  /** Every level was tried and nobody could be paged (someone was unreachable, not only away). */
+  | Readonly<{ kind: 'nobody_reachable'; level: number }>;
 
 export type PlanInput = Readonly<{
   /** The level whose page is due. */
@@ -67,13 +103,24 @@ export type PlanInput = Readonly<{
   awayOf(slackUserId: string): Leave | null;
   /** A schedule's people in rotation order from now (the next turns first). */
   rotation(scheduleId: string): readonly PlannedPerson[];
+  /** Why the person's page cannot be delivered this round, or null (default: everyone is reachable). */
+  unreachableOf?(slackUserId: string): UnreachableReason | null;
 }>;
 
-/** The schedules whose rotation the plan may need: those of people on leave at `level` and above. */
+/**
+ * The schedules whose rotation the plan may need: those of people on leave (or unreachable) at
+ * `level` and above.
+ */
 export const rotationsNeeded = (input: Omit<PlanInput, 'rotation'>): string[] => [
   ...new Set(
     input.onCall
-      .filter((r) => r.level >= input.level && r.schedule && r.slackUserId && input.awayOf(r.slackUserId))
+      .filter(
+        (r) =>
+          r.level >= input.level &&
+          r.schedule &&
+          r.slackUserId &&
+          (input.awayOf(r.slackUserId) || input.unreachableOf?.(r.slackUserId)),
+      )
       .map((r) => r.schedule!.id),
   ),
 ];
@@ -81,6 +128,7 @@ export const rotationsNeeded = (input: Omit<PlanInput, 'rotation'>): string[] =>
 export const planPages = (input: PlanInput): PlanStep[] => {
   const steps: PlanStep[] = [];
   const paged = new Set<string>();
+  const unreachableOf = (slackUserId: string) => input.unreachableOf?.(slackUserId) ?? null;
   const levels = [...new Set(input.onCall.map((r) => r.level))]
     .filter((l) => l >= input.level)
     .sort((a, b) => a - b);
@@ -93,12 +141,15 @@ export const planPages = (input: PlanInput): PlanStep[] => {
 
   if (atLevel(input.level).length === 0) return [{ kind: 'nobody_on_call', level: input.level }];
 
+  /** Someone was passed over for their phone, not only for leave: "could not be paged" is said. */
+  let anyUnreachable = false;
   for (let i = 0; i < levels.length; i++) {
     const level = levels[i]!;
     const responders = atLevel(level);
     const onTheLevel = new Set(responders.map((r) => r.slackUserId).filter((id) => id !== null));
     let pagedHere = 0;
-    let away = 0;
+    let skipped = 0;
+    let unreachableHere = false;
     for (const r of responders) {
       if (!r.slackUserId) {
         steps.push({ kind: 'no_slack_user', person: r, level });
@@ -106,7 +157,8 @@ export const planPages = (input: PlanInput): PlanStep[] => {
       }
       const person = { ...r, slackUserId: r.slackUserId };
       const leave = input.awayOf(r.slackUserId);
-      if (!leave) {
+      const unreachable = leave ? null : unreachableOf(r.slackUserId);
+      if (!leave && !unreachable) {
         if (!paged.has(r.slackUserId)) {
           paged.add(r.slackUserId);
           steps.push({ kind: 'page', person, level, standsInFor: null });
@@ -114,8 +166,12 @@ export const planPages = (input: PlanInput): PlanStep[] => {
         pagedHere += 1;
         continue;
       }
-      away += 1;
-      steps.push({ kind: 'on_leave', person, level, lastDay: leave.lastDay });
+      skipped += 1;
+      if (leave) steps.push({ kind: 'on_leave', person, level, lastDay: leave.lastDay });
+      else if (unreachable) {
+        unreachableHere = true;
+        steps.push({ kind: 'unreachable', person, level, reason: unreachable });
+      }
       if (!r.schedule) continue; // the level's other targets are paged anyway
       const next = input
         .rotation(r.schedule.id)
@@ -125,7 +181,8 @@ export const planPages = (input: PlanInput): PlanStep[] => {
             c.slackUserId !== r.slackUserId &&
             !onTheLevel.has(c.slackUserId) &&
             !paged.has(c.slackUserId) &&
-            input.awayOf(c.slackUserId) === null,
+            input.awayOf(c.slackUserId) === null &&
+            unreachableOf(c.slackUserId) === null,
         );
       if (next) {
         paged.add(next.slackUserId);
@@ -138,14 +195,15 @@ export const planPages = (input: PlanInput): PlanStep[] => {
         });
       }
     }
-    // Someone here is paged, or nobody here is away (only people with no Slack user): done.
-    if (pagedHere > 0 || away === 0) return steps;
+    anyUnreachable ||= unreachableHere;
+    // Someone here is paged, or nobody here is skipped (only people with no Slack user): done.
+    if (pagedHere > 0 || skipped === 0) return steps;
     const nextLevel = levels[i + 1];
     if (nextLevel === undefined) {
-      steps.push({ kind: 'everyone_on_leave', level: input.level });
+      steps.push({ kind: anyUnreachable ? 'nobody_reachable' : 'everyone_on_leave', level: input.level });
       return steps;
     }
-    steps.push({ kind: 'level_on_leave', level, nextLevel });
+    steps.push({ kind: unreachableHere ? 'level_unreachable' : 'level_on_leave', level, nextLevel });
   }
   return steps;
 };

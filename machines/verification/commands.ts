@@ -42,6 +42,8 @@ export const verificationCommandDataSchemas = {
   }),
   CancelVerification: z.object({ slackUserId }),
   TestVerifiedPhone: z.object({ slackUserId }),
+  /** `/verify remove`: the person forgets their own number (as a leaver's is forgotten). */
+  RemoveVerifiedPhone: z.object({ slackUserId }),
   /** The expiry timer. */
   ExpireVerification: z.object({ slackUserId, attemptId: id }),
   RecordVerificationCodeSent: z.object({ slackUserId, requestId: id, vendorRequestId: id }),
@@ -102,6 +104,7 @@ export const VERIFICATION_USER_COMMANDS: ReadonlySet<string> = new Set<Verificat
   'CheckVerificationCode',
   'CancelVerification',
   'TestVerifiedPhone',
+  'RemoveVerifiedPhone',
 ]);
 
 /** Commands whose org-wide count the enrich step fills in. */

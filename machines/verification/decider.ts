@@ -34,6 +34,9 @@ export const VERIFICATION_LIMITS = {
   ttlMs: 10 * 60_000,
 } as const;
 
+/** `VerificationPhoneForgotten.reason` when the person removed their own number (`/verify remove`). */
+export const REMOVED_BY_THEM = 'removed';
+
 /** `DecisionRejected.details.reason` of a verification refusal. */
 export type VerificationRejectionReason =
   | 'not_yours'
@@ -424,6 +427,17 @@ const toEvents = (command: VerificationCommand, state: VerificationState): Verif
           data: { requestId: r.requestId, messageId: command.data.messageId, at: now },
         },
       ];
+    }
+    case 'RemoveVerifiedPhone': {
+      if (!context.verified) {
+        throw refuse(
+          'not_verified',
+          "You don't have a verified number to remove. `/verify status` shows where your phone stands.",
+        );
+      }
+      // Forgotten here at once (status, App Home); the paging side stops pages, unlinks the number
+      // and deletes the person's data key (src/verification/notices.reactor.ts, removals).
+      return [{ type: 'VerificationPhoneForgotten', data: { reason: REMOVED_BY_THEM, at: now } }];
     }
     case 'ForgetVerifiedPhone': {
       const about = context.requests.some((r) => r.action === 'test' || r.action === 'notify_old');

@@ -104,6 +104,18 @@ const createIncidents = (
     upstreamUser: (id) => pagerduty.getUser(id),
     ...slackUserLookups(slack),
   });
+  // Issue 18: pages that could not be delivered (the next person is paged), and incidents where
+  // nobody at all could be: operators' alerts beside the coded log lines.
+  const pagesUndeliverable = deps.metrics.registry.counter(
+    'switchboard_pages_undeliverable_total',
+    'Pages that could not reach their person (the next person was paged instead), by reason',
+    ['reason'],
+  );
+  const nobodyReachable = deps.metrics.registry.counter(
+    'switchboard_pages_nobody_reachable_total',
+    'Incidents where nobody on call at any level could be paged',
+    [],
+  );
   const post = async (channel: string, m: SlackMessage) => {
     const r = await slack.chat.postMessage({ channel, text: m.text, blocks: m.blocks });
     return { channel: r.channel ?? channel, ts: String(r.ts) };
@@ -176,6 +188,10 @@ const createIncidents = (
         },
       }),
       createIncidentPagingReactor({
+        metrics: {
+          undeliverable: (reason) => pagesUndeliverable.inc({ reason }),
+          nobodyReachable: () => nobodyReachable.inc(),
+        },
         settings: config.paging,
         dispatch: () => dispatch,
         pager: () => deps.ports.get('pager'),

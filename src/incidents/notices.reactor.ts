@@ -1,4 +1,5 @@
 import type { Actor, UpstreamAction } from '../../machines/incident/events.ts';
+import { INCIDENT_PAGING_STREAM_PREFIX, incidentOfPagingStream } from '../../machines/incident/paging.ts';
 import { INCIDENT_ROUTING_STREAM_PREFIX } from '../../machines/incidentRouting/streams.ts';
 import { ConcurrencyError, isChatOpsError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
@@ -33,6 +34,11 @@ import { foldIncidentHistory, readIncidentState } from './incidentState.ts';
  *   sealed `response_url`, by "✅ Created #12 … its card is in #ops", and when the create fails for
  *   good by "❌ Not created: …", so the person is left with one truthful message. A `response_url`
  *   that has expired (30 minutes) or been used up leaves the old answer: the card and the DM say it.
+ *
+ * - A page that could not reach someone because of their phone (`IncidentPageUndeliverable`: no
+ *   verified phone, a number that must be verified again, opted out by STOP; issue 18): they get a
+ *   DM, once per incident whatever the retries, saying what to do with `/verify`. The card and the
+ *   timeline say it to everyone; someone else was paged.
  *
  * Each notice is recorded as `IncidentNoticeSent` in `incidentNotice-<uuid>` (UUIDv5 of what it is
  * about), checked before sending, so a redelivery does not send it again.
@@ -96,6 +102,22 @@ export const failureReasonText = (code: string, message: string): string => {
       return said ? `the incident service refused it (${said})` : 'the incident service refused it';
     }
   }
+};
+
+/** Why someone could not be paged and what they can do about it, by reason; other reasons are not theirs to fix. */
+const FIX_BY_VERIFYING: Readonly<Record<string, Readonly<{ because: string; fix: string }>>> = {
+  no_verified_phone: {
+    because: 'you have no verified phone',
+    fix: 'Use `/verify <your phone number>` (international form, e.g. `+44 7700 900123`) so Switchboard can page you by SMS and call.',
+  },
+  must_verify_again: {
+    because: 'your number must be verified again (Switchboard can no longer use the one you verified)',
+    fix: 'Use `/verify <your phone number>`: the same number is fine.',
+  },
+  opted_out: {
+    because: 'you replied STOP to a page',
+    fix: 'To be paged again, verify your number again with `/verify <your phone number>`; `/verify status` shows where it stands.',
+  },
 };
 
 export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesSlackPort }>): Processor => {
@@ -324,11 +346,33 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
     });
   };
 
+  /** Someone could not be paged for a reason they can fix: told once per incident. */
+  const notPaged = async (ctx: ProcessorContext, event: RecordedEvent) => {
+    const d = event.data as { slackUserId?: unknown; reason?: unknown };
+    const said = typeof d.reason === 'string' ? FIX_BY_VERIFYING[d.reason] : undefined;
+    if (!said || typeof d.slackUserId !== 'string' || !SLACK_USER.test(d.slackUserId)) return;
+    const person = d.slackUserId;
+    const incident = incidentOfPagingStream(event.streamId);
+    const { state } = await readIncidentState(ctx.store, incident);
+    if (!state.context.incident) return;
+    const view = toIncidentView(incident, state);
+    const text =
+      `:no_bell: Switchboard could not page you about ${incidentLabel(view)}, because ${said.because}. ` +
+      `${said.fix} The next person on call is paged instead.`;
+    await sendOnce(ctx, `not-paged:${incident}:${person}`, () =>
+      options.slack.postMessage(person, {
+        text,
+        blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }],
+      }),
+    );
+  };
+
   return {
     id: INCIDENT_NOTICES_PROCESSOR,
     filter: {
-      streamPrefixes: ['incident-', INCIDENT_ROUTING_STREAM_PREFIX],
+      streamPrefixes: ['incident-', INCIDENT_ROUTING_STREAM_PREFIX, INCIDENT_PAGING_STREAM_PREFIX],
       eventTypes: [
+        'IncidentPageUndeliverable',
         'IncidentUpstreamCallFailed',
         'IncidentChannelSubscribed',
         'IncidentAcknowledged',
@@ -340,6 +384,10 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
     async handle(event, ctx) {
       if (event.kind !== 'event') return;
       const data = event.data as Record<string, unknown>;
+      if (event.type === 'IncidentPageUndeliverable') {
+        if (event.streamId.startsWith(INCIDENT_PAGING_STREAM_PREFIX)) await notPaged(ctx, event);
+        return;
+      }
       if (
         event.type === 'IncidentUpstreamCallFailed' &&
         data.final === true &&

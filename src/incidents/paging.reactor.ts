@@ -4,6 +4,7 @@ import { parseIncidentEvent } from '../../machines/incident/events.ts';
 import {
   INCIDENT_PAGING_STREAM_PREFIX,
   incidentOfPagingStream,
+  incidentPagingStreamId,
   pageTimerId,
   type RecordIncidentPageActivity,
 } from '../../machines/incident/paging.ts';
@@ -14,6 +15,7 @@ import {
   type PlannedPerson,
   planPages,
   rotationsNeeded,
+  type UnreachableReason,
 } from '../../machines/incident/pagingPlan.ts';
 import { asError } from '../core/errors.ts';
 import type { LifecyclePorts } from '../lifecycles/ports.ts';
@@ -25,7 +27,14 @@ import { cancelTimer, scheduleTimer } from '../processors/scheduler.ts';
 import type { PagerDutyClient, PagerDutySchedule } from '../upstream/pagerduty.ts';
 import { readIncidentState } from './incidentState.ts';
 import { createTtlCache, listOnCallsInRange, scheduleUserIds } from './onCall.ts';
-import { incidentPageId, pageActivity, pageWording } from './paging.ts';
+import {
+  incidentPageId,
+  MAX_PAGED_LEVELS,
+  markPageUndeliverable,
+  pageActivity,
+  pageWording,
+  pagingRoundOf,
+} from './paging.ts';
 import { DEFAULT_PAGING, type PagingSettings, pagingDelayMs } from './pagingConfig.ts';
 import type { ServiceDirectory } from './services.ts';
 
@@ -51,7 +60,29 @@ export type IncidentPagingDeps = Readonly<{
   /** The time-off lifecycle's absences, when it is on: nobody on approved leave is paged. */
   absences: () => LifecyclePorts['absences'] | undefined;
   rota: PagingRota;
+  /**
+   * Operators' counters (the module registers them): a page that could not be delivered, by
+   * reason; an incident where nobody at all could be paged.
+   */
+  metrics?: Readonly<{ undeliverable(reason: UnreachableReason): void; nobodyReachable(): void }>;
 }>;
+
+/** What the pager's answer means for reaching the person: a reason they cannot be, or null. */
+const UNDELIVERED: Readonly<Partial<Record<string, UnreachableReason>>> = {
+  no_verified_phone: 'no_verified_phone',
+  must_verify_again: 'must_verify_again',
+  opted_out: 'opted_out',
+  held_back: 'held_back',
+};
+
+/** The activity kind that says why someone could not be paged (older kinds kept for their words). */
+const unreachableKind = (reason: UnreachableReason): RecordIncidentPageActivity['data']['kind'] =>
+  reason === 'no_verified_phone' || reason === 'opted_out' || reason === 'held_back'
+    ? reason
+    : 'undeliverable';
+
+/** Plans of one level in one go, at most (each pass makes one more person unreachable). */
+const MAX_PASSES = 50;
 
 /** The approved leave a person is on at `at` (its last day), or null; null too when it cannot be told. */
 const approvedLeaveAt = async (
@@ -82,12 +113,36 @@ const approvedLeaveAt = async (
   }
 };
 
-/** Rounds of paging so far: how many times the incident went back to triggered. */
-const roundOf = (history: readonly Readonly<{ kind: string; type: string }>[]): number =>
-  history.filter((m) => m.kind === 'event' && m.type === 'IncidentUnacknowledged').length;
+const roundOf = pagingRoundOf;
 
 /** Escalation levels paged at most (a timer per level is cancelled on acknowledge). */
-const MAX_LEVELS = 20;
+const MAX_LEVELS = MAX_PAGED_LEVELS;
+
+type PagingFacts = Readonly<{
+  /** Who is unreachable in each round, and why (`IncidentPageUndeliverable`). */
+  unreachable: ReadonlyMap<number, ReadonlyMap<string, UnreachableReason>>;
+  /** The levels whose page was due in each round (`IncidentPagingDue`), in order. */
+  due: ReadonlyMap<number, readonly number[]>;
+}>;
+
+/** What `incidentpaging-<id>` recorded: each round's due levels and unreachable people. */
+const readPagingFacts = async (ctx: ProcessorContext, incident: string): Promise<PagingFacts> => {
+  const unreachable = new Map<number, Map<string, UnreachableReason>>();
+  const due = new Map<number, number[]>();
+  for (const m of await ctx.store.readStream(incidentPagingStreamId(incident))) {
+    if (m.kind !== 'event') continue;
+    const d = m.data as { level?: unknown; round?: unknown; slackUserId?: unknown; reason?: unknown };
+    const round = typeof d.round === 'number' ? d.round : 0;
+    if (m.type === 'IncidentPagingDue' && typeof d.level === 'number') {
+      due.set(round, [...(due.get(round) ?? []), d.level]);
+    } else if (m.type === 'IncidentPageUndeliverable' && typeof d.slackUserId === 'string') {
+      const people = unreachable.get(round) ?? new Map<string, UnreachableReason>();
+      people.set(d.slackUserId, d.reason as UnreachableReason);
+      unreachable.set(round, people);
+    }
+  }
+  return { unreachable, due };
+};
 
 /**
  * `incident-paging`: pages the on-call by phone when an incident stays triggered.
@@ -99,9 +154,17 @@ const MAX_LEVELS = 20;
  *   `IncidentPagingDue`.
  * - `IncidentPagingDue`: if the incident is still triggered at that level, everyone on call at the
  *   level is paged through the `pager` port (SMS now, a call M minutes later), one page per
- *   incident, level and person (a redelivery pages nobody twice). Someone with no verified phone,
- *   opted out, or over the hourly limit is not paged and the timeline says so; so does a level with
- *   nobody on call, or phone verification being switched off.
+ *   incident, level and person (a redelivery pages nobody twice). A level with nobody on call, or
+ *   phone verification being switched off, is said on the timeline.
+ * - Undeliverable pages (issue 18): someone the pager cannot reach (no verified phone, a number
+ *   that must be verified again, opted out, over the hourly limit) is made unreachable for the
+ *   round (`MarkPageUndeliverable`) and the level planned again at once, so the next person is
+ *   paged by the leave rule below; so is someone whose page failed after sending (the
+ *   `incidentResponse` port's `report` with a `failure`: the SMS refused, the call failed, busy or
+ *   unanswered, the phone service given up on), when `IncidentPageUndeliverable` arrives here. Each
+ *   is said on the timeline and the card ("Could not page <@Ana> at level 1: …"), logged
+ *   (`SB_PAGE_UNDELIVERABLE`, with the reason) and counted; when nobody is left, "nobody could be
+ *   paged" (`SB_PAGE_NOBODY_REACHABLE`).
  * - Leave-aware (issue 12): when the time-off lifecycle is on (it offers `absences`), nobody on
  *   APPROVED leave is paged. The plan (machines/incident/pagingPlan.ts) gives their place to the
  *   next person in their schedule's rotation who is not away (`GET /oncalls` for the schedule over
@@ -117,12 +180,43 @@ const MAX_LEVELS = 20;
 export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor => {
   const settings = deps.settings ?? DEFAULT_PAGING;
 
-  const record = async (command: RecordIncidentPageActivity, ctx: ProcessorContext) => {
+  /** Records page activity; true when it is new (not a redelivery's repeat). */
+  const record = async (command: RecordIncidentPageActivity, ctx: ProcessorContext): Promise<boolean> => {
     const outcome = await dispatchCommand(deps.dispatch(), command);
     if (outcome.outcome === 'rejected') {
       ctx.logger.warn({ code: outcome.code, reason: outcome.message }, 'page activity not recorded');
+      return false;
     }
+    return !outcome.alreadyHandled;
   };
+
+  /**
+   * "Could not page <@Ana> at level 1: …" on the timeline, once per round and person (whoever
+   * finds it first: the plan, the pager's answer, or a failure found after sending).
+   */
+  const recordUnreachable = (
+    streamId: string,
+    round: number,
+    who: Readonly<{ slackUserId: string; level: number; reason: UnreachableReason }>,
+    ctx: ProcessorContext,
+  ) =>
+    record(
+      pageActivity(
+        {
+          streamId,
+          kind: unreachableKind(who.reason),
+          slackUserId: who.slackUserId,
+          name: null,
+          level: who.level,
+          detail: who.reason === 'held_back' ? `limit ${settings.maxPerHour} an hour` : null,
+          via: null,
+          reason: who.reason,
+        },
+        `${streamId}:${round ? `r${round}:` : ''}unreachable:${who.slackUserId}`,
+        ctx.now(),
+      ),
+      ctx,
+    );
 
   const schedule = async (
     streamId: string,
@@ -158,12 +252,26 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
     await deps.pager()?.stop({ reportTo: streamId, reason, at: ctx.now() });
   };
 
-  const pageLevel = async (streamId: string, level: number, round: number, ctx: ProcessorContext) => {
+  /**
+   * Pages the level whose page is due (`level`, in `round`): plans it (machines/incident/pagingPlan.ts)
+   * and pages each person planned; someone the pager cannot reach (no verified phone, must verify
+   * again, opted out, held back) is made unreachable for the round and the level is planned again,
+   * so whoever comes next is paged now. `replan`: a failure found after sending asks again, while
+   * the incident waits at this level or has escalated past it (its own page not due yet).
+   */
+  const pageLevel = async (
+    streamId: string,
+    level: number,
+    round: number,
+    ctx: ProcessorContext,
+    replan = false,
+  ) => {
     const { state, history } = await readIncidentState(ctx.store, streamId);
     if (roundOf(history) !== round) return; // acknowledged and back since: a newer round pages
     const facts = state.context.incident;
     if (incidentPhase(state) !== 'open' || incidentStatus(state) !== 'triggered' || !facts) return;
-    if (facts.escalationLevel !== level) return; // escalated since: that level has its own timer
+    // Escalated since: that level has its own timer (a re-plan still finds this level's next person).
+    if (replan ? facts.escalationLevel < level : facts.escalationLevel !== level) return;
     const key = (what: string) => `${streamId}:${level}:${round ? `r${round}:` : ''}${what}`;
     const pager = deps.pager();
     const activity = (
@@ -198,20 +306,10 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
     };
     await lookUp(responders.filter((r) => r.level >= level));
     const awayOf = (slackUserId: string) => leave.get(slackUserId) ?? null;
+    // Who cannot be reached this round (issue 18): recorded before, and found on the way.
+    const unreachable = new Map((await readPagingFacts(ctx, streamId)).unreachable.get(round) ?? []);
+    const unreachableOf = (slackUserId: string) => unreachable.get(slackUserId) ?? null;
     const rotations = new Map<string, readonly PlannedPerson[]>();
-    if (policyId) {
-      for (const scheduleId of rotationsNeeded({ level, onCall: responders, awayOf })) {
-        try {
-          const people = await deps.rota.rotation(scheduleId, policyId, at);
-          rotations.set(scheduleId, people);
-          await lookUp(people);
-        } catch (error) {
-          // Nobody to stand in from that schedule: the level's others, or the next level, are paged.
-          ctx.logger.warn({ err: asError(error), scheduleId }, 'schedule rotation not read: no stand-in');
-        }
-      }
-    }
-    const plan = planPages({ level, onCall: responders, awayOf, rotation: (id) => rotations.get(id) ?? [] });
     const wording = pageWording({
       number: state.context.link?.number ?? null,
       title: facts.title,
@@ -219,74 +317,175 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
       service: facts.service.name,
       triggeredAt: facts.triggeredAt,
     });
-    for (const step of plan) {
-      switch (step.kind) {
-        case 'nobody_on_call':
-          await activity('nobody_on_call', {}, 'nobody');
-          continue;
-        case 'no_slack_user':
-          await activity(
-            'no_slack_user',
-            { name: step.person.name ?? step.person.upstreamUserId, level: step.level },
-            `noslack:${step.person.upstreamUserId}`,
-          );
-          continue;
-        case 'on_leave':
-          await activity(
-            'on_leave',
-            { slackUserId: step.person.slackUserId, level: step.level, detail: step.lastDay },
-            `leave:${step.level}:${step.person.slackUserId}`,
-          );
-          continue;
-        case 'level_on_leave':
-          await activity(
-            'level_on_leave',
-            { level: step.level, toLevel: step.nextLevel },
-            `levelaway:${step.level}`,
-          );
-          continue;
-        case 'everyone_on_leave':
-          await activity('everyone_on_leave', {}, 'everyoneaway');
-          continue;
-        case 'page':
-          break;
+    for (let pass = 0; pass < MAX_PASSES; pass++) {
+      if (policyId) {
+        for (const scheduleId of rotationsNeeded({ level, onCall: responders, awayOf, unreachableOf })) {
+          if (rotations.has(scheduleId)) continue;
+          try {
+            const people = await deps.rota.rotation(scheduleId, policyId, at);
+            rotations.set(scheduleId, people);
+            await lookUp(people);
+          } catch (error) {
+            // Nobody to stand in from that schedule: the level's others, or the next level, are paged.
+            rotations.set(scheduleId, []);
+            ctx.logger.warn({ err: asError(error), scheduleId }, 'schedule rotation not read: no stand-in');
+          }
+        }
       }
-      const r = step.person;
-      if (step.standsInFor) {
-        await activity(
-          'stand_in',
-          {
-            slackUserId: r.slackUserId,
-            level: step.level,
-            standsInFor: step.standsInFor.slackUserId,
-            detail: step.standsInFor.schedule?.slice(0, 300) ?? null,
-          },
-          `standin:${step.level}:${r.slackUserId}`,
-        );
-      }
-      const outcome = await pager.page({
-        person: { slackUserId: r.slackUserId },
-        pageId: incidentPageId(streamId, step.level, r.slackUserId, round),
-        reportTo: streamId,
-        number: wording.number,
-        label: wording.label,
-        text: wording.text,
-        spokenText: wording.spokenText,
-        callAfterMs: settings.callAfterMs,
-        maxPerHour: settings.maxPerHour,
+      const plan = planPages({
+        level,
+        onCall: responders,
+        awayOf,
+        unreachableOf,
+        rotation: (id) => rotations.get(id) ?? [],
       });
-      if (outcome === 'no_verified_phone' || outcome === 'opted_out' || outcome === 'held_back') {
-        await activity(
-          outcome,
-          {
-            slackUserId: r.slackUserId,
-            level: step.level,
-            detail: outcome === 'held_back' ? `limit ${settings.maxPerHour} an hour` : null,
-          },
-          `${outcome}:${r.slackUserId}`,
+      let foundUnreachable = false;
+      for (const step of plan) {
+        switch (step.kind) {
+          case 'nobody_on_call':
+            await activity('nobody_on_call', {}, 'nobody');
+            continue;
+          case 'no_slack_user':
+            await activity(
+              'no_slack_user',
+              { name: step.person.name ?? step.person.upstreamUserId, level: step.level },
+              `noslack:${step.person.upstreamUserId}`,
+            );
+            continue;
+          case 'on_leave':
+            await activity(
+              'on_leave',
+              { slackUserId: step.person.slackUserId, level: step.level, detail: step.lastDay },
+              `leave:${step.level}:${step.person.slackUserId}`,
+            );
+            continue;
+          case 'unreachable':
+            await recordUnreachable(
+              streamId,
+              round,
+              { slackUserId: step.person.slackUserId, level: step.level, reason: step.reason },
+              ctx,
+            );
+            continue;
+          case 'level_on_leave':
+            await activity(
+              'level_on_leave',
+              { level: step.level, toLevel: step.nextLevel },
+              `levelaway:${step.level}`,
+            );
+            continue;
+          case 'level_unreachable':
+            await activity(
+              'level_unreachable',
+              { level: step.level, toLevel: step.nextLevel },
+              `levelunreachable:${step.level}`,
+            );
+            continue;
+          case 'everyone_on_leave':
+            await activity('everyone_on_leave', {}, 'everyoneaway');
+            continue;
+          case 'nobody_reachable':
+            if (await activity('nobody_paged', {}, 'nobodypaged')) {
+              ctx.logger.error(
+                { code: 'SB_PAGE_NOBODY_REACHABLE', incident: streamId, level, round },
+                'nobody could be paged: every page at every level failed or was skipped',
+              );
+              deps.metrics?.nobodyReachable();
+            }
+            continue;
+          case 'page':
+            break;
+        }
+        const r = step.person;
+        if (step.standsInFor) {
+          await activity(
+            'stand_in',
+            {
+              slackUserId: r.slackUserId,
+              level: step.level,
+              standsInFor: step.standsInFor.slackUserId,
+              detail: step.standsInFor.schedule?.slice(0, 300) ?? null,
+            },
+            `standin:${step.level}:${r.slackUserId}`,
+          );
+        }
+        const outcome = await pager.page({
+          person: { slackUserId: r.slackUserId },
+          pageId: incidentPageId(streamId, step.level, r.slackUserId, round),
+          reportTo: streamId,
+          number: wording.number,
+          label: wording.label,
+          text: wording.text,
+          spokenText: wording.spokenText,
+          callAfterMs: settings.callAfterMs,
+          maxPerHour: settings.maxPerHour,
+        });
+        const reason = UNDELIVERED[outcome];
+        if (!reason) continue;
+        // Not reached: unreachable for the round, said, and the level planned again without them.
+        unreachable.set(r.slackUserId, reason);
+        await recordUnreachable(
+          streamId,
+          round,
+          { slackUserId: r.slackUserId, level: step.level, reason },
+          ctx,
         );
+        await dispatchCommand(
+          deps.dispatch(),
+          markPageUndeliverable(
+            {
+              incident: streamId,
+              level: step.level,
+              round,
+              slackUserId: r.slackUserId,
+              reason,
+              replan: false,
+            },
+            ctx.now(),
+          ),
+        );
+        foundUnreachable = true;
+        break;
       }
+      if (!foundUnreachable) return;
     }
+    ctx.logger.error({ code: 'SB_PAGE_UNDELIVERABLE', incident: streamId, level }, 'paging gave up planning');
+  };
+
+  /**
+   * `IncidentPageUndeliverable`: the operators' line and counter, and for a failure found after
+   * sending, the timeline's line and the level planned again now (the latest level due in that
+   * round that the incident has reached).
+   */
+  const undeliverable = async (
+    recorded: Readonly<{ data: Record<string, unknown> }>,
+    ctx: ProcessorContext,
+  ) => {
+    const d = recorded.data as {
+      incident?: unknown;
+      level?: unknown;
+      round?: unknown;
+      slackUserId?: unknown;
+      reason?: unknown;
+      replan?: unknown;
+    };
+    if (typeof d.incident !== 'string' || typeof d.slackUserId !== 'string' || typeof d.level !== 'number') {
+      return;
+    }
+    const reason = d.reason as UnreachableReason;
+    const round = typeof d.round === 'number' ? d.round : 0;
+    ctx.logger.warn(
+      { code: 'SB_PAGE_UNDELIVERABLE', reason, incident: d.incident, level: d.level, round },
+      'a page could not be delivered: the next person is paged',
+    );
+    deps.metrics?.undeliverable(reason);
+    if (d.replan !== true) return;
+    await recordUnreachable(d.incident, round, { slackUserId: d.slackUserId, level: d.level, reason }, ctx);
+    const { state } = await readIncidentState(ctx.store, d.incident);
+    const at = state.context.incident?.escalationLevel ?? 0;
+    const due = ((await readPagingFacts(ctx, d.incident)).due.get(round) ?? []).filter((l) => l <= at);
+    const level = due.length ? Math.max(...due) : null;
+    if (level !== null) await pageLevel(d.incident, level, round, ctx, true);
   };
 
   return {
@@ -300,10 +499,15 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
         'IncidentUnacknowledged',
         'IncidentResolved',
         'IncidentPagingDue',
+        'IncidentPageUndeliverable',
       ],
     },
     async handle(recorded, ctx) {
       if (recorded.kind !== 'event') return;
+      if (recorded.type === 'IncidentPageUndeliverable') {
+        if (recorded.streamId.startsWith(INCIDENT_PAGING_STREAM_PREFIX)) await undeliverable(recorded, ctx);
+        return;
+      }
       if (recorded.type === 'IncidentPagingDue') {
         const data = recorded.data as { level?: unknown; round?: unknown };
         if (typeof data.level !== 'number') return;

@@ -7,6 +7,7 @@ import {
   type RecordIncidentPageActivity,
   type recordIncidentPageActivitySchema,
 } from '../../machines/incident/paging.ts';
+import type { UnreachableReason } from '../../machines/incident/pagingPlan.ts';
 import { isIncidentStreamId } from '../../machines/incident/streams.ts';
 import type { CommandRoute } from '../application/dispatch.ts';
 import { hasCode, ValidationError } from '../core/errors.ts';
@@ -44,10 +45,58 @@ export const incidentPageId = (
   round = 0,
 ): string => uuidv5(`incident-page:${incidentStreamId}:${level}:${slackUserId}${round ? `:r${round}` : ''}`);
 
+/** Escalation levels a page id is looked for at (as many as the paging reactor pages at most). */
+export const MAX_PAGED_LEVELS = 20;
+
+/**
+ * The level a page of the person in `round` was sent at, from its (deterministic) page id; null
+ * when it is not one of theirs in that round (an earlier round's page, a test page).
+ */
+export const pagedLevelOf = (
+  incidentStreamId: string,
+  slackUserId: string,
+  pageId: string,
+  round: number,
+): number | null => {
+  for (let level = 1; level <= MAX_PAGED_LEVELS; level++) {
+    if (incidentPageId(incidentStreamId, level, slackUserId, round) === pageId) return level;
+  }
+  return null;
+};
+
+/** Rounds of paging so far: how many times the incident went back to triggered. */
+export const pagingRoundOf = (history: readonly Readonly<{ kind: string; type: string }>[]): number =>
+  history.filter((m) => m.kind === 'event' && m.type === 'IncidentUnacknowledged').length;
+
+/** The command that makes a person unreachable for the round (issue 18), once per round and person. */
+export const markPageUndeliverable = (
+  data: Readonly<{
+    incident: string;
+    level: number;
+    round: number;
+    slackUserId: string;
+    reason: UnreachableReason;
+    replan: boolean;
+  }>,
+  now: Date,
+): Command => ({
+  type: 'MarkPageUndeliverable',
+  data: { ...data },
+  metadata: {
+    now: now.toISOString(),
+    commandId: uuidv5(`page-undeliverable:${data.incident}:${data.round}:${data.slackUserId}`),
+    actor: PAGE_ACTIVITY_ACTOR,
+  },
+});
+
 // ---------------------------------------------------------------- the paging-due rule
 
 export const pagingRoutes = (): Readonly<Record<string, CommandRoute>> => ({
   PageIncidentResponders: {
+    decider: incidentPagingDecider as unknown as CommandRoute['decider'],
+    streamId: (c) => incidentPagingStreamId((c.data as { incident: string }).incident),
+  },
+  MarkPageUndeliverable: {
     decider: incidentPagingDecider as unknown as CommandRoute['decider'],
     streamId: (c) => incidentPagingStreamId((c.data as { incident: string }).incident),
   },
@@ -218,6 +267,28 @@ export const createIncidentResponses = (
     } catch (error) {
       // A report about a stream with no incident (a test page, a stream since deleted) has nowhere to go.
       if (!hasCode(error, 'SB_ILLEGAL_STATE') && !hasCode(error, 'SB_VALIDATION')) throw error;
+      return;
     }
+    if (!report.failure || !report.pageId) return;
+    // The page did not reach them (issue 18): while the incident still waits for someone, they are
+    // unreachable for this round, and the paging reactor pages whoever comes next at once.
+    const { state, history } = await readIncidentState(deps.store, report.incident);
+    if (incidentPhase(state) !== 'open' || incidentStatus(state) !== 'triggered') return;
+    const round = pagingRoundOf(history);
+    const level = pagedLevelOf(report.incident, report.person.slackUserId, report.pageId, round);
+    if (level === null) return; // an earlier round's page: that round is over
+    await deps.dispatch()(
+      markPageUndeliverable(
+        {
+          incident: report.incident,
+          level,
+          round,
+          slackUserId: report.person.slackUserId,
+          reason: report.failure,
+          replan: true,
+        },
+        report.at,
+      ),
+    );
   },
 });

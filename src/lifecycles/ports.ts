@@ -192,10 +192,35 @@ export type PageRequest = Readonly<{
  * - `paged`: recorded; the SMS goes out from the pager's processors, the call later;
  * - `already_paged`: that pageId was recorded before (nothing new);
  * - `no_verified_phone`: the person has no verified phone (nothing recorded by the pager);
+ * - `must_verify_again`: they verified a number, but it can no longer be read (its data key cannot
+ *   be opened): they must verify it again (nothing recorded by the pager);
  * - `opted_out`: they replied STOP and have not verified again since (recorded);
  * - `held_back`: over `maxPerHour` (recorded).
+ *
+ * Every outcome but `paged` and `already_paged` means nobody was reached: the caller pages someone
+ * else (issue 18).
  */
-export type PageOutcome = 'paged' | 'already_paged' | 'no_verified_phone' | 'opted_out' | 'held_back';
+export type PageOutcome =
+  | 'paged'
+  | 'already_paged'
+  | 'no_verified_phone'
+  | 'must_verify_again'
+  | 'opted_out'
+  | 'held_back';
+
+/**
+ * Why a page that was sent (recorded `paged`) did not reach its person after all, as the pager
+ * found out: the number could not be read when the SMS or call went (`must_verify_again`), the
+ * SMS was refused (by the service or the network), the call failed, the line was busy, nobody
+ * answered, or the phone service kept failing until the pager gave up (`gave_up`; never parked).
+ */
+export type PageFailure =
+  | 'must_verify_again'
+  | 'sms_refused'
+  | 'call_failed'
+  | 'busy'
+  | 'unanswered'
+  | 'gave_up';
 
 export type Pager = Readonly<{
   /**
@@ -262,6 +287,13 @@ export type PageReport = Readonly<{
   /** The vendor's reason (a rejection), or what was ignored; null when there is nothing to add. */
   detail: string | null;
   at: Date;
+  /** The page it is about (`PageRequest.pageId`), when it is about one. */
+  pageId?: string | null;
+  /**
+   * Set when this report means the page cannot reach its person (issue 18): the incident side
+   * says so and pages the next person at once. Null or absent: a receipt like any other.
+   */
+  failure?: PageFailure | null;
 }>;
 
 export type IncidentResponses = Readonly<{

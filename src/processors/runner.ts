@@ -19,6 +19,12 @@ export type ProcessorContext = Readonly<{
   logger: ProcessorLogger;
   /** 1 on first delivery, then 2, 3 … for in-process retries of the same event. */
   attempt: number;
+  /**
+   * The attempt after which a failing event is parked (the runner's `maxAttempts`). A handler whose
+   * event must never be parked (a page: issue 18) records its failure instead when
+   * `attempt >= maxAttempts`.
+   */
+  maxAttempts: number;
   /** True when `replayParked` runs a parked event again. */
   replay: boolean;
   /**
@@ -466,6 +472,7 @@ export const createProcessorRunner = (options: ProcessorRunnerOptions): Processo
         return logger;
       },
       attempt,
+      maxAttempts: retry.maxAttempts,
       replay,
       redelivery: attempt > 1 || replay || (slot.startHead !== undefined && event.position <= slot.startHead),
       signal,

@@ -2,6 +2,7 @@ import { phaseOf } from '../../machines/verification/decider.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { HomeSection } from '../lifecycles/lifecycle.ts';
 import { type KnownBlock, mrkdwn } from '../slack/blocks/format.ts';
+import type { PhoneStanding } from './standing.ts';
 import { readVerificationState } from './state.ts';
 
 const PHASE_TEXT: Readonly<Record<string, string>> = {
@@ -14,17 +15,34 @@ const PHASE_TEXT: Readonly<Record<string, string>> = {
   cancelled: 'The last verification was cancelled',
 };
 
-/** The App Home section: the verified number, masked, and where the latest verification stands. */
-export const createVerificationHomeSection = (deps: Readonly<{ store: EventStore }>): HomeSection => ({
+/**
+ * The App Home section: the verified number, masked, whether Switchboard can page it (`standing`,
+ * as `/verify status` says it: opted out, must be verified again), and where the latest
+ * verification stands.
+ */
+export const createVerificationHomeSection = (
+  deps: Readonly<{ store: EventStore; standing?(slackUserId: string): Promise<PhoneStanding> }>,
+): HomeSection => ({
   async render(user) {
     const state = await readVerificationState(deps.store, user);
     const phase = phaseOf(state);
     const verified = state.context.verified;
+    const standing = deps.standing ? await deps.standing(user) : null;
+    const none =
+      ':iphone: No verified number yet: `/verify <your phone number>` lets Switchboard page you by SMS and call.';
     const lines = [
       '*Phone*',
-      verified
-        ? `:iphone: Your on-call number: *${verified.masked}* (verified ${verified.at.slice(0, 10)}).`
-        : ':iphone: No verified number yet: `/verify <your phone number>` lets Switchboard page you by SMS and call.',
+      standing?.kind === 'opted_out'
+        ? `:no_bell: Your number *${standing.masked ?? 'on file'}* is opted out of paging (replied STOP): \`/verify <your phone number>\` opts you back in.`
+        : standing?.kind === 'must_verify_again'
+          ? `:warning: Your number *${standing.masked ?? 'on file'}* must be verified again: \`/verify <your phone number>\`.`
+          : standing?.kind === 'none'
+            ? none
+            : verified
+              ? `:iphone: Your on-call number: *${verified.masked}* (verified ${verified.at.slice(0, 10)}).`
+              : standing?.kind === 'pageable'
+                ? `:iphone: Your on-call number: *${standing.masked}*.`
+                : none,
     ];
     if (phase !== 'verified' && phase !== 'none') {
       const masked = state.context.attempt?.masked;

@@ -21,12 +21,14 @@ import { createVerificationHomeSection } from './home.ts';
 import {
   createVerificationNoticesReactor,
   createVerificationPeopleReactor,
+  createVerificationRemovalsReactor,
   createVerificationTimersReactor,
 } from './notices.reactor.ts';
 import { createPaging } from './paging/index.ts';
 import { createPhoneSealer, type PhoneSealer } from './phone.ts';
 import { createVerificationReadModel, type VerificationReadModel } from './readModel.projection.ts';
 import { verificationRoutes } from './routes.ts';
+import { phoneStanding } from './standing.ts';
 import { readVerificationState } from './state.ts';
 import { createVerificationUpstreamReactor } from './upstreamCalls.reactor.ts';
 
@@ -134,15 +136,25 @@ const createVerification = (
     ['action'],
   );
 
+  /**
+   * `/verify status`: where the phone stands for paging (standing.ts), never "verified" for a
+   * number that cannot be paged, then where a verification in progress stands.
+   */
   const status = async (slackUserId: string): Promise<SlackMessage> => {
     const state = await readVerificationState(store, slackUserId);
     const phase = phaseOf(state);
-    const verified = state.context.verified;
     const attempt = state.context.attempt;
+    const standing = await phoneStanding({ store, index: paging.index }, slackUserId);
+    const inProgress = phase === 'requested' || phase === 'codeSent';
+    const number = (masked: string | null) => (masked ? `Your number ${masked}` : 'Your number');
     const lines = [
-      verified
-        ? `:iphone: Your verified number is ${verified.masked} (since ${verified.at.slice(0, 16).replace('T', ' ')} UTC).`
-        : ":iphone: You don't have a verified number yet.",
+      standing.kind === 'pageable'
+        ? `:iphone: Your verified number is ${standing.masked} (since ${standing.since.slice(0, 16).replace('T', ' ')} UTC). Switchboard pages you there.`
+        : standing.kind === 'opted_out'
+          ? `:no_bell: ${number(standing.masked)} is opted out of paging (replied STOP): Switchboard does not page you. To opt back in, verify it again with \`/verify <your phone number>\`.`
+          : standing.kind === 'must_verify_again'
+            ? `:warning: ${number(standing.masked)} must be verified again: Switchboard can no longer use it to page you. Use \`/verify <your phone number>\` (the same number is fine).`
+            : ":iphone: You don't have a verified number yet.",
     ];
     if (attempt && phase !== 'verified') {
       const where: Record<string, string> = {
@@ -154,8 +166,7 @@ const createVerification = (
       };
       if (where[phase]) lines.push(where[phase]);
     }
-    if (!verified && phase !== 'requested' && phase !== 'codeSent')
-      lines.push('Use `/verify <your phone number>` to start.');
+    if (standing.kind === 'none' && !inProgress) lines.push('Use `/verify <your phone number>` to start.');
     const text = lines.join('\n');
     return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] };
   };
@@ -211,6 +222,11 @@ const createVerification = (
     }
   };
 
+  const dm = async (channel: string, m: SlackMessage) => {
+    const r = await slack.chat.postMessage({ channel, text: m.text, blocks: m.blocks });
+    return { channel: r.channel ?? channel, ts: String(r.ts) };
+  };
+
   // ─── paging ──────────────────────────────────────────────────────────────────────────────────
   // PAGING SLICE: `createPaging(...)` from `./paging/index.ts` is built here and spread into the
   // instance below (routes, processors, webhooks, provides: { pager }). It gets `deps`, `client`,
@@ -243,14 +259,8 @@ const createVerification = (
         ...(voiceEventUrl ? { voiceEventUrl } : {}),
         onOutOfCredit: (action) => outOfCredit.inc({ action }),
       }),
-      createVerificationNoticesReactor({
-        slack: {
-          postMessage: async (channel, m) => {
-            const r = await slack.chat.postMessage({ channel, text: m.text, blocks: m.blocks });
-            return { channel: r.channel ?? channel, ts: String(r.ts) };
-          },
-        },
-      }),
+      createVerificationNoticesReactor({ slack: { postMessage: dm } }),
+      createVerificationRemovalsReactor({ pager: paging.pager, slack: { postMessage: dm } }),
       createVerificationTimersReactor(),
       createVerificationPeopleReactor({ people: deps.people, phones }),
       ...paging.processors,
@@ -272,7 +282,10 @@ const createVerification = (
         },
       }),
     webhooks: [verifyWebhookVerifier({ verifySignature, logger }), ...paging.webhooks],
-    home: createVerificationHomeSection({ store }),
+    home: createVerificationHomeSection({
+      store,
+      standing: (slackUserId) => phoneStanding({ store, index: paging.index }, slackUserId),
+    }),
     sensitiveActionIds: VERIFICATION_SENSITIVE_ACTION_IDS,
     // `/verify +44 7700 900123`: the number as typed is not kept in the recorded input.
     sensitiveSlashCommands: ['/verify'],

@@ -1,4 +1,8 @@
-import { type VerificationState, verificationDecider } from '../../machines/verification/decider.ts';
+import {
+  REMOVED_BY_THEM,
+  type VerificationState,
+  verificationDecider,
+} from '../../machines/verification/decider.ts';
 import type { VerificationEvent } from '../../machines/verification/events.ts';
 import { slackUserOfStream, VERIFICATION_STREAM_PREFIX } from '../../machines/verification/streams.ts';
 import { storedEvent } from '../application/fold.ts';
@@ -6,6 +10,7 @@ import { ConcurrencyError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { JsonObject } from '../core/messages.ts';
 import type { EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
+import type { Pager } from '../lifecycles/ports.ts';
 import type { PeopleDirectory } from '../people/directory.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { scheduleTimer } from '../processors/scheduler.ts';
@@ -41,6 +46,7 @@ import type { PhoneSealer } from './phone.ts';
 export const VERIFICATION_NOTICES_PROCESSOR = 'verification-notices';
 export const VERIFICATION_TIMERS_PROCESSOR = 'verification-timers';
 export const VERIFICATION_PEOPLE_PROCESSOR = 'verification-people';
+export const VERIFICATION_REMOVALS_PROCESSOR = 'verification-removals';
 export const VERIFICATION_NOTICE_STREAM_PREFIX = 'verificationNotice-';
 
 export type VerificationNoticesSlack = Readonly<{
@@ -73,40 +79,55 @@ export const verificationFailureText = (code: string, message: string): string =
   }
 };
 
-/** The person's state just after `event` (what the event's message should say). */
-const stateAt = async (store: EventStore, event: RecordedEvent): Promise<VerificationState> => {
+/** The person's state just after `event` (what the event's message should say), or just before it. */
+const stateAt = async (
+  store: EventStore,
+  event: RecordedEvent,
+  when: 'after' | 'before' = 'after',
+): Promise<VerificationState> => {
   let state = verificationDecider.initialState();
   for (const m of await store.readStream(event.streamId)) {
     if (m.kind !== 'event') continue;
+    if (m.id === event.id && when === 'before') break;
     state = verificationDecider.evolve(state, storedEvent(verificationDecider, m));
     if (m.id === event.id) break;
   }
   return state;
 };
 
+/** Sends a DM once per key (recorded as `VerificationNoticeSent`, checked first). */
+const sendNoticeOnce = async (
+  slack: VerificationNoticesSlack,
+  ctx: ProcessorContext,
+  key: string,
+  user: string,
+  message: SlackMessage,
+): Promise<void> => {
+  const streamId = `${VERIFICATION_NOTICE_STREAM_PREFIX}${uuidv5(`verification-notice:${key}`)}`;
+  if ((await ctx.store.readStream(streamId, { maxCount: 1 })).length > 0) return;
+  const sent = await slack.postMessage(user, message);
+  try {
+    await ctx.store.appendToStream(
+      streamId,
+      [
+        {
+          id: uuidv5(`verification-notice-sent:${key}`),
+          type: 'VerificationNoticeSent',
+          data: { key, channel: sent.channel, ts: sent.ts, at: ctx.now().toISOString() } as JsonObject,
+        },
+      ],
+      { expectedRevision: 'no_stream' },
+    );
+  } catch (error) {
+    if (!(error instanceof ConcurrencyError)) throw error;
+  }
+};
+
 export const createVerificationNoticesReactor = (
   options: Readonly<{ slack: VerificationNoticesSlack }>,
 ): Processor => {
-  const sendOnce = async (ctx: ProcessorContext, key: string, user: string, message: SlackMessage) => {
-    const streamId = `${VERIFICATION_NOTICE_STREAM_PREFIX}${uuidv5(`verification-notice:${key}`)}`;
-    if ((await ctx.store.readStream(streamId, { maxCount: 1 })).length > 0) return;
-    const sent = await options.slack.postMessage(user, message);
-    try {
-      await ctx.store.appendToStream(
-        streamId,
-        [
-          {
-            id: uuidv5(`verification-notice-sent:${key}`),
-            type: 'VerificationNoticeSent',
-            data: { key, channel: sent.channel, ts: sent.ts, at: ctx.now().toISOString() } as JsonObject,
-          },
-        ],
-        { expectedRevision: 'no_stream' },
-      );
-    } catch (error) {
-      if (!(error instanceof ConcurrencyError)) throw error;
-    }
-  };
+  const sendOnce = (ctx: ProcessorContext, key: string, user: string, message: SlackMessage) =>
+    sendNoticeOnce(options.slack, ctx, key, user, message);
 
   const messageFor = (e: VerificationEvent, state: VerificationState): SlackMessage | null => {
     const attempt = state.context.attempt;
@@ -179,6 +200,38 @@ export const createVerificationNoticesReactor = (
     },
   };
 };
+
+/**
+ * `verification-removals`: `/verify remove` (the person's `VerificationPhoneForgotten`, reason
+ * `removed`) forgets the number the way a leaver's is (the pager's `forget`: pages stopped, the
+ * phone unlinked, the person's data key deleted, so every sealed copy is unreadable), then tells
+ * them in a DM, once. A crash between the two finishes both on redelivery (`forget` is idempotent).
+ */
+export const createVerificationRemovalsReactor = (
+  options: Readonly<{ pager: Pick<Pager, 'forget'>; slack: VerificationNoticesSlack }>,
+): Processor => ({
+  id: VERIFICATION_REMOVALS_PROCESSOR,
+  filter: { streamPrefixes: [VERIFICATION_STREAM_PREFIX], eventTypes: ['VerificationPhoneForgotten'] },
+  async handle(event, ctx) {
+    const user = slackUserOfStream(event.streamId);
+    if (!user || event.kind !== 'event') return;
+    const e = storedEvent(verificationDecider, event);
+    if (e.type !== 'VerificationPhoneForgotten' || e.data.reason !== REMOVED_BY_THEM) return;
+    await options.pager.forget({
+      person: { slackUserId: user },
+      reason: REMOVED_BY_THEM,
+      at: new Date(e.data.at),
+    });
+    const masked = (await stateAt(ctx.store, event, 'before')).context.verified?.masked ?? null;
+    const text =
+      `:wastebasket: Switchboard forgot your number${masked ? ` ${masked}` : ''}: it can no longer be read by anyone, ` +
+      'and you will not be paged by SMS or call. Use `/verify <your phone number>` to be paged again.';
+    await sendNoticeOnce(options.slack, ctx, `removed:${event.id}`, user, {
+      text,
+      blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }],
+    });
+  },
+});
 
 export const verificationExpiryTimerId = (attemptId: string): string => `verification-expiry-${attemptId}`;
 

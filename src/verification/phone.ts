@@ -119,11 +119,15 @@ export type PhoneSealer = Readonly<{
   sealFor(slackUserId: string, digits: string): Promise<string>;
   /** The person's blind index of the number (an HMAC under their data key). */
   keyFor(slackUserId: string, digits: string): Promise<string>;
-  /** The digits of any sealed number; null when it cannot be opened (the person's key was forgotten). */
+  /**
+   * The digits of any sealed number; null when it cannot be opened: the person's key was forgotten,
+   * or it cannot be unwrapped (a lost or rotated secret). Either way the number must be verified
+   * again; nothing here throws for it.
+   */
   openAny(sealed: string): Promise<string | null>;
   /**
-   * The digits, for a call that needs them; a number whose person was forgotten is a permanent
-   * refusal (SB_VALIDATION, reason `phone_forgotten`), never retried.
+   * The digits, for a call that needs them; a number that cannot be opened is a permanent refusal
+   * (SB_VALIDATION, reason `phone_forgotten`), never retried.
    */
   openForUse(sealed: string): Promise<string>;
 }>;
@@ -157,9 +161,13 @@ export const createPhoneSealer = (ring: KeyRing, keys?: PersonKeys): PhoneSealer
     async openForUse(sealed) {
       const digits = await openAny(sealed);
       if (digits === null) {
-        throw new ChatOpsError('SB_VALIDATION', 'this phone number was forgotten (its owner left)', {
-          details: { reason: 'phone_forgotten' },
-        });
+        throw new ChatOpsError(
+          'SB_VALIDATION',
+          'the number must be verified again (`/verify <your number>`)',
+          {
+            details: { reason: 'phone_forgotten' },
+          },
+        );
       }
       return digits;
     },

@@ -246,8 +246,17 @@ export const createVerificationUpstreamReactor = (options: VerificationUpstreamO
           });
         }
         case 'notify_old': {
+          // The old number can no longer be read (its key lost, hence this verification): there is
+          // nobody to tell, and nothing to fail about.
+          const old = await phones.openAny(r.number ?? '');
+          if (old === null) {
+            return outcome('RecordVerificationOldNumberNotified', target, {
+              requestId: r.requestId,
+              messageId: null,
+            });
+          }
           const sent = await client.sendSms({
-            to: await phones.openForUse(r.number ?? ''),
+            to: old,
             from: options.fromNumber,
             text: `${options.brand}: your on-call number was changed to ${r.newMasked ?? 'a new number'}. Pages no longer come to this phone.`,
             clientRef: `old${r.requestId.replace(/[^0-9a-z]/gi, '').slice(0, 37)}`,

@@ -2,13 +2,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { VERIFY_USAGE } from '../../handlers/verification/commands.ts';
 import { SLACK_EVENTS_PATH } from '../../src/http/slackReceiver.ts';
 import { ALL_LIFECYCLES, LIFECYCLES } from '../../src/lifecycles/index.ts';
 import { PLANNED_LIFECYCLES } from '../../src/lifecycles/planned.ts';
 
 type Manifest = {
   features: {
-    slash_commands: { command: string; url: string; description: string }[];
+    slash_commands: { command: string; url: string; description: string; usage_hint?: string }[];
     app_home: Record<string, boolean>;
   };
   oauth_config: { scopes: { bot: string[] } };
@@ -39,6 +40,16 @@ describe('manifest.yml', () => {
       const owners = ALL_LIFECYCLES.filter((l) => l.slashCommands.includes(command)).map((l) => l.name);
       expect(owners, `owners of ${command}`).toHaveLength(1);
     }
+  });
+
+  it('hints every /verify subcommand the handler knows (remove included, issue 18)', () => {
+    const hint = manifest.features.slash_commands.find((c) => c.command === '/verify')?.usage_hint ?? '';
+    const words = VERIFY_USAGE.replace('/verify ', '')
+      .split('|')
+      .map((w) => w.trim())
+      .filter((w) => /^[a-z]+$/.test(w));
+    expect(words).toContain('remove');
+    for (const word of words) expect(hint.split('|').map((w) => w.trim())).toContain(word);
   });
 
   it('sends commands, interactivity and events to the one Slack endpoint', () => {

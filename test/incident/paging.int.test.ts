@@ -270,8 +270,12 @@ describe('paging by SMS, then voice', () => {
       slackUserId: FRANK.slack,
       via: null,
     });
-    expect(await timeline(d.number)).toContain('Not paged <@U0FRANK> at level 2: no verified phone');
-    await cardSays(d.number, '*Paging* <@U0FRANK> skipped: no verified phone');
+    expect(await timeline(d.number)).toContain('Could not page <@U0FRANK> at level 2: no verified phone');
+    // Nobody else at level 2 or above: said (issue 18).
+    await cardSays(
+      d.number,
+      '*Paging* *nobody could be paged* · <@U0FRANK> could not be paged: no verified phone',
+    );
   });
 
   it('a reply from a number nobody verified, or about an incident never paged, is recorded and ignored', async () => {
@@ -314,7 +318,10 @@ describe('paging by SMS, then voice', () => {
       const told = await timeline(r.number);
       expect(told).toMatch(/SMS page to <@U0CHEN> rejected: \S/);
       expect(told).toContain('Call to <@U0CHEN>: busy');
-      await cardSays(r.number, '*Paging* <@U0CHEN> line busy');
+      // Chen could not be paged (the SMS refused), so Frank (level 2, no verified phone) was tried.
+      await cardSays(r.number, '<@U0CHEN> could not be paged: the SMS was refused');
+      expect(told).toContain('Could not page <@U0CHEN> at level 1: the SMS was refused');
+      expect(told).toContain('Nobody at level 1 could be paged: paging level 2');
     } finally {
       h.vonage.phones.restore(CHEN.phone);
     }

@@ -46,7 +46,8 @@ describe('limits', () => {
           .messages('C0OPS')
           .find((m) => m.bot_id !== '' && m.text.startsWith(`#${held.number} `));
         return (
-          JSON.stringify(card?.blocks ?? []).includes('held back: too many pages this hour') || undefined
+          JSON.stringify(card?.blocks ?? []).includes('could not be paged: too many pages this hour') ||
+          undefined
         );
       },
       { what: 'the card to say the page was held back', timeoutMs: 10_000 },

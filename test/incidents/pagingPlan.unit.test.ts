@@ -148,3 +148,98 @@ describe('leave-aware paging: the plan', () => {
     expect(rotationsNeeded({ level: 1, onCall: PAYMENTS, awayOf: () => null })).toEqual([]);
   });
 });
+
+/**
+ * Issue 18: a page that cannot be delivered (no verified phone, a number that must be verified
+ * again, STOP, the per-hour limit, the SMS refused, the call failed, busy or unanswered, the phone
+ * service given up on) makes its person unreachable for the round: the same rule as leave picks
+ * who is paged next, and the plan says so when nobody is left.
+ */
+describe('undeliverable pages: the plan', () => {
+  const planWith = (
+    onCall: readonly OnCallAtLevel[],
+    unreachable: Record<string, string>,
+    away: Record<string, string> = {},
+    level = 1,
+  ) =>
+    planPages({
+      level,
+      onCall,
+      awayOf: (u) => (away[u] ? { lastDay: away[u] } : null),
+      rotation: (id) => ROTATIONS[id] ?? [],
+      unreachableOf: (u) => (unreachable[u] as never) ?? null,
+    }).map((s) => {
+      switch (s.kind) {
+        case 'page':
+          return `page ${s.person.name} @${s.level}${s.standsInFor ? ` for ${s.standsInFor.slackUserId}` : ''}`;
+        case 'unreachable':
+          return `cannot page ${s.person.name} @${s.level}: ${s.reason}`;
+        case 'on_leave':
+          return `skip ${s.person.name} @${s.level}`;
+        case 'level_unreachable':
+          return `nobody at ${s.level} could be paged: level ${s.nextLevel}`;
+        case 'level_on_leave':
+          return `level ${s.level} away: level ${s.nextLevel}`;
+        case 'nobody_reachable':
+          return `nobody could be paged from @${s.level}`;
+        default:
+          return s.kind;
+      }
+    });
+
+  it('pages the next in the schedule’s rotation in place of someone who cannot be reached', () => {
+    expect(planWith(PAYMENTS, { U0ANA: 'must_verify_again' })).toEqual([
+      'cannot page ana @1: must_verify_again',
+      'page ben @1 for U0ANA',
+    ]);
+    // The stand-in cannot be reached either: the one after them.
+    expect(planWith(PAYMENTS, { U0ANA: 'no_verified_phone', U0BEN: 'sms_refused' })).toEqual([
+      'cannot page ana @1: no_verified_phone',
+      'page chen @1 for U0ANA',
+    ]);
+    // Away and unreachable people are both passed over.
+    expect(planWith(PAYMENTS, { U0ANA: 'busy' }, { U0BEN: 'x' })).toEqual([
+      'cannot page ana @1: busy',
+      'page chen @1 for U0ANA',
+    ]);
+  });
+
+  it('leaves it to the level’s others, else pages the next level, and says when nobody is left', () => {
+    expect(planWith([at(FRANK, 1), at(CHEN, 1), at(DANA, 2)], { U0FRANK: 'opted_out' })).toEqual([
+      'cannot page frank @1: opted_out',
+      'page chen @1',
+    ]);
+    expect(planWith([at(CHEN, 1), at(FRANK, 2)], { U0CHEN: 'gave_up' })).toEqual([
+      'cannot page chen @1: gave_up',
+      'nobody at 1 could be paged: level 2',
+      'page frank @2',
+    ]);
+    expect(planWith([at(CHEN, 1), at(FRANK, 2)], { U0CHEN: 'unanswered', U0FRANK: 'held_back' })).toEqual([
+      'cannot page chen @1: unanswered',
+      'nobody at 1 could be paged: level 2',
+      'cannot page frank @2: held_back',
+      'nobody could be paged from @1',
+    ]);
+    // Away at one level, unreachable at the next: nobody could be paged (not "everyone on leave").
+    expect(planWith([at(CHEN, 1), at(FRANK, 2)], { U0FRANK: 'call_failed' }, { U0CHEN: 'x' })).toEqual([
+      'skip chen @1',
+      'level 1 away: level 2',
+      'cannot page frank @2: call_failed',
+      'nobody could be paged from @1',
+    ]);
+  });
+
+  it('says leave rather than the phone for someone both away and unreachable', () => {
+    expect(planWith(PAYMENTS, { U0ANA: 'no_verified_phone' }, { U0ANA: '2026-12-03' })).toEqual([
+      'skip ana @1',
+      'page ben @1 for U0ANA',
+    ]);
+  });
+
+  it('asks for the rotations of schedules whose people cannot be reached', () => {
+    const unreachableOf = (u: string) => (u === 'U0ANA' ? ('busy' as const) : null);
+    expect(rotationsNeeded({ level: 1, onCall: PAYMENTS, awayOf: () => null, unreachableOf })).toEqual([
+      'PSCH001',
+    ]);
+  });
+});

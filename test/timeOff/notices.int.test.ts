@@ -127,6 +127,7 @@ describe('time-off notices', () => {
         now: () => h.clock.now(),
         logger: quiet,
         attempt: 1,
+        maxAttempts: 5,
         replay: false,
         redelivery: true,
         signal: new AbortController().signal,

@@ -20,6 +20,7 @@ import { ValidationError } from '../../src/core/errors.ts';
 import type { Command } from '../../src/core/messages.ts';
 import { pagingSummary } from '../../src/incidents/blocks/pagingSummary.ts';
 import { parseServiceDelays } from '../../src/incidents/pagingConfig.ts';
+import { receiptReason } from '../../src/verification/paging/receipts.reactor.ts';
 
 const at = (minute: number) => new Date(Date.UTC(2026, 10, 23, 9, minute)).toISOString();
 const meta = (minute: number, id: string) => ({ now: at(minute), commandId: id, actor: 'system:pager' });
@@ -410,7 +411,58 @@ describe('paging settings and the card line', () => {
         activity('phone_acknowledged', 'U0CHEN'),
         activity('call_completed', 'U0CHEN'),
       ]),
-    ).toBe(':iphone: *Paging* <@U0CHEN> acknowledged by phone · <@U0FRANK> skipped: no verified phone');
+    ).toBe(
+      ':iphone: *Paging* <@U0CHEN> acknowledged by phone · <@U0FRANK> could not be paged: no verified phone',
+    );
     expect(pagingSummary([])).toBeNull();
+  });
+
+  it('keeps “could not be paged” until the page reaches them, who stood in, and “nobody could be paged” first (issue 18)', () => {
+    const activity = (kind: string, slackUserId: string | null, more: Record<string, unknown> = {}) => ({
+      type: 'RecordIncidentPageActivity',
+      kind: 'command' as const,
+      data: { kind, slackUserId, name: null, ...more },
+    });
+    expect(
+      pagingSummary([
+        activity('sms_submitted', 'U0ANA'),
+        activity('sms_rejected', 'U0ANA'),
+        activity('undeliverable', 'U0ANA', { reason: 'sms_refused' }),
+        activity('call_busy', 'U0ANA'),
+        activity('stand_in', 'U0BEN', { standsInFor: 'U0ANA' }),
+        activity('sms_delivered', 'U0BEN'),
+      ]),
+    ).toBe(
+      ':iphone: *Paging* <@U0ANA> could not be paged: the SMS was refused · <@U0BEN> SMS delivered (paged instead of <@U0ANA>)',
+    );
+    expect(
+      pagingSummary([
+        activity('undeliverable', 'U0ANA', { reason: 'must_verify_again' }),
+        activity('level_unreachable', null, { level: 1, toLevel: 2 }),
+        activity('opted_out', 'U0DANA'),
+        activity('nobody_paged', null),
+      ]),
+    ).toBe(
+      ':iphone: *Paging* *nobody could be paged* · nobody at level 1 could be paged: paging level 2 · <@U0ANA> could not be paged: their number must be verified again · <@U0DANA> could not be paged: opted out of paging (replied STOP)',
+    );
+    // Answered after all (the SMS refused, the call picked up): the later receipt says so.
+    expect(
+      pagingSummary([
+        activity('undeliverable', 'U0ANA', { reason: 'sms_refused' }),
+        activity('call_answered', 'U0ANA'),
+      ]),
+    ).toBe(':iphone: *Paging* <@U0ANA> call answered');
+  });
+});
+
+describe('what a receipt says on the timeline (issue 18)', () => {
+  it('keeps the vendor’s words without its error code in front', () => {
+    expect(receiptReason('1300 Absent subscriber: the handset is switched off or out of coverage.')).toBe(
+      'Absent subscriber: the handset is switched off or out of coverage.',
+    );
+    expect(receiptReason('ERR_42: Number barred')).toBe('Number barred');
+    expect(receiptReason('Unroutable')).toBe('Unroutable');
+    expect(receiptReason('1300')).toBeNull();
+    expect(receiptReason(null)).toBeNull();
   });
 });

@@ -73,7 +73,8 @@ import {
  * retried; `webhooks.duplicateNext(n)` redelivers, `webhooks.hold()`/`release()` queue them,
  * `webhooks.idle()` waits until all are out, `webhooks.attempts` lists every attempt.
  *
- * Faults and records: `failNext(operation, fault)` (an operation is the vendor's operationId or
+ * Faults and records: `failNext(operation, fault)` (`fault.to`: only requests to that number; an
+ * operation is the vendor's operationId or
  * the client's name: `startVerification`/`newRequest`, `checkCode`, `cancelVerification`/
  * `cancelRequest`, `nextWorkflow`, `sendSms`/`SendMessage`, `createCall`, `hangUpCall`/
  * `updateCall`, `send-an-sms`, `lookupNumber`/`niBasic`), `delayNext(operation, { until })`
@@ -127,6 +128,8 @@ export type VonageFault = Readonly<{
   field?: string;
   /** The body repeats the request's `Authorization` header, as some gateways do. */
   echoAuthorization?: boolean;
+  /** Only requests to this number (E.164 digits: an SMS's `to`, a call's phone) fail; default any. */
+  to?: string;
 }>;
 
 export type VonageDelay = Readonly<{ until: Promise<unknown>; times?: number }>;
@@ -442,13 +445,25 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
   const seenJti = new Set<string>();
   const windows = new Map<keyof VonageLimits, number[]>();
 
-  const takeFrom = <T extends { op: string; left: number }>(list: T[], op: string | undefined) => {
-    const i = list.findIndex((x) => x.op === op);
+  const takeFrom = <T extends { op: string; left: number }>(
+    list: T[],
+    op: string | undefined,
+    matches: (x: T) => boolean = () => true,
+  ) => {
+    const i = list.findIndex((x) => x.op === op && matches(x));
     if (i < 0) return undefined;
     const x = list[i]!;
     x.left -= 1;
     if (x.left <= 0) list.splice(i, 1);
     return x;
+  };
+
+  /** The number a request is for: an SMS's `to`, a call's first phone endpoint (E.164 digits). */
+  const requestedNumber = (body: unknown): string | undefined => {
+    const to = (body as { to?: unknown } | null | undefined)?.to;
+    if (typeof to === 'string') return to.replace(/\D/g, '');
+    const first = Array.isArray(to) ? (to[0] as { number?: unknown } | undefined) : undefined;
+    return typeof first?.number === 'string' ? first.number.replace(/\D/g, '') : undefined;
   };
 
   // ---------------------------------------------------------------- phones: what arrives on them
@@ -1133,7 +1148,11 @@ export const startVonageSimulator = async (options: VonageSimulatorOptions = {})
       send(res, status, body, headers);
     };
 
-    const fault = takeFrom(faults, operationId);
+    const fault = takeFrom(
+      faults,
+      operationId,
+      (f) => f.fault.to === undefined || requestedNumber(parsed) === f.fault.to,
+    );
     if (fault) {
       if (fault.fault.status === 'reset') {
         record.status = 'reset';

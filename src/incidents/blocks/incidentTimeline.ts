@@ -1,5 +1,5 @@
 import type { Actor } from '../../../machines/incident/events.ts';
-import { LEFT_THE_COMPANY } from '../../../machines/incident/pagingPlan.ts';
+import { LEFT_THE_COMPANY, type UnreachableReason } from '../../../machines/incident/pagingPlan.ts';
 import {
   actorText,
   escapeMrkdwn,
@@ -189,11 +189,13 @@ export const pageActivityText = (d: Data): string => {
     case 'call_failed':
       return `:telephone_receiver: Call to ${who} failed${detail}`;
     case 'no_verified_phone':
-      return `Not paged ${who}${level}: no verified phone (\`/verify\`)`;
     case 'opted_out':
-      return `Not paged ${who}${level}: they replied STOP to pages`;
     case 'held_back':
-      return `Page to ${who} held back: too many pages this hour${detail}`;
+    case 'undeliverable': {
+      const reason = unreachableReasonOf(d);
+      const limit = d.kind === 'held_back' && str(d.detail) ? ` (${esc(d.detail, 60)})` : '';
+      return `${COULD_NOT_PAGE} ${who}${level}: ${reason ? UNREACHABLE_WORDS[reason] : 'the page did not reach them'}${limit}`;
+    }
     case 'reply_ignored':
       return `Reply from ${who} ignored${detail}`;
     case 'phone_acknowledged':
@@ -216,6 +218,10 @@ export const pageActivityText = (d: Data): string => {
       return levelOnLeaveText(d);
     case 'everyone_on_leave':
       return `${EVERYONE_ON_LEAVE}`;
+    case 'level_unreachable':
+      return levelUnreachableText(d);
+    case 'nobody_paged':
+      return NOBODY_PAGED;
     default:
       return 'Page activity';
   }
@@ -242,6 +248,37 @@ export const levelOnLeaveText = (d: Readonly<Record<string, unknown>>): string =
   `Everyone at level ${num(d.level) ?? '?'} is on leave: paging level ${num(d.toLevel) ?? '?'}`;
 
 export const EVERYONE_ON_LEAVE = 'Everyone on call, at every level, is on approved leave: nobody paged';
+
+/**
+ * Why a page could not reach someone (issue 18), as the card, the timeline and the DM say it: about
+ * them, never how Switchboard found out (no codes, no keys).
+ */
+export const UNREACHABLE_WORDS: Readonly<Record<UnreachableReason, string>> = {
+  no_verified_phone: 'no verified phone',
+  must_verify_again: 'their number must be verified again',
+  opted_out: 'opted out of paging (replied STOP)',
+  held_back: 'too many pages this hour',
+  sms_refused: 'the SMS was refused',
+  call_failed: 'the call failed',
+  busy: 'the line was busy',
+  unanswered: 'the call was not answered',
+  gave_up: 'the phone service could not be reached',
+};
+
+export const COULD_NOT_PAGE = ':no_bell: Could not page';
+
+/** The reason of a "could not page" activity: its `reason`, or its kind for the older kinds. */
+export const unreachableReasonOf = (d: Readonly<Record<string, unknown>>): UnreachableReason | null => {
+  const reason = typeof d.reason === 'string' ? d.reason : d.kind;
+  return typeof reason === 'string' && reason in UNREACHABLE_WORDS ? (reason as UnreachableReason) : null;
+};
+
+/** `Nobody at level 1 could be paged: paging level 2`. */
+export const levelUnreachableText = (d: Readonly<Record<string, unknown>>): string =>
+  `Nobody at level ${num(d.level) ?? '?'} could be paged: paging level ${num(d.toLevel) ?? '?'}`;
+
+export const NOBODY_PAGED =
+  ':rotating_light: Nobody could be paged: everyone on call, at every level, is away or could not be reached';
 
 /** `AcknowledgeIncident` → `Acknowledge incident`. */
 const humanize = (type: string): string => {

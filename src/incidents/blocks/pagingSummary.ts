@@ -1,5 +1,12 @@
 import { escapeMrkdwn, mention, truncate } from '../../slack/blocks/format.ts';
-import { EVERYONE_ON_LEAVE, levelOnLeaveText, onLeaveText } from './incidentTimeline.ts';
+import {
+  EVERYONE_ON_LEAVE,
+  levelOnLeaveText,
+  levelUnreachableText,
+  onLeaveText,
+  UNREACHABLE_WORDS,
+  unreachableReasonOf,
+} from './incidentTimeline.ts';
 
 /** The part of a stored message the summary reads (a RecordedEvent of the store satisfies it). */
 export type PagingRecord = Readonly<{
@@ -20,9 +27,6 @@ const WORDS: Readonly<Record<string, string>> = {
   call_busy: 'line busy',
   call_unanswered: 'call not answered',
   call_failed: 'call failed',
-  no_verified_phone: 'skipped: no verified phone',
-  opted_out: 'skipped: opted out (STOP)',
-  held_back: 'held back: too many pages this hour',
   phone_acknowledged: 'acknowledged by phone',
   phone_resolved: 'resolved by phone',
   no_slack_user: 'not paged: no Slack user',
@@ -30,16 +34,33 @@ const WORDS: Readonly<Record<string, string>> = {
 
 const lowerFirst = (t: string): string => t.charAt(0).toLowerCase() + t.slice(1);
 
+/** Kinds that say a page reached the person after all (a receipt after a failure overrides it). */
+const REACHED: ReadonlySet<string> = new Set([
+  'sms_delivered',
+  'call_answered',
+  'phone_acknowledged',
+  'phone_resolved',
+]);
+
+/** Kinds that say someone is being paged (after them, "nobody could be paged" no longer holds). */
+const PAGING_AGAIN: ReadonlySet<string> = new Set(['sms_submitted', 'stand_in']);
+
 /**
  * The card's one-line summary of paging (src/incidents/paging.ts): where each person's page stands,
  * from the page activity recorded in the incident's stream, or null when there was none.
  *
+ * Someone who could not be paged (issue 18) stays "could not be paged: <why>" until a receipt says
+ * the page reached them after all; whoever was paged in their place keeps "instead of <@…>" beside
+ * their own receipts; "nobody could be paged" comes first.
+ *
  * @example
- * pagingSummary(history) // ':iphone: *Paging* <@U0CHEN> call answered · <@U0FRANK> skipped: no verified phone'
+ * pagingSummary(history)
+ * // ':iphone: *Paging* <@U0ANA> could not be paged: their number must be verified again · <@U0BEN> SMS delivered (paged instead of <@U0ANA>)'
  */
 export const pagingSummary = (records: readonly PagingRecord[]): string | null => {
-  const byPerson = new Map<string, string>();
+  const byPerson = new Map<string, { what: string; failed: boolean; insteadOf: string | null }>();
   let general: string | null = null;
+  let nobody = false;
   /** Said whatever else is (who was skipped for leave is on the person's own entry). */
   const notes: string[] = [];
   for (const r of records) {
@@ -51,24 +72,46 @@ export const pagingSummary = (records: readonly PagingRecord[]): string | null =
         : typeof r.data.name === 'string' && r.data.name
           ? escapeMrkdwn(truncate(r.data.name, 60))
           : null;
+    const previous = who ? byPerson.get(who) : undefined;
+    const set = (what: string, failed = false, insteadOf = previous?.insteadOf ?? null) => {
+      if (who) byPerson.set(who, { what, failed, insteadOf });
+    };
+    if (PAGING_AGAIN.has(kind)) nobody = false;
+    const reason = unreachableReasonOf(r.data);
     if (kind === 'no_pager') general = 'nobody paged: phone verification is switched off';
     else if (kind === 'nobody_on_call') general = 'nobody on call to page';
     else if (kind === 'level_on_leave') notes.push(lowerFirst(levelOnLeaveText(r.data)));
+    else if (kind === 'level_unreachable') notes.push(lowerFirst(levelUnreachableText(r.data)));
     else if (kind === 'everyone_on_leave') notes.push(lowerFirst(EVERYONE_ON_LEAVE));
+    else if (kind === 'nobody_paged') nobody = true;
     else if (who && kind === 'on_leave') {
-      byPerson.set(who, onLeaveText('', r.data.detail).trim());
+      set(onLeaveText('', r.data.detail).trim());
     } else if (who && kind === 'stand_in') {
       const forWhom =
         typeof r.data.standsInFor === 'string' ? mention(r.data.standsInFor) : 'someone on leave';
-      byPerson.set(who, `paged instead of ${forWhom}`);
+      set('paged', false, forWhom);
+    } else if (
+      who &&
+      reason &&
+      ['no_verified_phone', 'opted_out', 'held_back', 'undeliverable'].includes(kind)
+    ) {
+      set(`could not be paged: ${UNREACHABLE_WORDS[reason]}`, true);
     } else if (who && WORDS[kind]) {
-      // Once someone answered from the phone, later receipts (the call ending) do not hide it.
-      const previous = byPerson.get(who);
-      if (previous?.endsWith('by phone') && kind.startsWith('call_')) continue;
-      byPerson.set(who, WORDS[kind]);
+      // Once someone answered from the phone, later receipts (the call ending) do not hide it; once
+      // they could not be paged, only a receipt that the page reached them does.
+      if (previous?.what.endsWith('by phone') && kind.startsWith('call_')) continue;
+      if (previous?.failed && !REACHED.has(kind)) continue;
+      set(WORDS[kind]);
     }
   }
-  const parts = [...new Set(notes), ...[...byPerson].map(([who, what]) => `${who} ${what}`)];
+  const entries = [...byPerson].map(([who, e]) =>
+    e.insteadOf
+      ? e.what === 'paged'
+        ? `${who} paged instead of ${e.insteadOf}`
+        : `${who} ${e.what} (paged instead of ${e.insteadOf})`
+      : `${who} ${e.what}`,
+  );
+  const parts = [...(nobody ? ['*nobody could be paged*'] : []), ...new Set(notes), ...entries];
   if (general && parts.length === 0) parts.push(general);
   return parts.length ? truncate(`:iphone: *Paging* ${parts.join(' · ')}`, 2_900) : null;
 };

@@ -8,10 +8,10 @@ import type { EventStore } from '../../eventStore/eventStore.ts';
 import type { Dispatch } from '../../processors/dispatchCommand.ts';
 import { dispatchCommand } from '../../processors/dispatchCommand.ts';
 import { errorCodeOf, errorMessageOf, isPermanentError } from '../../processors/retryPolicy.ts';
-import type { Processor } from '../../processors/runner.ts';
+import type { Processor, ProcessorContext } from '../../processors/runner.ts';
 import { cancelTimer, scheduleTimer } from '../../processors/scheduler.ts';
 import type { NccoAction, VonageClient } from '../../upstream/vonageContract.ts';
-import { pagerCommand } from './pager.ts';
+import { PAGE_FAILURE_CODES, pagerCommand } from './pager.ts';
 
 export type PagingDeliveryDeps = Readonly<{
   /** `hangUpCall` (the real client has it): a call still ringing when someone else acknowledged is ended. */
@@ -75,8 +75,23 @@ export const pageCallNcco = (spokenText: string, eventUrl: string | undefined): 
  * (PageCallRequested, PageStopped), so SMS pages never wait behind calls queued for the call
  * creation budget (3 a second) in a storm.
  */
-/** What a page to a forgotten number records instead of sending. */
-const FORGOTTEN = { code: 'phone_forgotten', message: 'the number was forgotten (its owner left)' } as const;
+/** What a page to a number that can no longer be read (forgotten, or its key not openable) records. */
+const UNREADABLE = {
+  code: PAGE_FAILURE_CODES.unreadable,
+  message: 'the number can no longer be read: it must be verified again',
+} as const;
+
+/**
+ * The failure to record when an attempt failed on the processor's last attempt (issue 18: a page is
+ * never parked): transient failures recorded as given up, anything else as refused.
+ */
+const lastAttemptFailure = (error: unknown, attempts: number) =>
+  isPermanentError(error)
+    ? { code: errorCodeOf(error).slice(0, 60), message: errorMessageOf(error, 300) }
+    : {
+        code: PAGE_FAILURE_CODES.gaveUp,
+        message: `gave up after ${attempts} attempts: ${errorMessageOf(error, 200)}`,
+      };
 
 export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sms' | 'calls'): Processor => {
   /** Digits as recorded before numbers were sealed are used as they are. */
@@ -86,9 +101,9 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sm
     e: PagerEventOf<'PageRequested'>['data'],
     slackUserId: string,
     streamId: string,
-    store: EventStore,
-    now: () => Date,
+    ctx: ProcessorContext,
   ): Promise<void> => {
+    const { store, now } = ctx;
     if (e.callDueAt !== null) {
       await scheduleTimer(store, {
         timerId: pageCallTimerId(e.pageId),
@@ -103,7 +118,12 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sm
     const to = await phoneOf(e.phone);
     if (to === null) {
       await deps.dispatch()(
-        pagerCommand('RecordPageSmsFailed', { slackUserId, pageId: e.pageId, ...FORGOTTEN }, e.pageId, now()),
+        pagerCommand(
+          'RecordPageSmsFailed',
+          { slackUserId, pageId: e.pageId, ...UNREADABLE },
+          e.pageId,
+          now(),
+        ),
       );
       return;
     }
@@ -123,12 +143,17 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sm
         ),
       );
     } catch (error) {
-      if (!isPermanentError(error)) throw error;
-      const message = errorMessageOf(error, 300);
+      if (hasCode(error, 'SB_STORE_UNAVAILABLE')) throw error;
+      // Transient (the service down, rate limited): the runner tries again, and on its last attempt
+      // the page is recorded as given up instead of being parked, so the next person is paged.
+      if (!isPermanentError(error) && ctx.attempt < ctx.maxAttempts) throw error;
+      if (!isPermanentError(error)) {
+        ctx.logger.warn({ err: asError(error), pageId: e.pageId, attempt: ctx.attempt }, 'SMS page given up');
+      }
       await deps.dispatch()(
         pagerCommand(
           'RecordPageSmsFailed',
-          { slackUserId, pageId: e.pageId, code: errorCodeOf(error).slice(0, 60), message },
+          { slackUserId, pageId: e.pageId, ...lastAttemptFailure(error, ctx.attempt) },
           e.pageId,
           now(),
         ),
@@ -146,7 +171,25 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sm
       const slackUserId = recorded.streamId.slice(PAGER_STREAM_PREFIX.length);
       const event = parsePagerEvent(recorded);
       if (event.type === 'PageRequested') {
-        await sendSms(event.data, slackUserId, recorded.streamId, ctx.store, ctx.now);
+        try {
+          await sendSms(event.data, slackUserId, recorded.streamId, ctx);
+        } catch (error) {
+          // Anything else that fails for good (a timer, a record): the page is said to have failed,
+          // so the incident pages someone else, rather than parked where only operators look.
+          if (hasCode(error, 'SB_STORE_UNAVAILABLE')) throw error;
+          if (!isPermanentError(error) && ctx.attempt < ctx.maxAttempts) throw error;
+          const saved = await dispatchCommand(
+            deps.dispatch(),
+            pagerCommand(
+              'RecordPageSmsFailed',
+              { slackUserId, pageId: event.data.pageId, ...lastAttemptFailure(error, ctx.attempt) },
+              event.data.pageId,
+              ctx.now(),
+            ),
+          );
+          if (saved.outcome === 'rejected') throw error;
+          ctx.logger.error({ err: asError(error), pageId: event.data.pageId }, 'SMS page failed');
+        }
         return;
       }
       if (event.type === 'PageStopped') {
@@ -185,7 +228,7 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sm
         await deps.dispatch()(
           pagerCommand(
             'RecordPageCallFailed',
-            { slackUserId, pageId: page.pageId, ...FORGOTTEN },
+            { slackUserId, pageId: page.pageId, ...UNREADABLE },
             page.pageId,
             ctx.now(),
           ),
@@ -210,13 +253,17 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sm
           ),
         );
       } catch (error) {
-        if (!isPermanentError(error) || hasCode(error, 'SB_STORE_UNAVAILABLE')) throw error;
-        ctx.logger.warn({ err: asError(error), pageId: page.pageId }, 'page call refused');
-        const message = errorMessageOf(error, 300);
+        if (hasCode(error, 'SB_STORE_UNAVAILABLE')) throw error;
+        // As for the SMS: retried by the runner, recorded as given up on its last attempt, never parked.
+        if (!isPermanentError(error) && ctx.attempt < ctx.maxAttempts) throw error;
+        ctx.logger.warn(
+          { err: asError(error), pageId: page.pageId, attempt: ctx.attempt },
+          isPermanentError(error) ? 'page call refused' : 'page call given up',
+        );
         await deps.dispatch()(
           pagerCommand(
             'RecordPageCallFailed',
-            { slackUserId, pageId: page.pageId, code: errorCodeOf(error).slice(0, 60), message },
+            { slackUserId, pageId: page.pageId, ...lastAttemptFailure(error, ctx.attempt) },
             page.pageId,
             ctx.now(),
           ),

@@ -12,6 +12,14 @@ import type { Dispatch } from '../../processors/dispatchCommand.ts';
 import { dispatchCommand } from '../../processors/dispatchCommand.ts';
 import type { PagerIndex } from './pagerIndex.ts';
 
+/**
+ * The codes of a page's `PageSmsFailed` / `PageCallFailed` that are not the vendor's refusal:
+ * `unreadable` (the number could not be opened when it was sent: it must be verified again) and
+ * `gaveUp` (the phone service failed until the processor's last attempt). Older records say
+ * `phone_forgotten` for the first.
+ */
+export const PAGE_FAILURE_CODES = { unreadable: 'phone_unreadable', gaveUp: 'gave_up' } as const;
+
 /** `metadata.actor` of everything the pager records on its own. */
 export const PAGER_ACTOR = 'system:pager';
 
@@ -63,6 +71,8 @@ export const createPager = (
       );
       return state.optedOut ? 'opted_out' : 'no_verified_phone';
     }
+    // Linked, but the number can no longer be read: nothing could be sent to it.
+    if (phone.digits === null) return 'must_verify_again';
     const command = pagerCommand(
       'RequestPage',
       {

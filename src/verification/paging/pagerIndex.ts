@@ -30,9 +30,10 @@ export type PagerIndex = Readonly<{
   /**
    * The person's verified phone (digits, in memory only), the link's stored value (`stored`: sealed
    * under their data key, or the digits for a link recorded before keys existed) and when it was
-   * verified, or null.
+   * verified, or null. `digits` is null for a link whose number can no longer be read (its key
+   * cannot be opened): they must verify it again.
    */
-  phoneOf(slackUserId: string): Readonly<{ digits: string; stored: string; at: string }> | null;
+  phoneOf(slackUserId: string): Readonly<{ digits: string | null; stored: string; at: string }> | null;
   page(pageId: string): PageEntry | undefined;
   pageOfCall(callUuid: string): PageEntry | undefined;
   /** Pages sent about an incident (its stream), any person. */
@@ -55,7 +56,7 @@ export const createPagerIndex = (
   }>,
 ): PagerIndex => {
   let applied: bigint | undefined;
-  const phoneBySlack = new Map<string, { digits: string; stored: string; at: string }>();
+  const phoneBySlack = new Map<string, { digits: string | null; stored: string; at: string }>();
   const slackByPhone = new Map<string, string>();
   const pages = new Map<string, PageEntry>();
   const byCall = new Map<string, string>();
@@ -76,19 +77,21 @@ export const createPagerIndex = (
       if (fact?.data.system !== 'phone') return;
       const { slackUserId } = fact.data;
       const previous = phoneBySlack.get(slackUserId);
-      if (previous && slackByPhone.get(previous.digits) === slackUserId) slackByPhone.delete(previous.digits);
+      if (previous?.digits && slackByPhone.get(previous.digits) === slackUserId) {
+        slackByPhone.delete(previous.digits);
+      }
       phoneBySlack.delete(slackUserId);
       if (fact.type === 'PersonLinked') {
+        // Null: linked, but the number can no longer be read (its key forgotten or not openable).
         const digits = await digitsOf(fact.data.externalId);
-        if (digits === null) return; // forgotten: no phone
         // A clear link (recorded before numbers were sealed) is kept as digits, as pages record them.
         const sealed = /^[a-z]+:v[0-9]+:/.test(fact.data.externalId);
         phoneBySlack.set(slackUserId, {
           digits,
-          stored: sealed ? fact.data.externalId : digits,
+          stored: sealed || digits === null ? fact.data.externalId : digits,
           at: fact.data.at,
         });
-        slackByPhone.set(digits, slackUserId);
+        if (digits !== null) slackByPhone.set(digits, slackUserId);
       }
       return;
     }

@@ -543,4 +543,31 @@ describe('verification decider', () => {
       .events();
     expect(events[0]).toMatchObject({ type: 'VerificationRequested', data: { previous: null } });
   });
+
+  it('removes their own verified number (/verify remove, issue 18): forgotten at once; refused when there is none, or for someone else', () => {
+    const remove = (commandId: string, actor = ANA): VerificationCommand => ({
+      type: 'RemoveVerifiedPhone',
+      data: { slackUserId: ANA },
+      metadata: meta(commandId, 200, actor),
+    });
+    const history = [requested(), codeSent(), submitted('c1'), verifiedFact('c1')];
+    const removed: VerificationEvent = {
+      type: 'VerificationPhoneForgotten',
+      data: { reason: 'removed', at: at(200) },
+    };
+    const state = spec.given(history).when(remove('rm-1')).then([removed]);
+    expect(state.context.verified).toBeNull();
+    spec
+      .given([...history, removed])
+      .when(remove('rm-2'))
+      .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'not_verified' } });
+    spec
+      .given([])
+      .when(remove('rm-3'))
+      .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'not_verified' } });
+    spec
+      .given(history)
+      .when(remove('rm-4', 'U0BEN'))
+      .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'not_yours' } });
+  });
 });
