@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type HrPanel, parseHrRequest } from '../../sandbox/console/hr.ts';
-import { webhookInboxStream } from '../../src/application/inbox.ts';
 import { type Sandbox, startSandbox } from '../../sandbox/sandbox.ts';
 import { PEOPLE } from '../../sandbox/world.ts';
+import { webhookInboxStream } from '../../src/application/inbox.ts';
 import { NODE24, ROOT, tempDir } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 
