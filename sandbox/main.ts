@@ -7,7 +7,8 @@ import { DEFAULT_CONSOLE_PORT, type Sandbox, startSandbox } from './sandbox.ts';
  * Switchboard with a simulated Slack workspace, incident service, communications service
  * (everyone's phone) and HR service, driven from a console in the browser. `--page-after`/`--call-after` set the
  * bot's paging delays in whole minutes (default 5 and 3), to see a page without waiting; `--hr-lag`
- * how many seconds HR's API takes to show a change (default the vendor's 20; never 0). Prints two lines:
+ * how many seconds HR's API takes to show a change (default the vendor's 20; never 0), which the bot
+ * waits too (the leaver guard, approvals shown in HR). Prints two lines:
  * the console URL, and the command that browses the sandbox's event store (the store CLI looks at
  * `./data/switchboard.db` unless told otherwise); the bot's logs go to `<data>/sandbox.log`.
  * Ctrl-C stops it; the world is kept for the next start unless `--reset`.

@@ -100,7 +100,9 @@ export type SandboxOptions = Readonly<{
   paging?: Readonly<{ delayMinutes?: number; callAfterMinutes?: number }>;
   /**
    * How late HR's API shows a change (its read-after-write lag), in ms: the vendor's ~20 s by
-   * default; shorter for demos and tests (`npm run sandbox -- --hr-lag 2`), never 0.
+   * default; shorter for demos and tests (`npm run sandbox -- --hr-lag 2`), never 0. The bot's
+   * time-off lifecycle is given the same lag (`hrLagMs`: the leaver guard and every read after a
+   * write wait that long, not the bot's default 30 s).
    */
   hrLagMs?: number;
   /**
@@ -339,6 +341,9 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
       httpGraceMs: 1_000,
       lifecycleOptions: {
         verification: { voiceEventUrl: `http://127.0.0.1:${botPort}/webhooks/vonage/voice` },
+        // The bot waits HR's lag before trusting a read (the leaver guard, approvals shown in HR,
+        // the changes poll's overlap): the simulator's lag is known exactly, so it is the same one.
+        timeOff: { hrLagMs },
       },
     });
     cleanups.push(() => sb.stop());

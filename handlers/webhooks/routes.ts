@@ -8,7 +8,12 @@ import {
 import type { Clock } from '../../src/core/clock.ts';
 import { asError, hasCode, ValidationError } from '../../src/core/errors.ts';
 import type { Command, CommandMetadata, JsonValue } from '../../src/core/messages.ts';
-import { BodyTooLargeError, readRawBody, UnverifiedBudgetExceededError } from '../../src/http/rawBody.ts';
+import {
+  BodyTooLargeError,
+  closeUnread,
+  readRawBody,
+  UnverifiedBudgetExceededError,
+} from '../../src/http/rawBody.ts';
 import { type Route, sendJson } from '../../src/http/server.ts';
 import type { Logger } from '../../src/logger.ts';
 
@@ -104,7 +109,7 @@ export const webhookRoute = (verifier: WebhookVerifier, deps: WebhookRoutesDeps)
       const signatureHeader = verifier.signatureHeader?.toLowerCase();
       if (signatureHeader !== undefined && typeof req.headers[signatureHeader] !== 'string') {
         logger.warn({ reason: 'missing_signature' }, 'refused a webhook with no signature header');
-        res.setHeader('connection', 'close');
+        closeUnread(req, res);
         sendJson(res, 401, { ok: false, error: 'invalid_signature' });
         return;
       }
@@ -114,12 +119,12 @@ export const webhookRoute = (verifier: WebhookVerifier, deps: WebhookRoutesDeps)
       } catch (e) {
         if (e instanceof UnverifiedBudgetExceededError) {
           logger.warn('too many bytes held for unverified requests: 503');
-          res.setHeader('connection', 'close');
+          closeUnread(req, res);
           sendJson(res, 503, { ok: false, error: 'busy' }, { 'retry-after': '1' });
           return;
         }
         if (!(e instanceof BodyTooLargeError)) throw e;
-        res.setHeader('connection', 'close');
+        closeUnread(req, res);
         sendJson(res, 413, { ok: false, error: 'body_too_large' });
         return;
       }

@@ -59,7 +59,13 @@ import {
  *   `POST /api/hr/requests/<id>/cancel` cancels a request; `POST /api/hr/employees/<id>/terminate`
  *   terminates an employee (each answered 400/404/409 with what was wrong)
  * - `GET /api/clock` the sandbox's time (`{ now, offsetMs }`; live as `clock` events);
- *   `POST /api/clock/advance` `{ minutes }` moves it forward (sandbox only: from loopback, as JSON)
+ *   `POST /api/clock/advance` `{ minutes }` moves it forward
+ *
+ * Only the console's own page drives it (`ownRequest`): every request must name the console's own
+ * host (`Host: 127.0.0.1:<port>` or `localhost:<port>`: a DNS-rebinding page names its own), and
+ * every POST must come from loopback, be `application/json` (a page of another site can send a form
+ * or text/plain without asking the browser first, never JSON) and carry no `Origin` but the
+ * console's own. Anything else is answered 403 with the reason, before its body is read.
  */
 
 export type ConsoleServerOptions = Readonly<{
@@ -148,6 +154,30 @@ const readJson = async (req: IncomingMessage): Promise<Json> => {
 const isLoopback = (address: string | undefined): boolean =>
   address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
 
+/**
+ * Why a request may not drive the console listening on `port` (null: it may). A browser sends
+ * another site's `Origin` on every cross-origin POST, `null` from sandboxed frames and files, and
+ * its own host name in `Host` after DNS rebinding; only a JSON body needs a CORS preflight, which
+ * this server never answers.
+ */
+export const refusedRequest = (req: IncomingMessage, port: number): string | null => {
+  const hosts = [
+    `127.0.0.1:${port}`,
+    `localhost:${port}`,
+    ...(port === 80 ? ['127.0.0.1', 'localhost'] : []),
+  ];
+  if (!hosts.includes((req.headers.host ?? '').toLowerCase()))
+    return 'the console answers its own host only (Host)';
+  if (req.method === 'GET' || req.method === 'HEAD') return null;
+  if (!isLoopback(req.socket.remoteAddress)) return 'the console answers this machine only';
+  const origin = req.headers.origin;
+  if (origin !== undefined && !hosts.some((h) => origin.toLowerCase() === `http://${h}`))
+    return 'the console answers its own page only (Origin)';
+  if (!/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? ''))
+    return 'the console takes JSON only (content-type: application/json)';
+  return null;
+};
+
 const field = (body: Json, name: string): string => {
   const v = body[name];
   if (typeof v !== 'string' || v === '') throw new HttpError(400, `${name} is required`);
@@ -200,7 +230,7 @@ export const listenConsole = async (port = 0): Promise<ListeningConsole> => {
     url,
     port: bound,
     serve(options) {
-      const c = createConsole(options);
+      const c = createConsole(options, bound);
       handler = c.handler;
       return {
         url,
@@ -216,7 +246,7 @@ export const listenConsole = async (port = 0): Promise<ListeningConsole> => {
   };
 };
 
-const createConsole = (options: ConsoleServerOptions) => {
+const createConsole = (options: ConsoleServerOptions, port: number) => {
   const { fake, sim, store, surface } = options;
   const hub = new EventEmitter();
   hub.setMaxListeners(200);
@@ -444,6 +474,11 @@ const createConsole = (options: ConsoleServerOptions) => {
     const url = new URL(req.url ?? '/', 'http://console');
     const path = url.pathname;
     const method = req.method ?? 'GET';
+    const refused = refusedRequest(req, port);
+    if (refused) {
+      res.setHeader('connection', 'close');
+      throw new HttpError(403, refused);
+    }
     if (method === 'GET' && (path === '/' || path === '/index.html')) return serveStatic(res, 'index.html');
     if (method === 'GET' && path.startsWith('/static/'))
       return serveStatic(res, path.slice('/static/'.length));
@@ -468,12 +503,7 @@ const createConsole = (options: ConsoleServerOptions) => {
     if (method === 'GET' && path === '/api/people') return sendJson(res, 200, peopleJson());
     if (method === 'GET' && path === '/api/clock') return sendJson(res, 200, clockJson());
     if (method === 'POST' && path === '/api/clock/advance') {
-      // Moving time is the sandbox's alone: only from this machine, and only as JSON (which a page
-      // of another site cannot send here without the browser asking first, and being refused).
-      if (!isLoopback(req.socket.remoteAddress))
-        throw new HttpError(403, 'the clock moves from this machine only');
-      if (!/^application\/json\b/i.test(req.headers['content-type'] ?? ''))
-        throw new HttpError(415, 'send the advance as application/json');
+      // Moving time is the sandbox's alone: like every POST, only from its own page (`refusedRequest`).
       if (!options.clock) throw new HttpError(404, 'this console has no sandbox clock to move');
       options.clock.advance(parseAdvance(await readJson(req)));
       return sendJson(res, 200, { ok: true, ...clockJson() });

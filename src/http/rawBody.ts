@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** The body is larger than the route accepts; answer 413 and close the connection. */
 export class BodyTooLargeError extends Error {
@@ -20,9 +20,12 @@ export class UnverifiedBudgetExceededError extends Error {
 
 /**
  * Bytes held in memory, across all connections, for request bodies whose signature is not checked
- * yet (every body is unverified while it is read: the signature covers the whole of it). A request
- * whose next chunk would pass the total is cut (503): an unauthenticated sender cannot make the
- * process hold more than `limit` bytes however many connections it opens.
+ * yet (every body is unverified while it is read: the signature covers the whole of it). A body
+ * with a `Content-Length` takes its whole declared length before a byte of it is read, and one
+ * that does not fit what is left is refused (503) from its headers, unread; a chunked body takes
+ * its chunks as they come and is cut (503) at the one that would pass the total. So an
+ * unauthenticated sender cannot make the process hold more than `limit` bytes of bodies however
+ * many connections it opens, nor make it read (and drop) bodies it will not keep.
  */
 export type UnverifiedBytes = Readonly<{
   limit: number;
@@ -61,9 +64,12 @@ export const unverifiedBytes: UnverifiedBytes = createUnverifiedBytes();
 
 /**
  * Reads the raw request body, exactly as sent (signatures are computed over these bytes, never a
- * re-serialisation: https://api.slack.com/authentication/verifying-requests-from-slack). Refuses early on a declared Content-Length over the limit
- * and stops reading once the limit is passed. The bytes count against `budget` (the process's
- * unverified-bytes budget by default) until the read ends, whichever way it ends.
+ * re-serialisation: https://api.slack.com/authentication/verifying-requests-from-slack). Refuses
+ * before reading a byte a declared Content-Length over the limit (BodyTooLargeError) or over what
+ * is left of `budget` (UnverifiedBudgetExceededError; the process's unverified-bytes budget by
+ * default), and stops reading once the limit is passed. What it took of the budget (the declared
+ * length, or a chunked body's bytes so far) is given back when the read ends, whichever way it ends.
+ * On a refusal the connection stops being read: answer it and close it (`closeUnread`).
  */
 export const readRawBody = (
   req: IncomingMessage,
@@ -71,9 +77,18 @@ export const readRawBody = (
   budget: UnverifiedBytes = unverifiedBytes,
 ): Promise<Buffer> =>
   new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) {
+    // Node's parser takes a valid Content-Length or chunked encoding, never both, and delivers no
+    // more than the length declared.
+    const header = req.headers['content-length'];
+    const declared = header === undefined ? undefined : Number(header);
+    if (declared !== undefined && declared > limit) {
+      stopReading(req);
       reject(new BodyTooLargeError(limit));
+      return;
+    }
+    if (declared !== undefined && !budget.take(declared)) {
+      stopReading(req);
+      reject(new UnverifiedBudgetExceededError(budget.limit));
       return;
     }
     const chunks: Buffer[] = [];
@@ -82,14 +97,14 @@ export const readRawBody = (
     const finish = (error?: Error) => {
       if (done) return;
       done = true;
-      budget.give(size);
+      budget.give(declared ?? size);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
       req.off('aborted', onAborted);
       if (error) {
         // Stop reading what is left: nothing more of this body will be used.
-        req.pause();
+        stopReading(req);
         reject(error);
       } else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     };
@@ -98,7 +113,7 @@ export const readRawBody = (
         finish(new BodyTooLargeError(limit));
         return;
       }
-      if (!budget.take(chunk.length)) {
+      if (declared === undefined && !budget.take(chunk.length)) {
         finish(new UnverifiedBudgetExceededError(budget.limit));
         return;
       }
@@ -113,6 +128,29 @@ export const readRawBody = (
     req.on('error', onError);
     req.on('aborted', onAborted);
   });
+
+/**
+ * Stops reading a request whose body will not be used: the request and its socket are paused, so
+ * nothing more of it is copied into memory (Node would otherwise read on, and buffer, up to the
+ * request's high-water mark, and read and drop the rest once it is answered). Answer it with
+ * `Connection: close`: the connection is closed once the answer is written (`closeUnread`).
+ */
+export const stopReading = (req: IncomingMessage): void => {
+  req.pause();
+  req.socket?.pause();
+};
+
+/**
+ * Answers a request whose body was not (wholly) read and closes its connection as soon as the
+ * answer is written, so its unread bytes are never read (Node reads and drops them while a
+ * `Connection: close` socket shuts down). A client still sending may see the connection reset
+ * instead of the answer; only unverified requests are answered this way.
+ */
+export const closeUnread = (req: IncomingMessage, res: ServerResponse): void => {
+  stopReading(req);
+  res.setHeader('connection', 'close');
+  res.once('finish', () => req.socket?.destroy());
+};
 
 /** The client went away before its body was complete: nothing to answer, one log line. */
 export class RequestAbortedError extends Error {

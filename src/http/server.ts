@@ -3,7 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { asError } from '../core/errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
-import { isClientAbort } from './rawBody.ts';
+import { closeUnread, isClientAbort } from './rawBody.ts';
 
 /**
  * The one HTTP server on PORT: Slack's `/slack/events`, the vendor
@@ -61,6 +61,18 @@ export const sendJson = (
   res.end(text);
 };
 
+/**
+ * A request answered without its body: one that has a body is not read at all and its connection
+ * is closed once answered (`closeUnread`: an unverified sender cannot make the process read and
+ * drop bodies on paths nobody serves); one without keeps its keep-alive connection.
+ */
+const dropBody = (req: IncomingMessage, res: ServerResponse): void => {
+  const length = req.headers['content-length'];
+  if ((length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined)
+    closeUnread(req, res);
+  else req.resume();
+};
+
 export const createHttpServer = (options: HttpServerOptions): HttpServer => {
   const { logger, metrics } = options;
   const byPath = new Map<string, Route[]>();
@@ -111,18 +123,18 @@ export const createHttpServer = (options: HttpServerOptions): HttpServer => {
         return;
       }
       if (!candidates) {
+        dropBody(req, res);
         sendJson(res, 404, { ok: false, error: 'not_found' });
-        req.resume();
         return;
       }
       if (!route) {
+        dropBody(req, res);
         sendJson(
           res,
           405,
           { ok: false, error: 'method_not_allowed' },
           { allow: candidates.map((r) => r.method).join(', ') },
         );
-        req.resume();
         return;
       }
       Promise.resolve()

@@ -9,6 +9,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import {
   BodyTooLargeError,
+  closeUnread,
   readRawBody,
   UnverifiedBudgetExceededError,
   type UnverifiedBytes,
@@ -178,8 +179,8 @@ export class SlackHttpReceiver implements Receiver {
     const refuse = (reason: RefusalReason, early: boolean): void => {
       logger.warn({ reason, path: SLACK_EVENTS_PATH }, 'refused a Slack request that failed verification');
       metrics.inputs.inc({ source: 'slack', kind: 'unverified', result: 'refused' });
-      // Refused on its headers: the body is not read, and the connection is not kept for more.
-      if (early) res.setHeader('connection', 'close');
+      // Refused on its headers: the body is not read, and the connection is closed once answered.
+      if (early) closeUnread(req, res);
       sendJson(res, 401, { ok: false, error: 'invalid_request_signature' });
     };
 
@@ -207,13 +208,13 @@ export class SlackHttpReceiver implements Receiver {
       );
     } catch (e) {
       if (e instanceof BodyTooLargeError) {
-        res.setHeader('connection', 'close');
+        closeUnread(req, res);
         sendJson(res, 413, { ok: false, error: 'body_too_large' });
         return;
       }
       if (e instanceof UnverifiedBudgetExceededError) {
         logger.warn({ path: SLACK_EVENTS_PATH }, 'too many bytes held for unverified requests: 503');
-        res.setHeader('connection', 'close');
+        closeUnread(req, res);
         sendJson(res, 503, { ok: false, error: 'busy' }, { 'retry-after': '1' });
         return;
       }

@@ -40,20 +40,33 @@ import type { SlackUserOf } from './pagerdutyMapping.ts';
  * Duplicates: before posting in a channel the stream is read again, and a channel with a recorded
  * card gets an update instead.
  *
- * A crash (`kill -9`) after Slack took a post and before `RecordIncidentCardPosted` was recorded
- * (issue 9 item 7): `chat.postMessage` has no idempotency key, so nothing recorded says the post was
- * made. Every card is therefore posted with message metadata (https://api.slack.com/metadata/using)
- * `{ event_type: 'switchboard_incident_card', event_payload: { stream, postKey } }`, and on a
- * redelivery (`ctx.redelivery`: the event may have been handled before) the channel's recent
- * messages are read first (`conversations.history` with `include_all_metadata`, `oldest` = the
- * newest card bookkeeping of the stream, or its first event, minus {@link HISTORY_MARGIN_MS} for
- * clock skew, at most {@link HISTORY_LIMIT} messages): a message carrying that marker is recorded
- * instead of posting again. That needs `channels:history` (`groups:history` for private channels);
- * without it (`missing_scope` and the like) the card is posted as before and that is logged once.
+ * A post Slack may have taken without its `RecordIncidentCardPosted` being recorded (issue 9 item
+ * 7, issue 18 item 9): `chat.postMessage` has no idempotency key, so nothing recorded says the post
+ * was made. Every card is therefore posted with message metadata (https://api.slack.com/metadata/using)
+ * `{ event_type: 'switchboard_incident_card', event_payload: { stream, postKey } }`, and before
+ * posting for an incident IN DOUBT the channel's recent messages are read first
+ * (`conversations.history` with `include_all_metadata`, `oldest` = the newest card bookkeeping of
+ * the stream, or its first event, minus {@link HISTORY_MARGIN_MS} for clock skew, at most
+ * {@link HISTORY_LIMIT} messages): a message carrying that marker is recorded instead of posting
+ * again. An incident is in doubt, in this process, from the first time any of its events comes
+ * with `ctx.redelivery` (it may have been handled before: a crash, `kill -9`, between a post and
+ * its record; a replica taking over; an in-process retry), or once a post for it failed without a
+ * definite answer from Slack (a 5xx or a network failure after Slack may have applied it: such
+ * posts are never retried blind, `withoutRetries`), until a render of it completes. The doubt is
+ * per incident, not per event: after a restart the events delivered again may be coalesced into a
+ * newer one recorded since, or give up on a failing Slack, and the change that finally renders is
+ * then not itself a redelivery (the window a `kill -9` during a burst of triggers and acknowledges
+ * hit: 21 cards for 20 incidents). The read waits until the doubt is {@link HISTORY_SETTLE_MS} old
+ * (once per incident: the post in doubt is at least that old by then), because Slack does not
+ * promise that a read right after a post sees it. That needs `channels:history` (`groups:history`
+ * for private channels); without it (`missing_scope` and the like) the card is posted as before and
+ * that is logged once.
  *
  * What remains, and why (Slack offers nothing closer): a card the crashed process posted is
- * posted again when the read does not show it: a history read that lags the post (Slack's reads
- * are eventually consistent), a card deleted by someone since, one pushed out of the page read by
+ * posted again when the read does not show it: a post still in flight inside Slack when the read
+ * is made (the process died while Slack was applying it, and the restart and the settle time were
+ * shorter than Slack took), a history read that lags the post by more than
+ * {@link HISTORY_SETTLE_MS}, a card deleted by someone since, one pushed out of the page read by
  * more than {@link HISTORY_LIMIT} newer messages, a missing scope, and the DM the card goes to when
  * the trigger channel refuses it (not looked up: that would need `im:history`). A second card
  * costs a duplicate message; never a lost one.
@@ -94,6 +107,11 @@ const PAGE_ACTIVITY = 'RecordIncidentPageActivity';
 export const HISTORY_MARGIN_MS = 5 * 60_000;
 /** Messages read when looking for a card posted before a crash. */
 export const HISTORY_LIMIT = 200;
+/**
+ * How old a post in doubt must be before a history read that does not show it is believed (Slack
+ * does not promise read-after-write). Waited once per incident in doubt, from when the doubt arose.
+ */
+export const HISTORY_SETTLE_MS = 2_000;
 /** Slack answers that mean the history cannot be read with this token: post as before. */
 const NO_HISTORY = new Set(['missing_scope', 'no_permission', 'not_allowed_token_type', 'not_in_channel']);
 
@@ -191,15 +209,28 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
   const unpostable = new Set<string>();
   /** Set when the history cannot be read (a missing scope): logged once, then posts as before. */
   let historyRefused: string | undefined;
+  /**
+   * Incidents with a post Slack may have taken unrecorded, by stream, with when the doubt arose
+   * (`performance.now()`): from a redelivered event, or a post that failed without Slack's answer.
+   * Cleared when a render of the incident completes (every card it needs is recorded by then).
+   */
+  const inDoubt = new Map<string, number>();
+  const doubt = (streamId: string): void => {
+    if (!inDoubt.has(streamId)) inDoubt.set(streamId, performance.now());
+  };
 
-  /** A card posted before a crash in `channel`, found by its marker (only on a redelivery). */
+  /** A card posted unrecorded in `channel`, found by its marker (only for an incident in doubt). */
   const findPosted = async (
     ctx: ProcessorContext,
     channel: string,
     marker: CardMarker,
     since: Date,
   ): Promise<{ channel: string; ts: string } | null> => {
-    if (!ctx.redelivery || !options.slack.findPosted || historyRefused) return null;
+    const doubtSince = inDoubt.get(marker.stream);
+    if (doubtSince === undefined || !options.slack.findPosted || historyRefused) return null;
+    // A post in doubt is older than the doubt: once this has passed, it is HISTORY_SETTLE_MS old.
+    const settle = doubtSince + HISTORY_SETTLE_MS - performance.now();
+    if (settle > 0) await abortableSleep(settle, ctx.signal);
     try {
       return await options.slack.findPosted(
         channel,
@@ -218,6 +249,21 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
         );
       }
       return null;
+    }
+  };
+
+  /** Posts; a failure without Slack's answer (5xx, network, timeout) leaves the incident in doubt. */
+  const postInDoubt = async (
+    channel: string,
+    message: SlackMessage,
+    marker: CardMarker,
+  ): Promise<{ channel: string; ts: string }> => {
+    try {
+      return await options.slack.postMessage(channel, message, marker);
+    } catch (error) {
+      if (slackErrorOf(error) === undefined && !hasCode(error, 'SB_UPSTREAM_RATE_LIMITED'))
+        doubt(marker.stream);
+      throw error;
     }
   };
 
@@ -311,7 +357,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
           await options.slack.updateMessage(before.channel, before.ts, message);
           log.info({ channel, ts: before.ts }, 'card posted before a restart found; recorded');
         }
-        posted = before ?? (await options.slack.postMessage(channel, message, marker));
+        posted = before ?? (await postInDoubt(channel, message, marker));
       } catch (error) {
         const gone = slackErrorOf(error);
         if (!gone || !GONE.has(gone)) throw error;
@@ -320,7 +366,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
         const requester = trigger?.request.by;
         if (channel !== trigger?.channel || !requester || !SLACK_USER.test(requester)) continue;
         // The requester would otherwise never see the incident they created: the card goes to them.
-        posted = await options.slack.postMessage(requester, inDmInstead(message, channel), marker);
+        posted = await postInDoubt(requester, inDmInstead(message, channel), marker);
       }
       await record(ctx, cause, 'RecordIncidentCardPosted', posted, marker.postKey);
       log.debug({ channel: posted.channel, ts: posted.ts }, 'card posted');
@@ -333,6 +379,9 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     filter: { streamPrefixes: ['incident-'] },
     async handle(event, ctx) {
       // Page activity (src/incidents/paging.ts) is recorded as commands; the card shows its summary.
+      // Any event of an incident that may have been handled before puts the incident in doubt,
+      // whether or not this one renders (a newer one may, without being a redelivery itself).
+      if (ctx.redelivery) doubt(event.streamId);
       if ((event.kind !== 'event' && event.type !== PAGE_ACTIVITY) || CARD_EVENTS.has(event.type)) return;
       const streamId = event.streamId;
       // When a post this event may have made could have happened at the earliest: after the stream's
@@ -361,8 +410,10 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
             since ?? ctx.now(),
             pagingSummary(history),
           );
-          if (outcome === 'done') rendered.set(streamId, newest);
-          else continue;
+          if (outcome === 'done') {
+            rendered.set(streamId, newest);
+            inDoubt.delete(streamId);
+          } else continue;
           return;
         } catch (error) {
           if (hasCode(error, 'SB_STORE_UNAVAILABLE') || !shouldRetry(error)) throw error;

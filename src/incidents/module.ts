@@ -155,7 +155,8 @@ const createIncidents = (
         },
         slack: {
           postMessage: async (channel, m, marker) => {
-            const r = await slack.chat.postMessage({
+            // No blind retry of a post whose answer was lost: the cards processor looks first.
+            const r = await slack.withoutRetries().chat.postMessage({
               channel,
               text: m.text,
               blocks: m.blocks,

@@ -82,11 +82,25 @@ export const slackClientOptions = (options: SlackClientOptions): WebClientOption
 export class SwitchboardWebClient extends WebClient {
   readonly metrics: Metrics;
   readonly maxInlineWaitMs: number;
+  private readonly clientOptions: SlackClientOptions;
+  private single: SwitchboardWebClient | undefined;
 
   constructor(options: SlackClientOptions) {
     super(options.slack.botToken, slackClientOptions(options));
     this.metrics = options.metrics;
     this.maxInlineWaitMs = options.maxInlineWaitMs ?? 10_000;
+    this.clientOptions = options;
+  }
+
+  /**
+   * The same client without the quick retries of 5xx and network failures: for a call that has no
+   * idempotency key (chat.postMessage), where a retry after a lost answer makes a second message.
+   * The caller gets the failure and decides (e.g. looks for the message first); 429s are as above.
+   */
+  withoutRetries(): SwitchboardWebClient {
+    if (this.clientOptions.retries === 0) return this;
+    this.single ??= new SwitchboardWebClient({ ...this.clientOptions, retries: 0 });
+    return this.single;
   }
 
   override async apiCall(method: string, options?: Record<string, unknown>): Promise<WebAPICallResult> {

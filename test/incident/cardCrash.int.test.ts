@@ -173,6 +173,52 @@ describe('kill -9 between chat.postMessage and IncidentCardPosted', () => {
     expect(fake.contractViolations()).toEqual([]);
   });
 
+  it('the card is found even when the redelivered events cannot render and a later change does (the search is per incident, not per event)', async () => {
+    const fake = await newFake();
+    const dbPath = join(tmp.dir, 'card-later-change.db');
+    const incident = await triggerAndCrash(fake, await start(fake, dbPath), 'crash then later change');
+    const [card] = cardsOf(fake, incident.title);
+
+    // After the restart Slack cannot answer history reads for a while: every render of the events
+    // delivered again fails until the cards processor gives up on them (the next change renders).
+    fake.setBehaviour('conversations.history', { status: 500 });
+    const main = await start(fake, dbPath);
+    await waitFor(
+      () => main.lines().find((l) => String(l['msg']).startsWith('card render kept failing')) ?? undefined,
+      { what: 'the cards processor giving up on the events delivered again', timeoutMs: 30_000 },
+    );
+    fake.clearBehaviour('conversations.history');
+    // A later change, recorded after the restart (so not itself delivered again): Ben acknowledges.
+    await waitFor(
+      async () => {
+        if (sim.state.incidents.get(incident.id)?.status === 'acknowledged') return true;
+        const res = await postSigned(
+          `${main.url}/slack/events`,
+          slashCommandBody({
+            command: '/incident',
+            text: `ack ${incident.number}`,
+            user_id: BEN.slack,
+            channel_id: OPS,
+            response_url: fake.responseUrl({ channel: OPS, user: BEN.slack }),
+            trigger_id: fake.issueTrigger({ user: BEN.slack }),
+          }),
+          'form',
+        );
+        await res.text();
+        return undefined;
+      },
+      { what: 'the incident acknowledged from Slack', timeoutMs: 15_000, intervalMs: 1_000 },
+    );
+    await waitFor(
+      () =>
+        cardsOf(fake, incident.title).some((c) => JSON.stringify(c.blocks).includes('Acknowledged by')) ||
+        undefined,
+      { what: 'a card showing the acknowledgement', timeoutMs: 15_000 },
+    );
+    // The card Slack took before the crash is the one brought up to date: no second card.
+    expect(cardsOf(fake, incident.title).map((c) => c.ts)).toEqual([card!.ts]);
+  });
+
   it('without a history scope the card is posted as before and the missing scope is logged once', async () => {
     const fake = await newFake(['commands', 'chat:write', 'im:write', 'users:read', 'users:read.email']);
     const dbPath = join(tmp.dir, 'card-no-scope.db');

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { FakeMessage } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { waitFor } from '../support/waitFor.ts';
 import { BEN, cardText, type IncidentHarness, OPS, startIncidentHarness } from './harness.ts';
 
@@ -50,6 +51,29 @@ describe('cards', () => {
     // No call to chat.update before Slack's Retry-After has passed, and few after it (coalesced).
     expect(after[0]!.at - calls[limited]!.at).toBeGreaterThanOrEqual(1_000);
     expect(after.length).toBeLessThanOrEqual(3);
+  });
+
+  it('a card Slack took but whose answer was lost (5xx), and that its history shows only a second later, is posted once', async () => {
+    // Slack does not promise that a read right after a post sees it: here it shows a second late.
+    h.fake.setHistoryLag(1_000);
+    try {
+      h.fake.failNext('chat.postMessage', { status: 500, afterApply: true });
+      const { streamId } = await h.trigger('answer lost after the post');
+      await h.idle();
+      const marked = (m: FakeMessage) =>
+        (m.metadata?.event_payload as Record<string, unknown> | undefined)?.['stream'] === streamId;
+      const cards = h.fake.messages(OPS).filter(marked);
+      expect(cards).toHaveLength(1);
+      expect(cardText(cards[0])).toContain('Triggered');
+      // The post whose answer was lost was not sent again blind: looked for first, then recorded.
+      const posts = h.fake
+        .callsOf('chat.postMessage')
+        .filter((c) => JSON.stringify(c.params).includes(streamId));
+      expect(posts.map((c) => c.status)).toEqual([500]);
+      expect(h.fake.callsOf('conversations.history').length).toBeGreaterThan(0);
+    } finally {
+      h.fake.setHistoryLag(0);
+    }
   });
 
   it('after a restart that replays every incident event, cards are updated, never posted twice', async () => {

@@ -133,8 +133,8 @@ describe('the sandbox clock', () => {
     expect(await post('/api/clock/advance', { minutes: -60 })).toMatchObject({ status: 400 });
     // Not JSON (what a form on another site could send without asking): refused.
     expect(await post('/api/clock/advance', '{"minutes":60}', 'text/plain')).toMatchObject({
-      status: 415,
-      json: { error: 'send the advance as application/json' },
+      status: 403,
+      json: { error: 'the console takes JSON only (content-type: application/json)' },
     });
     expect(sandbox.clock.offsetMs()).toBe(before);
   });

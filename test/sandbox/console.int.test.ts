@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../sandbox/sandbox.ts';
 import { GENERAL_CHANNEL, INCIDENTS_CHANNEL, PEOPLE } from '../../sandbox/world.ts';
@@ -427,5 +428,159 @@ describe('the event store browser', () => {
     });
     const recent = (await get('/api/store/recent')) as unknown as Json[];
     expect(recent[0]?.['position']).toBe(String(await sandbox.store.headPosition()));
+  });
+});
+
+describe('only the console’s own page drives it', () => {
+  // A page of another site open in the developer's browser can send "simple" cross-site requests
+  // (a form: text/plain or urlencoded, with its Origin), and a DNS-rebinding page reaches this port
+  // under its own host name. node:http lets these tests send exactly those headers.
+  const send = (
+    path: string,
+    options: Readonly<{ method?: string; headers?: Record<string, string>; body?: string }>,
+  ): Promise<{ status: number; json: Json }> =>
+    new Promise((resolve, reject) => {
+      const req = httpRequest(
+        `${sandbox.console.url}${path}`,
+        { method: options.method ?? 'POST', headers: options.headers ?? {} },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let json: Json = {};
+            try {
+              json = JSON.parse(text) as Json;
+            } catch {
+              json = { text };
+            }
+            resolve({ status: res.statusCode ?? 0, json });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(options.body);
+    });
+  const own = () => `127.0.0.1:${sandbox.console.port}`;
+  const message = (text: string) => JSON.stringify({ user: ANA.slackId, channel: INCIDENTS_CHANNEL, text });
+  const posted = (text: string) => sandbox.fake.messages(INCIDENTS_CHANNEL).some((m) => m.text === text);
+
+  // Every POST route the console has, each with a body that would do something.
+  const routes: ReadonlyArray<readonly [string, Json]> = [
+    ['/api/slash', { user: ANA.slackId, channel: INCIDENTS_CHANNEL, text: '/oncall' }],
+    ['/api/message', { user: ANA.slackId, channel: INCIDENTS_CHANNEL, text: 'csrf' }],
+    ['/api/action', { user: ANA.slackId, surface: { kind: 'view', viewId: 'V1' }, blockIndex: 0 }],
+    ['/api/views/submit', { user: ANA.slackId, viewId: 'V1' }],
+    ['/api/views/close', { user: ANA.slackId, viewId: 'V1' }],
+    ['/api/home/open', { user: ANA.slackId }],
+    ['/api/phone/sms', { user: ANA.slackId, text: 'STOP' }],
+    ['/api/phone/call', { user: ANA.slackId, callId: 'c', action: 'answer' }],
+    ['/api/pagerduty/enqueue', { routingKey: 'x', summary: 'csrf' }],
+    ['/api/pagerduty/incidents/P1/resolve', { email: ANA.email }],
+    [
+      '/api/hr/requests',
+      { employeeId: '1', policyType: 'Holiday', startDate: '2031-01-06', endDate: '2031-01-06' },
+    ],
+    ['/api/hr/requests/1/cancel', {}],
+    ['/api/hr/employees/1/terminate', {}],
+    ['/api/clock/advance', { minutes: 60 }],
+    ['/hooks/pagerduty', {}],
+  ];
+
+  it('refuses every POST that is not JSON (a cross-site form), 403 with the reason, before acting', async () => {
+    const inputsBefore = (await inputs()).length;
+    const clockBefore = sandbox.clock.offsetMs();
+    for (const [path, body] of routes) {
+      for (const type of [
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+      ]) {
+        const r = await send(path, {
+          headers: { host: own(), 'content-type': type },
+          body: JSON.stringify(body),
+        });
+        expect({ path, type, ...r }).toEqual({
+          path,
+          type,
+          status: 403,
+          json: { ok: false, error: 'the console takes JSON only (content-type: application/json)' },
+        });
+      }
+      const none = await send(path, { headers: { host: own() }, body: JSON.stringify(body) });
+      expect({ path, status: none.status }).toEqual({ path, status: 403 });
+    }
+    expect(posted('csrf')).toBe(false);
+    expect(sandbox.clock.offsetMs()).toBe(clockBefore);
+    expect((await inputs()).length).toBe(inputsBefore);
+  });
+
+  it('refuses a POST from another origin, even as JSON (a page that may send it after a preflight)', async () => {
+    for (const origin of [
+      'http://evil.example',
+      'null',
+      `http://127.0.0.1:${sandbox.console.port + 1}`,
+      `https://127.0.0.1:${sandbox.console.port}`,
+    ]) {
+      for (const [path, body] of routes) {
+        const r = await send(path, {
+          headers: { host: own(), origin, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        expect({ origin, path, ...r }).toEqual({
+          origin,
+          path,
+          status: 403,
+          json: { ok: false, error: 'the console answers its own page only (Origin)' },
+        });
+      }
+    }
+    expect(posted('csrf')).toBe(false);
+  });
+
+  it('refuses any request under another host name (DNS rebinding), GETs included', async () => {
+    for (const host of [
+      'evil.example',
+      `evil.example:${sandbox.console.port}`,
+      `127.0.0.1:${sandbox.console.port + 1}`,
+    ]) {
+      const r = await send('/api/message', {
+        headers: { host, 'content-type': 'application/json' },
+        body: message('rebound'),
+      });
+      expect({ host, ...r }).toEqual({
+        host,
+        status: 403,
+        json: { ok: false, error: 'the console answers its own host only (Host)' },
+      });
+      const read = await send(`/api/state?user=${ANA.slackId}`, { method: 'GET', headers: { host } });
+      expect({ host, status: read.status }).toEqual({ host, status: 403 });
+    }
+    expect(posted('rebound')).toBe(false);
+  });
+
+  it('takes JSON from its own page, under 127.0.0.1 or localhost, with or without an Origin', async () => {
+    const port = sandbox.console.port;
+    const cases: ReadonlyArray<Record<string, string>> = [
+      { host: own() },
+      { host: own(), origin: `http://127.0.0.1:${port}` },
+      { host: `localhost:${port}`, origin: `http://localhost:${port}` },
+    ];
+    for (const [i, headers] of cases.entries()) {
+      const r = await send('/api/message', {
+        headers: { ...headers, 'content-type': 'application/json; charset=utf-8' },
+        body: message(`own page ${i}`),
+      });
+      expect(r.status).toBe(200);
+      expect(posted(`own page ${i}`)).toBe(true);
+    }
+    expect(
+      (
+        await send(`/api/state?user=${ANA.slackId}`, {
+          method: 'GET',
+          headers: { host: `localhost:${port}` },
+        })
+      ).status,
+    ).toBe(200);
   });
 });

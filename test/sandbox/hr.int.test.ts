@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type HrPanel, parseHrRequest } from '../../sandbox/console/hr.ts';
 import { type Sandbox, startSandbox } from '../../sandbox/sandbox.ts';
 import { PEOPLE } from '../../sandbox/world.ts';
+import { webhookInboxStream } from '../../src/application/inbox.ts';
 import { NODE24, ROOT, tempDir } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 
@@ -210,6 +211,28 @@ describe('the HR panel', () => {
     await waitFor(() => sandbox.hibob.webhooks.attempts.find((a) => a.type === 'employee.left'), {
       what: 'employee.left sent to the bot',
     });
+  });
+
+  it('the leaver guard waits the sandbox’s HR lag, not the bot’s default 30 s: the re-read of a leaver is due 1.5 s after the webhook arrived', async () => {
+    // Eve was terminated above: HR's `employee.left` webhook reached the bot, which records a
+    // re-read of her (the guard acts once HR shows it) due when HR's lag has passed.
+    const reRead = await waitFor(
+      async () => {
+        for (const e of await sandbox.store.readStream(webhookInboxStream('hibob'))) {
+          const data = e.data as {
+            input: { receivedAt: string };
+            commands: Array<{ type: string; data: Record<string, unknown> }>;
+          };
+          const c = data.commands.find(
+            (x) => x.type === 'RequestHrReRead' && x.data['id'] === EVE && x.data['expect'] === 'left',
+          );
+          if (c) return { receivedAt: data.input.receivedAt, notBefore: c.data['notBefore'] as string };
+        }
+        return undefined;
+      },
+      { what: 'the leaver webhook recorded with its re-read' },
+    );
+    expect(Date.parse(reRead.notBefore) - Date.parse(reRead.receivedAt)).toBe(1_500);
   });
 
   it('tells open pages when HR changes (an `hr` event on the live stream)', async () => {

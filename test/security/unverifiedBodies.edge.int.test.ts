@@ -10,6 +10,9 @@ import { waitFor } from '../support/waitFor.ts';
  * of a large body, then hold: those without signature headers (or with a timestamp out of the
  * window) are answered 401 at once, their bodies unread; those whose headers look signed are read
  * within one budget for the whole process (rawBody.ts `unverifiedBytes`), and cut with 503 past it.
+ * Issue 18 item 9: a body takes its declared length from the budget before a byte of it is read,
+ * so one that does not fit is refused unread; what those connections cost in memory is measured by
+ * bench/heldBodies.bench.ts (never asserted here).
  */
 let h: IncidentHarness;
 beforeAll(async () => {
@@ -107,6 +110,58 @@ describe('bodies of requests that are not verified', () => {
     expect(held.map(status)).toEqual(held.map(() => 401));
     expect(unverifiedBytes.peak()).toBe(peakBefore);
     for (const c of held) c.socket.destroy();
+  });
+
+  it('a body is counted from its declared length before a byte of it is read: past the budget, 503 from the headers alone', async () => {
+    const signedLooking = {
+      ...FORM,
+      'X-Slack-Request-Timestamp': String(nowSeconds()),
+      'X-Slack-Signature': `v0=${'0'.repeat(64)}`,
+    };
+    const MiB = 1024 * 1024;
+    const slots = Math.floor(unverifiedBytes.limit / MiB);
+    // Connections that declare 1 MiB and send nothing of it: each takes its share of the budget.
+    const holding: Held[] = [];
+    for (let i = 0; i < slots; i++) {
+      holding.push(await holdOpen(h.url, '/slack/events', signedLooking, 0, MiB));
+      await waitFor(() => unverifiedBytes.held() === (i + 1) * MiB || undefined, {
+        what: `connection ${i + 1} counted from its declared length`,
+      });
+    }
+    // The budget is spent: the next ones, on either route, are refused without sending a byte.
+    const slack = await holdOpen(h.url, '/slack/events', signedLooking, 0, MiB);
+    const webhook = await holdOpen(
+      h.url,
+      '/webhooks/pagerduty',
+      { 'Content-Type': 'application/json', 'X-PagerDuty-Signature': `v1=${'0'.repeat(64)}` },
+      0,
+      MiB,
+    );
+    await waitFor(() => (status(slack) !== undefined && status(webhook) !== undefined) || undefined, {
+      what: 'the refusals',
+    });
+    expect([status(slack), status(webhook)]).toEqual([503, 503]);
+    expect(holding.map(status)).toEqual(holding.map(() => undefined));
+    expect(unverifiedBytes.held()).toBe(slots * MiB);
+    // The holders give up: their shares come back, and the next body is taken again.
+    for (const c of holding) c.socket.destroy();
+    await waitFor(() => unverifiedBytes.held() === 0, { what: 'the budget to be let go' });
+    const next = await holdOpen(h.url, '/slack/events', signedLooking, 0, MiB);
+    await waitFor(() => unverifiedBytes.held() === MiB || undefined, { what: 'the next body counted' });
+    next.socket.destroy();
+    for (const c of [slack, webhook]) c.socket.destroy();
+    await waitFor(() => unverifiedBytes.held() === 0, { what: 'the budget to be let go again' });
+  });
+
+  it('a body sent to a path nobody serves, or with a method it does not take, is not read: answered and closed', async () => {
+    const peakBefore = unverifiedBytes.peak();
+    const unknown = await holdOpen(h.url, '/slack/evil', FORM, 0);
+    const wrongMethod = await holdOpen(h.url, '/healthz', FORM, 0);
+    await waitFor(() => (unknown.closed() && wrongMethod.closed()) || undefined, {
+      what: 'both connections closed without their bodies',
+    });
+    expect([status(unknown), status(wrongMethod)]).toEqual([404, 405]);
+    expect(unverifiedBytes.peak()).toBe(peakBefore);
   });
 
   it('bodies that look signed are read within one budget across connections; past it, 503', async () => {

@@ -130,7 +130,11 @@ export type ResponsePost = {
 
 export type Behaviour =
   | { status: 429; retryAfter: number }
-  | { status: 500 | 502 | 503 | 504 }
+  /**
+   * With `afterApply`, the call takes effect first and then the answer is a 5xx (Slack did it; its
+   * edge lost the answer): the caller cannot tell it from a call that never landed.
+   */
+  | { status: 500 | 502 | 503 | 504; afterApply?: boolean }
   | { error: string }
   /**
    * Answers after `delayMs`; with `afterApply`, the call takes effect first (Slack did it, its
@@ -181,6 +185,11 @@ export type FakeSlackOptions = Readonly<{
    * (`channels:read`, `groups:read`): without it Slack answers `missing_scope`.
    */
   scopes?: readonly string[];
+  /**
+   * How long (on `now`) a posted message takes to show in conversations.history: Slack does not
+   * promise that a read right after a post sees it. Default 0 (at once); `setHistoryLag` changes it.
+   */
+  historyLagMs?: number;
   port?: number;
 }>;
 
@@ -272,6 +281,9 @@ export class FakeSlack implements Simulator<FakeSlackState> {
     }
   >();
   private readonly once = new Map<string, Behaviour[]>();
+  /** When each message was posted (on `now`), for the history lag. */
+  private readonly postedAt = new WeakMap<FakeMessage, number>();
+  private historyLagMs = 0;
   private readonly always = new Map<string, Behaviour>();
   private readonly handlers: Record<string, Handler>;
   private readonly injected = new WeakSet<FakeCall>();
@@ -290,6 +302,7 @@ export class FakeSlack implements Simulator<FakeSlackState> {
     this.now = options.now ?? Date.now;
     this.acceptUnknownTriggers = options.acceptUnknownTriggers ?? true;
     this.scopes = options.scopes ? new Set(options.scopes) : undefined;
+    this.historyLagMs = options.historyLagMs ?? 0;
     for (const u of options.users ?? DEFAULT_USERS) this.users.set(u.id, { ...u });
     this.users.set(this.botUserId, {
       id: this.botUserId,
@@ -433,9 +446,11 @@ export class FakeSlack implements Simulator<FakeSlackState> {
           p['include_all_metadata'] === true ||
           p['include_all_metadata'] === 'true' ||
           p['include_all_metadata'] === '1';
-        // Top-level messages (thread replies are conversations.replies'), newest first.
+        // Top-level messages (thread replies are conversations.replies'), newest first, once visible.
+        const visibleFrom = this.now() - this.historyLagMs;
         const inRange = (this.messagesByChannel.get(channel.id) ?? [])
           .filter((m) => !m.deleted && (m.thread_ts === undefined || m.thread_ts === m.ts))
+          .filter((m) => (this.postedAt.get(m) ?? 0) <= visibleFrom)
           .filter(
             (m) =>
               oldest === undefined ||
@@ -560,6 +575,11 @@ export class FakeSlack implements Simulator<FakeSlackState> {
     this.always.set(method, behaviour);
   }
 
+  /** Messages show in conversations.history `ms` after they are posted (0: at once). */
+  setHistoryLag(ms: number): void {
+    this.historyLagMs = ms;
+  }
+
   clearBehaviour(method?: string): void {
     if (method === undefined) {
       this.always.clear();
@@ -679,6 +699,7 @@ export class FakeSlack implements Simulator<FakeSlackState> {
     const list = this.messagesByChannel.get(channel) ?? [];
     list.push(message);
     this.messagesByChannel.set(channel, list);
+    this.postedAt.set(message, this.now());
     this.emit({ kind: 'message.posted', message });
     return message;
   }
@@ -812,6 +833,14 @@ export class FakeSlack implements Simulator<FakeSlackState> {
     if (behaviour && 'delayMs' in behaviour && !behaviour.afterApply) await sleep(behaviour.delayMs);
     const lateAnswer = behaviour && 'delayMs' in behaviour && behaviour.afterApply ? behaviour.delayMs : 0;
     if (behaviour && 'status' in behaviour) {
+      if ('afterApply' in behaviour && behaviour.afterApply) {
+        // Slack did it; the answer is lost on the way back.
+        try {
+          this.handlers[method]?.(params);
+        } catch (e) {
+          if (!(e instanceof SlackApiError)) throw e;
+        }
+      }
       record(behaviour.status, behaviour.status === 429 ? 'ratelimited' : undefined, true);
       if (behaviour.status === 429) {
         res.writeHead(429, {
@@ -991,6 +1020,7 @@ export class FakeSlack implements Simulator<FakeSlackState> {
     const list = this.messagesByChannel.get(channel) ?? [];
     list.push(message);
     this.messagesByChannel.set(channel, list);
+    this.postedAt.set(message, this.now());
     this.emit({ kind: 'message.posted', message });
     return message;
   }
