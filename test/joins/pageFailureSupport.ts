@@ -1,6 +1,8 @@
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { createPersonKeys, personKeyStreamId } from '../../src/people/personKeys.ts';
 import { ringEntry, testKeyRing } from '../support/dataKeys.ts';
+import type { JoinsHarness } from './harness.ts';
+import { PHONES } from './harness.ts';
 
 /**
  * Issue 18's failure tests share these: making a person's data key unreadable the way a lost or
@@ -38,3 +40,37 @@ export const internalWords = (texts: readonly string[]): string[] => {
   }
   return found;
 };
+
+/** Every string under a `text` key (Block Kit text objects, messages, views), anywhere in `value`. */
+const textsIn = (value: unknown, out: string[] = []): string[] => {
+  if (Array.isArray(value)) for (const v of value) textsIn(v, out);
+  else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k === 'text' && typeof v === 'string') out.push(v);
+      else textsIn(v, out);
+    }
+  }
+  return out;
+};
+
+/**
+ * Everything people were shown or told (issue 18 item 8): every Slack message posted or updated,
+ * ephemeral, `response_url` answer, modal and App Home view (their texts and blocks), every SMS to
+ * the team's phones and every word a call spoke.
+ */
+export const everythingPeopleSaw = (j: JoinsHarness): string[] => [
+  ...[
+    'chat.postMessage',
+    'chat.update',
+    'chat.postEphemeral',
+    'views.open',
+    'views.update',
+    'views.push',
+    'views.publish',
+  ].flatMap((method) => j.fake.callsOf(method).flatMap((c) => textsIn(c.params))),
+  ...j.fake.responsePosts.flatMap((p) => textsIn(p.body)),
+  ...Object.values(PHONES).flatMap((n) => [
+    ...j.smsTo(n).map((m) => m.text),
+    ...j.vonage.phones.calls(n).flatMap((c) => c.spoken),
+  ]),
+];

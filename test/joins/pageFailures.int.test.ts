@@ -18,7 +18,7 @@ import {
   PHONES,
   startJoinsHarness,
 } from './harness.ts';
-import { internalWords, makePersonKeyUnreadable } from './pageFailureSupport.ts';
+import { everythingPeopleSaw, internalWords, makePersonKeyUnreadable } from './pageFailureSupport.ts';
 
 /**
  * Issue 18 item 4, end to end (the app, the incident-service, phone and HR simulators and the fake
@@ -114,13 +114,6 @@ const cardSays = (j: JoinsHarness, number: number, ...what: string[]) =>
   );
 
 /** Every DM, card, ephemeral or posted answer and SMS of the test, for the internal-words scan. */
-const everythingSaid = (j: JoinsHarness): string[] => [
-  ...j.fake.callsOf('chat.postMessage').map((c) => messageText(c.params as { text: string })),
-  ...j.fake.callsOf('chat.update').map((c) => messageText(c.params as { text: string })),
-  ...j.fake.callsOf('chat.postEphemeral').map((c) => messageText(c.params as { text: string })),
-  ...j.fake.responsePosts.map((p) => messageText(p.body as { text: string })),
-  ...Object.values(PHONES).flatMap((n) => j.smsTo(n).map((m) => m.text)),
-];
 
 /** The page activity of the incident: who could not be paged, and why (their reason or kind). */
 const couldNotPage = async (j: JoinsHarness, streamId: string) =>
@@ -158,7 +151,7 @@ const benPagedInstead = async (
   expect(pagesAbout(j, BEN, incident.number)).toHaveLength(1);
   expect(pagesAbout(j, CHEN, incident.number)).toEqual([]);
   expect(pagesAbout(j, DANA, incident.number)).toEqual([]);
-  expect(internalWords(everythingSaid(j))).toEqual([]);
+  expect(internalWords(everythingPeopleSaw(j))).toEqual([]);
   return told;
 };
 
@@ -316,7 +309,7 @@ describe('a page that cannot be delivered is said, and the next person is paged'
     expect(told).toContain('Could not page <@U0FRANK> at level 3: no verified phone');
     expect(told).toMatch(/Nobody could be paged/);
     for (const person of [ANA, BEN, CHEN, DANA, FRANK] as const) expect(sms(h, person)).toEqual([]);
-    expect(internalWords(everythingSaid(h))).toEqual([]);
+    expect(internalWords(everythingPeopleSaw(h))).toEqual([]);
     // The operator's side: a coded log line and a counter per reason.
     expect(h.logs.text()).toContain('SB_PAGE_UNDELIVERABLE');
     const metrics = await (await fetch(`${h.url}/metrics`)).text();
