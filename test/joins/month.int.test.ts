@@ -65,7 +65,11 @@ const keysStatus = async (env: Record<string, string>): Promise<string> => {
 };
 
 describe('a month in the life', () => {
-  it('30 days, restarts, a webhook secret rotation, a key ring rotation and a leaver: every alert pages a reachable person, nothing is parked', async () => {
+  // About 10 s on a quiet machine: thirty days of alerts, nine restarts. Its own timeout, so a loaded
+  // machine (CI, other work) slows it down without failing it; every wait inside is on a condition.
+  it('30 days, restarts, a webhook secret rotation, a key ring rotation and a leaver: every alert pages a reachable person, nothing is parked', {
+    timeout: 300_000,
+  }, async () => {
     const oldSignatureSecret = h.vonage.signatureSecret;
     /** The environment each restart adds to the simulators' own (which follow their rotations). */
     let env: Record<string, string> = {};
