@@ -30,8 +30,6 @@ import { managesOrIs, mergeWhosOut } from './whosOut.ts';
  * await ack({ response_type: 'ephemeral', ...(await queries.status(command.user_id)) });
  */
 export type TimeOffQueries = Readonly<{
-  /** The request a button or a form names, as it stands now (null: Switchboard knows none). */
-  request(timeOffId: string): Promise<TimeOffView | null>;
   /** The person's requests whose id starts with `prefix` (the short id `/timeoff status` shows, or more of it). */
   ownRequests(slackUserId: string, prefix: string): Promise<TimeOffView[]>;
   /** `/timeoff status`: the person's requests. */
@@ -148,8 +146,6 @@ export const createTimeOffQueries = (deps: TimeOffQueriesDeps): TimeOffQueries =
   };
 
   return {
-    request,
-
     async ownRequests(slackUserId, prefix) {
       await readModel.catchUp();
       return prefix.length <= 6
