@@ -1,5 +1,5 @@
 import type { AllMiddlewareArgs, App, BlockAction, SlackActionMiddlewareArgs } from '@slack/bolt';
-import { type CardRef, isHrChannelApprover, type TimeOffPerson } from '../../machines/timeOff/events.ts';
+import type { CardRef } from '../../machines/timeOff/events.ts';
 import type { SlackInput } from '../../src/application/inbox.ts';
 import { ValidationError } from '../../src/core/errors.ts';
 import { escapeMrkdwn, type ModalView } from '../../src/slack/blocks/format.ts';
@@ -42,69 +42,6 @@ export const clickedCard = (args: ActionArgs): CardRef | null => {
     : null;
 };
 
-/** Issue 12: what the edge found of a click on a request sent to the HR channel. */
-export type HrChannelCheck =
-  /** Not a request in the HR channel (or the requester themself: the decider refuses that). */
-  | Readonly<{ kind: 'none' }>
-  | Readonly<{ kind: 'member'; asHr: Readonly<{ channel: string; by: TimeOffPerson }> }>
-  | Readonly<{ kind: 'refused'; why: string; text: string; reason: string }>;
-
-/**
- * Issue 12: a request sent to the HR channel may be decided by any member of that channel but
- * the requester. Membership is asked of Slack (`conversations.members`) at each click, never read
- * from the click, and the member must be someone HR knows (HR is given their id as approver).
- */
-export const checkHrChannelClick = async (
-  t: TimeOffListenerDeps['timeOff'],
-  logger: TimeOffListenerDeps['logger'],
-  timeOffId: string,
-  clicker: string,
-): Promise<HrChannelCheck> => {
-  await t.readModel.catchUp();
-  const view = t.readModel.view(timeOffId);
-  if (!view || !isHrChannelApprover(view.approver) || clicker === view.requester.slackUserId) {
-    return { kind: 'none' };
-  }
-  const channel = view.approver.slackUserId;
-  let members: readonly string[];
-  try {
-    members = await t.channelMembers(channel);
-  } catch (e) {
-    logger.warn({ err: e, channel }, 'could not list the HR channel members');
-    return {
-      kind: 'refused',
-      why: 'the HR channel members could not be listed',
-      text: ":warning: Slack didn't say who is in the HR channel just now, so nothing was changed. Click again in a minute.",
-      reason: 'members_unavailable',
-    };
-  }
-  if (!members.includes(clicker)) {
-    return {
-      kind: 'refused',
-      why: 'someone outside the HR channel tried to decide a request sent there',
-      text: `:no_entry: Only members of <#${channel}> can approve or deny time off sent to HR.`,
-      reason: 'not_approver',
-    };
-  }
-  try {
-    return { kind: 'member', asHr: { channel, by: await t.people.employee(clicker) } };
-  } catch (e) {
-    return {
-      kind: 'refused',
-      why: 'an HR channel member HR does not know tried to decide',
-      text:
-        unmappedWords(e) ??
-        ":warning: Switchboard couldn't look you up in HR's directory just now, so nothing was changed. Click again in a minute.",
-      reason: 'not_approver',
-    };
-  }
-};
-
-const unmappedWords = (e: unknown): string | null =>
-  e instanceof Error && (e as { code?: unknown }).code === 'SB_UNMAPPED_USER'
-    ? `:bust_in_silhouette: ${e.message}`
-    : null;
-
 /** A card ref read back from a (hostile) private_metadata, or null. */
 export const cardFromMetadata = (raw: string | undefined): CardRef | null => {
   try {
@@ -125,8 +62,10 @@ export const cardFromMetadata = (raw: string | undefined): CardRef | null => {
  * requester's Cancel and, after HR refused a submission, Fix and send again. A click is recorded
  * and acknowledged at once; who may act is decided on the request's stream against the clicking
  * user (never a value) and the card clicked (its channel and ts), and a refusal reaches the clicker
- * through `rejectionText`. A value that is not one of our ids, or that disagrees with the actions
- * block it sits in, is refused here and recorded.
+ * through `rejectionText`. A request sent to the HR channel is decided by a member Slack vouches
+ * for: the module's enrich step asks Slack, the decider judges. A value that is not one of our ids,
+ * or that disagrees with the actions block it sits in, is refused here and recorded. Deny with
+ * reason asks the decider's rule (through the queries) before it opens its form.
  */
 export const registerTimeOffActions = (app: App, deps: TimeOffListenerDeps, policies: PolicyTypes): void => {
   const { inbox, logger } = deps;
@@ -181,23 +120,11 @@ export const registerTimeOffActions = (app: App, deps: TimeOffListenerDeps, poli
         return;
       }
       const card = clickedCard(args);
-      const hr =
-        kind === 'cancel'
-          ? ({ kind: 'none' } as const)
-          : await checkHrChannelClick(t, logger, id, args.body.user.id);
-      if (hr.kind === 'refused') {
-        await refuse(args, input, hr.why, hr.text, hr.reason);
-        return;
-      }
-      const asHr = hr.kind === 'member' ? { asHr: hr.asHr } : {};
       const command =
         kind === 'approve'
-          ? timeOffCommand(input, { type: 'ApproveTimeOff', data: { timeOffId: id, card, ...asHr } })
+          ? timeOffCommand(input, { type: 'ApproveTimeOff', data: { timeOffId: id, card } })
           : kind === 'deny'
-            ? timeOffCommand(input, {
-                type: 'DenyTimeOff',
-                data: { timeOffId: id, card, reason: null, ...asHr },
-              })
+            ? timeOffCommand(input, { type: 'DenyTimeOff', data: { timeOffId: id, card, reason: null } })
             : timeOffCommand(input, { type: 'CancelTimeOff', data: { timeOffId: id } });
       await inbox.accept({ input, commands: [command] });
       await args.ack();
@@ -216,34 +143,17 @@ export const registerTimeOffActions = (app: App, deps: TimeOffListenerDeps, poli
       await refuseId(args, input, id);
       return;
     }
-    await t.readModel.catchUp();
-    const view = t.readModel.view(id);
-    if (!view) {
+    // Who may deny is the decider's rule (and, for a request sent to HR, Slack's word on membership).
+    const check = await t.queries.mayDecide(id, args.body.user.id);
+    if (check.kind === 'unknown') {
       await refuse(args, input, 'the button names no time-off request', NOT_A_REQUEST, 'unknown_request');
       return;
     }
-    const clicker = args.body.user.id;
-    const hr = await checkHrChannelClick(t, logger, id, clicker);
-    if (hr.kind === 'refused') {
-      await refuse(args, input, hr.why, hr.text, hr.reason);
+    if (check.kind === 'refused') {
+      await refuse(args, input, check.why, check.text, check.reason);
       return;
     }
-    if (
-      clicker === view.requester.slackUserId ||
-      (hr.kind !== 'member' && clicker !== view.approver.slackUserId)
-    ) {
-      const own = clicker === view.requester.slackUserId;
-      await refuse(
-        args,
-        input,
-        own ? 'a requester tried to deny their own request' : 'someone other than the approver tried to deny',
-        own
-          ? ":no_entry: You can't approve or deny your own time off."
-          : `:no_entry: Only ${escapeMrkdwn(view.approver.displayName || 'the approver')} can approve or deny this request.`,
-        own ? 'own_request' : 'not_approver',
-      );
-      return;
-    }
+    const view = check.request;
     await inbox.accept({ input });
     await args.ack();
     const card = clickedCard(args);
@@ -273,32 +183,31 @@ export const registerTimeOffActions = (app: App, deps: TimeOffListenerDeps, poli
       return;
     }
     const names = policies.get(POLICY_BUDGET_MS);
-    await t.readModel.catchUp();
-    const view = t.readModel.view(id);
-    if (!view) {
+    // Who may send it again, and when, is the decider's rule; the words are the button's.
+    const check = await t.queries.mayResubmit(id, args.body.user.id);
+    if (check.kind === 'unknown') {
       await refuse(args, input, 'the button names no time-off request', NOT_A_REQUEST, 'unknown_request');
       return;
     }
-    if (args.body.user.id !== view.requester.slackUserId) {
-      await refuse(
-        args,
-        input,
-        'someone other than the requester tried to resubmit',
-        ':no_entry: Only the person who asked for this time off can send it again.',
-        'not_requester',
-      );
+    if (check.kind === 'refused') {
+      await (check.reason === 'not_requester'
+        ? refuse(
+            args,
+            input,
+            'someone other than the requester tried to resubmit',
+            ':no_entry: Only the person who asked for this time off can send it again.',
+            'not_requester',
+          )
+        : refuse(
+            args,
+            input,
+            `the request is ${check.phase}, nothing to resubmit`,
+            ':information_source: There is nothing to fix on this request any more: `/timeoff status` says where it stands.',
+            'nothing_to_resubmit',
+          ));
       return;
     }
-    if (view.phase !== 'submissionFailed') {
-      await refuse(
-        args,
-        input,
-        `the request is ${view.phase}, nothing to resubmit`,
-        ':information_source: There is nothing to fix on this request any more: `/timeoff status` says where it stands.',
-        'nothing_to_resubmit',
-      );
-      return;
-    }
+    const view = check.request;
     await inbox.accept({ input });
     await args.ack();
     await openForm(

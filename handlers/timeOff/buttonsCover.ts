@@ -7,7 +7,7 @@ import {
   timeOffIdFromCoverBlockId,
 } from '../../src/timeOff/coverIds.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
-import { checkHrChannelClick, clickedCard, NOT_A_REQUEST } from './actions.ts';
+import { clickedCard, NOT_A_REQUEST } from './actions.ts';
 import { ephemeral, timeOffCommand } from './common.ts';
 import type { TimeOffListenerDeps } from './deps.ts';
 
@@ -21,8 +21,10 @@ const NOT_A_PERSON =
 /**
  * "Approve and cover with …" on the approval card (issue 12): the top colleague's button, the
  * select of the other ranked colleagues, and a users_select for anyone else. Each becomes
- * `ApproveTimeOff { cover }`: the decider checks it as any Approve (only the current approver, on
- * the request's own card) and that there is a shift to cover and the cover is not the requester.
+ * `ApproveTimeOff { cover }`: the decider checks it as any Approve (only the current approver, or a
+ * member of the HR channel it was sent to, on the request's own card) and that there is a shift to
+ * cover, the cover is not the requester and is not away during the shifts now (the module's enrich
+ * step looks that up, and Slack's word on the HR channel's members).
  * Everything in the payload is hostile: the value (or pick) and the actions block must name the same
  * request, the cover must be a Slack user id; anything else is refused here AND recorded.
  */
@@ -39,31 +41,9 @@ export const registerTimeOffCoverActions = (app: App, deps: TimeOffListenerDeps)
 
   const approve = async (args: ActionArgs, timeOffId: string, slackUserId: string) => {
     const input = slackInputOf(args.context);
-    // A request sent to the HR channel (j-approvers): a member Slack vouches for decides.
-    const hr = await checkHrChannelClick(deps.timeOff, logger, timeOffId, args.body.user.id);
-    if (hr.kind === 'refused') {
-      await refuse(args, hr.why, hr.text, hr.reason);
-      return;
-    }
-    // The ranked choice was drawn earlier: whoever is picked must not be away during the shifts now.
-    const away = await deps.timeOff.coverAway(timeOffId, slackUserId);
-    if (away) {
-      await refuse(
-        args,
-        'the cover is away during the shifts to cover',
-        `:warning: ${away.name} is away during the shifts to cover (${away.why}), so nothing was changed: pick someone else, or Approve and cover the shifts in the incident service.`,
-        'cover_away',
-      );
-      return;
-    }
     const command = timeOffCommand(input, {
       type: 'ApproveTimeOff',
-      data: {
-        timeOffId,
-        card: clickedCard(args),
-        cover: { slackUserId },
-        ...(hr.kind === 'member' ? { asHr: hr.asHr } : {}),
-      },
+      data: { timeOffId, card: clickedCard(args), cover: { slackUserId } },
     });
     await inbox.accept({ input, commands: [command] });
     await args.ack();

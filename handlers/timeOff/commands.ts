@@ -1,28 +1,17 @@
 import type { App, RespondFn } from '@slack/bolt';
 import { DecisionRejected } from '../../machines/shared/machineDecider.ts';
 import { checkAsk } from '../../machines/timeOff/decider.ts';
-import { type DirectoryState, employeeById } from '../../machines/timeOff/directory.ts';
 import type { ApproverSkip, TimeOffAsk, TimeOffPerson } from '../../machines/timeOff/events.ts';
-import type { DayPortion } from '../../machines/timeOff/workingDays.ts';
 import type { SlackInput } from '../../src/application/inbox.ts';
 import { asError, ChatOpsError, hasCode, ValidationError } from '../../src/core/errors.ts';
 import type { SlackMessage } from '../../src/slack/blocks/format.ts';
 import { escapeMrkdwn } from '../../src/slack/blocks/format.ts';
 import { skipWords } from '../../src/timeOff/approversBlocks.ts';
-import {
-  type BalanceRow,
-  balanceMessage,
-  requestAckText,
-  timeOffHelp,
-  timeOffStatusMessage,
-  type WhosOutRow,
-  whosOutMessage,
-} from '../../src/timeOff/blocks/answers.ts';
+import { requestAckText, timeOffHelp } from '../../src/timeOff/blocks/answers.ts';
 import { requestTimeOffModal } from '../../src/timeOff/blocks/requestModal.ts';
 import { shortTimeOffId } from '../../src/timeOff/blocks/timeOffIds.ts';
 import { formatDay, formatRange, type TimeOffView } from '../../src/timeOff/blocks/timeOffView.ts';
 import type { RoutedRequest } from '../../src/timeOff/people.ts';
-import type { WhosOutEntry } from '../../src/upstream/hibob.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import { replies } from '../replies.ts';
 import {
@@ -140,71 +129,6 @@ const answer = async (
   await args.ack(first.ok ? ephemeral(first.v) : failed(first.e));
 };
 
-/** The portion words HR uses, as ours. */
-const portionOf = (raw: string | undefined): DayPortion => {
-  const p = (raw ?? '').toLowerCase().replace(/[^a-z]/g, '');
-  if (p === 'morning' || p === 'am') return 'morning';
-  if (p === 'afternoon' || p === 'pm') return 'afternoon';
-  return 'all_day';
-};
-
-/** Is `reader` the employee, or above them in HR's reporting line? */
-export const managesOrIs = (directory: DirectoryState, reader: string, employeeHrId: string): boolean => {
-  let current: string | null = employeeHrId;
-  for (let depth = 0; current !== null && depth < 50; depth++) {
-    if (current === reader) return true;
-    current = employeeById(directory, current)?.managerHrId ?? null;
-  }
-  return false;
-};
-
-/**
- * Everyone out in `range`: Switchboard's requests and HR's calendar entries seen through webhooks
- * (the read model), merged with HR's own who's out (leave from before Switchboard, requests in the
- * web app), one row per request: by HR request id, else by person and dates.
- */
-export const mergeWhosOut = (
-  known: ReturnType<TimeOffListenerDeps['timeOff']['readModel']['absences']>,
-  fromHr: readonly WhosOutEntry[],
-  names: Readonly<{
-    slackUserOf(employeeHrId: string): string | null;
-    nameOf(employeeHrId: string): string | null;
-  }>,
-): WhosOutRow[] => {
-  const rows: WhosOutRow[] = [];
-  const hrIds = new Set<string>();
-  const personDates = new Set<string>();
-  const key = (employee: string, start: string, end: string) => `${employee}|${start}|${end}`;
-  for (const a of known) {
-    if (a.hrRequestId) hrIds.add(a.hrRequestId);
-    personDates.add(key(a.employeeHrId, a.startDate, a.endDate));
-    rows.push(a);
-  }
-  for (const e of fromHr) {
-    const status = (e.status ?? 'approved').toLowerCase();
-    if (status !== 'approved' && status !== 'pending') continue;
-    const id = e.requestId === undefined ? null : String(e.requestId);
-    const k = key(e.employeeId, e.startDate, e.endDate);
-    if ((id !== null && hrIds.has(id)) || personDates.has(k)) continue;
-    if (id !== null) hrIds.add(id);
-    personDates.add(k);
-    rows.push({
-      employeeHrId: e.employeeId,
-      slackUserId: names.slackUserOf(e.employeeId),
-      displayName: e.employeeDisplayName ?? names.nameOf(e.employeeId) ?? `HR employee ${e.employeeId}`,
-      policyType: e.policyTypeDisplayName ?? e.policyType ?? 'Time off',
-      startDate: e.startDate,
-      endDate: e.endDate,
-      startPortion: portionOf(e.startPortion),
-      endPortion: portionOf(e.endPortion),
-      status: status === 'approved' ? 'approved' : 'requested',
-    });
-  }
-  return rows.sort(
-    (a, b) => a.startDate.localeCompare(b.startDate) || a.displayName.localeCompare(b.displayName),
-  );
-};
-
 /**
  * `/timeoff …` and `/whosout …`. Every input is recorded before its ack: the command parsed from
  * it, or the refusal with what was wrong; the acting person is the command's user, never a value
@@ -233,7 +157,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
     warn = true,
   ): Promise<RoutedRequest | null> => {
     try {
-      const people = await t.people.route(slackUserId, firstDay);
+      const people = await t.queries.route(slackUserId, firstDay);
       return warn ? routed(people, logger) : people;
     } catch (e) {
       if (warn) warnIfNobodyApproves(e, logger);
@@ -345,14 +269,11 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
       );
       return;
     }
-    await t.readModel.catchUp();
     const prefix = idText.toLowerCase();
     // The short id (`/timeoff status` shows 6 characters), or more of the id to tell two apart.
     const matches: TimeOffView[] = !/^[0-9a-f-]{4,36}$/.test(prefix)
       ? []
-      : prefix.length <= 6
-        ? t.readModel.findByShortId(slackUserId, prefix)
-        : t.readModel.requestsOf(slackUserId).filter((v) => v.timeOffId.startsWith(prefix));
+      : await t.queries.ownRequests(slackUserId, prefix);
     const shown = `\`${escapeMrkdwn(idText.slice(0, 40))}\``;
     if (matches.length === 0) {
       await inbox.accept({
@@ -416,7 +337,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
   ) => {
     let person: TimeOffPerson;
     try {
-      person = await t.people.employee(slackUserId);
+      person = await t.queries.employee(slackUserId);
     } catch (e) {
       const words = unmappedText(e);
       if (!words) logger.error({ err: asError(e) }, 'could not look up a time-off requester');
@@ -456,25 +377,9 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
     }
     await inbox.accept({ input });
     const date = today();
-    await answer({ ack, respond, logger, what: 'your balance in HR' }, async () => {
-      const rows: BalanceRow[] = await Promise.all(
-        asked.map(async (policyType): Promise<BalanceRow> => {
-          try {
-            const b = await t.client.balance(person.hrId, policyType, date);
-            return {
-              policyType,
-              days: b.totalBalanceAsOfDate,
-              allowance: b.annualAllowance,
-              taken: b.totalTaken,
-            };
-          } catch (e) {
-            logger.warn({ err: e, policyType }, 'HR did not give a balance');
-            return { policyType, days: null };
-          }
-        }),
-      );
-      return balanceMessage(rows, date);
-    });
+    await answer({ ack, respond, logger, what: 'your balance in HR' }, () =>
+      t.queries.balance(person, asked, date),
+    );
   };
 
   app.command('/timeoff', async ({ command, ack, respond, context }) => {
@@ -496,8 +401,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
     }
     if (word === 'status' && rest === '') {
       await inbox.accept({ input });
-      await t.readModel.catchUp();
-      await a(ephemeral(timeOffStatusMessage(t.readModel.requestsOf(slackUserId))));
+      await a(ephemeral(await t.queries.status(slackUserId)));
       return;
     }
     if (word === 'cancel') {
@@ -527,30 +431,8 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
     }
     await inbox.accept({ input });
     const range: DayRange = parsed.value;
-    await answer({ ack: a, respond, logger, what: "who's out" }, async () => {
-      const fromHr = await t.client
-        .whosOut({ from: range.from, to: range.to, includePending: true })
-        .then((v) => ({ ok: true as const, v }))
-        .catch((e: unknown) => {
-          logger.warn({ err: e }, "HR did not say who's out");
-          return { ok: false as const };
-        });
-      await t.readModel.catchUp();
-      const known = t.readModel.absences({ from: range.from, to: range.to });
-      const directory = t.readModel.directory();
-      const rows = mergeWhosOut(known, fromHr.ok ? fromHr.v : [], {
-        slackUserOf: (id) => t.readModel.slackUserOfEmployee(id),
-        nameOf: (id) => employeeById(directory, id)?.displayName ?? null,
-      });
-      // The kind of leave (sick, parental…) is shown to the person and to their managers only.
-      const reader = await t.people.employee(command.user_id).then(
-        (p) => p.hrId,
-        () => null,
-      );
-      const shown = rows.map((r) =>
-        reader !== null && managesOrIs(directory, reader, r.employeeHrId) ? r : { ...r, policyType: null },
-      );
-      return whosOutMessage({ range, rows: shown, hrUnreachable: !fromHr.ok });
-    });
+    await answer({ ack: a, respond, logger, what: "who's out" }, () =>
+      t.queries.whosOut(range, command.user_id),
+    );
   });
 };

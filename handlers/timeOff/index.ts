@@ -2,7 +2,6 @@ import type { App } from '@slack/bolt';
 import { registerTimeOffActions } from './actions.ts';
 import { registerTimeOffCoverActions } from './buttonsCover.ts';
 import { registerTimeOffCommands } from './commands.ts';
-import { createPolicyTypes } from './common.ts';
 import type { TimeOffListenerDeps } from './deps.ts';
 import { registerTimeOffViews } from './views.ts';
 
@@ -15,7 +14,7 @@ export type { TimeOffListenerDeps } from './deps.ts';
  * HR's policy types are shared by all of them, cached for some minutes.
  */
 export const register = (app: App, deps: TimeOffListenerDeps): void => {
-  const policies = createPolicyTypes(deps.timeOff.client, deps.timeOff.clock, deps.logger);
+  const policies = deps.timeOff.queries.policyTypes;
   registerTimeOffCommands(app, deps, policies);
   registerTimeOffActions(app, deps, policies);
   registerTimeOffCoverActions(app, deps);

@@ -16,7 +16,7 @@ import {
 import { TIME_OFF_FIELD, TIME_OFF_VIEW } from '../../src/timeOff/blocks/timeOffIds.ts';
 import type { RoutedRequest } from '../../src/timeOff/people.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
-import { cardFromMetadata, checkHrChannelClick } from './actions.ts';
+import { cardFromMetadata } from './actions.ts';
 import { POLICY_BUDGET_LAST_MS, routed, routingOf, unmappedText, warnIfNobodyApproves } from './commands.ts';
 import { type PolicyTypes, requestIdOf, timeOffCommand } from './common.ts';
 import type { TimeOffListenerDeps } from './deps.ts';
@@ -93,7 +93,7 @@ export const registerTimeOffViews = (app: App, deps: TimeOffListenerDeps, polici
     }
     let people: RoutedRequest;
     try {
-      people = routed(await t.people.route(body.user.id, ask.startDate), logger);
+      people = routed(await t.queries.route(body.user.id, ask.startDate), logger);
     } catch (e) {
       warnIfNobodyApproves(e, logger);
       const words = unmappedText(e);
@@ -148,8 +148,9 @@ export const registerTimeOffViews = (app: App, deps: TimeOffListenerDeps, polici
       return;
     }
     const card = cardFromMetadata(view.private_metadata);
-    // Issue 12: a request in the HR channel: the member is checked again at submission.
-    const hr = await checkHrChannelClick(t, logger, submission.value.timeOffId, body.user.id);
+    // Issue 12: a request in the HR channel: the member is checked again at submission, so a forged
+    // form is answered in the form (the enrich step vouches for the member on the command itself).
+    const hr = await t.queries.hrChannelCheck(submission.value.timeOffId, body.user.id);
     if (hr.kind === 'refused') {
       await inbox.accept({
         input,
@@ -172,7 +173,6 @@ export const registerTimeOffViews = (app: App, deps: TimeOffListenerDeps, polici
               timeOffId: submission.value.timeOffId,
               card,
               reason: submission.value.reason,
-              ...(hr.kind === 'member' ? { asHr: hr.asHr } : {}),
             },
           },
           // A refusal is said in the DM the form was opened from.

@@ -50,9 +50,10 @@ const routing = {
 };
 
 /**
- * A click on a card sent to the HR channel: the edge checked (`conversations.members`) that the
- * clicking user is a member of `channel`, and who they are in HR (`by`, whose id HR is given as
- * approver). The decider still checks `by` is the actor and not the requester.
+ * A click on a card sent to the HR channel: the enrich step checked (`conversations.members`) that
+ * the clicking user is a member of `channel`, and who they are in HR (`by`, whose id HR is given as
+ * approver); absent when they are not a member. The decider still checks `by` is the actor and not
+ * the requester.
  */
 const asHr = z.object({ channel: z.string().min(1).max(32), by: timeOffPersonSchema }).optional();
 // ---------------------------------------------------------------- on-call conflicts and cover (issue 12)
@@ -110,7 +111,17 @@ export const timeOffCommandDataSchemas = {
     asHr,
     /** "Approve and cover with …" (issue 12): who covers the on-call conflicts; absent or null for plain Approve. */
     cover: z
-      .object({ slackUserId: z.string().regex(/^[UW][A-Z0-9]{2,31}$/, 'must be a Slack user id') })
+      .object({
+        slackUserId: z.string().regex(/^[UW][A-Z0-9]{2,31}$/, 'must be a Slack user id'),
+        /**
+         * Filled by the enrich step: the cover is away during the shifts to cover (who, and why in
+         * words), so the decider refuses them; absent or null when they are not.
+         */
+        away: z
+          .object({ name: z.string().max(300), why: z.string().max(300) })
+          .nullable()
+          .optional(),
+      })
       .nullable()
       .optional(),
   }),

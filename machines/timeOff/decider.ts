@@ -6,6 +6,7 @@ import {
   type ApprovalRules,
   DEFAULT_APPROVAL_RULES,
   type TimeOffCommand,
+  type TimeOffCommandOf,
   timeOffCommandDataSchemas,
 } from './commands.ts';
 import {
@@ -65,7 +66,9 @@ export type TimeOffRejectionReason =
   /** "Approve and cover with …" on a request with no on-call shift to cover (issue 12). */
   | 'nothing_to_cover'
   /** The requester named as their own cover. */
-  | 'self_cover';
+  | 'self_cover'
+  /** The cover picked is away (approved leave, or left) during the shifts to cover. */
+  | 'cover_away';
 
 const refuse = (reason: TimeOffRejectionReason, message: string, details: Record<string, unknown> = {}) =>
   new DecisionRejected(message, { reason, ...details });
@@ -163,7 +166,70 @@ const existing = (context: TimeOffContext, timeOffId: string) => {
   return request;
 };
 
-/** Approve and Deny: only the designated approver, on this request's card. */
+/**
+ * Who may approve or deny a request (pure; the rule Approve and Deny apply, which the edge also asks
+ * before it opens the deny form): the designated approver, never the requester; for a request sent
+ * to the HR channel, any member of it (`asHr`: the enrich step vouched for them with Slack) who is
+ * not the requester in HR. Returns the refusal, or null when `actor` may decide.
+ */
+export const decisionRefusal = (
+  request: NonNullable<TimeOffContext['request']>,
+  actor: string,
+  asHr?: Readonly<{ channel: string; by: TimeOffPerson }>,
+): DecisionRejected | null => {
+  if (actor === request.requester.slackUserId) {
+    return refuse('own_request', "You can't approve or deny your own time off.", { actor });
+  }
+  // Issue 12: a request decided in the HR channel, by any member of it the enrich step vouched for.
+  if (isHrChannelApprover(request.approver)) {
+    if (!asHr || asHr.channel !== request.approver.slackUserId || asHr.by.slackUserId !== actor) {
+      return refuse(
+        'not_approver',
+        `Only members of <#${request.approver.slackUserId}> can approve or deny time off sent to HR.`,
+        { actor, hrChannel: true },
+      );
+    }
+    if (asHr.by.hrId === request.requester.hrId) {
+      return refuse('own_request', "You can't approve or deny your own time off.", { actor });
+    }
+    return null;
+  }
+  if (actor === request.approver.slackUserId) return null;
+  if (request.handedOnFrom?.some((p) => p.slackUserId === actor)) {
+    return refuse(
+      'not_approver',
+      `This request was handed on to ${request.approver.displayName || 'the next approver'}; it is theirs to decide now.`,
+      { actor, handedOn: true },
+    );
+  }
+  return refuse(
+    'not_approver',
+    `Only ${request.approver.displayName || 'the approver'} can approve or deny this request.`,
+    {
+      actor,
+    },
+  );
+};
+
+/**
+ * Who may fix and send again a request HR refused (pure; the rule ResubmitTimeOff applies, which
+ * the edge also asks before it opens the form): the requester, while the submission has failed.
+ */
+export const resubmitRefusal = (
+  request: NonNullable<TimeOffContext['request']>,
+  phase: TimeOffPhase,
+  actor: string,
+): DecisionRejected | null => {
+  if (actor !== request.requester.slackUserId) {
+    return refuse('not_requester', 'Only the person who asked for this time off can send it again.', {
+      actor,
+    });
+  }
+  if (phase !== 'submissionFailed') return refuse('nothing_to_resubmit', PHASE_TEXT[phase], { phase });
+  return null;
+};
+
+/** Approve and Deny: only who may decide (decisionRefusal), on this request's card. */
 const checkDecider = (
   context: TimeOffContext,
   phase: TimeOffPhase,
@@ -173,35 +239,8 @@ const checkDecider = (
   asHr?: Readonly<{ channel: string; by: TimeOffPerson }>,
 ) => {
   const request = existing(context, timeOffId);
-  if (actor === request.requester.slackUserId) {
-    throw refuse('own_request', "You can't approve or deny your own time off.", { actor });
-  }
-  // Issue 12: a request decided in the HR channel, by any member of it the edge vouched for.
-  if (isHrChannelApprover(request.approver)) {
-    if (!asHr || asHr.channel !== request.approver.slackUserId || asHr.by.slackUserId !== actor) {
-      throw refuse(
-        'not_approver',
-        'Only members of the HR channel this request was sent to can approve or deny it.',
-        { actor },
-      );
-    }
-    if (asHr.by.hrId === request.requester.hrId) {
-      throw refuse('own_request', "You can't approve or deny your own time off.", { actor });
-    }
-  } else if (actor !== request.approver.slackUserId) {
-    if (request.handedOnFrom?.some((p) => p.slackUserId === actor)) {
-      throw refuse(
-        'not_approver',
-        `This request was handed on to ${isHrChannelApprover(request.approver) ? 'HR' : request.approver.displayName || 'the next approver'}; it is theirs to decide now.`,
-        { actor, handedOn: true },
-      );
-    }
-    throw refuse(
-      'not_approver',
-      `Only ${request.approver.displayName || 'the approver'} can approve or deny this request.`,
-      { actor },
-    );
-  }
+  const refusal = decisionRefusal(request, actor, asHr);
+  if (refusal) throw refusal;
   if (card && context.staleCards.some((stale) => sameCard(stale, card))) {
     throw refuse(
       'other_card',
@@ -320,7 +359,7 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
         command.data.asHr,
       );
       const cover = command.data.cover ?? null;
-      if (cover && undecided) checkCover(context, cover.slackUserId);
+      if (cover && undecided) checkCover(context, cover);
       if (!undecided) {
         // A second click on Approve (or a redelivery) after approving: nothing more to do.
         if (
@@ -424,14 +463,8 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
     }
     case 'ResubmitTimeOff': {
       const request = existing(context, command.data.timeOffId);
-      if (actor !== request.requester.slackUserId) {
-        throw refuse('not_requester', 'Only the person who asked for this time off can send it again.', {
-          actor,
-        });
-      }
-      if (phase !== 'submissionFailed') {
-        throw refuse('nothing_to_resubmit', PHASE_TEXT[phase], { phase });
-      }
+      const refusal = resubmitRefusal(request, phase, actor);
+      if (refusal) throw refusal;
       const d = command.data;
       const workingDays = checkAsk(d, d.holidays);
       // What the approver approved is the days off; a new policy name or note keeps the approval.
@@ -722,17 +755,31 @@ const deciderOf = (
 const FINAL_PHASES: ReadonlySet<TimeOffPhase> = new Set(['denied', 'expired', 'cancelled']);
 
 /** "Approve and cover with …": the request has on-call shifts an override can cover, and the cover is not the requester. */
-const checkCover = (context: TimeOffContext, slackUserId: string): void => {
+/**
+ * "Approve and cover with …": there must be a shift to cover, the cover must not be the requester,
+ * and must not be away during the shifts (`away`: the enrich step's finding, when they are).
+ */
+const checkCover = (
+  context: TimeOffContext,
+  cover: NonNullable<TimeOffCommandOf<'ApproveTimeOff'>['data']['cover']>,
+): void => {
   if (!context.conflicts?.shifts.some((s) => s.scheduleId !== null)) {
     throw refuse(
       'nothing_to_cover',
       'Switchboard found no on-call shift of this request to cover. Use Approve instead.',
     );
   }
-  if (slackUserId === context.request?.requester.slackUserId) {
+  if (cover.slackUserId === context.request?.requester.slackUserId) {
     throw refuse(
       'self_cover',
       `${context.request.requester.displayName || 'The requester'} can't cover their own shifts.`,
+    );
+  }
+  if (cover.away) {
+    throw refuse(
+      'cover_away',
+      `${cover.away.name} is away during the shifts to cover (${cover.away.why}), so nothing was changed: pick someone else, or Approve and cover the shifts in the incident service.`,
+      { cover: cover.slackUserId },
     );
   }
 };

@@ -49,7 +49,7 @@ export type CardRef = z.infer<typeof cardRefSchema>;
 /**
  * The approver of a request decided in the configured HR channel (`TIME_OFF_HR_CHANNEL`) rather
  * than by one person: `slackUserId` is the channel's id, and any member of it but the requester
- * may decide (checked at the edge with `conversations.members`, carried as `asHr` on the click).
+ * may decide (checked by the enrich step with `conversations.members`, carried as `asHr` on the command).
  */
 export const HR_CHANNEL_APPROVER_ID = 'hr-channel';
 export const isHrChannelApprover = (person: Readonly<{ hrId: string }>): boolean =>

@@ -1,25 +1,30 @@
 import { type TimeOffState, timeOffDecider } from '../../machines/timeOff/decider.ts';
 import type { TimeOffAction } from '../../machines/timeOff/events.ts';
 import { findHrRequest, type TimeOffHrRequest } from '../../machines/timeOff/machine.ts';
-import { requestIdOfStream, TIME_OFF_STREAM_PREFIX } from '../../machines/timeOff/streams.ts';
+import { TIME_OFF_STREAM_PREFIX } from '../../machines/timeOff/streams.ts';
 import { foldHistory } from '../application/fold.ts';
-import { ChatOpsError, isChatOpsError } from '../core/errors.ts';
+import { ChatOpsError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
-import type { Command, JsonObject } from '../core/messages.ts';
+import type { Command } from '../core/messages.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
 import type { Logger } from '../logger.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
 import type { RetryPolicy } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
+import { type OutcomeCommand, runUpstreamCall, type UpstreamCallSpec } from '../processors/upstreamCall.ts';
+import type { HiBobClient } from '../upstream/hibob.ts';
+import { cancel, type HrCallArgs, type HrCallAttempt, hrOutcome, readBack, submit } from './hrCalls/calls.ts';
 import {
-  type OutcomeCommand,
-  runUpstreamCall,
-  type UpstreamCallArgs,
-  type UpstreamCallSpec,
-  type UpstreamCallTarget,
-} from '../processors/upstreamCall.ts';
-import { type HiBobClient, hibobAuthWaitMs } from '../upstream/hibob.ts';
+  AttemptFailure,
+  type AttemptOutcome,
+  failureText,
+  hrRefusalOf,
+  PERMISSION_MISSING_LOG_CODE,
+} from './hrCalls/failures.ts';
+import { HR_CALL_EVENTS, type HrCallTarget, hrCallTargetOf } from './hrCalls/target.ts';
 import type { TimeOffReadModel } from './readModel.projection.ts';
+
+export { HR_NOT_VISIBLE, PERMISSION_MISSING_LOG_CODE } from './hrCalls/failures.ts';
 
 /**
  * `timeoff-hr-calls`: every HR call a time-off request records (submit, read_back, cancel), on the
@@ -51,22 +56,13 @@ import type { TimeOffReadModel } from './readModel.projection.ts';
  * 5 minutes on: no HR call meanwhile, and not a final failure after 5 quick attempts into a closed
  * door (the operator alert is the client's `onAuthAlert`). Every failure's message is in words;
  * HR's own text is never stored as it came.
+ *
+ * Where things are: which call an event asks for, `hrCalls/target.ts`; the three calls,
+ * `hrCalls/calls.ts`; what a failure was and its words, `hrCalls/failures.ts`. This file puts them
+ * on the upstream-call mechanism.
  */
 export const TIME_OFF_HR_CALLS_PROCESSOR = 'timeoff-hr-calls';
 const ACTOR = 'system:timeoff-hr-calls';
-export const PERMISSION_MISSING_LOG_CODE = 'HIBOB_PERMISSION_MISSING';
-/** The code of a failure while HR does not show a write yet. */
-export const HR_NOT_VISIBLE = 'SB_HR_NOT_VISIBLE';
-/** Failures after which a POST may have landed in HR all the same. */
-const MAYBE_LANDED = (code: string): boolean =>
-  code === 'SB_TIMEOUT' ||
-  code === 'SB_UPSTREAM_UNAVAILABLE' ||
-  code === 'UNCODED' ||
-  code.startsWith('UND_ERR_') ||
-  /^E[A-Z]+$/.test(code);
-
-/** HR's changes are searched from a little before our own clock said the POST left (clock skew). */
-const SINCE_MARGIN_MS = 2 * 60_000;
 
 export type TimeOffHrCallsOptions = Readonly<{
   client: HiBobClient;
@@ -83,105 +79,11 @@ export type TimeOffHrCallsOptions = Readonly<{
   onPermissionMissing?: (alert: Readonly<{ operation: TimeOffAction; permission: string }>) => void;
 }>;
 
-type Target = UpstreamCallTarget & Readonly<{ timeOffId: string }>;
-type Args = UpstreamCallArgs<TimeOffState, TimeOffHrRequest, Target>;
-/** Which of HR's answers an attempt's error was, for its retry and its words. */
-type FailureKind = 'not_visible' | 'maybe_sent' | 'auth_circuit' | 'permission' | 'other';
-
-const REQUEST_EVENTS = [
-  'TimeOffApproved',
-  'TimeOffResubmitted',
-  'TimeOffSubmitted',
-  'TimeOffCancelRequested',
-  'TimeOffUpstreamCallRetried',
-] as const;
-
-/** Thrown inside an attempt to end it as a failure of a known kind. */
-class AttemptFailure extends ChatOpsError {
-  readonly kind: FailureKind;
-  readonly retryAfterMs: number | undefined;
-  constructor(kind: FailureKind, message: string, retryAfterMs?: number, cause?: unknown) {
-    super('SB_UPSTREAM_UNAVAILABLE', message, { cause, details: { reason: kind } });
-    this.kind = kind;
-    this.retryAfterMs = retryAfterMs;
-  }
-}
-
-const reasonOf = (e: unknown): unknown => (isChatOpsError(e) ? e.details.reason : undefined);
-const statusOf = (e: unknown): unknown => (isChatOpsError(e) ? e.details.status : undefined);
-
-const VERB: Readonly<Record<TimeOffAction, string>> = {
-  submit: 'record time off',
-  read_back: 'read time off',
-  cancel: 'cancel time off',
-};
-
-/** What happened, in words for the requester (never HR's own text). */
-const wordsFor = (code: string): string => {
-  switch (code) {
-    case 'SB_UPSTREAM_RATE_LIMITED':
-      return 'HR asked Switchboard to slow down';
-    case 'SB_TIMEOUT':
-      return 'HR took too long to answer';
-    case 'SB_NOT_FOUND':
-      return 'HR does not know this request';
-    case 'SB_UPSTREAM_REJECTED':
-    case 'SB_VALIDATION':
-      return 'HR refused the call';
-    default:
-      return 'HR did not answer';
-  }
-};
-
-const timeOfDay = (iso: string): string => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
+const readState = async (store: ProcessorContext['store'], streamId: string): Promise<TimeOffState> =>
+  foldHistory(timeOffDecider, await store.readStream(streamId));
 
 export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Processor => {
-  const { client } = options;
   const hrLagMs = options.hrLagMs ?? 30_000;
-  const json = (d: object): JsonObject => d as JsonObject;
-
-  /** The lag policy for a submission sent at attempt `sentAttempt`: its 8 looks, from the first delay. */
-  const lagPolicyAfter = (sentAttempt: number): RetryPolicy => ({
-    ...options.lagRetry,
-    baseMs: options.lagRetry.baseMs / 2 ** (sentAttempt - 1),
-    maxAttempts: sentAttempt - 1 + options.lagRetry.maxAttempts,
-  });
-
-  const readState = async (store: ProcessorContext['store'], streamId: string): Promise<TimeOffState> =>
-    foldHistory(timeOffDecider, await store.readStream(streamId));
-
-  const targetOf = async (event: RecordedEvent, ctx: ProcessorContext): Promise<Target | null> => {
-    if (event.kind !== 'event') return null;
-    const timeOffId = requestIdOfStream(event.streamId);
-    if (timeOffId === null) return null;
-    const d = event.data as Record<string, unknown>;
-    const at = (requestId: unknown, attempt = 1): Target | null =>
-      typeof requestId === 'string' ? { streamId: event.streamId, timeOffId, requestId, attempt } : null;
-    switch (event.type) {
-      case 'TimeOffApproved':
-      case 'TimeOffResubmitted':
-        return at(d.submitRequestId);
-      case 'TimeOffCancelRequested':
-        return d.hrRequestId === null ? null : at(d.cancelRequestId);
-      case 'TimeOffSubmitted': {
-        // Read back, or (cancelled while the submission was on its way) cancel the new HR request.
-        const state = await readState(ctx.store, event.streamId);
-        const cancel = state.context.requests.find(
-          (r) => r.action === 'cancel' && r.hrRequestId === d.hrRequestId,
-        );
-        return at(cancel ? cancel.requestId : d.readBackRequestId);
-      }
-      case 'TimeOffUpstreamCallRetried':
-        return typeof d.attempt === 'number' ? at(d.requestId, d.attempt) : null;
-      default:
-        return null;
-    }
-  };
-
-  const outcome = (type: string, target: Target, data: object): OutcomeCommand => ({
-    type,
-    data: json({ timeOffId: target.timeOffId, ...data }),
-  });
 
   /** Records a fact in the middle of an attempt (an id stable per request and attempt). */
   const recordNow = async (
@@ -206,232 +108,83 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
     }
   };
 
+  /** HR refused the call: the retry waits for the credentials, or an operator is told of the permission. */
+  const onRefused = (e: unknown, args: HrCallArgs, outcome: AttemptOutcome, now: Date): void => {
+    const refusal = hrRefusalOf(e, now);
+    if (refusal.kind === 'auth_circuit') {
+      // HR refused our credentials: every HR call waits for the circuit to reopen (5 min).
+      outcome.kind = 'auth_circuit';
+      outcome.policy = { ...outcome.policy, retryAfterMs: refusal.waitMs };
+      throw new AttemptFailure(
+        'auth_circuit',
+        'HR refused the credentials: every HR call waits',
+        refusal.waitMs,
+        e,
+      );
+    }
+    if (refusal.kind === 'permission') {
+      outcome.kind = 'permission';
+      const { permission } = refusal;
+      const operation = args.request.action;
+      options.logger.error(
+        { code: PERMISSION_MISSING_LOG_CODE, alert: 'operator', operation, permission },
+        `HR refused the service user the permission "${permission}": time off cannot be ${operation === 'submit' ? 'recorded' : 'changed'} in HR until an admin grants it`,
+      );
+      options.onPermissionMissing?.({ operation, permission });
+    }
+  };
+
   const handle = async (event: RecordedEvent, ctx: ProcessorContext): Promise<void> => {
-    const target = await targetOf(event, ctx);
+    const target = await hrCallTargetOf(event, ctx.store, readState);
     if (!target) return;
     // What the attempt met decides its retry: the policy is read when it failed.
-    let policy: RetryPolicy & { retryAfterMs?: number } = options.retry;
-    let kind: FailureKind = 'other';
-    let permission = 'unknown';
-
-    const submit = async (args: Args): Promise<OutcomeCommand> => {
-      const { request: r, state } = args;
-      const c = state.context;
-      const details = c.request;
-      if (!details) throw new ChatOpsError('SB_ILLEGAL_STATE', 'no request to submit');
-      const employee = details.requester.hrId;
-      const match = {
-        policyType: details.policyType,
-        startDate: details.startDate,
-        endDate: details.endDate,
-      };
-      const found = (hrRequestId: number) =>
-        outcome('RecordTimeOffSubmitted', target, {
-          submitRequestId: r.requestId,
-          hrRequestId: String(hrRequestId),
-        });
-      const sent = c.submissionSent?.submitRequestId === r.requestId ? c.submissionSent : null;
-      if (sent) {
-        // Sent: never posted again, only looked for.
-        policy = lagPolicyAfter(sent.attempt);
-        const hit = await client.findSubmittedRequest(
-          employee,
-          match,
-          new Date(Date.parse(sent.since) - SINCE_MARGIN_MS),
-        );
-        if (hit) return found(hit.requestId);
-        throw new AttemptFailure('not_visible', 'HR took the request and has not shown it yet');
-      }
-      // Check first: the request may be in HR already (an earlier attempt whose answer was lost).
-      const askedAt = c.submitAskedAt ?? details.requestedAt;
-      const hit = await client.findSubmittedRequest(
-        employee,
-        match,
-        new Date(Date.parse(askedAt) - SINCE_MARGIN_MS),
-      );
-      if (hit) {
-        // Unless it is another of our requests (the same days asked twice).
-        await options.readModel.catchUp();
-        const owner = options.readModel.requestOfHrId(String(hit.requestId));
-        if (!owner || owner.timeOffId === target.timeOffId) return found(hit.requestId);
-      }
-      if (ctx.redelivery || (r.lastFailureCode !== undefined && MAYBE_LANDED(r.lastFailureCode))) {
-        // This attempt may have been in flight when Switchboard stopped, or the last one failed
-        // in a way that does not say HR did not take it (a timeout, a lost connection, a 5xx):
-        // HR shows what it took only after its lag, so look again once that has passed first.
-        policy = { ...options.retry, maxAttempts: options.retry.maxAttempts + 1, retryAfterMs: hrLagMs };
-        throw new AttemptFailure('maybe_sent', 'checking whether HR took an earlier attempt');
-      }
-      const before = ctx.now();
-      try {
-        await client.submitTimeOff(employee, {
-          policyType: details.policyType,
-          startDate: details.startDate,
-          endDate: details.endDate,
-          startDatePortion: details.startPortion,
-          endDatePortion: details.endPortion,
-          ...(details.description.trim() === '' ? {} : { description: details.description }),
-          skipManagerApproval: true,
-          approver: details.approver.hrId,
-        });
-      } catch (e) {
-        if (isChatOpsError(e) && e.code === 'SB_VALIDATION' && statusOf(e) !== 401) {
-          const words = e.details.forRequester;
-          return outcome('RecordTimeOffSubmissionRejected', target, {
-            submitRequestId: r.requestId,
-            reason:
-              typeof words === 'string'
-                ? words
-                : 'HR refused the request as it stands. Check the dates and the policy and try again.',
-          });
-        }
-        throw e;
-      }
-      await recordNow(
-        ctx,
-        event,
-        outcome('RecordTimeOffSubmissionSent', target, {
-          submitRequestId: r.requestId,
-          since: before.toISOString(),
-        }),
-        `${r.requestId}:sent`,
-      );
-      policy = lagPolicyAfter(r.attempt);
-      const now = await client.findSubmittedRequest(
-        employee,
-        match,
-        new Date(before.getTime() - SINCE_MARGIN_MS),
-      );
-      if (now) return found(now.requestId);
-      throw new AttemptFailure('not_visible', 'HR took the request and has not shown it yet');
+    const outcome: AttemptOutcome = { policy: options.retry, kind: 'other' };
+    const attempt: HrCallAttempt = {
+      client: options.client,
+      readModel: options.readModel,
+      retry: options.retry,
+      lagRetry: options.lagRetry,
+      hrLagMs,
+      ctx,
+      target,
+      recordNow: (command, key) => recordNow(ctx, event, command, key),
+      outcome,
     };
 
-    const readBack = async ({ request: r, state }: Args): Promise<OutcomeCommand> => {
-      policy = options.lagRetry;
-      const details = state.context.request;
-      if (!details || r.hrRequestId === null)
-        throw new ChatOpsError('SB_ILLEGAL_STATE', 'nothing to read back');
-      try {
-        const got = await client.getTimeOffRequest(details.requester.hrId, Number(r.hrRequestId));
-        return outcome('RecordTimeOffReadBack', target, {
-          readBackRequestId: r.requestId,
-          hrStatus: got.status.slice(0, 40) || 'unknown',
-        });
-      } catch (e) {
-        if (isChatOpsError(e) && e.code === 'SB_NOT_FOUND') {
-          throw new AttemptFailure('not_visible', 'HR has not shown the request yet', undefined, e);
-        }
-        throw e;
-      }
-    };
-
-    const cancel = async ({ request: r, state }: Args): Promise<OutcomeCommand> => {
-      const details = state.context.request;
-      if (!details || r.hrRequestId === null) throw new ChatOpsError('SB_ILLEGAL_STATE', 'nothing to cancel');
-      await client.cancelTimeOffRequest(details.requester.hrId, Number(r.hrRequestId));
-      return outcome('RecordTimeOffCancelledInHr', target, { cancelRequestId: r.requestId });
-    };
-
-    const call = async (args: Args): Promise<OutcomeCommand> => {
+    const call = async (args: HrCallArgs): Promise<OutcomeCommand> => {
       try {
         switch (args.request.action) {
           case 'submit':
-            return await submit(args);
+            return await submit(attempt, args);
           case 'read_back':
-            return await readBack(args);
+            return await readBack(attempt, args);
           case 'cancel':
-            return await cancel(args);
+            return await cancel(attempt, args);
         }
       } catch (e) {
         if (e instanceof AttemptFailure) {
-          kind = e.kind;
+          outcome.kind = e.kind;
           throw e;
         }
-        const reason = reasonOf(e);
-        const waitMs = hibobAuthWaitMs(e, ctx.now());
-        if (waitMs !== null) {
-          // HR refused our credentials: every HR call waits for the circuit to reopen (5 min).
-          kind = 'auth_circuit';
-          policy = { ...policy, retryAfterMs: waitMs };
-          throw new AttemptFailure(
-            'auth_circuit',
-            'HR refused the credentials: every HR call waits',
-            waitMs,
-            e,
-          );
-        }
-        if (reason === 'permission_missing') {
-          kind = 'permission';
-          const p = isChatOpsError(e) ? e.details.permission : undefined;
-          permission = typeof p === 'string' ? p : 'unknown';
-          options.logger.error(
-            {
-              code: PERMISSION_MISSING_LOG_CODE,
-              alert: 'operator',
-              operation: args.request.action,
-              permission,
-            },
-            `HR refused the service user the permission "${permission}": time off cannot be ${args.request.action === 'submit' ? 'recorded' : 'changed'} in HR until an admin grants it`,
-          );
-          options.onPermissionMissing?.({ operation: args.request.action, permission });
-        }
+        onRefused(e, args, outcome, ctx.now());
         throw e;
       }
       throw new ChatOpsError('SB_ILLEGAL_STATE', 'unknown HR call');
     };
 
-    const spec: UpstreamCallSpec<TimeOffState, TimeOffHrRequest, Target, OutcomeCommand> = {
+    const spec: UpstreamCallSpec<TimeOffState, TimeOffHrRequest, HrCallTarget, OutcomeCommand> = {
       processorId: TIME_OFF_HR_CALLS_PROCESSOR,
       actor: ACTOR,
       get policy() {
-        return policy;
+        return outcome.policy;
       },
       readState,
       pendingRequest: (state, requestId) => findHrRequest(state.context, requestId),
       call,
       succeeded: ({ result }) => result,
       failed: ({ request, failure }) => {
-        const verb = VERB[request.action];
-        const [code, message] = ((): [string, string] => {
-          switch (kind) {
-            case 'not_visible':
-              if (failure.final) {
-                return [
-                  HR_NOT_VISIBLE,
-                  request.action === 'submit'
-                    ? 'HR took the request but has not shown it yet; Switchboard records it as soon as HR does'
-                    : 'HR has not shown the request yet; Switchboard confirms it as soon as HR does',
-                ];
-              }
-              return [
-                HR_NOT_VISIBLE,
-                request.action === 'submit'
-                  ? 'HR took the request but has not shown it yet'
-                  : 'HR has not shown the request yet',
-              ];
-            case 'maybe_sent':
-              return [HR_NOT_VISIBLE, 'Switchboard is checking whether HR already has the request'];
-            case 'auth_circuit':
-              if (failure.final) {
-                return [
-                  'SB_UPSTREAM_AUTH',
-                  `HR kept refusing Switchboard's credentials, so it could not ${verb}; an admin has been told.`,
-                ];
-              }
-              return [
-                'SB_UPSTREAM_AUTH',
-                `HR refused Switchboard's credentials; HR calls wait until ${timeOfDay(failure.nextAttemptAt ?? ctx.now().toISOString())}, and an admin has been told`,
-              ];
-            case 'permission':
-              return [
-                'SB_UPSTREAM_AUTH',
-                `HR refused Switchboard's permission to ${verb}; an admin has been told.`,
-              ];
-            default:
-              return [failure.code, wordsFor(failure.code)];
-          }
-        })();
-        return outcome('RecordTimeOffUpstreamCallFailed', target, {
+        const [code, message] = failureText(outcome.kind, request.action, failure, ctx.now());
+        return hrOutcome('RecordTimeOffUpstreamCallFailed', target, {
           requestId: request.requestId,
           action: request.action,
           attempt: failure.attempt,
@@ -441,11 +194,11 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
           nextAttemptAt: failure.nextAttemptAt,
         });
       },
-      retry: ({ request, attempt }) =>
-        outcome('RetryTimeOffUpstreamCall', target, {
+      retry: ({ request, attempt: next }) =>
+        hrOutcome('RetryTimeOffUpstreamCall', target, {
           requestId: request.requestId,
           action: request.action,
-          attempt,
+          attempt: next,
         }),
       retryTimerId: (request, failedAttempt) => `timeoff-hr-retry-${request.requestId}-${failedAttempt}`,
       record: (command) => options.dispatch(command),
@@ -455,7 +208,7 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
 
   return {
     id: TIME_OFF_HR_CALLS_PROCESSOR,
-    filter: { streamPrefixes: [TIME_OFF_STREAM_PREFIX], eventTypes: [...REQUEST_EVENTS] },
+    filter: { streamPrefixes: [TIME_OFF_STREAM_PREFIX], eventTypes: [...HR_CALL_EVENTS] },
     handle,
   };
 };

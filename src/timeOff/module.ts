@@ -12,16 +12,19 @@ import { type TimeOffConfig, timeOffConfig } from './config.ts';
 import { createCoverCallsReactor, createCoverReactor } from './cover.reactor.ts';
 import { cardOnCallOf } from './coverCard.ts';
 import { createCoverConflictsReactor } from './coverConflicts.reactor.ts';
-import { coverAway, nameOfSlackUser } from './coverRanking.ts';
+import { nameOfSlackUser } from './coverRanking.ts';
 import { coverRoutes } from './coverRoutes.ts';
 import { createTimeZones } from './coverText.ts';
+import { createTimeOffEnricher } from './enrich.ts';
 import { createTimeOffHandOnReactor } from './handOn.reactor.ts';
 import { createTimeOffHomeSection } from './home.ts';
 import { createTimeOffHrCallsReactor } from './hrCalls.reactor.ts';
+import { slackChannelMembers } from './hrChannel.ts';
 import { createTimeOffHrSync, type TimeOffHrSync } from './hrSync.ts';
 import { createLeaversReactor, reportedShift } from './leavers.reactor.ts';
 import { createTimeOffNoticesReactor } from './notices.reactor.ts';
 import { createTimeOffPeople, type TimeOffPeople } from './people.ts';
+import { createTimeOffQueries } from './queries.ts';
 import { createTimeOffReadModel, type TimeOffReadModel } from './readModel.projection.ts';
 import { timeOffRejectionText } from './rejections.ts';
 import { timeOffRoutes } from './routes.ts';
@@ -139,6 +142,8 @@ const createTimeOff = (
     timeZones,
     nameOf,
   };
+  const channelMembers = slackChannelMembers(slack);
+  const queries = createTimeOffQueries({ readModel, people, client, clock, logger, channelMembers });
   const post = async (channel: string, m: SlackMessage) => {
     const r = await slack.chat.postMessage({ channel, text: m.text, blocks: m.blocks });
     return { channel: r.channel ?? channel, ts: String(r.ts) };
@@ -205,38 +210,20 @@ const createTimeOff = (
       registerTimeOffListeners(app, {
         ...handlerDeps,
         timeOff: {
-          readModel,
-          people,
-          client,
+          queries,
           openView: async (triggerId, view) => {
             await slack.views.open({ trigger_id: triggerId, view });
           },
           holidays: config.holidays,
           approvalRules: config.approvalRules,
           clock,
-          hrChannel: config.hrChannel ?? null,
-          coverAway: (timeOffId, slackUserId) => coverAway({ readModel, absences }, timeOffId, slackUserId),
-          channelMembers: async (channel) => {
-            const members: string[] = [];
-            let cursor: string | undefined;
-            for (let page = 0; page < 50; page++) {
-              const r = await slack.conversations.members({
-                channel,
-                limit: 1000,
-                ...(cursor ? { cursor } : {}),
-              });
-              members.push(...(r.members ?? []));
-              cursor = r.response_metadata?.next_cursor || undefined;
-              if (!cursor) break;
-            }
-            return members;
-          },
         },
       });
     },
     webhooks: [hibobWebhookVerifier({ verifySignature, logger, hrLagMs })],
     home: createTimeOffHomeSection({ readModel, people }),
     rejectionText: timeOffRejectionText,
+    enrich: createTimeOffEnricher({ readModel, absences, hrChannel: { channelMembers, people, logger } }),
     provides: { absences },
     api: { client, readModel, people, sync },
   };

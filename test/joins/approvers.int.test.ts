@@ -109,9 +109,9 @@ describe('joins: approvals routed around an absent approver', () => {
     await h.response(ben.responseUrl, /Only members of <#C0PEOPLE> can approve or deny/);
     const recorded = (await h.sb.store.readStream('inbox-slack')).find(
       (e) =>
-        e.type === 'SlackInputReceived' &&
-        (e.data as { input?: { actor?: string; name?: string } }).input?.actor === BEN &&
-        (e.data as { rejection?: unknown }).rejection !== undefined,
+        e.type === 'CommandRejected' &&
+        (e.data as { actor?: string; commandType?: string }).actor === BEN &&
+        (e.data as { commandType?: string }).commandType === 'ApproveTimeOff',
     );
     expect(recorded).toBeDefined();
     await h.click(TIME_OFF_ACTION.approve, CHEN, { message: card });

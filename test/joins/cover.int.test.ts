@@ -402,9 +402,10 @@ describe('on-call conflicts and cover in one click (issue 12)', () => {
     expect(clicked.status).toBe(200);
     const said = await j.response(clicked.responseUrl, /Ben Okafor is away/);
     expect(said).toContain('pick someone else');
-    expect(await edgeRefusals(j, TIME_OFF_COVER_ACTION.approveCover, DANA)).toEqual([
-      'the cover is away during the shifts to cover',
-    ]);
+    // The decider refuses it (issue 21: the rule moved from the edge to the machine; enrich finds Ben away).
+    expect(await rejected(j, 'ApproveTimeOff', DANA, 'cover_away')).toMatchObject({
+      code: 'SB_ILLEGAL_STATE',
+    });
     await j.idle();
     expect(await j.types(timeOffId)).not.toContain('TimeOffApproved');
     expect(scheduleOverrides(j)).toEqual([]);

@@ -146,10 +146,12 @@ describe('approvals routed around an absent approver (issue 12)', () => {
     expect(messageText(card)).toMatch(/Frank Moreau is on leave until Fri 11 Dec 2026/);
     await h.dm(/so it went to HR \(<#C0PEOPLE>\), where anyone but you can decide/, ANA);
 
-    // Ben is not in the channel: refused at the edge, recorded, told.
+    // Ben is not in the channel: refused by the decider (Slack's word on membership added by the
+    // time-off enrich step), recorded, told.
     const ben = await h.click(TIME_OFF_ACTION.approve, BEN, { message: card });
-    expect(await refusal(h, TIME_OFF_ACTION.approve, BEN)).toMatchObject({
-      rejection: { message: 'someone outside the HR channel tried to decide a request sent there' },
+    expect((await refusal(h, 'ApproveTimeOff', BEN))['details']).toMatchObject({
+      reason: 'not_approver',
+      hrChannel: true,
     });
     expect(await h.response(ben.responseUrl, /Only members of <#C0PEOPLE> can approve or deny/)).toBeTruthy();
     // Ana is a member, but it is her own request.

@@ -210,6 +210,28 @@ describe('Approve and cover with …', () => {
       .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'self_cover' } });
   });
 
+  it('refuses a cover the enrich step found away during the shifts, in words', () => {
+    const away: TimeOffCommand = {
+      type: 'ApproveTimeOff',
+      data: {
+        timeOffId: ID,
+        card: null,
+        cover: {
+          slackUserId: 'U0BEN',
+          away: { name: 'Ben Okafor', why: 'Holiday, approved, until 2026-12-04' },
+        },
+      },
+      metadata: meta('c-approve', DANA.slackUserId),
+    };
+    const given = spec.given([requested, checked]);
+    given.when(away).then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'cover_away', cover: 'U0BEN' } });
+    expect(() => timeOffDecider.decide(away, given.state)).toThrow(
+      'Ben Okafor is away during the shifts to cover (Holiday, approved, until 2026-12-04), so nothing was changed: pick someone else, or Approve and cover the shifts in the incident service.',
+    );
+    // Not away (or not looked up): approved with the cover.
+    given.when(approveWith('U0BEN')).events();
+  });
+
   it('records where the cover’s slots stand, once per change', () => {
     const approved: TimeOffEvent = {
       type: 'TimeOffApproved',

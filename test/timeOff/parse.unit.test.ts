@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { mergeWhosOut } from '../../handlers/timeOff/commands.ts';
 import { parseTimeOffText, parseWhosOutText } from '../../handlers/timeOff/parse.ts';
 import { readRequestSubmission, TIME_OFF_REQUEST_FIELD } from '../../src/timeOff/blocks/requestModal.ts';
 import { timeOffRejectionText } from '../../src/timeOff/rejections.ts';
+import { mergeWhosOut } from '../../src/timeOff/whosOut.ts';
 
 const POLICIES = ['Holiday', 'Sick', 'Parental leave'];
 const TODAY = '2026-11-23'; // a Monday
