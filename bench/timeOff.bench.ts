@@ -40,6 +40,7 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { App } from '@slack/bolt';
+import type { TimeOffApi } from '../handlers/timeOff/module.ts';
 import { type SimEmployee, startHiBobSimulator } from '../sandbox/simulators/hibob/index.ts';
 import { connectAll, simulatorEnv } from '../sandbox/simulators/simulator.ts';
 import { type FakeChange, type FakeMessage, startFakeSlack } from '../sandbox/simulators/slack/fakeSlack.ts';
@@ -53,7 +54,6 @@ import { createSwitchboard } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { TIME_OFF_ACTION } from '../src/timeOff/blocks/timeOffIds.ts';
-import type { TimeOffApi } from '../src/timeOff/module.ts';
 import { createHiBobClient } from '../src/upstream/hibob.ts';
 import { waitFor } from '../test/support/waitFor.ts';
 import { messageText } from '../test/timeOff/harness.ts';

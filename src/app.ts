@@ -1,6 +1,5 @@
 import { type App, type Receiver, SocketModeReceiver } from '@slack/bolt';
 import { type HandlerDeps, registerSlackHandlers } from '../handlers/index.ts';
-import { webhookRoutes } from '../handlers/webhooks/routes.ts';
 import { type CommandBus, createCommandBus } from './application/dispatch.ts';
 import { createInbox, type Inbox } from './application/inbox.ts';
 import { type Config, describeSwitchedOff } from './config.ts';
@@ -16,6 +15,7 @@ import { responseUrlOrigins } from './http/responseUrlGuard.ts';
 import { createHttpServer, type HttpServer, type Route } from './http/server.ts';
 import { SwitchboardBoltApp } from './http/slackApp.ts';
 import { SlackHttpReceiver } from './http/slackReceiver.ts';
+import { webhookRoutes } from './http/webhookRoutes.ts';
 import {
   claimCommandRoutes,
   enrichByOwner,

@@ -1,6 +1,6 @@
-import { incidents } from '../incidents/module.ts';
-import { timeOff } from '../timeOff/module.ts';
-import { verification } from '../verification/module.ts';
+import { incidents } from '../../handlers/incident/module.ts';
+import { timeOff } from '../../handlers/timeOff/module.ts';
+import { verification } from '../../handlers/verification/module.ts';
 import type { ApiOf, LifecycleDeclaration, OptionsOf } from './lifecycle.ts';
 import { PLANNED_LIFECYCLES } from './planned.ts';
 

@@ -1,11 +1,11 @@
 import type { App } from '@slack/bolt';
 import type { HandlerDeps } from '../../handlers/index.ts';
-import type { WebhookVerifier } from '../../handlers/webhooks/routes.ts';
 import type { CommandRoute } from '../application/dispatch.ts';
 import type { Clock } from '../core/clock.ts';
 import type { KeyRing } from '../core/keyRing.ts';
 import type { Command } from '../core/messages.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
+import type { WebhookVerifier } from '../http/webhookRoutes.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { PeopleDirectory } from '../people/directory.ts';

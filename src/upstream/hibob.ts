@@ -9,7 +9,7 @@ import {
   type UpstreamTimeouts,
   type VendorErrorInfo,
 } from './http.ts';
-import { createQueueingBudget, type QueueingBudget } from './vonageBudget.ts';
+import { createQueueingBudget, type QueueingBudget } from './queueingBudget.ts';
 
 /**
  * The HR client (HiBob-shaped, https://apidocs.hibob.com/): people search and read, time off

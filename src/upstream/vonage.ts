@@ -8,7 +8,7 @@ import {
   type UpstreamTimeouts,
   type VendorErrorInfo,
 } from './http.ts';
-import { createQueueingBudget, type QueueingBudget } from './vonageBudget.ts';
+import { createQueueingBudget, type QueueingBudget } from './queueingBudget.ts';
 import type {
   CheckResult,
   CreateCallInput,

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { incidents } from '../../handlers/incident/module.ts';
+import { verification } from '../../handlers/verification/module.ts';
 import {
   ConfigError,
   describeSwitchedOff,
@@ -8,8 +10,6 @@ import {
   loadStoreConfig,
 } from '../../src/config.ts';
 import { isKurrentDbUrl } from '../../src/eventStore/storeUrl.ts';
-import { incidents } from '../../src/incidents/module.ts';
-import { verification } from '../../src/verification/module.ts';
 import { ringEntry, TEST_DATA_KEYS } from '../support/dataKeys.ts';
 
 const slack = {

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { IncidentsOptions } from '../../handlers/incident/module.ts';
 import {
   type PagerDutySimulator,
   type PagerDutySimulatorOptions,
@@ -23,7 +24,6 @@ import { loadConfig } from '../../src/config.ts';
 import type { Clock } from '../../src/core/clock.ts';
 import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
 import { openEventStore } from '../../src/eventStore/openEventStore.ts';
-import type { IncidentsOptions } from '../../src/incidents/module.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
 import {

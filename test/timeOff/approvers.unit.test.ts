@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { timeOff } from '../../handlers/timeOff/module.ts';
 import {
   type DirectoryEmployee,
   type DirectoryState,
@@ -11,7 +12,6 @@ import {
   reportingLine,
   routeApprover,
 } from '../../src/timeOff/approvers.ts';
-import { timeOff } from '../../src/timeOff/module.ts';
 import { TEST_DATA_KEYS } from '../support/dataKeys.ts';
 
 /** Frank → Dana → Ana, plus Gus (reports to Frank, no Slack). */

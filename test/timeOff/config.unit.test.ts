@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { timeOff } from '../../handlers/timeOff/module.ts';
 import { ConfigError, lifecycleConfig, loadConfig } from '../../src/config.ts';
-import { timeOff } from '../../src/timeOff/module.ts';
 import { TEST_DATA_KEYS } from '../support/dataKeys.ts';
 
 const base = {

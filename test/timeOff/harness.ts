@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { TimeOffApi, TimeOffOptions } from '../../handlers/timeOff/module.ts';
 import {
   type HiBobSimulator,
   type HiBobSimulatorOptions,
@@ -18,7 +19,6 @@ import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type ManualClock, manualClock } from '../../src/core/clock.ts';
 import { createLogger } from '../../src/logger.ts';
-import type { TimeOffApi, TimeOffOptions } from '../../src/timeOff/module.ts';
 import type { HiBobClient } from '../../src/upstream/hibob.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
 import { postSigned, TEST_BOT_TOKEN, TEST_SIGNING_SECRET, tempDir, testEnv } from '../support/startApp.ts';

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { VerificationOptions } from '../../handlers/verification/module.ts';
 import { connectAll, type Simulator, simulatorEnv } from '../../sandbox/simulators/simulator.ts';
 import { type FakeMessage, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import {
@@ -18,7 +19,6 @@ import {
   VERIFICATION_FIELD,
   VERIFICATION_VIEW,
 } from '../../src/verification/blocks/ids.ts';
-import type { VerificationOptions } from '../../src/verification/module.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
 import { postSigned, TEST_BOT_TOKEN, TEST_SIGNING_SECRET, tempDir, testEnv } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
