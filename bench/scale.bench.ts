@@ -33,6 +33,7 @@ import { startVonageSimulator } from '../sandbox/simulators/vonage/index.ts';
 import { createSwitchboard } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { openEventStore } from '../src/eventStore/openEventStore.ts';
+import { ALL_LIFECYCLES } from '../src/lifecycles/index.ts';
 import { createLogger } from '../src/logger.ts';
 import { BENCH_DATA_KEYS, emit, median, note, tempDir } from './support.ts';
 
@@ -279,7 +280,7 @@ const main = async (): Promise<void> => {
       const head = await generateStore(source, size);
       // Checkpointed processors have handled everything (a start re-reads nothing for them).
       const store = await openEventStore(`sqlite:${source}`);
-      const config = loadConfig(envFor(source));
+      const config = loadConfig(envFor(source), ALL_LIFECYCLES);
       const sb = await createSwitchboard({ config, logger: createLogger({ level: 'error' }), store });
       const ids = (await sb.processors.status()).map((s) => s.id);
       for (const id of ids) await store.storeCheckpoint(id, head);

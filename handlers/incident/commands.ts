@@ -9,7 +9,7 @@ import {
 } from '../../src/incidents/blocks/incidentModals.ts';
 import type { IncidentHandlerDeps } from '../../src/incidents/queries.ts';
 import { type IncidentSlackCommand, slackAssignee } from '../../src/incidents/slackCommands.ts';
-import type { HandlerDeps } from '../index.ts';
+import type { HandlerDeps } from '../../src/lifecycles/lifecycle.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import { replies } from '../replies.ts';
 import { withChannel } from './modals.ts';

@@ -2,7 +2,7 @@ import { INCIDENT_USER_COMMANDS } from '../../machines/incident/commands.ts';
 import type { Clock } from '../../src/core/clock.ts';
 import { incidentRejectionText } from '../../src/incidents/blocks/incidentReplies.ts';
 import { CARD_METADATA_EVENT_TYPE, createIncidentCardsReactor } from '../../src/incidents/cards.reactor.ts';
-import { type IncidentsConfig, incidentsConfig } from '../../src/incidents/config.ts';
+import { type IncidentsConfig, incidentsDeclaration } from '../../src/incidents/config.ts';
 import { createIncidentEnricher } from '../../src/incidents/enrich.ts';
 import { createEscalationLevels } from '../../src/incidents/escalationLevels.ts';
 import { createIncidentHomeSection } from '../../src/incidents/home.ts';
@@ -287,11 +287,7 @@ const createIncidents = (
 };
 
 export const incidents = defineLifecycle({
-  name: 'incidents',
-  title: 'Incidents',
-  titleIsPlural: true,
-  slashCommands: ['/incident', '/oncall'],
-  config: incidentsConfig,
+  ...incidentsDeclaration,
   create: (config: IncidentsConfig, deps: LifecycleDeps, options: IncidentsOptions | undefined) =>
     createIncidents(config, deps, options),
 });

@@ -1,10 +1,10 @@
 import type { ApprovalRules } from '../../machines/timeOff/commands.ts';
 import type { Clock } from '../../src/core/clock.ts';
+import type { HandlerDeps } from '../../src/lifecycles/lifecycle.ts';
 import type { ModalView } from '../../src/slack/blocks/format.ts';
 import type { TimeOffPeople } from '../../src/timeOff/people.ts';
 import type { TimeOffReadModel } from '../../src/timeOff/readModel.projection.ts';
 import type { HiBobClient } from '../../src/upstream/hibob.ts';
-import type { HandlerDeps } from '../index.ts';
 
 /** What the time-off listeners get from the module (src/timeOff/module.ts). */
 export type TimeOffHandlerDeps = Readonly<{

@@ -7,7 +7,7 @@ import { type RetryPolicy, UPSTREAM_RETRY } from '../../src/processors/retryPoli
 import type { SlackMessage } from '../../src/slack/blocks/format.ts';
 import { createAbsences } from '../../src/timeOff/absences.ts';
 import { handOnRoutes } from '../../src/timeOff/approversRoutes.ts';
-import { type TimeOffConfig, timeOffConfig } from '../../src/timeOff/config.ts';
+import { type TimeOffConfig, timeOffDeclaration } from '../../src/timeOff/config.ts';
 import { createCoverCallsReactor, createCoverReactor } from '../../src/timeOff/cover.reactor.ts';
 import { cardOnCallOf } from '../../src/timeOff/coverCard.ts';
 import { createCoverConflictsReactor } from '../../src/timeOff/coverConflicts.reactor.ts';
@@ -247,10 +247,7 @@ const createTimeOff = (
 };
 
 export const timeOff = defineLifecycle({
-  name: 'timeOff',
-  title: 'Time off',
-  slashCommands: ['/timeoff', '/whosout'],
-  config: timeOffConfig,
+  ...timeOffDeclaration,
   create: (config: TimeOffConfig, deps: LifecycleDeps, options: TimeOffOptions | undefined) =>
     createTimeOff(config, deps, options),
 });

@@ -18,7 +18,7 @@ import type { VonageClient } from '../../src/upstream/vonageContract.ts';
 import { vonageWebhookVerify } from '../../src/upstream/vonageSignature.ts';
 import { VERIFICATION_SENSITIVE_ACTION_IDS } from '../../src/verification/blocks/ids.ts';
 import { type CodeVault, createCodeVault } from '../../src/verification/codeVault.ts';
-import { type VerificationConfig, verificationConfig } from '../../src/verification/config.ts';
+import { type VerificationConfig, verificationDeclaration } from '../../src/verification/config.ts';
 import { createVerificationHomeSection } from '../../src/verification/home.ts';
 import {
   createVerificationNoticesReactor,
@@ -335,10 +335,7 @@ const createVerification = (
 };
 
 export const verification = defineLifecycle({
-  name: 'verification',
-  title: 'Phone verification',
-  slashCommands: ['/verify'],
-  config: verificationConfig,
+  ...verificationDeclaration,
   create: (config: VerificationConfig, deps: LifecycleDeps, options: VerificationOptions | undefined) =>
     createVerification(config, deps, options),
 });

@@ -1,15 +1,29 @@
-import { incidents } from '../../handlers/incident/module.ts';
-import { timeOff } from '../../handlers/timeOff/module.ts';
-import { verification } from '../../handlers/verification/module.ts';
-import type { ApiOf, LifecycleDeclaration, OptionsOf } from './lifecycle.ts';
+import { incidentsDeclaration } from '../incidents/config.ts';
+import { timeOffDeclaration } from '../timeOff/config.ts';
+import { verificationDeclaration } from '../verification/config.ts';
+import type { LifecycleDeclaration } from './config.ts';
+import { type ApiOf, type LazyLifecycle, lazyLifecycle, type OptionsOf } from './lifecycle.ts';
 import { PLANNED_LIFECYCLES } from './planned.ts';
 
 /**
  * THE list of lifecycle modules Switchboard runs, in the order their App Home sections show. The
- * composition root loops over it; nothing else names a lifecycle. Adding one: see
- * docs/adding-a-lifecycle.md.
+ * composition root loops over it; nothing else names a lifecycle. Each is listed by its
+ * declaration (`src/<lifecycle>/config.ts`: name, title, slash commands, configuration) and a
+ * dynamic `import()` of its module (`handlers/<lifecycle>/module.ts`): a start loads the code of
+ * the lifecycles that are switched on, and the operator commands that read the configuration load
+ * none. Adding one: see docs/adding-a-lifecycle.md.
  */
-export const LIFECYCLES = [incidents, verification, timeOff] as const;
+export const LIFECYCLES = [
+  lazyLifecycle(
+    incidentsDeclaration,
+    async () => (await import('../../handlers/incident/module.ts')).incidents,
+  ),
+  lazyLifecycle(
+    verificationDeclaration,
+    async () => (await import('../../handlers/verification/module.ts')).verification,
+  ),
+  lazyLifecycle(timeOffDeclaration, async () => (await import('../../handlers/timeOff/module.ts')).timeOff),
+] as const satisfies readonly LazyLifecycle[];
 
 /**
  * Every lifecycle Switchboard declares: the ones it runs, then the planned ones (declared in

@@ -1,6 +1,6 @@
 import type { App } from '@slack/bolt';
-import type { HandlerDeps } from '../../handlers/index.ts';
 import type { CommandRoute } from '../application/dispatch.ts';
+import type { Inbox } from '../application/inbox.ts';
 import type { Clock } from '../core/clock.ts';
 import type { KeyRing } from '../core/keyRing.ts';
 import type { Command } from '../core/messages.ts';
@@ -15,7 +15,7 @@ import type { SlackReplies, SlackReplyMessage } from '../processors/ports.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { KnownBlock } from '../slack/blocks/format.ts';
 import type { SwitchboardWebClient } from '../slack/webClient.ts';
-import type { LifecycleConfig } from './config.ts';
+import type { LifecycleDeclaration } from './config.ts';
 import type { LifecyclePorts, PortDirectory } from './ports.ts';
 
 /**
@@ -76,6 +76,16 @@ export type LifecycleDeps = Readonly<{
   keyRing: KeyRing;
 }>;
 
+/**
+ * What every Slack listener gets from the root (`listeners(app, deps)`): it parses an input into
+ * commands, records them with `inbox.accept`, and acks.
+ */
+export type HandlerDeps = Readonly<{
+  inbox: Inbox;
+  clock: Clock;
+  logger: Logger;
+}>;
+
 /** One module's part of the App Home tab. */
 export type HomeSection = Readonly<{
   /**
@@ -128,17 +138,6 @@ export type LifecycleInstance<Api = unknown> = Readonly<{
   api: Api;
 }>;
 
-export type LifecycleDeclaration<Name extends string = string, C = unknown> = Readonly<{
-  name: Name;
-  /** What users read: 'Incidents', 'Phone verification', 'Time off'. */
-  title: string;
-  /** "Incidents are …" rather than "… is …". */
-  titleIsPlural?: boolean;
-  /** The slash commands it owns, help command first (`/incident`). */
-  slashCommands: readonly string[];
-  config: LifecycleConfig<C>;
-}>;
-
 export type LifecycleModule<
   Name extends string = string,
   C = unknown,
@@ -158,6 +157,52 @@ export const defineLifecycle = <const Name extends string, C, Api, Options = nev
   module: LifecycleModule<Name, C, Api, Options>,
 ): LifecycleModule<Name, C, Api, Options> => module;
 
-export type ApiOf<M> = M extends LifecycleModule<string, unknown, infer Api, unknown> ? Api : never;
-export type OptionsOf<M> = M extends LifecycleModule<string, unknown, unknown, infer O> ? O : never;
+/**
+ * A built lifecycle as the composition root lists it: its declaration at once (the configuration
+ * and the slash-command owners need it, also when it is off), its module (`create` and everything
+ * it imports) loaded by `load` only when it is switched on. So a start loads the code its
+ * configuration uses, and a command that only reads the configuration loads none of it.
+ */
+export type LazyLifecycle<
+  Name extends string = string,
+  C = unknown,
+  Api = unknown,
+  Options = unknown,
+> = LifecycleDeclaration<Name, C> & Readonly<{ load(): Promise<LifecycleModule<Name, C, Api, Options>> }>;
+
+/** What the root runs: a module (tests pass their own), or a lifecycle loaded when it is on. */
+export type ListedLifecycle = LifecycleModule | LazyLifecycle;
+
+/**
+ * A lifecycle listed by its declaration and a dynamic `import()` of its module.
+ *
+ * @example
+ * lazyLifecycle(timeOffDeclaration, async () => (await import('../../handlers/timeOff/module.ts')).timeOff)
+ */
+export const lazyLifecycle = <const Name extends string, C, Api, Options>(
+  declaration: LifecycleDeclaration<Name, C>,
+  load: () => Promise<LifecycleModule<Name, C, Api, Options>>,
+): LazyLifecycle<Name, C, Api, Options> => ({ ...declaration, load });
+
+/** The module of a listed lifecycle, its code loaded if need be. */
+export const moduleOf = async (listed: ListedLifecycle): Promise<LifecycleModule> => {
+  if (!('load' in listed)) return listed;
+  const module = await listed.load();
+  if (module.name !== listed.name)
+    throw new TypeError(`lifecycle ${listed.name} loaded the module of ${module.name}`);
+  return module;
+};
+
+export type ApiOf<M> =
+  M extends LifecycleModule<string, unknown, infer Api, unknown>
+    ? Api
+    : M extends LazyLifecycle<string, unknown, infer Api, unknown>
+      ? Api
+      : never;
+export type OptionsOf<M> =
+  M extends LifecycleModule<string, unknown, unknown, infer O>
+    ? O
+    : M extends LazyLifecycle<string, unknown, unknown, infer O>
+      ? O
+      : never;
 export type ConfigOf<M> = M extends LifecycleDeclaration<string, infer C> ? C : never;

@@ -1,4 +1,4 @@
-import type { LifecycleDeclaration } from './lifecycle.ts';
+import type { LifecycleDeclaration } from './config.ts';
 
 /**
  * The lifecycles that are planned but not built yet, declared in this one place: their names,

@@ -6,6 +6,7 @@ import {
   directoryDecider,
 } from '../../machines/timeOff/directory.ts';
 import { ConfigError, lifecycleConfig, loadConfig } from '../../src/config.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycles/index.ts';
 import {
   type ApproverFacts,
   awayUntilOf,
@@ -180,7 +181,7 @@ describe('TIME_OFF_HR_CHANNEL', () => {
   };
   const problems = (env: Record<string, string>): string => {
     try {
-      loadConfig(env);
+      loadConfig(env, ALL_LIFECYCLES);
     } catch (e) {
       if (e instanceof ConfigError) return e.message;
       throw e;
@@ -189,14 +190,16 @@ describe('TIME_OFF_HR_CHANNEL', () => {
   };
 
   it('is optional, and a channel id when set', () => {
-    const plain = lifecycleConfig(loadConfig(base), timeOff);
+    const plain = lifecycleConfig(loadConfig(base, ALL_LIFECYCLES), timeOff);
     expect(plain).toMatchObject({ serviceUserId: 'SERVICE-1' });
     expect(plain?.hrChannel).toBeUndefined();
     expect(
-      lifecycleConfig(loadConfig({ ...base, TIME_OFF_HR_CHANNEL: 'C0PEOPLE' }), timeOff)?.hrChannel,
+      lifecycleConfig(loadConfig({ ...base, TIME_OFF_HR_CHANNEL: 'C0PEOPLE' }, ALL_LIFECYCLES), timeOff)
+        ?.hrChannel,
     ).toBe('C0PEOPLE');
     expect(
-      lifecycleConfig(loadConfig({ ...base, TIME_OFF_HR_CHANNEL: 'G01PRIVATE' }), timeOff)?.hrChannel,
+      lifecycleConfig(loadConfig({ ...base, TIME_OFF_HR_CHANNEL: 'G01PRIVATE' }, ALL_LIFECYCLES), timeOff)
+        ?.hrChannel,
     ).toBe('G01PRIVATE');
   });
 

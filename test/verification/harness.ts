@@ -13,6 +13,7 @@ import { startVonageSimulator, type VonageSimulator } from '../../sandbox/simula
 import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type ManualClock, manualClock } from '../../src/core/clock.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycles/index.ts';
 import { createLogger } from '../../src/logger.ts';
 import {
   VERIFICATION_ACTION,
@@ -102,6 +103,7 @@ export const startVerificationHarness = async (
   const boot = async (port: number) => {
     const config = loadConfig(
       testEnv(fake, dbPath, { ...simulatorEnv(simulators), ...options.env, PORT: String(port) }),
+      ALL_LIFECYCLES,
     );
     const logger = createLogger({ level: 'debug', destination: logs.stream, secrets: config.secrets });
     const app = await createSwitchboard({
