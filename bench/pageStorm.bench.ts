@@ -29,7 +29,7 @@ import { signedHeaders, slashCommandBody } from '../sandbox/simulators/slack/sig
 import { startVonageSimulator } from '../sandbox/simulators/vonage/index.ts';
 import { createSwitchboard } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import { ALL_LIFECYCLES } from '../src/lifecycles/index.ts';
+import { ALL_LIFECYCLES } from '../src/lifecycleList.ts';
 import { createLogger } from '../src/logger.ts';
 import { BENCH_DATA_KEYS, emit, note, tempDir } from './support.ts';
 

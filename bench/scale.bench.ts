@@ -33,7 +33,7 @@ import { startVonageSimulator } from '../sandbox/simulators/vonage/index.ts';
 import { createSwitchboard } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { openEventStore } from '../src/eventStore/openEventStore.ts';
-import { ALL_LIFECYCLES } from '../src/lifecycles/index.ts';
+import { ALL_LIFECYCLES } from '../src/lifecycleList.ts';
 import { createLogger } from '../src/logger.ts';
 import { BENCH_DATA_KEYS, emit, median, note, tempDir } from './support.ts';
 

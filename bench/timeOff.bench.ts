@@ -52,7 +52,7 @@ import {
 } from '../sandbox/simulators/slack/signing.ts';
 import { createSwitchboard } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import { ALL_LIFECYCLES } from '../src/lifecycles/index.ts';
+import { ALL_LIFECYCLES } from '../src/lifecycleList.ts';
 import { createLogger } from '../src/logger.ts';
 import { TIME_OFF_ACTION } from '../src/timeOff/blocks/timeOffIds.ts';
 import { createHiBobClient } from '../src/upstream/hibob.ts';

@@ -9,7 +9,7 @@ import { type LogLevel, loadConfig } from '../src/config.ts';
 import { createKeyRing, generateRingEntry } from '../src/core/keyRing.ts';
 import type { EventStore } from '../src/eventStore/eventStore.ts';
 import { openEventStore } from '../src/eventStore/openEventStore.ts';
-import { ALL_LIFECYCLES } from '../src/lifecycles/index.ts';
+import { ALL_LIFECYCLES } from '../src/lifecycleList.ts';
 import { createLogger, type Logger } from '../src/logger.ts';
 import { createPersonKeys } from '../src/people/personKeys.ts';
 import { HR_SYNC_DIRECTORY_STREAM } from '../src/timeOff/hrSync.ts';

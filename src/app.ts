@@ -17,6 +17,13 @@ import { SwitchboardBoltApp } from './http/slackApp.ts';
 import { SlackHttpReceiver } from './http/slackReceiver.ts';
 import { webhookRoutes } from './http/webhookRoutes.ts';
 import {
+  ALL_LIFECYCLES,
+  LIFECYCLES,
+  type LifecycleApi,
+  type LifecycleName,
+  type LifecycleOptions,
+} from './lifecycleList.ts';
+import {
   claimCommandRoutes,
   enrichByOwner,
   type RunningLifecycle,
@@ -25,13 +32,6 @@ import {
 } from './lifecycles/compose.ts';
 import type { LifecycleDeclaration } from './lifecycles/config.ts';
 import { createAppHomeReactor } from './lifecycles/home.reactor.ts';
-import {
-  ALL_LIFECYCLES,
-  LIFECYCLES,
-  type LifecycleApi,
-  type LifecycleName,
-  type LifecycleOptions,
-} from './lifecycles/index.ts';
 import {
   type HandlerDeps,
   type LifecycleDeps,
@@ -57,7 +57,7 @@ import { createSlackWebClient, type SwitchboardWebClient, slackClientOptions } f
 /**
  * THE composition root: the only place that builds the shared machinery and wires it. Everything
  * else receives its dependencies as arguments. It names no lifecycle and no vendor: it loops over
- * the lifecycle modules (src/lifecycles/index.ts) that are switched on, creates each, and plugs in
+ * the lifecycle modules (src/lifecycleList.ts) that are switched on, creates each, and plugs in
  * what it returns (command routes, processors, Slack listeners, webhook routes, App Home section,
  * refusal texts, enrich step, ports). A slash command, command type or port claimed twice stops
  * the start with an SB_CONFIG error naming both claimants.
@@ -98,7 +98,7 @@ export type SwitchboardOptions = Readonly<{
   schedulerPollMs?: number;
   /** Each lifecycle's own knobs, by name: `{ incidents: { retry: { baseMs: 30 } } }`. */
   lifecycleOptions?: LifecycleOptions;
-  /** The lifecycles to run (default: the list in src/lifecycles/index.ts); tests pass other modules. */
+  /** The lifecycles to run (default: the list in src/lifecycleList.ts); tests pass other modules. */
   lifecycles?: readonly ListedLifecycle[];
   /**
    * Longest Slack `Retry-After` the Web API client waits out inside one call (default 10 s); longer

@@ -29,7 +29,7 @@ import {
  * in a message. A lifecycle whose credentials are all absent is switched off (not an error); one
  * with only some of them set is a mistake and is reported.
  *
- * The lifecycles are passed in (the composition root's list, src/lifecycles/index.ts): the kernel
+ * The lifecycles are passed in (the composition root's list, src/lifecycleList.ts): the kernel
  * names none of them.
  *
  * @example

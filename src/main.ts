@@ -1,7 +1,7 @@
 import { createSwitchboard, type Switchboard } from './app.ts';
 import { type Config, ConfigError, formatConfigProblems, loadConfig, processEnv } from './config.ts';
 import { asError, isChatOpsError } from './core/errors.ts';
-import { ALL_LIFECYCLES } from './lifecycles/index.ts';
+import { ALL_LIFECYCLES } from './lifecycleList.ts';
 import { createLogger, type Logger } from './logger.ts';
 
 /**

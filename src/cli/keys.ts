@@ -12,7 +12,7 @@ import {
 } from '../core/keyRing.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import { openEventStore } from '../eventStore/openEventStore.ts';
-import { ALL_LIFECYCLES } from '../lifecycles/index.ts';
+import { ALL_LIFECYCLES } from '../lifecycleList.ts';
 import { createPersonKeys, describeWrap, type PersonKeySurvey } from '../people/personKeys.ts';
 
 /**

@@ -20,7 +20,7 @@ import type { LifecyclePorts, PortDirectory } from './ports.ts';
 
 /**
  * A lifecycle module: everything one lifecycle (incidents, verification, time off) brings to
- * Switchboard, declared in one object that `src/lifecycles/index.ts` lists. The composition root
+ * Switchboard, declared in one object that `src/lifecycleList.ts` lists. The composition root
  * (`src/app.ts`) names no lifecycle: it builds the shared machinery (store, Slack, people, bus,
  * processors, HTTP), then for every module that is switched on calls `create` and plugs in what
  * the instance returns.

@@ -10,7 +10,7 @@ import {
   loadStoreConfig,
 } from '../../src/config.ts';
 import { isKurrentDbUrl } from '../../src/eventStore/storeUrl.ts';
-import { ALL_LIFECYCLES } from '../../src/lifecycles/index.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { ringEntry, TEST_DATA_KEYS } from '../support/dataKeys.ts';
 
 const slack = {

@@ -6,7 +6,7 @@ import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/f
 import { createSwitchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { ChatOpsError } from '../../src/core/errors.ts';
-import { ALL_LIFECYCLES } from '../../src/lifecycles/index.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { caught } from '../support/caught.ts';
 import { createLogSink } from '../support/logSink.ts';
 import { NODE24, ROOT, TEST_BOT_TOKEN, tempDir, testEnv } from '../support/startApp.ts';

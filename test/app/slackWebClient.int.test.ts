@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { loadConfig } from '../../src/config.ts';
-import { ALL_LIFECYCLES } from '../../src/lifecycles/index.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { createMetrics, type Metrics } from '../../src/metrics.ts';
 import { createSlackWebClient, type SwitchboardWebClient } from '../../src/slack/webClient.ts';
 import { caught } from '../support/caught.ts';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSwitchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { ALL_LIFECYCLES } from '../../src/lifecycles/index.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { TEST_DATA_KEYS } from '../support/dataKeys.ts';
 import { createLogSink } from '../support/logSink.ts';
 import { tempDir } from '../support/startApp.ts';

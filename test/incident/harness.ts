@@ -24,7 +24,7 @@ import { loadConfig } from '../../src/config.ts';
 import type { Clock } from '../../src/core/clock.ts';
 import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
 import { openEventStore } from '../../src/eventStore/openEventStore.ts';
-import { ALL_LIFECYCLES } from '../../src/lifecycles/index.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
 import {

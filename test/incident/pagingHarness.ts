@@ -12,7 +12,7 @@ import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { ManualClock } from '../../src/core/clock.ts';
 import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
-import { ALL_LIFECYCLES } from '../../src/lifecycles/index.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { createLogger } from '../../src/logger.ts';
 import { readTimer, TIMER_STREAM_PREFIX } from '../../src/processors/scheduler.ts';
 import { createVonageClient } from '../../src/upstream/vonage.ts';

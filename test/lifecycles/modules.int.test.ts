@@ -4,7 +4,7 @@ import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/f
 import { eventCallbackBody, slashCommandBody } from '../../sandbox/simulators/slack/signing.ts';
 import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { type Env, loadConfig } from '../../src/config.ts';
-import { ALL_LIFECYCLES, LIFECYCLES, type LifecycleOptions } from '../../src/lifecycles/index.ts';
+import { ALL_LIFECYCLES, LIFECYCLES, type LifecycleOptions } from '../../src/lifecycleList.ts';
 import type { LifecycleModule, ListedLifecycle } from '../../src/lifecycles/lifecycle.ts';
 import type { Absences } from '../../src/lifecycles/ports.ts';
 import { createLogger } from '../../src/logger.ts';

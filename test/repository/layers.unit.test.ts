@@ -60,7 +60,7 @@ const SHARED_EDGE = [
   'handlers/webhooks/',
 ];
 /** The composition root: the one place that lists the lifecycles and wires them with the kernel. */
-const ROOT_FILES = ['src/app.ts', 'src/main.ts', 'src/lifecycles/index.ts', 'src/lifecycles/planned.ts'];
+const ROOT_FILES = ['src/app.ts', 'src/main.ts', 'src/lifecycleList.ts'];
 /** Operator commands (`npm run events`, `keys`, `pagerduty:webhook`): programs of their own. */
 const COMMANDS = ['src/cli/'];
 

@@ -7,7 +7,7 @@ import { type BodyKind, signedHeaders } from '../../sandbox/simulators/slack/sig
 import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { type Env, loadConfig } from '../../src/config.ts';
 import type { Clock } from '../../src/core/clock.ts';
-import { ALL_LIFECYCLES } from '../../src/lifecycles/index.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { TEST_DATA_KEYS } from './dataKeys.ts';
 import { createLogSink, type LogSink } from './logSink.ts';

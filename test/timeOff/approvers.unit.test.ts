@@ -6,7 +6,7 @@ import {
   directoryDecider,
 } from '../../machines/timeOff/directory.ts';
 import { ConfigError, lifecycleConfig, loadConfig } from '../../src/config.ts';
-import { ALL_LIFECYCLES } from '../../src/lifecycles/index.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import {
   type ApproverFacts,
   awayUntilOf,

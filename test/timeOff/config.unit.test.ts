@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { timeOff } from '../../handlers/timeOff/module.ts';
 import { ConfigError, lifecycleConfig, loadConfig } from '../../src/config.ts';
-import { ALL_LIFECYCLES } from '../../src/lifecycles/index.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { TEST_DATA_KEYS } from '../support/dataKeys.ts';
 
 const base = {
