@@ -12,7 +12,7 @@ import { recordSlackInputs } from './middleware/recordSlackInput.ts';
  *
  * Shared here: the recording middleware (every input is recorded before its ack, including the
  * ones no listener handles) and the App Home listener. Each lifecycle's listeners live in
- * `handlers/<lifecycle>/index.ts` (`register(app, deps)`); its module (src/<lifecycle>/module.ts)
+ * `handlers/<lifecycle>/index.ts` (`register(app, deps)`); its module (handlers/<lifecycle>/module.ts)
  * hands that to the composition root, which registers it when the lifecycle is on.
  */
 export type SharedEdge = Readonly<{

@@ -46,9 +46,9 @@ import { pagerDutyWebhookVerifier } from './webhooks.ts';
  * schedule overrides it offers the other lifecycles. On when PAGERDUTY_TOKEN and
  * PAGERDUTY_WEBHOOK_SECRET are set.
  *
- * Where things are: rules in `machines/incident/` and `machines/incidentRouting/`; the Slack and
- * webhook edge in `handlers/incident/`; the client wiring, reactors, read models and Block Kit
- * here in `src/incidents/`.
+ * Where things are: rules in `machines/incident/` and `machines/incidentRouting/`; the client
+ * wiring, reactors, read models and Block Kit in `src/incidents/`; the Slack and webhook edge here
+ * in `handlers/incident/`, with this module, which wires them together.
  *
  * @example
  * const sb = await createSwitchboard({ config, logger, lifecycleOptions: { incidents: { retry: { baseMs: 30 } } } });

@@ -6,7 +6,7 @@ import type { TimeOffPeople } from '../../src/timeOff/people.ts';
 import type { TimeOffReadModel } from '../../src/timeOff/readModel.projection.ts';
 import type { HiBobClient } from '../../src/upstream/hibob.ts';
 
-/** What the time-off listeners get from the module (src/timeOff/module.ts). */
+/** What the time-off listeners get from the module (handlers/timeOff/module.ts). */
 export type TimeOffHandlerDeps = Readonly<{
   readModel: TimeOffReadModel;
   /** Who the clicking / typing person is in HR, and their approver (no HR search). */

@@ -42,8 +42,8 @@ import { hibobWebhookVerifier } from './webhooks.ts';
  * it confirmed. Who is who comes from the employee directory kept as events (one people search
  * an hour, webhooks in between), never from a search per request.
  *
- * Where things are: rules in `machines/timeOff/`; the Slack and webhook edge in `handlers/timeOff/`;
- * the client wiring, reactors, read model and Block Kit here.
+ * Where things are: rules in `machines/timeOff/`; the client wiring, reactors, read model and Block
+ * Kit in `src/timeOff/`; the Slack and webhook edge here, with this module, which wires them.
  *
  * @example
  * const sb = await createSwitchboard({ config, logger, lifecycleOptions: { timeOff: { retry: { baseMs: 30 } } } });

@@ -6,7 +6,7 @@ import type { ModalView, SlackMessage } from '../../src/slack/blocks/format.ts';
 import type { CodeVault } from '../../src/verification/codeVault.ts';
 import type { PhoneSealer } from '../../src/verification/phone.ts';
 
-/** What the verification listeners get from the module (src/verification/module.ts). */
+/** What the verification listeners get from the module (handlers/verification/module.ts). */
 export type VerificationHandlerDeps = Readonly<{
   phones: PhoneSealer;
   vault: CodeVault;

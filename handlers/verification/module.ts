@@ -44,8 +44,9 @@ import { verifyWebhookVerifier } from './webhooks.ts';
  * its modal, `POST /webhooks/vonage/verify`, its App Home section, and (from the paging slice) the
  * `pager` port. On when the VONAGE_* credentials are set.
  *
- * Where things are: rules in `machines/verification/`; the Slack and webhook edge in
- * `handlers/verification/`; the client wiring, reactors, read model and Block Kit here.
+ * Where things are: rules in `machines/verification/`; the client wiring, reactors, read model and
+ * Block Kit in `src/verification/`; the Slack and webhook edge here, with this module, which wires
+ * them (and pagingModule.ts, paging's part).
  *
  * **The one-time code is never stored or logged in clear.** The modal's code input is one of the
  * module's `sensitiveActionIds`, so the recorded Slack input keeps `[Redacted]`. The listener
@@ -235,7 +236,7 @@ const createVerification = (
   };
 
   // ─── paging ──────────────────────────────────────────────────────────────────────────────────
-  // PAGING SLICE: `createPaging(...)` from `./paging/index.ts` is built here and spread into the
+  // PAGING SLICE: `createPaging(...)` from `./pagingModule.ts` is built here and spread into the
   // instance below (routes, processors, webhooks, provides: { pager }). It gets `deps`, `client`,
   // `config.fromNumber`, `verifySignature` and `options?.voiceEventUrl`.
   const paging = createPaging({

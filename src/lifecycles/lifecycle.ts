@@ -37,10 +37,11 @@ import type { LifecyclePorts, PortDirectory } from './ports.ts';
  * the enrich step, the ports it offers the others, and an `api` for tests and the sandbox.
  *
  * Everything a module builds lives in its own folders: `machines/<lifecycle>/` (rules),
- * `handlers/<lifecycle>/` (Slack and webhook edge), `src/<lifecycle>/` (this module, its client
- * wiring, reactors, read models, Block Kit). `src/<lifecycle>/module.ts` is the lifecycle's
- * composition root: with `src/app.ts`, the only code in `src/` that imports from `handlers/`
- * (src/lifecycles/ imports the edge's types, to describe what a module plugs in).
+ * `src/<lifecycle>/` (its declaration and configuration, client wiring, reactors, read models,
+ * Block Kit), `handlers/<lifecycle>/` (its Slack and webhook edge, and this module:
+ * `handlers/<lifecycle>/module.ts`, the lifecycle's composition, on the top floor because it wires
+ * both). This interface is part of the kernel: it imports no lifecycle and nothing of `handlers/`;
+ * the edge's types it names (HandlerDeps, WebhookVerifier) are the kernel's.
  *
  * @example
  * export const timeOff = defineLifecycle({
