@@ -178,7 +178,7 @@ export type ListedLifecycle = LifecycleModule | LazyLifecycle;
  * A lifecycle listed by its declaration and a dynamic `import()` of its module.
  *
  * @example
- * lazyLifecycle(timeOffDeclaration, async () => (await import('../../handlers/timeOff/module.ts')).timeOff)
+ * lazyLifecycle(timeOffDeclaration, async () => (await import('../handlers/timeOff/module.ts')).timeOff)
  */
 export const lazyLifecycle = <const Name extends string, C, Api, Options>(
   declaration: LifecycleDeclaration<Name, C>,
