@@ -29,6 +29,7 @@ import { signedHeaders, slashCommandBody } from '../sandbox/simulators/slack/sig
 import { startVonageSimulator } from '../sandbox/simulators/vonage/index.ts';
 import { createSwitchboard } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
+import { ALL_LIFECYCLES } from '../src/lifecycleList.ts';
 import { createLogger } from '../src/logger.ts';
 import { BENCH_DATA_KEYS, emit, note, tempDir } from './support.ts';
 
@@ -107,19 +108,22 @@ const fake = await startFakeSlack({
   channels: [{ id: OPS, name: 'storm', is_im: false }],
 });
 const tmp = tempDir('switchboard-storm');
-const config = loadConfig({
-  SLACK_BOT_TOKEN: BOT_TOKEN,
-  SLACK_SIGNING_SECRET: SIGNING_SECRET,
-  SWITCHBOARD_DATA_KEYS: BENCH_DATA_KEYS,
-  SLACK_API_URL: fake.apiUrl,
-  PORT: '0',
-  EVENT_STORE_URL: `sqlite:${join(tmp.path, 'storm.db')}`,
-  LOG_LEVEL: 'warn',
-  ...simulatorEnv([fake, pd, vonage]),
-  PAGERDUTY_REQUESTS_PER_MINUTE: '100000',
-  PAGING_DELAY_MINUTES: '0',
-  PAGING_CALL_AFTER_MINUTES: '0',
-});
+const config = loadConfig(
+  {
+    SLACK_BOT_TOKEN: BOT_TOKEN,
+    SLACK_SIGNING_SECRET: SIGNING_SECRET,
+    SWITCHBOARD_DATA_KEYS: BENCH_DATA_KEYS,
+    SLACK_API_URL: fake.apiUrl,
+    PORT: '0',
+    EVENT_STORE_URL: `sqlite:${join(tmp.path, 'storm.db')}`,
+    LOG_LEVEL: 'warn',
+    ...simulatorEnv([fake, pd, vonage]),
+    PAGERDUTY_REQUESTS_PER_MINUTE: '100000',
+    PAGING_DELAY_MINUTES: '0',
+    PAGING_CALL_AFTER_MINUTES: '0',
+  },
+  ALL_LIFECYCLES,
+);
 const sb = await createSwitchboard({
   config,
   logger: createLogger({ level: 'warn', secrets: config.secrets }),

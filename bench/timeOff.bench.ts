@@ -40,6 +40,7 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { App } from '@slack/bolt';
+import type { TimeOffApi } from '../handlers/timeOff/module.ts';
 import { type SimEmployee, startHiBobSimulator } from '../sandbox/simulators/hibob/index.ts';
 import { connectAll, simulatorEnv } from '../sandbox/simulators/simulator.ts';
 import { type FakeChange, type FakeMessage, startFakeSlack } from '../sandbox/simulators/slack/fakeSlack.ts';
@@ -51,9 +52,9 @@ import {
 } from '../sandbox/simulators/slack/signing.ts';
 import { createSwitchboard } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
+import { ALL_LIFECYCLES } from '../src/lifecycleList.ts';
 import { createLogger } from '../src/logger.ts';
 import { TIME_OFF_ACTION } from '../src/timeOff/blocks/timeOffIds.ts';
-import type { TimeOffApi } from '../src/timeOff/module.ts';
 import { createHiBobClient } from '../src/upstream/hibob.ts';
 import { waitFor } from '../test/support/waitFor.ts';
 import { messageText } from '../test/timeOff/harness.ts';
@@ -214,17 +215,20 @@ const main = async (): Promise<void> => {
       .concat([{ id: FLOOR_USER, name: 'floor', real_name: 'Floor', email: 'floor@bench.example.org' }]),
   });
   const tmp = tempDir('switchboard-timeoff-bench');
-  const config = loadConfig({
-    SLACK_BOT_TOKEN: BOT_TOKEN,
-    SLACK_SIGNING_SECRET: SIGNING_SECRET,
-    SWITCHBOARD_DATA_KEYS: BENCH_DATA_KEYS,
-    SLACK_API_URL: fake.apiUrl,
-    PORT: '0',
-    EVENT_STORE_URL: `sqlite:${join(tmp.path, 'timeoff.db')}`,
-    // Errors only: every submission meets HR's lag and logs a warning per read-back retry (expected).
-    LOG_LEVEL: 'error',
-    ...simulatorEnv([fake, sim]),
-  });
+  const config = loadConfig(
+    {
+      SLACK_BOT_TOKEN: BOT_TOKEN,
+      SLACK_SIGNING_SECRET: SIGNING_SECRET,
+      SWITCHBOARD_DATA_KEYS: BENCH_DATA_KEYS,
+      SLACK_API_URL: fake.apiUrl,
+      PORT: '0',
+      EVENT_STORE_URL: `sqlite:${join(tmp.path, 'timeoff.db')}`,
+      // Errors only: every submission meets HR's lag and logs a warning per read-back retry (expected).
+      LOG_LEVEL: 'error',
+      ...simulatorEnv([fake, sim]),
+    },
+    ALL_LIFECYCLES,
+  );
   const sb = await createSwitchboard({
     config,
     logger: createLogger({ level: 'error', secrets: config.secrets }),

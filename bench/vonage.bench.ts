@@ -8,7 +8,7 @@
  *   (20 people × 3 incidents): time until every call is created, against the physical floor the
  *   call-creation limit sets (3 a second: the 60th call cannot start before 19 s). Target: ratio
  *   floor / elapsed ≥ 0.9, and no answer 429 (the budgets queue instead; a 429 fails the bench).
- *   A request's second is counted from its answer (see src/upstream/vonageBudget.ts), so each
+ *   A request's second is counted from its answer (see src/upstream/queueingBudget.ts), so each
  *   window of three also carries one round trip: that, not the queue, is the gap to the floor;
  * - vonage.client.verify.p50 / p99: start a verification, read the code off the phone, check it,
  *   against two bare loopback round trips (undici to a `node:http` server that answers `{}`): what

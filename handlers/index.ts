@@ -1,10 +1,8 @@
 import type { App } from '@slack/bolt';
-import type { Inbox } from '../src/application/inbox.ts';
-import type { Clock } from '../src/core/clock.ts';
-import type { Logger } from '../src/logger.ts';
+import type { CommandOwner } from '../src/lifecycles/compose.ts';
+import type { HandlerDeps } from '../src/lifecycles/lifecycle.ts';
 import { registerAppHome } from './events/appHome.ts';
 import { recordSlackInputs } from './middleware/recordSlackInput.ts';
-import type { CommandOwner } from './replies.ts';
 
 /**
  * The Slack and webhook edge. Handlers translate, nothing more: a listener parses an input into
@@ -14,15 +12,9 @@ import type { CommandOwner } from './replies.ts';
  *
  * Shared here: the recording middleware (every input is recorded before its ack, including the
  * ones no listener handles) and the App Home listener. Each lifecycle's listeners live in
- * `handlers/<lifecycle>/index.ts` (`register(app, deps)`); its module (src/<lifecycle>/module.ts)
+ * `handlers/<lifecycle>/index.ts` (`register(app, deps)`); its module (handlers/<lifecycle>/module.ts)
  * hands that to the composition root, which registers it when the lifecycle is on.
  */
-export type HandlerDeps = Readonly<{
-  inbox: Inbox;
-  clock: Clock;
-  logger: Logger;
-}>;
-
 export type SharedEdge = Readonly<{
   /** Slash command → owning lifecycle (built or planned) and whether it is on. */
   commandOwners: ReadonlyMap<string, CommandOwner>;

@@ -1,3 +1,4 @@
+import type { CommandOwner } from '../src/lifecycles/compose.ts';
 import { escapeMrkdwn } from '../src/slack/blocks/format.ts';
 
 /**
@@ -5,20 +6,6 @@ import { escapeMrkdwn } from '../src/slack/blocks/format.ts';
  * lifecycle is switched off, when an input does not parse, and when it could not be recorded.
  * Lifecycles use these too, so users see one voice.
  */
-
-/**
- * Who owns a slash command, as the edge needs to know when nothing handled it. The composition
- * root builds the map from every lifecycle's declared `slashCommands` (src/lifecycles/compose.ts).
- */
-export type CommandOwner = Readonly<{
-  /** The lifecycle's name (`incidents`). */
-  lifecycle: string;
-  /** What users read (`Incidents`). */
-  title: string;
-  titleIsPlural: boolean;
-  /** Its credentials are configured. */
-  on: boolean;
-}>;
 
 /** "`/a help`, `/b help` or `/c help`". */
 const helpList = (commands: readonly string[]): string => {

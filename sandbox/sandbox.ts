@@ -9,6 +9,7 @@ import { type LogLevel, loadConfig } from '../src/config.ts';
 import { createKeyRing, generateRingEntry } from '../src/core/keyRing.ts';
 import type { EventStore } from '../src/eventStore/eventStore.ts';
 import { openEventStore } from '../src/eventStore/openEventStore.ts';
+import { ALL_LIFECYCLES } from '../src/lifecycleList.ts';
 import { createLogger, type Logger } from '../src/logger.ts';
 import { createPersonKeys } from '../src/people/personKeys.ts';
 import { HR_SYNC_DIRECTORY_STREAM } from '../src/timeOff/hrSync.ts';
@@ -294,20 +295,23 @@ export const startSandbox = async (options: SandboxOptions): Promise<Sandbox> =>
     // means the same to the bot as "now" does.
     const store = await openEventStore(`sqlite:${dbPath}`, { sqlite: { now: clock.nowMs } });
     cleanups.push(() => (store.isOpen() ? store.close() : undefined));
-    const config = loadConfig({
-      ...simulatorEnv(simulators),
-      PORT: String(botPort),
-      EVENT_STORE_URL: `sqlite:${dbPath}`,
-      SWITCHBOARD_DATA_KEYS: secrets.dataKeys,
-      LOG_LEVEL: options.logLevel ?? 'info',
-      ...(options.paging?.delayMinutes === undefined
-        ? {}
-        : { PAGING_DELAY_MINUTES: String(options.paging.delayMinutes) }),
-      ...(options.paging?.callAfterMinutes === undefined
-        ? {}
-        : { PAGING_CALL_AFTER_MINUTES: String(options.paging.callAfterMinutes) }),
-      CI: 'true',
-    });
+    const config = loadConfig(
+      {
+        ...simulatorEnv(simulators),
+        PORT: String(botPort),
+        EVENT_STORE_URL: `sqlite:${dbPath}`,
+        SWITCHBOARD_DATA_KEYS: secrets.dataKeys,
+        LOG_LEVEL: options.logLevel ?? 'info',
+        ...(options.paging?.delayMinutes === undefined
+          ? {}
+          : { PAGING_DELAY_MINUTES: String(options.paging.delayMinutes) }),
+        ...(options.paging?.callAfterMinutes === undefined
+          ? {}
+          : { PAGING_CALL_AFTER_MINUTES: String(options.paging.callAfterMinutes) }),
+        CI: 'true',
+      },
+      ALL_LIFECYCLES,
+    );
     let logFile: WriteStream | undefined;
     if (!options.log) {
       logFile = createWriteStream(join(dataDir, 'sandbox.log'), { flags: options.reset ? 'w' : 'a' });

@@ -1,6 +1,5 @@
 import { type App, type Receiver, SocketModeReceiver } from '@slack/bolt';
-import { type HandlerDeps, registerSlackHandlers } from '../handlers/index.ts';
-import { webhookRoutes } from '../handlers/webhooks/routes.ts';
+import { registerSlackHandlers } from '../handlers/index.ts';
 import { type CommandBus, createCommandBus } from './application/dispatch.ts';
 import { createInbox, type Inbox } from './application/inbox.ts';
 import { type Config, describeSwitchedOff } from './config.ts';
@@ -16,6 +15,14 @@ import { responseUrlOrigins } from './http/responseUrlGuard.ts';
 import { createHttpServer, type HttpServer, type Route } from './http/server.ts';
 import { SwitchboardBoltApp } from './http/slackApp.ts';
 import { SlackHttpReceiver } from './http/slackReceiver.ts';
+import { webhookRoutes } from './http/webhookRoutes.ts';
+import {
+  ALL_LIFECYCLES,
+  LIFECYCLES,
+  type LifecycleApi,
+  type LifecycleName,
+  type LifecycleOptions,
+} from './lifecycleList.ts';
 import {
   claimCommandRoutes,
   enrichByOwner,
@@ -23,15 +30,14 @@ import {
   rejectionTextByOwner,
   slashCommandOwners,
 } from './lifecycles/compose.ts';
+import type { LifecycleDeclaration } from './lifecycles/config.ts';
 import { createAppHomeReactor } from './lifecycles/home.reactor.ts';
 import {
-  ALL_LIFECYCLES,
-  LIFECYCLES,
-  type LifecycleApi,
-  type LifecycleName,
-  type LifecycleOptions,
-} from './lifecycles/index.ts';
-import type { LifecycleDeclaration, LifecycleDeps, LifecycleModule } from './lifecycles/lifecycle.ts';
+  type HandlerDeps,
+  type LifecycleDeps,
+  type ListedLifecycle,
+  moduleOf,
+} from './lifecycles/lifecycle.ts';
 import { createPortDirectory, type PortDirectory, type PortOffer } from './lifecycles/ports.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
@@ -51,7 +57,7 @@ import { createSlackWebClient, type SwitchboardWebClient, slackClientOptions } f
 /**
  * THE composition root: the only place that builds the shared machinery and wires it. Everything
  * else receives its dependencies as arguments. It names no lifecycle and no vendor: it loops over
- * the lifecycle modules (src/lifecycles/index.ts) that are switched on, creates each, and plugs in
+ * the lifecycle modules (src/lifecycleList.ts) that are switched on, creates each, and plugs in
  * what it returns (command routes, processors, Slack listeners, webhook routes, App Home section,
  * refusal texts, enrich step, ports). A slash command, command type or port claimed twice stops
  * the start with an SB_CONFIG error naming both claimants.
@@ -92,8 +98,8 @@ export type SwitchboardOptions = Readonly<{
   schedulerPollMs?: number;
   /** Each lifecycle's own knobs, by name: `{ incidents: { retry: { baseMs: 30 } } }`. */
   lifecycleOptions?: LifecycleOptions;
-  /** The lifecycle modules to run (default: the list in src/lifecycles/index.ts); tests pass others. */
-  lifecycles?: readonly LifecycleModule[];
+  /** The lifecycles to run (default: the list in src/lifecycleList.ts); tests pass other modules. */
+  lifecycles?: readonly ListedLifecycle[];
   /**
    * Longest Slack `Retry-After` the Web API client waits out inside one call (default 10 s); longer
    * ones fail the call with SB_UPSTREAM_RATE_LIMITED for the processor to wait or retry durably.
@@ -145,6 +151,10 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     ...ALL_LIFECYCLES.filter((l) => !modules.some((m) => m.name === l.name)),
   ];
   const commandOwners = slashCommandOwners(declared, config.lifecycles);
+  // Only the switched-on lifecycles' code is loaded, beside the store's opening; each is created
+  // below, in list order. (Handled here so a failed load is not an unhandled rejection meanwhile.)
+  const loading = Promise.all(modules.filter((m) => config.lifecycles[m.name] === true).map(moduleOf));
+  loading.catch(() => undefined);
 
   const store = options.store ?? (await openEventStore(config.eventStoreUrl));
   readiness.add(storeProbe(store));
@@ -226,17 +236,15 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     keyRing,
   };
   const lifecycleOptions = (options.lifecycleOptions ?? {}) as Readonly<Record<string, unknown>>;
-  const createLifecycles = () => {
-    const running: RunningLifecycle[] = modules
-      .filter((m) => config.lifecycles[m.name] === true)
-      .map((module) => ({
-        module,
-        instance: module.create(
-          config.slices[module.name],
-          { ...lifecycleDeps, logger: logger.child({ lifecycle: module.name }) },
-          lifecycleOptions[module.name],
-        ),
-      }));
+  const createLifecycles = async () => {
+    const running: RunningLifecycle[] = (await loading).map((module) => ({
+      module,
+      instance: module.create(
+        config.slices[module.name],
+        { ...lifecycleDeps, logger: logger.child({ lifecycle: module.name }) },
+        lifecycleOptions[module.name],
+      ),
+    }));
     offers = running.map((r) => ({ lifecycle: r.module.name, provides: r.instance.provides ?? {} }));
     ports.check();
     const claimed = claimCommandRoutes(
@@ -245,11 +253,12 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     );
     return { running, ...claimed };
   };
-  let lifecycles: ReturnType<typeof createLifecycles>;
+  let lifecycles: Awaited<ReturnType<typeof createLifecycles>>;
   try {
-    lifecycles = createLifecycles();
+    lifecycles = await createLifecycles();
   } catch (e) {
-    // A module claimed what another one has: nothing started, so only the store needs closing.
+    // A module failed to load, or claimed what another one has: nothing started, so only the store
+    // needs closing.
     if (!options.store) await store.close();
     throw e;
   }

@@ -13,12 +13,11 @@ import { isKurrentDbUrl, redactStoreUrl, storeUrlSecrets } from './eventStore/st
 import {
   type ConfigVariableReader,
   type ConfigVariableSpec,
+  type LifecycleDeclaration,
   nonEmptyVariable,
   prefixedVariable,
   urlVariable,
 } from './lifecycles/config.ts';
-import { ALL_LIFECYCLES } from './lifecycles/index.ts';
-import type { LifecycleDeclaration } from './lifecycles/lifecycle.ts';
 
 /**
  * Configuration from the environment, validated with zod at start: the shared variables (port,
@@ -30,8 +29,11 @@ import type { LifecycleDeclaration } from './lifecycles/lifecycle.ts';
  * in a message. A lifecycle whose credentials are all absent is switched off (not an error); one
  * with only some of them set is a mistake and is reported.
  *
+ * The lifecycles are passed in (the composition root's list, src/lifecycleList.ts): the kernel
+ * names none of them.
+ *
  * @example
- * const config = loadConfig(process.env); // throws ConfigError listing every problem
+ * const config = loadConfig(processEnv(), ALL_LIFECYCLES); // throws ConfigError listing every problem
  * if (!config.lifecycles.incidents) logger.info('incidents off: PAGERDUTY_TOKEN not set');
  * const pd = lifecycleConfig(config, incidents); // the incidents slice, typed, or undefined when off
  */
@@ -296,14 +298,11 @@ const readStorePart = (r: Reader): StoreConfig => ({
 });
 
 /**
- * Parses the whole configuration: the shared variables, then every lifecycle's slice (by default
- * every lifecycle Switchboard declares, built or planned).
+ * Parses the whole configuration: the shared variables, then every lifecycle's slice (`lifecycles`:
+ * every lifecycle Switchboard declares, built or planned, from the composition root).
  * @throws ConfigError naming every missing or malformed variable (never a secret's value).
  */
-export const loadConfig = (
-  env: Env,
-  lifecycles: readonly LifecycleDeclaration[] = ALL_LIFECYCLES,
-): Config => {
+export const loadConfig = (env: Env, lifecycles: readonly LifecycleDeclaration[]): Config => {
   const specs: Record<string, ConfigVariableSpec> = { ...VARS };
   for (const l of lifecycles) Object.assign(specs, l.config.variables);
   const r = new Reader(env, specs);
@@ -397,10 +396,7 @@ export const loadStoreConfig = (env: Env): StoreConfig => {
  * the ring). No Slack credentials.
  * @throws ConfigError naming every missing or malformed variable it reads.
  */
-export const loadKeysConfig = (
-  env: Env,
-  lifecycles: readonly LifecycleDeclaration[] = ALL_LIFECYCLES,
-): KeysConfig => {
+export const loadKeysConfig = (env: Env, lifecycles: readonly LifecycleDeclaration[]): KeysConfig => {
   const specs: Record<string, ConfigVariableSpec> = { ...VARS };
   for (const l of lifecycles) Object.assign(specs, l.config.variables);
   const r = new Reader(env, specs);
@@ -418,10 +414,7 @@ export const loadKeysConfig = (
 };
 
 /** One line per switched-off lifecycle, saying which variables would switch it on. */
-export const describeSwitchedOff = (
-  config: Config,
-  lifecycles: readonly LifecycleDeclaration[] = ALL_LIFECYCLES,
-): string[] =>
+export const describeSwitchedOff = (config: Config, lifecycles: readonly LifecycleDeclaration[]): string[] =>
   lifecycles
     .filter((l) => !config.lifecycles[l.name])
     .map(

@@ -1,6 +1,7 @@
 import { createSwitchboard, type Switchboard } from './app.ts';
 import { type Config, ConfigError, formatConfigProblems, loadConfig, processEnv } from './config.ts';
 import { asError, isChatOpsError } from './core/errors.ts';
+import { ALL_LIFECYCLES } from './lifecycleList.ts';
 import { createLogger, type Logger } from './logger.ts';
 
 /**
@@ -19,7 +20,7 @@ const fail = (message: string, code: number): never => {
 
 const readConfig = (): Config => {
   try {
-    return loadConfig(processEnv());
+    return loadConfig(processEnv(), ALL_LIFECYCLES);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     return fail(

@@ -1,5 +1,5 @@
 import type { App } from '@slack/bolt';
-import type { HandlerDeps } from '../index.ts';
+import type { HandlerDeps } from '../../src/lifecycles/lifecycle.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 
 /**

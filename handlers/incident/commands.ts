@@ -1,6 +1,7 @@
 import type { App } from '@slack/bolt';
 import type { SlackInput } from '../../src/application/inbox.ts';
 import { asError, NotFoundError, ValidationError } from '../../src/core/errors.ts';
+import { INCIDENT_USAGE, incidentHelp } from '../../src/incidents/blocks/incidentHelp.ts';
 import {
   addIncidentNoteModal,
   reassignIncidentModal,
@@ -8,8 +9,7 @@ import {
 } from '../../src/incidents/blocks/incidentModals.ts';
 import type { IncidentHandlerDeps } from '../../src/incidents/queries.ts';
 import { type IncidentSlackCommand, slackAssignee } from '../../src/incidents/slackCommands.ts';
-import { INCIDENT_USAGE, incidentHelp } from '../../src/slack/blocks/help.ts';
-import type { HandlerDeps } from '../index.ts';
+import type { HandlerDeps } from '../../src/lifecycles/lifecycle.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import { replies } from '../replies.ts';
 import { withChannel } from './modals.ts';

@@ -7,7 +7,7 @@ export type { IncidentListenerDeps } from './commands.ts';
 
 /**
  * Every Slack listener of the incident lifecycle: `/incident`, `/oncall`, the card buttons and the
- * incident modals. The incident module (src/incidents/module.ts) calls it when incidents are on.
+ * incident modals. The incident module (handlers/incident/module.ts) calls it when incidents are on.
  */
 export const register = (app: App, deps: IncidentListenerDeps): void => {
   registerIncidentCommand(app, deps);

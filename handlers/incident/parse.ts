@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { INCIDENT_USAGE, ONCALL_USAGE } from '../../src/incidents/blocks/incidentHelp.ts';
 import { MAX_NOTE, MAX_TITLE } from '../../src/incidents/blocks/incidentModals.ts';
 import { escapeMrkdwn as esc } from '../../src/slack/blocks/format.ts';
-import { INCIDENT_USAGE, ONCALL_USAGE } from '../../src/slack/blocks/help.ts';
 
 /**
  * `/incident` and `/oncall` text → what the user asked for, or what was wrong with it (with the

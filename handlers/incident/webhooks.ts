@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RecordIncidentWebhook } from '../../machines/incident/commands.ts';
 import { ValidationError } from '../../src/core/errors.ts';
+import type { WebhookVerifier } from '../../src/http/webhookRoutes.ts';
 import {
   actorFromWebhookAgent,
   incidentWebhookTypeOf,
@@ -11,7 +12,6 @@ import {
 } from '../../src/incidents/pagerdutyMapping.ts';
 import type { Logger } from '../../src/logger.ts';
 import { verifyPagerDutySignature } from '../../src/upstream/pagerdutySignature.ts';
-import type { WebhookVerifier } from '../webhooks/routes.ts';
 
 /**
  * `POST /webhooks/pagerduty`: V3 webhooks of the incident service

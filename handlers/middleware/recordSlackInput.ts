@@ -3,8 +3,9 @@ import type { Inbox } from '../../src/application/inbox.ts';
 import type { Clock } from '../../src/core/clock.ts';
 import { asError, hasCode } from '../../src/core/errors.ts';
 import { ACK_STATE_KEY, type AckState } from '../../src/http/slackApp.ts';
+import type { CommandOwner } from '../../src/lifecycles/compose.ts';
 import type { Logger } from '../../src/logger.ts';
-import { type CommandOwner, replies } from '../replies.ts';
+import { replies } from '../replies.ts';
 import { buildSlackInput, SLACK_INPUT_KEY } from './slackInput.ts';
 
 export { SLACK_INPUT_KEY, slackInputOf } from './slackInput.ts';

@@ -1,10 +1,10 @@
 import type { ApprovalRules } from '../../machines/timeOff/commands.ts';
 import type { Clock } from '../../src/core/clock.ts';
+import type { HandlerDeps } from '../../src/lifecycles/lifecycle.ts';
 import type { ModalView } from '../../src/slack/blocks/format.ts';
 import type { TimeOffQueries } from '../../src/timeOff/queries.ts';
-import type { HandlerDeps } from '../index.ts';
 
-/** What the time-off listeners get from the module (src/timeOff/module.ts). */
+/** What the time-off listeners get from the module (handlers/timeOff/module.ts). */
 export type TimeOffHandlerDeps = Readonly<{
   /** What the listeners may ask: requests, people, HR's policy types, the answers of queries. */
   queries: TimeOffQueries;

@@ -9,6 +9,7 @@ import { commandMetadata, type SlackInput } from '../../src/application/inbox.ts
 import { ValidationError } from '../../src/core/errors.ts';
 import { uuidv5 } from '../../src/core/ids.ts';
 import type { Command } from '../../src/core/messages.ts';
+import type { HandlerDeps } from '../../src/lifecycles/lifecycle.ts';
 import type { ModalView } from '../../src/slack/blocks/format.ts';
 import {
   LEAVER_ACTION,
@@ -18,7 +19,6 @@ import {
   readCoverButtonValue,
 } from '../../src/timeOff/blocks/leaverReport.ts';
 import type { LeaverReport, LeaverShift } from '../../src/timeOff/leavers.events.ts';
-import type { HandlerDeps } from '../index.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import { ephemeral } from './common.ts';
 

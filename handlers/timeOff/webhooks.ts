@@ -8,9 +8,9 @@ import {
   parseHrEmployeeId,
 } from '../../machines/timeOff/hrReads.ts';
 import { ValidationError } from '../../src/core/errors.ts';
+import type { WebhookVerification, WebhookVerifier } from '../../src/http/webhookRoutes.ts';
 import type { Logger } from '../../src/logger.ts';
 import { hibobDeliveryId } from '../../src/upstream/hibobSignature.ts';
-import type { WebhookVerification, WebhookVerifier } from '../webhooks/routes.ts';
 
 /**
  * `POST /webhooks/hibob`: HR's v2 webhooks (`companyId`, `type`, `triggeredBy`, `triggeredAt`,

@@ -1,12 +1,12 @@
 import type { VerificationCommand, VerificationCommandType } from '../../machines/verification/commands.ts';
 import { commandMetadata, type SlackInput } from '../../src/application/inbox.ts';
 import type { CommandMetadata } from '../../src/core/messages.ts';
+import type { HandlerDeps } from '../../src/lifecycles/lifecycle.ts';
 import type { ModalView, SlackMessage } from '../../src/slack/blocks/format.ts';
 import type { CodeVault } from '../../src/verification/codeVault.ts';
 import type { PhoneSealer } from '../../src/verification/phone.ts';
-import type { HandlerDeps } from '../index.ts';
 
-/** What the verification listeners get from the module (src/verification/module.ts). */
+/** What the verification listeners get from the module (handlers/verification/module.ts). */
 export type VerificationHandlerDeps = Readonly<{
   phones: PhoneSealer;
   vault: CodeVault;

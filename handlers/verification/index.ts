@@ -8,7 +8,7 @@ export type { VerificationListenerDeps } from './deps.ts';
 
 /**
  * Every Slack listener of the verification lifecycle: `/verify`, the code DM's buttons and the code
- * modal. The verification module (src/verification/module.ts) calls it when verification is on.
+ * modal. The verification module (handlers/verification/module.ts) calls it when verification is on.
  */
 export const register = (app: App, deps: VerificationListenerDeps): void => {
   registerVerifyCommand(app, deps);

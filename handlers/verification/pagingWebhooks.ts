@@ -4,13 +4,13 @@ import { parseReply } from '../../machines/verification/paging/commands.ts';
 import { PAGE_ID } from '../../machines/verification/paging/streams.ts';
 import { ValidationError } from '../../src/core/errors.ts';
 import type { Command, JsonObject, JsonValue } from '../../src/core/messages.ts';
-import type { NccoAction } from '../../src/upstream/vonageContract.ts';
 import type {
   ParsedWebhook,
   WebhookParseContext,
   WebhookVerification,
   WebhookVerifier,
-} from '../webhooks/routes.ts';
+} from '../../src/http/webhookRoutes.ts';
+import type { NccoAction } from '../../src/upstream/vonageContract.ts';
 
 /**
  * The communications service's paging webhooks (Vonage-shaped), each signed with a JWT in

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import type { VerificationCommandOf } from '../../machines/verification/commands.ts';
 import { slackUserOfClientRef } from '../../machines/verification/streams.ts';
 import { ValidationError } from '../../src/core/errors.ts';
+import type { WebhookVerification, WebhookVerifier } from '../../src/http/webhookRoutes.ts';
 import type { Logger } from '../../src/logger.ts';
-import type { WebhookVerification, WebhookVerifier } from '../webhooks/routes.ts';
 import { withoutNumbers } from './pagingWebhooks.ts';
 
 /**

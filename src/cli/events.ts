@@ -5,7 +5,6 @@ import { type Env, loadStoreConfig, processEnv } from '../config.ts';
 import { asError, isChatOpsError } from '../core/errors.ts';
 import type { EventStore, RecordedEvent, StreamInfo } from '../eventStore/eventStore.ts';
 import { openEventStore } from '../eventStore/openEventStore.ts';
-import { SNAPSHOTTED_READ_MODELS } from './readModels.ts';
 
 /**
  * The store CLI: `npm run events -- <command> [options]`, on the store named by EVENT_STORE_URL;
@@ -316,6 +315,8 @@ const rebuild = async (
   json: boolean,
   c: ReturnType<typeof palette>,
 ) => {
+  // The lifecycles' read-model code, only for this command: the others read the store alone.
+  const { SNAPSHOTTED_READ_MODELS } = await import('./readModels.ts');
   const names = Object.keys(SNAPSHOTTED_READ_MODELS);
   const name = args.positional[1];
   const create = name === undefined ? undefined : SNAPSHOTTED_READ_MODELS[name];

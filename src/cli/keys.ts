@@ -12,6 +12,7 @@ import {
 } from '../core/keyRing.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import { openEventStore } from '../eventStore/openEventStore.ts';
+import { ALL_LIFECYCLES } from '../lifecycleList.ts';
 import { createPersonKeys, describeWrap, type PersonKeySurvey } from '../people/personKeys.ts';
 
 /**
@@ -60,7 +61,7 @@ class UsageError extends Error {}
 type Opened = { ring: KeyRing; store: EventStore; close: () => Promise<void> };
 
 const openWithRing = async (io: KeysCliIo): Promise<Opened> => {
-  const config = loadKeysConfig(io.env);
+  const config = loadKeysConfig(io.env, ALL_LIFECYCLES);
   const ring = createKeyRing(config.dataKeys.ring, config.dataKeys.legacy);
   if (io.store) return { ring, store: io.store, close: async () => undefined };
   const url = config.eventStoreUrl;

@@ -81,6 +81,13 @@ export type ReadStreamOptions = Readonly<{
 export type EventFilter = Readonly<{
   streamPrefixes?: readonly string[];
   eventTypes?: readonly string[];
+  /**
+   * A hint for a read: few events in the store match (a handful of small streams, such as the
+   * person keys), so an adapter may find them through its index of streams instead of reading the
+   * store in order (SQLite does, for `readAll` with `streamPrefixes`): the cost is the events that
+   * match, not the whole history. The events read are the same.
+   */
+  sparse?: boolean;
 }>;
 
 export type ReadAllOptions = Readonly<{

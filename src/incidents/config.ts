@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   type LifecycleConfig,
+  type LifecycleDeclaration,
   nonEmptyVariable,
   rotatingSecret,
   rotatingSecretVariables,
@@ -78,4 +79,16 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
       paging: readPagingSettings(v),
     };
   },
+};
+
+/**
+ * The incidents lifecycle as declared up front: what the configuration and the slash-command
+ * owners need, also when it is off. Its module (handlers/incident/module.ts) adds what it builds.
+ */
+export const incidentsDeclaration: LifecycleDeclaration<'incidents', IncidentsConfig> = {
+  name: 'incidents',
+  title: 'Incidents',
+  titleIsPlural: true,
+  slashCommands: ['/incident', '/oncall'],
+  config: incidentsConfig,
 };

@@ -1,9 +1,9 @@
-import type { CommandOwner } from '../../handlers/replies.ts';
 import type { CommandRoute } from '../application/dispatch.ts';
 import { ChatOpsError } from '../core/errors.ts';
 import type { CommandRejectedData } from '../processors/inboxDispatch.reactor.ts';
 import type { SlackReplyMessage } from '../processors/ports.ts';
-import type { Enrich, LifecycleDeclaration, LifecycleInstance, LifecycleModule } from './lifecycle.ts';
+import type { LifecycleDeclaration } from './config.ts';
+import type { Enrich, LifecycleInstance, LifecycleModule } from './lifecycle.ts';
 
 /**
  * How the composition root joins the switched-on lifecycles into one app: who owns each slash
@@ -14,6 +14,20 @@ import type { Enrich, LifecycleDeclaration, LifecycleInstance, LifecycleModule }
  * const { routes, ownerOf } = claimCommandRoutes({ shared: commandReplyRoutes }, running);
  * const bus = createCommandBus(store, routes);
  */
+
+/**
+ * Who owns a slash command, as the edge needs to know when nothing handled it. The composition
+ * root builds the map from every lifecycle's declared `slashCommands` (`slashCommandOwners`).
+ */
+export type CommandOwner = Readonly<{
+  /** The lifecycle's name (`incidents`). */
+  lifecycle: string;
+  /** What users read (`Incidents`). */
+  title: string;
+  titleIsPlural: boolean;
+  /** Its credentials are configured. */
+  on: boolean;
+}>;
 
 /** A switched-on module and what its `create` returned. */
 export type RunningLifecycle = Readonly<{ module: LifecycleModule; instance: LifecycleInstance }>;

@@ -62,6 +62,21 @@ export type LifecycleConfig<C> = Readonly<{
   legacySealingSecrets?(slice: C): Readonly<Record<string, readonly string[]>>;
 }>;
 
+/**
+ * What a lifecycle declares up front, known before anything is built (also when it is switched
+ * off): the configuration reads it, and the root knows from it who owns each slash command.
+ */
+export type LifecycleDeclaration<Name extends string = string, C = unknown> = Readonly<{
+  name: Name;
+  /** What users read: 'Incidents', 'Phone verification', 'Time off'. */
+  title: string;
+  /** "Incidents are …" rather than "… is …". */
+  titleIsPlural?: boolean;
+  /** The slash commands it owns, help command first (`/incident`). */
+  slashCommands: readonly string[];
+  config: LifecycleConfig<C>;
+}>;
+
 export const urlVariable = z
   .string()
   .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL');

@@ -1,11 +1,11 @@
 import type { App } from '@slack/bolt';
-import type { HandlerDeps } from '../../handlers/index.ts';
-import type { WebhookVerifier } from '../../handlers/webhooks/routes.ts';
 import type { CommandRoute } from '../application/dispatch.ts';
+import type { Inbox } from '../application/inbox.ts';
 import type { Clock } from '../core/clock.ts';
 import type { KeyRing } from '../core/keyRing.ts';
 import type { Command } from '../core/messages.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
+import type { WebhookVerifier } from '../http/webhookRoutes.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { PeopleDirectory } from '../people/directory.ts';
@@ -15,12 +15,12 @@ import type { SlackReplies, SlackReplyMessage } from '../processors/ports.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { KnownBlock } from '../slack/blocks/format.ts';
 import type { SwitchboardWebClient } from '../slack/webClient.ts';
-import type { LifecycleConfig } from './config.ts';
+import type { LifecycleDeclaration } from './config.ts';
 import type { LifecyclePorts, PortDirectory } from './ports.ts';
 
 /**
  * A lifecycle module: everything one lifecycle (incidents, verification, time off) brings to
- * Switchboard, declared in one object that `src/lifecycles/index.ts` lists. The composition root
+ * Switchboard, declared in one object that `src/lifecycleList.ts` lists. The composition root
  * (`src/app.ts`) names no lifecycle: it builds the shared machinery (store, Slack, people, bus,
  * processors, HTTP), then for every module that is switched on calls `create` and plugs in what
  * the instance returns.
@@ -37,10 +37,11 @@ import type { LifecyclePorts, PortDirectory } from './ports.ts';
  * the enrich step, the ports it offers the others, and an `api` for tests and the sandbox.
  *
  * Everything a module builds lives in its own folders: `machines/<lifecycle>/` (rules),
- * `handlers/<lifecycle>/` (Slack and webhook edge), `src/<lifecycle>/` (this module, its client
- * wiring, reactors, read models, Block Kit). `src/<lifecycle>/module.ts` is the lifecycle's
- * composition root: with `src/app.ts`, the only code in `src/` that imports from `handlers/`
- * (src/lifecycles/ imports the edge's types, to describe what a module plugs in).
+ * `src/<lifecycle>/` (its declaration and configuration, client wiring, reactors, read models,
+ * Block Kit), `handlers/<lifecycle>/` (its Slack and webhook edge, and this module:
+ * `handlers/<lifecycle>/module.ts`, the lifecycle's composition, on the top floor because it wires
+ * both). This interface is part of the kernel: it imports no lifecycle and nothing of `handlers/`;
+ * the edge's types it names (HandlerDeps, WebhookVerifier) are the kernel's.
  *
  * @example
  * export const timeOff = defineLifecycle({
@@ -74,6 +75,16 @@ export type LifecycleDeps = Readonly<{
   metrics: Metrics;
   /** The data key ring (SWITCHBOARD_DATA_KEYS): what a module keeps sealed at rest is sealed on it. */
   keyRing: KeyRing;
+}>;
+
+/**
+ * What every Slack listener gets from the root (`listeners(app, deps)`): it parses an input into
+ * commands, records them with `inbox.accept`, and acks.
+ */
+export type HandlerDeps = Readonly<{
+  inbox: Inbox;
+  clock: Clock;
+  logger: Logger;
 }>;
 
 /** One module's part of the App Home tab. */
@@ -128,17 +139,6 @@ export type LifecycleInstance<Api = unknown> = Readonly<{
   api: Api;
 }>;
 
-export type LifecycleDeclaration<Name extends string = string, C = unknown> = Readonly<{
-  name: Name;
-  /** What users read: 'Incidents', 'Phone verification', 'Time off'. */
-  title: string;
-  /** "Incidents are …" rather than "… is …". */
-  titleIsPlural?: boolean;
-  /** The slash commands it owns, help command first (`/incident`). */
-  slashCommands: readonly string[];
-  config: LifecycleConfig<C>;
-}>;
-
 export type LifecycleModule<
   Name extends string = string,
   C = unknown,
@@ -158,6 +158,52 @@ export const defineLifecycle = <const Name extends string, C, Api, Options = nev
   module: LifecycleModule<Name, C, Api, Options>,
 ): LifecycleModule<Name, C, Api, Options> => module;
 
-export type ApiOf<M> = M extends LifecycleModule<string, unknown, infer Api, unknown> ? Api : never;
-export type OptionsOf<M> = M extends LifecycleModule<string, unknown, unknown, infer O> ? O : never;
+/**
+ * A built lifecycle as the composition root lists it: its declaration at once (the configuration
+ * and the slash-command owners need it, also when it is off), its module (`create` and everything
+ * it imports) loaded by `load` only when it is switched on. So a start loads the code its
+ * configuration uses, and a command that only reads the configuration loads none of it.
+ */
+export type LazyLifecycle<
+  Name extends string = string,
+  C = unknown,
+  Api = unknown,
+  Options = unknown,
+> = LifecycleDeclaration<Name, C> & Readonly<{ load(): Promise<LifecycleModule<Name, C, Api, Options>> }>;
+
+/** What the root runs: a module (tests pass their own), or a lifecycle loaded when it is on. */
+export type ListedLifecycle = LifecycleModule | LazyLifecycle;
+
+/**
+ * A lifecycle listed by its declaration and a dynamic `import()` of its module.
+ *
+ * @example
+ * lazyLifecycle(timeOffDeclaration, async () => (await import('../handlers/timeOff/module.ts')).timeOff)
+ */
+export const lazyLifecycle = <const Name extends string, C, Api, Options>(
+  declaration: LifecycleDeclaration<Name, C>,
+  load: () => Promise<LifecycleModule<Name, C, Api, Options>>,
+): LazyLifecycle<Name, C, Api, Options> => ({ ...declaration, load });
+
+/** The module of a listed lifecycle, its code loaded if need be. */
+export const moduleOf = async (listed: ListedLifecycle): Promise<LifecycleModule> => {
+  if (!('load' in listed)) return listed;
+  const module = await listed.load();
+  if (module.name !== listed.name)
+    throw new TypeError(`lifecycle ${listed.name} loaded the module of ${module.name}`);
+  return module;
+};
+
+export type ApiOf<M> =
+  M extends LifecycleModule<string, unknown, infer Api, unknown>
+    ? Api
+    : M extends LazyLifecycle<string, unknown, infer Api, unknown>
+      ? Api
+      : never;
+export type OptionsOf<M> =
+  M extends LifecycleModule<string, unknown, unknown, infer O>
+    ? O
+    : M extends LazyLifecycle<string, unknown, unknown, infer O>
+      ? O
+      : never;
 export type ConfigOf<M> = M extends LifecycleDeclaration<string, infer C> ? C : never;

@@ -211,6 +211,7 @@ export const createPersonKeys = (deps: Readonly<{ store: EventStore; ring: KeyRi
 
   const survey = async (): Promise<PersonKeySurvey> => {
     // Every person-key event in global order (deleted streams are gone from it), folded per stream.
+    // A sparse read: a start surveys the keys, and on SQLite that costs the keys, not the history.
     const byStream = new Map<string, RecordedEvent[]>();
     let after: bigint | undefined;
     for (;;) {
@@ -219,6 +220,7 @@ export const createPersonKeys = (deps: Readonly<{ store: EventStore; ring: KeyRi
         filter: {
           streamPrefixes: [PERSON_KEY_STREAM_PREFIX],
           eventTypes: [PERSON_KEY_CREATED, PERSON_KEY_REWRAPPED],
+          sparse: true,
         },
         maxCount: 1_000,
       });

@@ -3,6 +3,7 @@ import { type ApprovalRules, DEFAULT_APPROVAL_RULES } from '../../machines/timeO
 import { isIsoDate } from '../../machines/timeOff/workingDays.ts';
 import {
   type LifecycleConfig,
+  type LifecycleDeclaration,
   nonEmptyVariable,
   rotatingSecret,
   rotatingSecretVariables,
@@ -131,4 +132,15 @@ export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
       ...(hrChannel ? { hrChannel: hrChannel.trim() } : {}),
     };
   },
+};
+
+/**
+ * The time off lifecycle as declared up front: what the configuration and the slash-command
+ * owners need, also when it is off. Its module (handlers/timeOff/module.ts) adds what it builds.
+ */
+export const timeOffDeclaration: LifecycleDeclaration<'timeOff', TimeOffConfig> = {
+  name: 'timeOff',
+  title: 'Time off',
+  slashCommands: ['/timeoff', '/whosout'],
+  config: timeOffConfig,
 };

@@ -9,7 +9,7 @@ import {
   type UpstreamTimeouts,
   type VendorErrorInfo,
 } from './http.ts';
-import { createQueueingBudget, type QueueingBudget } from './vonageBudget.ts';
+import { createQueueingBudget, type QueueingBudget } from './queueingBudget.ts';
 
 /**
  * The HR client (HiBob-shaped, https://apidocs.hibob.com/): people search and read, time off
@@ -29,7 +29,7 @@ import { createQueueingBudget, type QueueingBudget } from './vonageBudget.ts';
  * | 5xx, network | SB_UPSTREAM_UNAVAILABLE (retryable) |
  *
  * People search is limited to 50 a minute: searches queue on a budget of this client instance (a
- * sliding 60 s window, vonageBudget.ts) instead of meeting 429s. It returns every match in one
+ * sliding 60 s window, queueingBudget.ts) instead of meeting 429s. It returns every match in one
  * array; the answer's keys are in slash notation (`"/work/reportsTo"`) and the same employee may
  * also carry nested category objects (`"work": {...}`): `parseEmployee` reads both, and
  * `work.reportsTo` as a string employee id or an employee-reference object.

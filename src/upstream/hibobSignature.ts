@@ -63,7 +63,7 @@ export const verifyHiBobSignature = (
 };
 
 /**
- * The `verify` a `WebhookVerifier` (handlers/webhooks/routes.ts) needs for `POST /webhooks/hibob`:
+ * The `verify` a `WebhookVerifier` (src/http/webhookRoutes.ts) needs for `POST /webhooks/hibob`:
  * reads `bob-signature`, never throws; a good answer carries `deliveryId` (the body's hash).
  *
  * @example

@@ -8,7 +8,7 @@ import {
   type UpstreamTimeouts,
   type VendorErrorInfo,
 } from './http.ts';
-import { createQueueingBudget, type QueueingBudget } from './vonageBudget.ts';
+import { createQueueingBudget, type QueueingBudget } from './queueingBudget.ts';
 import type {
   CheckResult,
   CreateCallInput,
@@ -38,7 +38,7 @@ import { createApplicationJwtSigner } from './vonageJwt.ts';
  * (https://developer.vonage.com/en/getting-started/concepts/authentication). Number Insight:
  * Basic.
  *
- * Rate limits: one queueing budget per API per client instance (vonageBudget.ts), shared by every
+ * Rate limits: one queueing budget per API per client instance (queueingBudget.ts), shared by every
  * caller of that instance: call creation 3/s (across all voice products), other voice requests
  * 15/s, Messages 75/s. A page storm waits its turn instead of meeting 429s; a 429 that comes
  * anyway (another client on the key) closes that API's budget for the `Retry-After` it names and

@@ -180,7 +180,7 @@ export const signVonageWebhook = (
 };
 
 /**
- * The `verify` a `WebhookVerifier` (handlers/webhooks/routes.ts) needs for the three
+ * The `verify` a `WebhookVerifier` (src/http/webhookRoutes.ts) needs for the three
  * `/webhooks/vonage/*` routes: reads `Authorization`, judges `iat` on the clock, never throws.
  * The answer is a `WebhookVerification` (`{ ok: true }` or `{ ok: false, reason }`), with the
  * claims when it is good (`claims.payload_hash` names the delivery, retries included).

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   type LifecycleConfig,
+  type LifecycleDeclaration,
   nonEmptyVariable,
   rotatingSecret,
   rotatingSecretVariables,
@@ -8,9 +9,11 @@ import {
   withoutSlash,
 } from '../lifecycles/config.ts';
 import { PERSON_KEY_PURPOSE } from '../people/personKeys.ts';
-import { PHONE_NUMBER_PURPOSE } from './phone.ts';
 
 /** The verification lifecycle's configuration: the communications service (Vonage-shaped). */
+/** The ring purpose numbers of nobody known are sealed under (its legacy entries: VONAGE_SIGNATURE_SECRET). */
+export const PHONE_NUMBER_PURPOSE = 'phone-number';
+
 export type VerificationConfig = Readonly<{
   apiUrl: string;
   restUrl: string;
@@ -114,4 +117,15 @@ export const verificationConfig: LifecycleConfig<VerificationConfig> = {
     [PERSON_KEY_PURPOSE]: c.signatureSecrets,
     [PHONE_NUMBER_PURPOSE]: c.signatureSecrets,
   }),
+};
+
+/**
+ * The phone verification lifecycle as declared up front: what the configuration and the slash-command
+ * owners need, also when it is off. Its module (handlers/verification/module.ts) adds what it builds.
+ */
+export const verificationDeclaration: LifecycleDeclaration<'verification', VerificationConfig> = {
+  name: 'verification',
+  title: 'Phone verification',
+  slashCommands: ['/verify'],
+  config: verificationConfig,
 };

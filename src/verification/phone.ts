@@ -3,6 +3,7 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { ChatOpsError } from '../core/errors.ts';
 import type { KeyRing } from '../core/keyRing.ts';
 import { isPersonalSealed, type PersonKeys } from '../people/personKeys.ts';
+import { PHONE_NUMBER_PURPOSE } from './config.ts';
 
 /**
  * Phone numbers as the verification lifecycle handles them: parsed with libphonenumber-js (E.164
@@ -131,9 +132,6 @@ export type PhoneSealer = Readonly<{
    */
   openForUse(sealed: string): Promise<string>;
 }>;
-
-/** The ring purpose numbers of nobody known are sealed under (its legacy entries: VONAGE_SIGNATURE_SECRET). */
-export const PHONE_NUMBER_PURPOSE = 'phone-number';
 
 export const createPhoneSealer = (ring: KeyRing, keys?: PersonKeys): PhoneSealer => {
   const sealer = ring.sealer(PHONE_NUMBER_PURPOSE);

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { incidents } from '../../handlers/incident/module.ts';
+import { verification } from '../../handlers/verification/module.ts';
 import {
   ConfigError,
   describeSwitchedOff,
@@ -8,8 +10,7 @@ import {
   loadStoreConfig,
 } from '../../src/config.ts';
 import { isKurrentDbUrl } from '../../src/eventStore/storeUrl.ts';
-import { incidents } from '../../src/incidents/module.ts';
-import { verification } from '../../src/verification/module.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { ringEntry, TEST_DATA_KEYS } from '../support/dataKeys.ts';
 
 const slack = {
@@ -20,7 +21,7 @@ const slack = {
 
 const problemsOf = (env: Record<string, string>): ConfigError => {
   try {
-    loadConfig(env);
+    loadConfig(env, ALL_LIFECYCLES);
   } catch (e) {
     if (e instanceof ConfigError) return e;
     throw e;
@@ -30,15 +31,15 @@ const problemsOf = (env: Record<string, string>): ConfigError => {
 
 describe('loadConfig', () => {
   it('applies defaults and switches every lifecycle off when only Slack is configured', () => {
-    const config = loadConfig(slack);
+    const config = loadConfig(slack, ALL_LIFECYCLES);
     expect(config.port).toBe(3000);
     expect(config.eventStoreUrl).toBe('sqlite:./data/switchboard.db');
     expect(config.logLevel).toBe('info');
     expect(config.slack).toMatchObject({ socketMode: false, apiUrl: undefined, appToken: undefined });
     expect(config.lifecycles).toEqual({ incidents: false, verification: false, timeOff: false });
     expect(lifecycleConfig(config, incidents)).toBeUndefined();
-    expect(describeSwitchedOff(config)).toHaveLength(3);
-    expect(describeSwitchedOff(config)[0]).toContain('PAGERDUTY_TOKEN');
+    expect(describeSwitchedOff(config, ALL_LIFECYCLES)).toHaveLength(3);
+    expect(describeSwitchedOff(config, ALL_LIFECYCLES)[0]).toContain('PAGERDUTY_TOKEN');
   });
 
   it('names every missing Slack variable and what it is for', () => {
@@ -69,24 +70,27 @@ describe('loadConfig', () => {
   });
 
   it('selects Socket Mode with an app token, where the signing secret is optional', () => {
-    const config = loadConfig({
-      SLACK_BOT_TOKEN: 'xoxb-1',
-      SLACK_APP_TOKEN: 'xapp-1-abc',
-      SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS,
-    });
+    const config = loadConfig(
+      {
+        SLACK_BOT_TOKEN: 'xoxb-1',
+        SLACK_APP_TOKEN: 'xapp-1-abc',
+        SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS,
+      },
+      ALL_LIFECYCLES,
+    );
     expect(config.slack.socketMode).toBe(true);
     expect(config.slack.signingSecret).toBeUndefined();
   });
 
   it('normalises SLACK_API_URL to end with a slash', () => {
-    expect(loadConfig({ ...slack, SLACK_API_URL: 'http://127.0.0.1:9/api' }).slack.apiUrl).toBe(
-      'http://127.0.0.1:9/api/',
-    );
+    expect(
+      loadConfig({ ...slack, SLACK_API_URL: 'http://127.0.0.1:9/api' }, ALL_LIFECYCLES).slack.apiUrl,
+    ).toBe('http://127.0.0.1:9/api/');
   });
 
   it("reads the incident service's request budget, refusing anything but a positive whole number", () => {
     const pd = { ...slack, PAGERDUTY_TOKEN: 'pd-token-123456', PAGERDUTY_WEBHOOK_SECRET: 'pd-whsec-123' };
-    const config = loadConfig({ ...pd, PAGERDUTY_REQUESTS_PER_MINUTE: '1200' });
+    const config = loadConfig({ ...pd, PAGERDUTY_REQUESTS_PER_MINUTE: '1200' }, ALL_LIFECYCLES);
     expect(lifecycleConfig(config, incidents)?.requestsPerMinute).toBe(1200);
     for (const bad of ['0', '-5', 'lots', '9.5'])
       expect(
@@ -95,11 +99,14 @@ describe('loadConfig', () => {
   });
 
   it('switches a lifecycle on when all its credentials are set, with vendor URLs by default', () => {
-    const config = loadConfig({
-      ...slack,
-      PAGERDUTY_TOKEN: 'pd-token-123456',
-      PAGERDUTY_WEBHOOK_SECRET: 'pd-whsec-123',
-    });
+    const config = loadConfig(
+      {
+        ...slack,
+        PAGERDUTY_TOKEN: 'pd-token-123456',
+        PAGERDUTY_WEBHOOK_SECRET: 'pd-whsec-123',
+      },
+      ALL_LIFECYCLES,
+    );
     expect(config.lifecycles.incidents).toBe(true);
     expect(lifecycleConfig(config, incidents)).toEqual({
       apiUrl: 'https://api.pagerduty.com',
@@ -121,16 +128,19 @@ describe('loadConfig', () => {
   });
 
   it('parses the verification lifecycle, unescaping a one-line PEM key', () => {
-    const config = loadConfig({
-      ...slack,
-      VONAGE_API_KEY: 'key123',
-      VONAGE_API_SECRET: 'secret123',
-      VONAGE_APPLICATION_ID: 'app-1',
-      VONAGE_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----\\nabc\\n-----END PRIVATE KEY-----',
-      VONAGE_SIGNATURE_SECRET: 'sig-secret-1',
-      VONAGE_FROM_NUMBER: '+15550001111',
-      VONAGE_API_URL: 'http://127.0.0.1:4000/',
-    });
+    const config = loadConfig(
+      {
+        ...slack,
+        VONAGE_API_KEY: 'key123',
+        VONAGE_API_SECRET: 'secret123',
+        VONAGE_APPLICATION_ID: 'app-1',
+        VONAGE_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----\\nabc\\n-----END PRIVATE KEY-----',
+        VONAGE_SIGNATURE_SECRET: 'sig-secret-1',
+        VONAGE_FROM_NUMBER: '+15550001111',
+        VONAGE_API_URL: 'http://127.0.0.1:4000/',
+      },
+      ALL_LIFECYCLES,
+    );
     expect(lifecycleConfig(config, verification)?.privateKey).toBe(
       '-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----',
     );
@@ -146,13 +156,16 @@ describe('loadConfig', () => {
   });
 
   it('reads each webhook and signing secret with its <NAME>_PREVIOUS during a rotation, both secret', () => {
-    const config = loadConfig({
-      ...slack,
-      SLACK_SIGNING_SECRET_PREVIOUS: 'signing-secret-old-456',
-      PAGERDUTY_TOKEN: 'pd-token-123456',
-      PAGERDUTY_WEBHOOK_SECRET: 'pd-whsec-new,pd-whsec-other',
-      PAGERDUTY_WEBHOOK_SECRET_PREVIOUS: 'pd-whsec-old',
-    });
+    const config = loadConfig(
+      {
+        ...slack,
+        SLACK_SIGNING_SECRET_PREVIOUS: 'signing-secret-old-456',
+        PAGERDUTY_TOKEN: 'pd-token-123456',
+        PAGERDUTY_WEBHOOK_SECRET: 'pd-whsec-new,pd-whsec-other',
+        PAGERDUTY_WEBHOOK_SECRET_PREVIOUS: 'pd-whsec-old',
+      },
+      ALL_LIFECYCLES,
+    );
     expect(config.slack.signingSecrets).toEqual(['signing-secret-value-123', 'signing-secret-old-456']);
     // The incident service's secret kept its comma-separated form; the previous one comes last.
     expect(lifecycleConfig(config, incidents)?.webhookSecrets).toEqual([
@@ -162,9 +175,12 @@ describe('loadConfig', () => {
     ]);
     expect(config.secrets).toEqual(expect.arrayContaining(['signing-secret-old-456', 'pd-whsec-old']));
     // The same value twice is one secret; a previous value alone does not switch a lifecycle on.
-    const same = loadConfig({ ...slack, SLACK_SIGNING_SECRET_PREVIOUS: slack.SLACK_SIGNING_SECRET });
+    const same = loadConfig(
+      { ...slack, SLACK_SIGNING_SECRET_PREVIOUS: slack.SLACK_SIGNING_SECRET },
+      ALL_LIFECYCLES,
+    );
     expect(same.slack.signingSecrets).toEqual(['signing-secret-value-123']);
-    const alone = loadConfig({ ...slack, HIBOB_WEBHOOK_SECRET_PREVIOUS: 'hr-old' });
+    const alone = loadConfig({ ...slack, HIBOB_WEBHOOK_SECRET_PREVIOUS: 'hr-old' }, ALL_LIFECYCLES);
     expect(alone.lifecycles.timeOff).toBe(false);
   });
 
@@ -175,7 +191,8 @@ describe('loadConfig', () => {
 
   it('accepts sqlite and kurrentdb store URLs and refuses others', () => {
     expect(
-      loadConfig({ ...slack, EVENT_STORE_URL: 'kurrentdb://localhost:2113?tls=false' }).eventStoreUrl,
+      loadConfig({ ...slack, EVENT_STORE_URL: 'kurrentdb://localhost:2113?tls=false' }, ALL_LIFECYCLES)
+        .eventStoreUrl,
     ).toBe('kurrentdb://localhost:2113?tls=false');
     expect(problemsOf({ ...slack, EVENT_STORE_URL: 'postgres://x' }).problems[0]?.variable).toBe(
       'EVENT_STORE_URL',
@@ -191,7 +208,7 @@ describe('loadConfig', () => {
       'esdb://node1:2113,node2:2113?tls=false',
       'eventstore://node1:2113?tls=false',
     ]) {
-      expect(loadConfig({ ...slack, EVENT_STORE_URL: url }).eventStoreUrl).toBe(url);
+      expect(loadConfig({ ...slack, EVENT_STORE_URL: url }, ALL_LIFECYCLES).eventStoreUrl).toBe(url);
       expect(isKurrentDbUrl(url)).toBe(true);
     }
     expect(isKurrentDbUrl('sqlite:./x.db')).toBe(false);
@@ -204,14 +221,17 @@ describe('loadConfig', () => {
     expect(`${e.message} ${JSON.stringify(e.problems)}`).not.toContain('hunter2-store-pw');
     expect(e.problems[0]?.problem).toContain('***@node1:2113');
 
-    const config = loadConfig({
-      ...slack,
-      EVENT_STORE_URL: 'kurrentdb://switchboard:p%40ss-word-9@node1:2113,node2:2113?tls=true',
-    });
-    expect(config.secrets).toEqual(expect.arrayContaining(['p%40ss-word-9', 'p@ss-word-9']));
-    expect(loadConfig({ ...slack, EVENT_STORE_URL: 'kurrentdb://node1:2113' }).secrets).toEqual(
-      expect.not.arrayContaining(['node1:2113']),
+    const config = loadConfig(
+      {
+        ...slack,
+        EVENT_STORE_URL: 'kurrentdb://switchboard:p%40ss-word-9@node1:2113,node2:2113?tls=true',
+      },
+      ALL_LIFECYCLES,
     );
+    expect(config.secrets).toEqual(expect.arrayContaining(['p%40ss-word-9', 'p@ss-word-9']));
+    expect(
+      loadConfig({ ...slack, EVENT_STORE_URL: 'kurrentdb://node1:2113' }, ALL_LIFECYCLES).secrets,
+    ).toEqual(expect.not.arrayContaining(['node1:2113']));
   });
 });
 
@@ -231,7 +251,7 @@ describe('SWITCHBOARD_DATA_KEYS', () => {
 
   it('is parsed in order, the first sealing, and each key is scrubbed from logs', () => {
     const text = `${ringEntry('new', 1)},${ringEntry('old', 2)}`;
-    const config = loadConfig({ ...withoutRing, SWITCHBOARD_DATA_KEYS: text });
+    const config = loadConfig({ ...withoutRing, SWITCHBOARD_DATA_KEYS: text }, ALL_LIFECYCLES);
     expect(config.dataKeys.ring.map((k) => k.id)).toEqual(['new', 'old']);
     expect(config.dataKeys.ring[1]?.key.equals(Buffer.alloc(32, 2))).toBe(true);
     expect(config.secrets).toEqual(
@@ -272,14 +292,16 @@ describe('loadKeysConfig', () => {
       VONAGE_SIGNATURE_SECRET: 'sig-secret-1',
       VONAGE_FROM_NUMBER: '+15550001111',
     };
-    const config = loadKeysConfig({ SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS, ...vonage });
+    const config = loadKeysConfig({ SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS, ...vonage }, ALL_LIFECYCLES);
     expect(config.dataKeys.ring.map((k) => k.id)).toEqual(['test']);
     expect(config.dataKeys.legacy).toEqual({
       'person-key': ['sig-secret-1'],
       'phone-number': ['sig-secret-1'],
     });
-    expect(loadKeysConfig({ SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS }).dataKeys.legacy).toEqual({});
-    expect(() => loadKeysConfig({})).toThrow(/SWITCHBOARD_DATA_KEYS is not set/);
+    expect(loadKeysConfig({ SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS }, ALL_LIFECYCLES).dataKeys.legacy).toEqual(
+      {},
+    );
+    expect(() => loadKeysConfig({}, ALL_LIFECYCLES)).toThrow(/SWITCHBOARD_DATA_KEYS is not set/);
   });
 });
 

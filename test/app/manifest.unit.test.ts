@@ -4,8 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { VERIFY_USAGE } from '../../handlers/verification/commands.ts';
 import { SLACK_EVENTS_PATH } from '../../src/http/slackReceiver.ts';
-import { ALL_LIFECYCLES, LIFECYCLES } from '../../src/lifecycles/index.ts';
-import { PLANNED_LIFECYCLES } from '../../src/lifecycles/planned.ts';
+import { ALL_LIFECYCLES, LIFECYCLES, PLANNED_LIFECYCLES } from '../../src/lifecycleList.ts';
 
 type Manifest = {
   features: {

@@ -6,6 +6,7 @@ import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/f
 import { createSwitchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { ChatOpsError } from '../../src/core/errors.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { caught } from '../support/caught.ts';
 import { createLogSink } from '../support/logSink.ts';
 import { NODE24, ROOT, TEST_BOT_TOKEN, tempDir, testEnv } from '../support/startApp.ts';
@@ -41,7 +42,7 @@ let n = 0;
 /** Starts Switchboard with `env` over the fake's; resolves with the start-up error. */
 const startFailure = async (env: Record<string, string> = {}): Promise<ChatOpsError> => {
   const logs = createLogSink();
-  const config = loadConfig(testEnv(fake, join(tmp.dir, `auth-${++n}.db`), env));
+  const config = loadConfig(testEnv(fake, join(tmp.dir, `auth-${++n}.db`), env), ALL_LIFECYCLES);
   const sb = await createSwitchboard({ config, logger: logs.logger({ secrets: config.secrets }) });
   try {
     return (await caught(sb.start())) as ChatOpsError;

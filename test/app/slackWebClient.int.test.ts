@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { loadConfig } from '../../src/config.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { createMetrics, type Metrics } from '../../src/metrics.ts';
 import { createSlackWebClient, type SwitchboardWebClient } from '../../src/slack/webClient.ts';
 import { caught } from '../support/caught.ts';
@@ -22,12 +23,15 @@ afterAll(async () => {
 beforeEach(() => {
   fake.clearBehaviour();
   metrics = createMetrics();
-  const config = loadConfig({
-    SLACK_BOT_TOKEN: TOKEN,
-    SLACK_SIGNING_SECRET: 's3cret-signing',
-    SLACK_API_URL: fake.apiUrl,
-    SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS,
-  });
+  const config = loadConfig(
+    {
+      SLACK_BOT_TOKEN: TOKEN,
+      SLACK_SIGNING_SECRET: 's3cret-signing',
+      SLACK_API_URL: fake.apiUrl,
+      SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS,
+    },
+    ALL_LIFECYCLES,
+  );
   slack = createSlackWebClient({
     slack: config.slack,
     logger: logs.logger({ secrets: config.secrets }),

@@ -439,6 +439,34 @@ export const runEventStoreContract = (
         expect(ids(byBoth)).toEqual(where((e) => e.type === paid));
         expect(byBoth.map((e) => e.streamId)).toEqual([`${orders}-1`, `${carts}-1`]);
       });
+
+      it('a sparse filter (a hint: few events match) reads exactly what the same filter reads', async () => {
+        const store = await openStore();
+        const keys = unique('key');
+        const others = `${keys}z`; // shares every letter of the prefix but its dash
+        const noise = unique('noise');
+        const head = await store.headPosition();
+        await store.appendToStream(`${keys}-b`, [newEvent('Made')]);
+        for (let i = 0; i < 5; i++) await store.appendToStream(`${noise}-${i}`, newEvents(2));
+        await store.appendToStream(`${others}-a`, [newEvent('Made')]);
+        await store.appendToStream(keys, [newEvent('Made')]);
+        await store.appendToStream(`${keys}-a`, [newEvent('Made'), newEvent('Rewrapped'), newEvent('Other')]);
+        await store.appendToStream(`${keys}-b`, [newEvent('Rewrapped')]);
+        const filters: EventFilter[] = [
+          { streamPrefixes: [`${keys}-`] },
+          { streamPrefixes: [`${keys}-`, `${others}-`], eventTypes: ['Made', 'Rewrapped'] },
+          { streamPrefixes: [`${keys}-`, `${keys}-a`] },
+        ];
+        for (const filter of filters) {
+          const all = await readMine(store, head, filter);
+          expect(all.length).toBeGreaterThan(2);
+          expect(await readMine(store, head, { ...filter, sparse: true })).toEqual(all);
+          const after = all[0]!.position;
+          expect(await store.readAll({ after, maxCount: 2, filter: { ...filter, sparse: true } })).toEqual(
+            all.slice(1, 3),
+          );
+        }
+      });
     });
 
     describe('listing streams', () => {

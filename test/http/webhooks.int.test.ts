@@ -1,7 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type WebhookVerifier, webhookRoutes } from '../../handlers/webhooks/routes.ts';
 import {
   createInbox,
   inboxCommands,
@@ -14,6 +13,7 @@ import { ValidationError } from '../../src/core/errors.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { openEventStore } from '../../src/eventStore/openEventStore.ts';
 import { createHttpServer, type HttpServer } from '../../src/http/server.ts';
+import { type WebhookVerifier, webhookRoutes } from '../../src/http/webhookRoutes.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { createLogSink } from '../support/logSink.ts';
 import { tempDir } from '../support/startApp.ts';

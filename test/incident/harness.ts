@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { IncidentsOptions } from '../../handlers/incident/module.ts';
 import {
   type PagerDutySimulator,
   type PagerDutySimulatorOptions,
@@ -23,7 +24,7 @@ import { loadConfig } from '../../src/config.ts';
 import type { Clock } from '../../src/core/clock.ts';
 import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
 import { openEventStore } from '../../src/eventStore/openEventStore.ts';
-import type { IncidentsOptions } from '../../src/incidents/module.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
 import {
@@ -165,7 +166,7 @@ export const startIncidentHarness = async (
   const env = (port: number) => testEnv(fake, dbPath, { ...simulatorEnv(simulators), PORT: String(port) });
   const logs = createLogSink();
   const boot = async (port: number) => {
-    const config = loadConfig(env(port));
+    const config = loadConfig(env(port), ALL_LIFECYCLES);
     const logger = createLogger({ level: 'debug', destination: logs.stream, secrets: config.secrets });
     const app = await createSwitchboard({
       config,

@@ -12,6 +12,7 @@ import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { ManualClock } from '../../src/core/clock.ts';
 import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { createLogger } from '../../src/logger.ts';
 import { readTimer, TIMER_STREAM_PREFIX } from '../../src/processors/scheduler.ts';
 import { createVonageClient } from '../../src/upstream/vonage.ts';
@@ -131,7 +132,7 @@ export const startPagingHarness = async (
   if (options.seed) await options.seed(dbPath, env);
   const logs = createLogSink();
   const boot = async () => {
-    const config = loadConfig(env);
+    const config = loadConfig(env, ALL_LIFECYCLES);
     const logger = createLogger({ level: 'debug', destination: logs.stream, secrets: config.secrets });
     const app = await createSwitchboard({
       config,

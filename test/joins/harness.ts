@@ -1,3 +1,4 @@
+import type { TimeOffOptions } from '../../handlers/timeOff/module.ts';
 import {
   type PagerDutySimulator,
   startPagerDutySimulator,
@@ -9,7 +10,6 @@ import { type ManualClock, manualClock } from '../../src/core/clock.ts';
 import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
 import { readTimer, TIMER_STREAM_PREFIX } from '../../src/processors/scheduler.ts';
 import { TIME_OFF_ACTION } from '../../src/timeOff/blocks/timeOffIds.ts';
-import type { TimeOffOptions } from '../../src/timeOff/module.ts';
 import { createVonageClient } from '../../src/upstream/vonage.ts';
 import { postSigned } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';

@@ -4,8 +4,8 @@ import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/f
 import { eventCallbackBody, slashCommandBody } from '../../sandbox/simulators/slack/signing.ts';
 import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { type Env, loadConfig } from '../../src/config.ts';
-import { ALL_LIFECYCLES, LIFECYCLES, type LifecycleOptions } from '../../src/lifecycles/index.ts';
-import type { LifecycleModule } from '../../src/lifecycles/lifecycle.ts';
+import { ALL_LIFECYCLES, LIFECYCLES, type LifecycleOptions } from '../../src/lifecycleList.ts';
+import type { LifecycleModule, ListedLifecycle } from '../../src/lifecycles/lifecycle.ts';
 import type { Absences } from '../../src/lifecycles/ports.ts';
 import { createLogger } from '../../src/logger.ts';
 import { caught } from '../support/caught.ts';
@@ -26,7 +26,7 @@ afterEach(async () => {
   for (const r of running.splice(0)) await r.stop();
 });
 
-const configFor = (fake: FakeSlack, dir: string, env: Env, modules: readonly LifecycleModule[]) =>
+const configFor = (fake: FakeSlack, dir: string, env: Env, modules: readonly ListedLifecycle[]) =>
   loadConfig(testEnv(fake, join(dir, 'switchboard.db'), env), [
     ...ALL_LIFECYCLES,
     ...modules.filter((m) => !ALL_LIFECYCLES.some((l) => l.name === m.name)),
@@ -35,7 +35,7 @@ const configFor = (fake: FakeSlack, dir: string, env: Env, modules: readonly Lif
 const start = async (
   env: Env,
   // Tickets right after incidents, as when this test was written: the help list follows module order.
-  modules: readonly LifecycleModule[] = [LIFECYCLES[0], tickets, ...LIFECYCLES.slice(1)],
+  modules: readonly ListedLifecycle[] = [LIFECYCLES[0], tickets, ...LIFECYCLES.slice(1)],
   lifecycleOptions: Readonly<Record<string, unknown>> = {},
 ): Promise<Running> => {
   const fake = await startFakeSlack({ botToken: TEST_BOT_TOKEN });
@@ -152,7 +152,7 @@ describe('a second lifecycle module', () => {
 describe('the composition root refuses, at start, what two modules claim', () => {
   const ticketsAgain = { ...tickets, name: 'ticketsAgain', slashCommands: ['/ticket2'] } as LifecycleModule;
 
-  const refusal = async (env: Env, modules: readonly LifecycleModule[], options = {}) => {
+  const refusal = async (env: Env, modules: readonly ListedLifecycle[], options = {}) => {
     const fake = await startFakeSlack({ botToken: TEST_BOT_TOKEN });
     const tmp = tempDir('switchboard-modules-');
     try {

@@ -14,13 +14,13 @@ import {
   viewStateValues,
 } from '../../sandbox/console/public/blockKit.js';
 import { incidentCard } from '../../src/incidents/blocks/incidentCard.ts';
+import { incidentHelp } from '../../src/incidents/blocks/incidentHelp.ts';
 import { INCIDENT_ACTION, INCIDENT_FIELD } from '../../src/incidents/blocks/incidentIds.ts';
 import {
   readTriggerIncidentSubmission,
   triggerIncidentModal,
 } from '../../src/incidents/blocks/incidentModals.ts';
 import { toIncidentView } from '../../src/incidents/blocks/incidentView.ts';
-import { incidentHelp } from '../../src/slack/blocks/help.ts';
 import { ACKED, OPEN, TRIGGER_ID } from '../machines/incident/fixtures.ts';
 
 const ctx = {

@@ -2,10 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { timeOff } from '../../handlers/timeOff/module.ts';
 import { type HiBobSimulator, startHiBobSimulator } from '../../sandbox/simulators/hibob/index.ts';
 import type { Simulator } from '../../sandbox/simulators/simulator.ts';
 import { type ManualClock, manualClock } from '../../src/core/clock.ts';
-import { timeOff } from '../../src/timeOff/module.ts';
 import { hibobDeliveryId, verifyHiBobSignature } from '../../src/upstream/hibobSignature.ts';
 import { waitFor } from '../support/waitFor.ts';
 

@@ -14,6 +14,7 @@ import {
 import { startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { loadConfig } from '../../src/config.ts';
 import { manualClock } from '../../src/core/clock.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { verifyPagerDutySignature } from '../../src/upstream/pagerdutySignature.ts';
 import { TEST_DATA_KEYS } from '../support/dataKeys.ts';
 import { startRecordingReceiver } from '../support/recordingReceiver.ts';
@@ -63,11 +64,14 @@ describe('env', () => {
       PAGERDUTY_WEBHOOK_SECRET: 'pd-webhook-secret',
     });
     // The bot's own configuration accepts it as a whole: Slack and the incidents lifecycle on.
-    const config = loadConfig({
-      ...env,
-      EVENT_STORE_URL: 'sqlite::memory:',
-      SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS,
-    });
+    const config = loadConfig(
+      {
+        ...env,
+        EVENT_STORE_URL: 'sqlite::memory:',
+        SWITCHBOARD_DATA_KEYS: TEST_DATA_KEYS,
+      },
+      ALL_LIFECYCLES,
+    );
     expect(config.secrets).toEqual(
       expect.arrayContaining(['xoxb-env-test', 'slack-signing', 'pd-token', 'pd-webhook-secret']),
     );

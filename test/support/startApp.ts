@@ -7,6 +7,7 @@ import { type BodyKind, signedHeaders } from '../../sandbox/simulators/slack/sig
 import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { type Env, loadConfig } from '../../src/config.ts';
 import type { Clock } from '../../src/core/clock.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { TEST_DATA_KEYS } from './dataKeys.ts';
 import { createLogSink, type LogSink } from './logSink.ts';
@@ -98,7 +99,7 @@ export const startTestApp = async (
   const fake = options.fake ?? (await startFakeSlack({ botToken: TEST_BOT_TOKEN }));
   const tmp = tempDir();
   const dbPath = join(tmp.dir, 'switchboard.db');
-  const config = loadConfig(testEnv(fake, dbPath, options.env));
+  const config = loadConfig(testEnv(fake, dbPath, options.env), ALL_LIFECYCLES);
   const logs = createLogSink();
   const logger =
     options.logger ?? createLogger({ level: 'debug', destination: logs.stream, secrets: config.secrets });

@@ -1,17 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import { timeOff } from '../../handlers/timeOff/module.ts';
 import {
   type DirectoryEmployee,
   type DirectoryState,
   directoryDecider,
 } from '../../machines/timeOff/directory.ts';
 import { ConfigError, lifecycleConfig, loadConfig } from '../../src/config.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import {
   type ApproverFacts,
   awayUntilOf,
   reportingLine,
   routeApprover,
 } from '../../src/timeOff/approvers.ts';
-import { timeOff } from '../../src/timeOff/module.ts';
 import { TEST_DATA_KEYS } from '../support/dataKeys.ts';
 
 /** Frank → Dana → Ana, plus Gus (reports to Frank, no Slack). */
@@ -180,7 +181,7 @@ describe('TIME_OFF_HR_CHANNEL', () => {
   };
   const problems = (env: Record<string, string>): string => {
     try {
-      loadConfig(env);
+      loadConfig(env, ALL_LIFECYCLES);
     } catch (e) {
       if (e instanceof ConfigError) return e.message;
       throw e;
@@ -189,14 +190,16 @@ describe('TIME_OFF_HR_CHANNEL', () => {
   };
 
   it('is optional, and a channel id when set', () => {
-    const plain = lifecycleConfig(loadConfig(base), timeOff);
+    const plain = lifecycleConfig(loadConfig(base, ALL_LIFECYCLES), timeOff);
     expect(plain).toMatchObject({ serviceUserId: 'SERVICE-1' });
     expect(plain?.hrChannel).toBeUndefined();
     expect(
-      lifecycleConfig(loadConfig({ ...base, TIME_OFF_HR_CHANNEL: 'C0PEOPLE' }), timeOff)?.hrChannel,
+      lifecycleConfig(loadConfig({ ...base, TIME_OFF_HR_CHANNEL: 'C0PEOPLE' }, ALL_LIFECYCLES), timeOff)
+        ?.hrChannel,
     ).toBe('C0PEOPLE');
     expect(
-      lifecycleConfig(loadConfig({ ...base, TIME_OFF_HR_CHANNEL: 'G01PRIVATE' }), timeOff)?.hrChannel,
+      lifecycleConfig(loadConfig({ ...base, TIME_OFF_HR_CHANNEL: 'G01PRIVATE' }, ALL_LIFECYCLES), timeOff)
+        ?.hrChannel,
     ).toBe('G01PRIVATE');
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { timeOff } from '../../handlers/timeOff/module.ts';
 import { ConfigError, lifecycleConfig, loadConfig } from '../../src/config.ts';
-import { timeOff } from '../../src/timeOff/module.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { TEST_DATA_KEYS } from '../support/dataKeys.ts';
 
 const base = {
@@ -14,7 +15,7 @@ const base = {
 
 const problems = (env: Record<string, string>): string => {
   try {
-    loadConfig(env);
+    loadConfig(env, ALL_LIFECYCLES);
   } catch (e) {
     if (e instanceof ConfigError) return e.message;
     throw e;
@@ -24,7 +25,7 @@ const problems = (env: Record<string, string>): string => {
 
 describe('time-off configuration', () => {
   it('is on with its three credentials, with the vendor URL and the approval rules by default', () => {
-    const config = loadConfig(base);
+    const config = loadConfig(base, ALL_LIFECYCLES);
     expect(config.lifecycles.timeOff).toBe(true);
     expect(lifecycleConfig(config, timeOff)).toEqual({
       apiUrl: 'https://api.hibob.com/v1',
@@ -44,15 +45,18 @@ describe('time-off configuration', () => {
   });
 
   it('reads holidays, reminders, expiry and intervals', () => {
-    const config = loadConfig({
-      ...base,
-      HIBOB_API_URL: 'http://127.0.0.1:4100/v1/',
-      TIME_OFF_HOLIDAYS: '2026-12-25, 2026-12-26 2026-12-25',
-      TIME_OFF_REMINDER_DAYS: '2, 4',
-      TIME_OFF_EXPIRY_DAYS: '10',
-      HIBOB_DIRECTORY_REFRESH_MINUTES: '30',
-      HIBOB_CHANGES_POLL_MINUTES: '2',
-    });
+    const config = loadConfig(
+      {
+        ...base,
+        HIBOB_API_URL: 'http://127.0.0.1:4100/v1/',
+        TIME_OFF_HOLIDAYS: '2026-12-25, 2026-12-26 2026-12-25',
+        TIME_OFF_REMINDER_DAYS: '2, 4',
+        TIME_OFF_EXPIRY_DAYS: '10',
+        HIBOB_DIRECTORY_REFRESH_MINUTES: '30',
+        HIBOB_CHANGES_POLL_MINUTES: '2',
+      },
+      ALL_LIFECYCLES,
+    );
     expect(lifecycleConfig(config, timeOff)).toMatchObject({
       apiUrl: 'http://127.0.0.1:4100/v1',
       holidays: ['2026-12-25', '2026-12-26'],

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { TimeOffApi, TimeOffOptions } from '../../handlers/timeOff/module.ts';
 import {
   type HiBobSimulator,
   type HiBobSimulatorOptions,
@@ -17,8 +18,8 @@ import {
 import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type ManualClock, manualClock } from '../../src/core/clock.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { createLogger } from '../../src/logger.ts';
-import type { TimeOffApi, TimeOffOptions } from '../../src/timeOff/module.ts';
 import type { HiBobClient } from '../../src/upstream/hibob.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
 import { postSigned, TEST_BOT_TOKEN, TEST_SIGNING_SECRET, tempDir, testEnv } from '../support/startApp.ts';
@@ -217,6 +218,7 @@ export const startTimeOffHarness = async (
   const boot = async (port: number, env: Record<string, string> = {}) => {
     const config = loadConfig(
       testEnv(fake, dbPath, { ...simulatorEnv(simulators), ...options.env, ...env, PORT: String(port) }),
+      ALL_LIFECYCLES,
     );
     const logger = createLogger({ level: 'debug', destination: logs.stream, secrets: config.secrets });
     const app = await createSwitchboard({

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { WebhookVerifier } from '../../handlers/webhooks/routes.ts';
+import type { WebhookVerifier } from '../../src/http/webhookRoutes.ts';
 import {
   hibobDeliveryId,
   hibobWebhookVerify,

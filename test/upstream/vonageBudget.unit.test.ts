@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '../../src/core/clock.ts';
-import { createQueueingBudget } from '../../src/upstream/vonageBudget.ts';
+import { createQueueingBudget } from '../../src/upstream/queueingBudget.ts';
 
 /**
  * The queueing budget on a manual clock: callers wait their turn in arrival order, never more than

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import type { WebhookVerifier } from '../../handlers/webhooks/routes.ts';
 import { manualClock } from '../../src/core/clock.ts';
+import type { WebhookVerifier } from '../../src/http/webhookRoutes.ts';
 import {
   signVonageWebhook,
   verifyVonageSignature,

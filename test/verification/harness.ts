@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { VerificationOptions } from '../../handlers/verification/module.ts';
 import { connectAll, type Simulator, simulatorEnv } from '../../sandbox/simulators/simulator.ts';
 import { type FakeMessage, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import {
@@ -12,13 +13,13 @@ import { startVonageSimulator, type VonageSimulator } from '../../sandbox/simula
 import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type ManualClock, manualClock } from '../../src/core/clock.ts';
+import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { createLogger } from '../../src/logger.ts';
 import {
   VERIFICATION_ACTION,
   VERIFICATION_FIELD,
   VERIFICATION_VIEW,
 } from '../../src/verification/blocks/ids.ts';
-import type { VerificationOptions } from '../../src/verification/module.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
 import { postSigned, TEST_BOT_TOKEN, TEST_SIGNING_SECRET, tempDir, testEnv } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
@@ -102,6 +103,7 @@ export const startVerificationHarness = async (
   const boot = async (port: number) => {
     const config = loadConfig(
       testEnv(fake, dbPath, { ...simulatorEnv(simulators), ...options.env, PORT: String(port) }),
+      ALL_LIFECYCLES,
     );
     const logger = createLogger({ level: 'debug', destination: logs.stream, secrets: config.secrets });
     const app = await createSwitchboard({

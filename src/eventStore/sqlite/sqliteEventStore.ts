@@ -259,6 +259,17 @@ const expectationMet = (expected: ExpectedRevision, revision: number | undefined
   (typeof expected === 'number' && revision === expected);
 
 /** Number of characters SQLite's substr() counts in a prefix (code points, not UTF-16 units). */
+/**
+ * The stream ids that start with `prefix` as one range of the index, `[prefix, end)` in SQLite's
+ * binary order: `end` is the prefix with its last character one higher. Only for a prefix ending
+ * in a printable ASCII character (every prefix Switchboard uses); undefined otherwise.
+ */
+const prefixRange = (prefix: string): [string, string] | undefined => {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  if (prefix.length === 0 || last < 0x20 || last >= 0x7e) return undefined;
+  return [prefix, `${prefix.slice(0, -1)}${String.fromCharCode(last + 1)}`];
+};
+
 const codePoints = (s: string): number => {
   let n = 0;
   for (const _ of s) n += 1;
@@ -719,8 +730,43 @@ export const createSqliteEventStore = (options: SqliteEventStoreOptions): Sqlite
     return sql;
   };
 
+  /**
+   * A sparse read (`filter.sparse`): the positions of the streams under each prefix, found
+   * through the (stream_id, stream_revision) index (every id with an ASCII prefix lies in one
+   * range of it), then those rows by position. Undefined when the filter cannot be read that way.
+   */
+  const sparseReadSync = (options: ReadAllOptions & { upTo?: number }): RecordedEvent[] | undefined => {
+    const filter = options.filter;
+    const prefixes = filter?.streamPrefixes ?? [];
+    if (!filter?.sparse || prefixes.length === 0) return undefined;
+    const ranges = prefixes.map(prefixRange);
+    if (ranges.some((r) => r === undefined)) return undefined;
+    const positions = new Set<number>();
+    for (const [from, to] of ranges as [string, string][]) {
+      const params: (string | number)[] = [from, to, Number(options.after ?? 0n)];
+      let sql = 'SELECT position FROM messages WHERE stream_id >= ? AND stream_id < ? AND position > ?';
+      if (options.upTo !== undefined) {
+        sql += ' AND position <= ?';
+        params.push(options.upTo);
+      }
+      for (const row of stmt(sql).all(...params) as { position: number }[]) positions.add(row.position);
+    }
+    const events: RecordedEvent[] = [];
+    const byPosition = rowStmt(`SELECT ${SELECT_COLUMNS} FROM messages WHERE position = ?`);
+    for (const position of [...positions].sort((a, b) => a - b)) {
+      if (options.maxCount !== undefined && events.length >= options.maxCount) break;
+      const row = byPosition.get(position) as unknown as Row | undefined;
+      if (!row) continue;
+      const event = toRecorded(row);
+      if (matchesFilter(event, filter)) events.push(event);
+    }
+    return events;
+  };
+
   /** Events after `after` (exclusive) and, when given, up to `upTo` (inclusive), in global order. */
   const readAllSync = (options: ReadAllOptions & { upTo?: number }): RecordedEvent[] => {
+    const sparse = sparseReadSync(options);
+    if (sparse) return sparse;
     const params: (string | number)[] = [Number(options.after ?? 0n)];
     let sql = `SELECT ${SELECT_COLUMNS} FROM messages WHERE position > ?`;
     if (options.upTo !== undefined) {

@@ -1,7 +1,6 @@
 import type { types } from '@slack/bolt';
 import type { FactSource, UpstreamAction } from '../../../machines/incident/events.ts';
 import {
-  actorText,
   escapeMrkdwn,
   formatTime,
   type KnownBlock,
@@ -12,6 +11,7 @@ import {
   type SlackMessage,
   truncate,
 } from '../../slack/blocks/format.ts';
+import { actorText } from './actorText.ts';
 import { INCIDENT_ACTION, incidentActionsBlockId } from './incidentIds.ts';
 import type { FailureView, IncidentMark, IncidentView, PendingView } from './incidentView.ts';
 

@@ -1,5 +1,4 @@
 import {
-  actorText,
   escapeMrkdwn,
   formatTime,
   type KnownBlock,
@@ -10,6 +9,7 @@ import {
   type SlackMessage,
   truncate,
 } from '../../slack/blocks/format.ts';
+import { actorText } from './actorText.ts';
 import { incidentLabel, incidentStatusText } from './incidentCard.ts';
 import { INCIDENT_ACTION } from './incidentIds.ts';
 import type { IncidentView } from './incidentView.ts';

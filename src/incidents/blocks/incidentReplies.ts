@@ -1,5 +1,6 @@
 import type { IncidentRejectionDetails } from '../../../machines/incident/decider.ts';
-import { actorText, formatTime, mention } from '../../slack/blocks/format.ts';
+import { formatTime, mention } from '../../slack/blocks/format.ts';
+import { actorText } from './actorText.ts';
 
 const ACTION_NAME: Readonly<Record<string, string>> = {
   trigger_in_flight: 'creating the incident',

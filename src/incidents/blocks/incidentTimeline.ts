@@ -1,7 +1,6 @@
 import type { Actor } from '../../../machines/incident/events.ts';
 import { LEFT_THE_COMPANY, type UnreachableReason } from '../../../machines/incident/pagingPlan.ts';
 import {
-  actorText,
   escapeMrkdwn,
   formatTimestamp,
   type KnownBlock,
@@ -14,6 +13,7 @@ import {
 } from '../../slack/blocks/format.ts';
 // Why a call failed, in the words the requester's DM uses (never our internal codes).
 import { failureReasonText } from '../notices.reactor.ts';
+import { actorText } from './actorText.ts';
 
 /** The part of a stored message the timeline reads (a RecordedEvent of the store satisfies it). */
 export type TimelineRecord = Readonly<{

@@ -1,5 +1,4 @@
 import type { types } from '@slack/bolt';
-import type { Actor } from '../../../machines/incident/events.ts';
 
 // Small text helpers shared by the Block Kit builders. Pure: times are formatted from the ISO
 // strings recorded on events, in UTC, never from the clock.
@@ -69,14 +68,6 @@ const SLACK_USER = /^[UW][A-Z0-9]{2,}$/;
 /** A Slack user id as a mention; anything else escaped as plain text. */
 export const mention = (slackUserId: string): string =>
   SLACK_USER.test(slackUserId) ? `<@${slackUserId}>` : escapeMrkdwn(slackUserId);
-
-/** Who did it: a mention when we know the Slack user, else the incident-service name. */
-export const actorText = (actor: Actor | null | undefined): string => {
-  if (actor?.slackUserId) return mention(actor.slackUserId);
-  if (actor?.name) return escapeMrkdwn(actor.name);
-  if (actor?.upstreamUserId) return escapeMrkdwn(actor.upstreamUserId);
-  return 'someone outside Slack';
-};
 
 export const plain = (text: string): { type: 'plain_text'; text: string; emoji: true } => ({
   type: 'plain_text',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { INCIDENT_ACTION, INCIDENT_FIELD, INCIDENT_VIEW } from '../../../handlers/incident/ids.ts';
+import { INCIDENT_USAGE, incidentHelp } from '../../../src/incidents/blocks/incidentHelp.ts';
 import * as ids from '../../../src/incidents/blocks/incidentIds.ts';
 import {
   addIncidentNoteModal,
@@ -11,7 +12,6 @@ import {
   type ViewValues,
 } from '../../../src/incidents/blocks/incidentModals.ts';
 import { escapeMrkdwn } from '../../../src/slack/blocks/format.ts';
-import { INCIDENT_USAGE, incidentHelp } from '../../../src/slack/blocks/help.ts';
 import { visibleText } from '../../slack/blocks/blockKit.ts';
 
 const input = (modal: { blocks: readonly unknown[] }, blockId: string) =>

@@ -1,4 +1,10 @@
-import { escapeMrkdwn, type KnownBlock, mrkdwn, plain, type SlackMessage } from './format.ts';
+import {
+  escapeMrkdwn,
+  type KnownBlock,
+  mrkdwn,
+  plain,
+  type SlackMessage,
+} from '../../slack/blocks/format.ts';
 
 /** Every `/incident` subcommand with its usage, for help and for "usage:" replies. */
 export const INCIDENT_USAGE = {

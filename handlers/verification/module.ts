@@ -1,44 +1,52 @@
-import { register as registerVerificationListeners } from '../../handlers/verification/index.ts';
-import { verifyWebhookVerifier } from '../../handlers/verification/webhooks.ts';
 import {
   VERIFICATION_COUNTED_COMMANDS,
   VERIFICATION_USER_COMMANDS,
 } from '../../machines/verification/commands.ts';
 import { phaseOf } from '../../machines/verification/decider.ts';
 import { verificationStreamId } from '../../machines/verification/streams.ts';
-import { ValidationError } from '../core/errors.ts';
-import { defineLifecycle, type LifecycleDeps, type LifecycleInstance } from '../lifecycles/lifecycle.ts';
-import { createPersonKeys, type PersonKeys, preparePersonKeys } from '../people/personKeys.ts';
-import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
-import type { SlackMessage } from '../slack/blocks/format.ts';
-import { createVonageClient } from '../upstream/vonage.ts';
-import type { VonageClient } from '../upstream/vonageContract.ts';
-import { vonageWebhookVerify } from '../upstream/vonageSignature.ts';
-import { VERIFICATION_SENSITIVE_ACTION_IDS } from './blocks/ids.ts';
-import { type CodeVault, createCodeVault } from './codeVault.ts';
-import { type VerificationConfig, verificationConfig } from './config.ts';
-import { createVerificationHomeSection } from './home.ts';
+import { ValidationError } from '../../src/core/errors.ts';
+import {
+  defineLifecycle,
+  type LifecycleDeps,
+  type LifecycleInstance,
+} from '../../src/lifecycles/lifecycle.ts';
+import { createPersonKeys, type PersonKeys, preparePersonKeys } from '../../src/people/personKeys.ts';
+import { type RetryPolicy, UPSTREAM_RETRY } from '../../src/processors/retryPolicy.ts';
+import type { SlackMessage } from '../../src/slack/blocks/format.ts';
+import { createVonageClient } from '../../src/upstream/vonage.ts';
+import type { VonageClient } from '../../src/upstream/vonageContract.ts';
+import { vonageWebhookVerify } from '../../src/upstream/vonageSignature.ts';
+import { VERIFICATION_SENSITIVE_ACTION_IDS } from '../../src/verification/blocks/ids.ts';
+import { type CodeVault, createCodeVault } from '../../src/verification/codeVault.ts';
+import { type VerificationConfig, verificationDeclaration } from '../../src/verification/config.ts';
+import { createVerificationHomeSection } from '../../src/verification/home.ts';
 import {
   createVerificationNoticesReactor,
   createVerificationPeopleReactor,
   createVerificationRemovalsReactor,
   createVerificationTimersReactor,
-} from './notices.reactor.ts';
-import { createPaging } from './paging/index.ts';
-import { createPhoneSealer, type PhoneSealer } from './phone.ts';
-import { createVerificationReadModel, type VerificationReadModel } from './readModel.projection.ts';
-import { verificationRoutes } from './routes.ts';
-import { phoneStanding } from './standing.ts';
-import { readVerificationState } from './state.ts';
-import { createVerificationUpstreamReactor } from './upstreamCalls.reactor.ts';
+} from '../../src/verification/notices.reactor.ts';
+import { createPhoneSealer, type PhoneSealer } from '../../src/verification/phone.ts';
+import {
+  createVerificationReadModel,
+  type VerificationReadModel,
+} from '../../src/verification/readModel.projection.ts';
+import { verificationRoutes } from '../../src/verification/routes.ts';
+import { phoneStanding } from '../../src/verification/standing.ts';
+import { readVerificationState } from '../../src/verification/state.ts';
+import { createVerificationUpstreamReactor } from '../../src/verification/upstreamCalls.reactor.ts';
+import { register as registerVerificationListeners } from './index.ts';
+import { createPaging } from './pagingModule.ts';
+import { verifyWebhookVerifier } from './webhooks.ts';
 
 /**
  * The verification lifecycle (Vonage-shaped communications service): `/verify`, the code DM and
  * its modal, `POST /webhooks/vonage/verify`, its App Home section, and (from the paging slice) the
  * `pager` port. On when the VONAGE_* credentials are set.
  *
- * Where things are: rules in `machines/verification/`; the Slack and webhook edge in
- * `handlers/verification/`; the client wiring, reactors, read model and Block Kit here.
+ * Where things are: rules in `machines/verification/`; the client wiring, reactors, read model and
+ * Block Kit in `src/verification/`; the Slack and webhook edge here, with this module, which wires
+ * them (and pagingModule.ts, paging's part).
  *
  * **The one-time code is never stored or logged in clear.** The modal's code input is one of the
  * module's `sensitiveActionIds`, so the recorded Slack input keeps `[Redacted]`. The listener
@@ -228,7 +236,7 @@ const createVerification = (
   };
 
   // ─── paging ──────────────────────────────────────────────────────────────────────────────────
-  // PAGING SLICE: `createPaging(...)` from `./paging/index.ts` is built here and spread into the
+  // PAGING SLICE: `createPaging(...)` from `./pagingModule.ts` is built here and spread into the
   // instance below (routes, processors, webhooks, provides: { pager }). It gets `deps`, `client`,
   // `config.fromNumber`, `verifySignature` and `options?.voiceEventUrl`.
   const paging = createPaging({
@@ -328,10 +336,7 @@ const createVerification = (
 };
 
 export const verification = defineLifecycle({
-  name: 'verification',
-  title: 'Phone verification',
-  slashCommands: ['/verify'],
-  config: verificationConfig,
+  ...verificationDeclaration,
   create: (config: VerificationConfig, deps: LifecycleDeps, options: VerificationOptions | undefined) =>
     createVerification(config, deps, options),
 });

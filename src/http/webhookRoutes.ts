@@ -1,21 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import {
-  commandMetadata,
-  type Inbox,
-  type WebhookInput,
-  webhookInboxEventId,
-} from '../../src/application/inbox.ts';
-import type { Clock } from '../../src/core/clock.ts';
-import { asError, hasCode, ValidationError } from '../../src/core/errors.ts';
-import type { Command, CommandMetadata, JsonValue } from '../../src/core/messages.ts';
-import {
-  BodyTooLargeError,
-  closeUnread,
-  readRawBody,
-  UnverifiedBudgetExceededError,
-} from '../../src/http/rawBody.ts';
-import { type Route, sendJson } from '../../src/http/server.ts';
-import type { Logger } from '../../src/logger.ts';
+import { commandMetadata, type Inbox, type WebhookInput, webhookInboxEventId } from '../application/inbox.ts';
+import type { Clock } from '../core/clock.ts';
+import { asError, hasCode, ValidationError } from '../core/errors.ts';
+import type { Command, CommandMetadata, JsonValue } from '../core/messages.ts';
+import type { Logger } from '../logger.ts';
+import { BodyTooLargeError, closeUnread, readRawBody, UnverifiedBudgetExceededError } from './rawBody.ts';
+import { type Route, sendJson } from './server.ts';
 
 /**
  * Route plumbing for vendor webhooks on the main port. Each lifecycle

@@ -1,34 +1,44 @@
-import { register as registerIncidentListeners } from '../../handlers/incident/index.ts';
-import { pagerDutyWebhookVerifier } from '../../handlers/incident/webhooks.ts';
 import { INCIDENT_USER_COMMANDS } from '../../machines/incident/commands.ts';
-import type { Clock } from '../core/clock.ts';
-import { defineLifecycle, type LifecycleDeps, type LifecycleInstance } from '../lifecycles/lifecycle.ts';
-import { createIdentityResolver } from '../people/identity.ts';
-import { slackUserLookups } from '../people/slackUsers.ts';
-import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
-import type { SlackMessage } from '../slack/blocks/format.ts';
+import type { Clock } from '../../src/core/clock.ts';
+import { incidentRejectionText } from '../../src/incidents/blocks/incidentReplies.ts';
+import { CARD_METADATA_EVENT_TYPE, createIncidentCardsReactor } from '../../src/incidents/cards.reactor.ts';
+import { type IncidentsConfig, incidentsDeclaration } from '../../src/incidents/config.ts';
+import { createIncidentEnricher } from '../../src/incidents/enrich.ts';
+import { createEscalationLevels } from '../../src/incidents/escalationLevels.ts';
+import { createIncidentHomeSection } from '../../src/incidents/home.ts';
+import { createIncidentNoticesReactor } from '../../src/incidents/notices.reactor.ts';
+import { createOnCallLookups, createScheduleOverridesPort } from '../../src/incidents/onCall.ts';
+import { createIncidentPagingReactor, createPagingRota } from '../../src/incidents/paging.reactor.ts';
+import { createIncidentResponses, pagingRoutes } from '../../src/incidents/paging.ts';
+import { createIncidentQueries } from '../../src/incidents/queries.ts';
+import {
+  createIncidentReadModels,
+  type IncidentReadModels,
+} from '../../src/incidents/readModels.projection.ts';
+import { incidentRoutes } from '../../src/incidents/routes.ts';
+import { createServiceDirectory } from '../../src/incidents/services.ts';
+import {
+  createIncidentReadBackReactor,
+  createIncidentUpstreamReactor,
+} from '../../src/incidents/upstreamCalls.reactor.ts';
+import {
+  defineLifecycle,
+  type LifecycleDeps,
+  type LifecycleInstance,
+} from '../../src/lifecycles/lifecycle.ts';
+import { createIdentityResolver } from '../../src/people/identity.ts';
+import { slackUserLookups } from '../../src/people/slackUsers.ts';
+import { type RetryPolicy, UPSTREAM_RETRY } from '../../src/processors/retryPolicy.ts';
+import type { SlackMessage } from '../../src/slack/blocks/format.ts';
 import {
   createPagerDutyClient,
   createRequestBudget,
   PAGERDUTY_REQUESTS_PER_MINUTE,
   type PagerDutyClient,
   paginate,
-} from '../upstream/pagerduty.ts';
-import { incidentRejectionText } from './blocks/incidentReplies.ts';
-import { CARD_METADATA_EVENT_TYPE, createIncidentCardsReactor } from './cards.reactor.ts';
-import { type IncidentsConfig, incidentsConfig } from './config.ts';
-import { createIncidentEnricher } from './enrich.ts';
-import { createEscalationLevels } from './escalationLevels.ts';
-import { createIncidentHomeSection } from './home.ts';
-import { createIncidentNoticesReactor } from './notices.reactor.ts';
-import { createOnCallLookups, createScheduleOverridesPort } from './onCall.ts';
-import { createIncidentPagingReactor, createPagingRota } from './paging.reactor.ts';
-import { createIncidentResponses, pagingRoutes } from './paging.ts';
-import { createIncidentQueries } from './queries.ts';
-import { createIncidentReadModels, type IncidentReadModels } from './readModels.projection.ts';
-import { incidentRoutes } from './routes.ts';
-import { createServiceDirectory } from './services.ts';
-import { createIncidentReadBackReactor, createIncidentUpstreamReactor } from './upstreamCalls.reactor.ts';
+} from '../../src/upstream/pagerduty.ts';
+import { register as registerIncidentListeners } from './index.ts';
+import { pagerDutyWebhookVerifier } from './webhooks.ts';
 
 /**
  * The incident lifecycle (PagerDuty-shaped incident service): `/incident`, `/oncall`, the cards
@@ -36,9 +46,9 @@ import { createIncidentReadBackReactor, createIncidentUpstreamReactor } from './
  * schedule overrides it offers the other lifecycles. On when PAGERDUTY_TOKEN and
  * PAGERDUTY_WEBHOOK_SECRET are set.
  *
- * Where things are: rules in `machines/incident/` and `machines/incidentRouting/`; the Slack and
- * webhook edge in `handlers/incident/`; the client wiring, reactors, read models and Block Kit
- * here in `src/incidents/`.
+ * Where things are: rules in `machines/incident/` and `machines/incidentRouting/`; the client
+ * wiring, reactors, read models and Block Kit in `src/incidents/`; the Slack and webhook edge here
+ * in `handlers/incident/`, with this module, which wires them together.
  *
  * @example
  * const sb = await createSwitchboard({ config, logger, lifecycleOptions: { incidents: { retry: { baseMs: 30 } } } });
@@ -277,11 +287,7 @@ const createIncidents = (
 };
 
 export const incidents = defineLifecycle({
-  name: 'incidents',
-  title: 'Incidents',
-  titleIsPlural: true,
-  slashCommands: ['/incident', '/oncall'],
-  config: incidentsConfig,
+  ...incidentsDeclaration,
   create: (config: IncidentsConfig, deps: LifecycleDeps, options: IncidentsOptions | undefined) =>
     createIncidents(config, deps, options),
 });

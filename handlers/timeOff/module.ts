@@ -1,34 +1,38 @@
-import { register as registerTimeOffListeners } from '../../handlers/timeOff/index.ts';
-import { registerLeaverCoverListeners } from '../../handlers/timeOff/leaverCover.ts';
-import { hibobWebhookVerifier } from '../../handlers/timeOff/webhooks.ts';
-import { defineLifecycle, type LifecycleDeps, type LifecycleInstance } from '../lifecycles/lifecycle.ts';
-import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
-import type { SlackMessage } from '../slack/blocks/format.ts';
-import { createHiBobClient, type HiBobAuthAlert, type HiBobClient } from '../upstream/hibob.ts';
-import { hibobWebhookVerify } from '../upstream/hibobSignature.ts';
-import { createAbsences } from './absences.ts';
-import { handOnRoutes } from './approversRoutes.ts';
-import { type TimeOffConfig, timeOffConfig } from './config.ts';
-import { createCoverCallsReactor, createCoverReactor } from './cover.reactor.ts';
-import { cardOnCallOf } from './coverCard.ts';
-import { createCoverConflictsReactor } from './coverConflicts.reactor.ts';
-import { nameOfSlackUser } from './coverRanking.ts';
-import { coverRoutes } from './coverRoutes.ts';
-import { createTimeZones } from './coverText.ts';
-import { createTimeOffEnricher } from './enrich.ts';
-import { createTimeOffHandOnReactor } from './handOn.reactor.ts';
-import { createTimeOffHomeSection } from './home.ts';
-import { createTimeOffHrCallsReactor } from './hrCalls.reactor.ts';
-import { slackChannelMembers } from './hrChannel.ts';
-import { createTimeOffHrSync, type TimeOffHrSync } from './hrSync.ts';
-import { createLeaversReactor, reportedShift } from './leavers.reactor.ts';
-import { createTimeOffNoticesReactor } from './notices.reactor.ts';
-import { createTimeOffPeople, type TimeOffPeople } from './people.ts';
-import { createTimeOffQueries } from './queries.ts';
-import { createTimeOffReadModel, type TimeOffReadModel } from './readModel.projection.ts';
-import { timeOffRejectionText } from './rejections.ts';
-import { timeOffRoutes } from './routes.ts';
-import { createTimeOffTimersReactor } from './timers.reactor.ts';
+import {
+  defineLifecycle,
+  type LifecycleDeps,
+  type LifecycleInstance,
+} from '../../src/lifecycles/lifecycle.ts';
+import { type RetryPolicy, UPSTREAM_RETRY } from '../../src/processors/retryPolicy.ts';
+import type { SlackMessage } from '../../src/slack/blocks/format.ts';
+import { createAbsences } from '../../src/timeOff/absences.ts';
+import { handOnRoutes } from '../../src/timeOff/approversRoutes.ts';
+import { type TimeOffConfig, timeOffDeclaration } from '../../src/timeOff/config.ts';
+import { createCoverCallsReactor, createCoverReactor } from '../../src/timeOff/cover.reactor.ts';
+import { cardOnCallOf } from '../../src/timeOff/coverCard.ts';
+import { createCoverConflictsReactor } from '../../src/timeOff/coverConflicts.reactor.ts';
+import { nameOfSlackUser } from '../../src/timeOff/coverRanking.ts';
+import { coverRoutes } from '../../src/timeOff/coverRoutes.ts';
+import { createTimeZones } from '../../src/timeOff/coverText.ts';
+import { createTimeOffEnricher } from '../../src/timeOff/enrich.ts';
+import { createTimeOffHandOnReactor } from '../../src/timeOff/handOn.reactor.ts';
+import { createTimeOffHomeSection } from '../../src/timeOff/home.ts';
+import { createTimeOffHrCallsReactor } from '../../src/timeOff/hrCalls.reactor.ts';
+import { slackChannelMembers } from '../../src/timeOff/hrChannel.ts';
+import { createTimeOffHrSync, type TimeOffHrSync } from '../../src/timeOff/hrSync.ts';
+import { createLeaversReactor, reportedShift } from '../../src/timeOff/leavers.reactor.ts';
+import { createTimeOffNoticesReactor } from '../../src/timeOff/notices.reactor.ts';
+import { createTimeOffPeople, type TimeOffPeople } from '../../src/timeOff/people.ts';
+import { createTimeOffQueries } from '../../src/timeOff/queries.ts';
+import { createTimeOffReadModel, type TimeOffReadModel } from '../../src/timeOff/readModel.projection.ts';
+import { timeOffRejectionText } from '../../src/timeOff/rejections.ts';
+import { timeOffRoutes } from '../../src/timeOff/routes.ts';
+import { createTimeOffTimersReactor } from '../../src/timeOff/timers.reactor.ts';
+import { createHiBobClient, type HiBobAuthAlert, type HiBobClient } from '../../src/upstream/hibob.ts';
+import { hibobWebhookVerify } from '../../src/upstream/hibobSignature.ts';
+import { register as registerTimeOffListeners } from './index.ts';
+import { registerLeaverCoverListeners } from './leaverCover.ts';
+import { hibobWebhookVerifier } from './webhooks.ts';
 
 /**
  * The time-off lifecycle (HiBob-shaped HR service): `/timeoff`, `/whosout`, the approver's DM and
@@ -41,8 +45,8 @@ import { createTimeOffTimersReactor } from './timers.reactor.ts';
  * it confirmed. Who is who comes from the employee directory kept as events (one people search
  * an hour, webhooks in between), never from a search per request.
  *
- * Where things are: rules in `machines/timeOff/`; the Slack and webhook edge in `handlers/timeOff/`;
- * the client wiring, reactors, read model and Block Kit here.
+ * Where things are: rules in `machines/timeOff/`; the client wiring, reactors, read model and Block
+ * Kit in `src/timeOff/`; the Slack and webhook edge here, with this module, which wires them.
  *
  * @example
  * const sb = await createSwitchboard({ config, logger, lifecycleOptions: { timeOff: { retry: { baseMs: 30 } } } });
@@ -230,10 +234,7 @@ const createTimeOff = (
 };
 
 export const timeOff = defineLifecycle({
-  name: 'timeOff',
-  title: 'Time off',
-  slashCommands: ['/timeoff', '/whosout'],
-  config: timeOffConfig,
+  ...timeOffDeclaration,
   create: (config: TimeOffConfig, deps: LifecycleDeps, options: TimeOffOptions | undefined) =>
     createTimeOff(config, deps, options),
 });

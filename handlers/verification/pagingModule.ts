@@ -1,29 +1,29 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { pagingWebhookVerifiers } from '../../../handlers/verification/pagingWebhooks.ts';
-import type { WebhookVerification, WebhookVerifier } from '../../../handlers/webhooks/routes.ts';
-import type { PagerCommand } from '../../../machines/verification/paging/commands.ts';
+import type { PagerCommand } from '../../machines/verification/paging/commands.ts';
 import {
   pageReceiptDecider,
   pagerDecider,
   pagerReplyDecider,
-} from '../../../machines/verification/paging/decider.ts';
+} from '../../machines/verification/paging/decider.ts';
 import {
   pagerReceiptStreamId,
   pagerReplyStreamId,
   pagerStreamId,
-} from '../../../machines/verification/paging/streams.ts';
-import type { CommandRoute } from '../../application/dispatch.ts';
-import type { Command } from '../../core/messages.ts';
-import type { LifecycleDeps } from '../../lifecycles/lifecycle.ts';
-import type { Pager } from '../../lifecycles/ports.ts';
-import type { Processor } from '../../processors/runner.ts';
-import type { VonageClient } from '../../upstream/vonageContract.ts';
-import type { PhoneSealer } from '../phone.ts';
-import { createPagingDeliveryReactor } from './delivery.reactor.ts';
-import { createPager } from './pager.ts';
-import { createPagerIndex, type PagerIndex } from './pagerIndex.ts';
-import { createPagingReceiptsReactor } from './receipts.reactor.ts';
-import { createPagingRepliesReactor, pageOfKeys } from './replies.reactor.ts';
+} from '../../machines/verification/paging/streams.ts';
+import type { CommandRoute } from '../../src/application/dispatch.ts';
+import type { Command } from '../../src/core/messages.ts';
+import type { WebhookVerification, WebhookVerifier } from '../../src/http/webhookRoutes.ts';
+import type { LifecycleDeps } from '../../src/lifecycles/lifecycle.ts';
+import type { Pager } from '../../src/lifecycles/ports.ts';
+import type { Processor } from '../../src/processors/runner.ts';
+import type { VonageClient } from '../../src/upstream/vonageContract.ts';
+import { createPagingDeliveryReactor } from '../../src/verification/paging/delivery.reactor.ts';
+import { createPager } from '../../src/verification/paging/pager.ts';
+import { createPagerIndex, type PagerIndex } from '../../src/verification/paging/pagerIndex.ts';
+import { createPagingReceiptsReactor } from '../../src/verification/paging/receipts.reactor.ts';
+import { createPagingRepliesReactor, pageOfKeys } from '../../src/verification/paging/replies.reactor.ts';
+import type { PhoneSealer } from '../../src/verification/phone.ts';
+import { pagingWebhookVerifiers } from './pagingWebhooks.ts';
 
 /**
  * Paging, the verification lifecycle's half (issue 10 items 4-6): the `pager` port it offers the
