@@ -6,7 +6,6 @@ import { defineLifecycle, type LifecycleDeps, type LifecycleInstance } from '../
 import { createIdentityResolver } from '../people/identity.ts';
 import { slackUserLookups } from '../people/slackUsers.ts';
 import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
-import type { SlackMessage } from '../slack/blocks/format.ts';
 import {
   createPagerDutyClient,
   createRequestBudget,
@@ -15,7 +14,7 @@ import {
   paginate,
 } from '../upstream/pagerduty.ts';
 import { incidentRejectionText } from './blocks/incidentReplies.ts';
-import { CARD_METADATA_EVENT_TYPE, createIncidentCardsReactor } from './cards.reactor.ts';
+import { createIncidentCardsReactor } from './cards.reactor.ts';
 import { type IncidentsConfig, incidentsConfig } from './config.ts';
 import { createIncidentEnricher } from './enrich.ts';
 import { createEscalationLevels } from './escalationLevels.ts';
@@ -116,11 +115,6 @@ const createIncidents = (
     'Incidents where nobody on call at any level could be paged',
     [],
   );
-  const post = async (channel: string, m: SlackMessage) => {
-    const r = await slack.chat.postMessage({ channel, text: m.text, blocks: m.blocks });
-    return { channel: r.channel ?? channel, ts: String(r.ts) };
-  };
-
   return {
     routes: {
       ...incidentRoutes({ streamForUpstreamId: readModels.streamForUpstreamId }),
@@ -153,40 +147,7 @@ const createIncidents = (
           await readModels.catchUp();
           return readModels.channelsForService(serviceId);
         },
-        slack: {
-          postMessage: async (channel, m, marker) => {
-            // No blind retry of a post whose answer was lost: the cards processor looks first.
-            const r = await slack.withoutRetries().chat.postMessage({
-              channel,
-              text: m.text,
-              blocks: m.blocks,
-              ...(marker
-                ? { metadata: { event_type: CARD_METADATA_EVENT_TYPE, event_payload: { ...marker } } }
-                : {}),
-            });
-            return { channel: r.channel ?? channel, ts: String(r.ts) };
-          },
-          findPosted: async (channel, marker, oldest, limit) => {
-            const r = await slack.conversations.history({
-              channel,
-              oldest: (oldest.getTime() / 1000).toFixed(6),
-              limit,
-              include_all_metadata: true,
-            });
-            const found = r.messages?.find((m) => {
-              const payload = m.metadata?.event_payload as Record<string, unknown> | undefined;
-              return (
-                m.metadata?.event_type === CARD_METADATA_EVENT_TYPE &&
-                payload?.['stream'] === marker.stream &&
-                payload['postKey'] === marker.postKey
-              );
-            });
-            return found?.ts ? { channel, ts: found.ts } : null;
-          },
-          updateMessage: async (channel, ts, m) => {
-            await slack.chat.update({ channel, ts, text: m.text, blocks: m.blocks });
-          },
-        },
+        outbox: deps.outbox,
       }),
       createIncidentPagingReactor({
         metrics: {
@@ -206,13 +167,8 @@ const createIncidents = (
         }),
       }),
       createIncidentNoticesReactor({
-        slack: {
-          postMessage: post,
-          postEphemeral: async (channel, user, m) => {
-            await slack.chat.postEphemeral({ channel, user, text: m.text, blocks: m.blocks });
-          },
-          respond: (responseUrl, m) => deps.replies.respond(responseUrl, m),
-        },
+        outbox: deps.outbox,
+        respond: (responseUrl, m) => deps.replies.respond(responseUrl, m),
       }),
     ],
     listeners: (app, handlerDeps) =>

@@ -3,7 +3,6 @@ import { registerLeaverCoverListeners } from '../../handlers/timeOff/leaverCover
 import { hibobWebhookVerifier } from '../../handlers/timeOff/webhooks.ts';
 import { defineLifecycle, type LifecycleDeps, type LifecycleInstance } from '../lifecycles/lifecycle.ts';
 import { type RetryPolicy, UPSTREAM_RETRY } from '../processors/retryPolicy.ts';
-import type { SlackMessage } from '../slack/blocks/format.ts';
 import { createHiBobClient, type HiBobAuthAlert, type HiBobClient } from '../upstream/hibob.ts';
 import { hibobWebhookVerify } from '../upstream/hibobSignature.ts';
 import { createAbsences } from './absences.ts';
@@ -135,13 +134,9 @@ const createTimeOff = (
     onCall: () => deps.ports.get('onCall'),
     dispatch,
     retry,
-    post: (channel: string, m: SlackMessage) => post(channel, m),
+    outbox: deps.outbox,
     timeZones,
     nameOf,
-  };
-  const post = async (channel: string, m: SlackMessage) => {
-    const r = await slack.chat.postMessage({ channel, text: m.text, blocks: m.blocks });
-    return { channel: r.channel ?? channel, ts: String(r.ts) };
   };
 
   return {
@@ -171,14 +166,9 @@ const createTimeOff = (
       createCoverCallsReactor(coverOptions),
       createCoverReactor(coverOptions),
       // Issue 12 (slice j-leaver): a leaver's phone forgotten, their shifts and policies reported.
-      createLeaversReactor({ ports: deps.ports, people, readModel, postMessage: post }),
+      createLeaversReactor({ ports: deps.ports, people, readModel, outbox: deps.outbox }),
       createTimeOffNoticesReactor({
-        slack: {
-          postMessage: post,
-          updateMessage: async (channel, ts, m) => {
-            await slack.chat.update({ channel, ts, text: m.text, blocks: m.blocks });
-          },
-        },
+        outbox: deps.outbox,
         dispatch,
         readModel,
         client,

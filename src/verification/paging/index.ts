@@ -18,6 +18,7 @@ import type { LifecycleDeps } from '../../lifecycles/lifecycle.ts';
 import type { Pager } from '../../lifecycles/ports.ts';
 import type { Processor } from '../../processors/runner.ts';
 import type { VonageClient } from '../../upstream/vonageContract.ts';
+import { sendNoticeOnce } from '../notices.reactor.ts';
 import type { PhoneSealer } from '../phone.ts';
 import { createPagingDeliveryReactor } from './delivery.reactor.ts';
 import { createPager } from './pager.ts';
@@ -170,9 +171,11 @@ export const createPaging = (input: PagingInput): Paging => {
         dispatch,
         openPhone,
         incidentResponse,
-        tellInSlack: async (slackUserId, text) => {
-          await deps.slack.chat.postMessage({ channel: slackUserId, text });
-        },
+        tellInSlack: (ctx, slackUserId, text, key) =>
+          sendNoticeOnce(deps.outbox, ctx, key, slackUserId, {
+            text,
+            blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }],
+          }),
         forgetPhone: async (slackUserId) => {
           if (await deps.people.linkOf(slackUserId, 'phone')) {
             await deps.people.unlink(slackUserId, 'phone', 'opted_out');
