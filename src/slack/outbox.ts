@@ -94,7 +94,12 @@ export type PostResult =
 
 export type UpdateResult =
   | Readonly<{ outcome: 'updated' | 'same' }>
-  | Readonly<{ outcome: 'gone'; slackError: string }>;
+  | Readonly<{ outcome: 'gone'; slackError: string }>
+  /** Updated by key, and nothing (or nothing with a place: an ephemeral) is recorded under it. */
+  | Readonly<{ outcome: 'missing' }>;
+
+/** What to update: a message where it is, or what was posted under a key of a ledger. */
+export type UpdateTarget = Sent | Readonly<{ ledger: OutboxLedger; key: string }>;
 
 export type SlackOutbox = Readonly<{
   /**
@@ -122,14 +127,15 @@ export type SlackOutbox = Readonly<{
     }>,
   ): Promise<PostResult>;
   /**
-   * Updates a posted message in place; a redraw that shows what the message already shows (in this
-   * process) is skipped. A message or channel gone for good (`gone`, plus `options.gone`) is not an
-   * error: `gone`.
+   * Updates a posted message in place, found where it is or by the key it was posted under (the
+   * message may then be built from its record); a redraw that shows what the message already shows
+   * (in this process) is skipped. A message or channel gone for good (UPDATE_GONE, plus
+   * `options.gone`) is not an error: `gone`.
    */
   update(
     ctx: OutboxContext,
-    target: Sent,
-    message: SlackMessage,
+    target: UpdateTarget,
+    message: SlackMessage | ((record: OutboxRecord) => Promise<SlackMessage>),
     options?: Readonly<{ gone?: ReadonlySet<string>; maxRateLimitWaits?: number }>,
   ): Promise<UpdateResult>;
   /** Runs `send` once under `key` (a response_url answer): recorded with what it returns. */
@@ -511,15 +517,27 @@ export const createSlackOutbox = (options: SlackOutboxOptions): SlackOutbox => {
       return { outcome: attempt.found ? 'found' : 'posted', record, sent: attempt.sent, fallback: true };
     },
 
-    async update(ctx, target, message, updateOptions) {
-      const where = `${target.channel}:${target.ts}`;
+    async update(ctx, target, build, updateOptions) {
+      let at: Sent;
+      let message: SlackMessage;
+      if ('ledger' in target) {
+        const record = await target.ledger.find(ctx, target.key);
+        if (!record?.channel || !record.ts) return { outcome: 'missing' };
+        at = { channel: record.channel, ts: record.ts };
+        message = typeof build === 'function' ? await build(record) : build;
+      } else {
+        at = { channel: target.channel, ts: target.ts };
+        message =
+          typeof build === 'function' ? await build({ key: '', channel: at.channel, ts: at.ts }) : build;
+      }
+      const where = `${at.channel}:${at.ts}`;
       if (shown.get(where) === shows(message)) return { outcome: 'same' };
       try {
         await call(
           ctx,
           'chat.update',
-          target.channel,
-          () => transport.update(target.channel, target.ts, message),
+          at.channel,
+          () => transport.update(at.channel, at.ts, message),
           updateOptions?.maxRateLimitWaits,
         );
       } catch (error) {
@@ -529,7 +547,7 @@ export const createSlackOutbox = (options: SlackOutboxOptions): SlackOutbox => {
         }
         throw error;
       }
-      remember(target, message);
+      remember(at, message);
       return { outcome: 'updated' };
     },
 

@@ -165,9 +165,6 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
   const { outbox, readModel, client, logger } = options;
   const ledger = timeOffNoticeLedger;
 
-  const recorded = async (ctx: ProcessorContext, key: string): Promise<SentNotice | null> =>
-    (await ledger.find(ctx, key)) as SentNotice | null;
-
   /** Posts once per key; the record of the post (found or made), or null when Slack refused it for good. */
   const sendOnce = async (
     ctx: ProcessorContext,
@@ -194,13 +191,15 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     return null;
   };
 
-  const update = async (ctx: ProcessorContext, notice: SentNotice, message: SlackMessage) => {
-    const updated = await outbox.update(ctx, notice, message);
+  /** Redraws what was posted under `key` (nothing posted: nothing to redraw). */
+  const update = async (
+    ctx: ProcessorContext,
+    key: string,
+    message: (notice: SentNotice) => Promise<SlackMessage>,
+  ) => {
+    const updated = await outbox.update(ctx, { ledger, key }, (record) => message(record as SentNotice));
     if (updated.outcome === 'gone') {
-      ctx.logger.warn(
-        { key: notice.key, code: updated.slackError },
-        'a time-off message is gone; not updated',
-      );
+      ctx.logger.warn({ key, code: updated.slackError }, 'a time-off message is gone; not updated');
     }
   };
 
@@ -423,17 +422,14 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     askEvents: readonly TimeOffEvent[],
   ) => {
     for (const [i, eventId] of cardEvents.entries()) {
-      const notice = await recorded(ctx, cardKey(eventId));
-      if (!notice) continue;
       const current = i === cardEvents.length - 1;
-      await update(
-        ctx,
-        notice,
-        current ? await currentCard(view, notice, events, askEvents[i]) : earlierCard(view, askEvents[i + 1]),
+      await update(ctx, cardKey(eventId), async (notice) =>
+        current ? currentCard(view, notice, events, askEvents[i]) : earlierCard(view, askEvents[i + 1]),
       );
     }
-    const status = await recorded(ctx, statusKey(view.timeOffId));
-    if (status) await update(ctx, status, requesterStatusDm(view, statusNote(view, events)));
+    await update(ctx, statusKey(view.timeOffId), async () =>
+      requesterStatusDm(view, statusNote(view, events)),
+    );
   };
 
   /**

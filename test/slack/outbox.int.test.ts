@@ -278,6 +278,24 @@ describe('update in place', () => {
     expect(callsOf('chat.update')).toHaveLength(2);
   });
 
+  it('by the key it was posted under, built from its record; nothing posted under a key: missing', async () => {
+    const outbox = newOutbox();
+    await outbox.post(ctx(), {
+      ledger,
+      key: 'u2',
+      channel: OPS,
+      message: async () => ({ message: message('card v1'), extras: { balance: 3 } }),
+    });
+    const updated = await outbox.update(ctx(), { ledger, key: 'u2' }, async (record) =>
+      message(`card v2, balance ${String(record['balance'])}`),
+    );
+    expect(updated).toEqual({ outcome: 'updated' });
+    expect(fake.messages(OPS).find((m) => m.text.startsWith('card v'))?.text).toBe('card v2, balance 3');
+    expect(await outbox.update(ctx(), { ledger, key: 'never' }, message('x'))).toEqual({
+      outcome: 'missing',
+    });
+  });
+
   it('a message Slack says is gone is not an error', async () => {
     expect(await newOutbox().update(ctx(), { channel: OPS, ts: '1.000099' }, message('x'))).toEqual({
       outcome: 'gone',
