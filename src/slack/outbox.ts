@@ -285,10 +285,10 @@ export const createSlackOutbox = (options: SlackOutboxOptions): SlackOutbox => {
   const historyRefused = new Set<string>();
   const noSignal = new AbortController().signal;
 
-  const remember = (sent: Sent, message: SlackMessage) => {
+  const remember = (sent: Sent, message: SlackMessage, rendered = shows(message)) => {
     const where = `${sent.channel}:${sent.ts}`;
     shown.delete(where);
-    shown.set(where, shows(message));
+    shown.set(where, rendered);
     bound(shown, SHOWN_LIMIT);
   };
 
@@ -530,8 +530,8 @@ export const createSlackOutbox = (options: SlackOutboxOptions): SlackOutbox => {
         message =
           typeof build === 'function' ? await build({ key: '', channel: at.channel, ts: at.ts }) : build;
       }
-      const where = `${at.channel}:${at.ts}`;
-      if (shown.get(where) === shows(message)) return { outcome: 'same' };
+      const rendered = shows(message);
+      if (shown.get(`${at.channel}:${at.ts}`) === rendered) return { outcome: 'same' };
       try {
         await call(
           ctx,
@@ -547,7 +547,7 @@ export const createSlackOutbox = (options: SlackOutboxOptions): SlackOutbox => {
         }
         throw error;
       }
-      remember(at, message);
+      remember(at, message, rendered);
       return { outcome: 'updated' };
     },
 
