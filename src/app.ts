@@ -52,6 +52,8 @@ import { createProcessorRunner, type ProcessorRunner } from './processors/runner
 import { createScheduler } from './processors/scheduler.ts';
 import { slackAuthCheckError } from './slack/authCheck.ts';
 import { createBoltLogger } from './slack/boltLogger.ts';
+import { createSlackOutbox } from './slack/outbox.ts';
+import { slackOutboxTransport } from './slack/outboxTransport.ts';
 import { createSlackWebClient, type SwitchboardWebClient, slackClientOptions } from './slack/webClient.ts';
 
 /**
@@ -172,6 +174,12 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     ...(options.slackMaxInlineWaitMs === undefined ? {} : { maxInlineWaitMs: options.slackMaxInlineWaitMs }),
   });
 
+  // Every notice, card, report and DM goes through one outbox: post once, update in place, Retry-After.
+  const outbox = createSlackOutbox({
+    transport: slackOutboxTransport(slack),
+    logger: logger.child({ component: 'slack-outbox' }),
+  });
+
   const boltLogger = createBoltLogger(logger);
   let receiver: Receiver;
   let httpReceiver: SlackHttpReceiver | undefined;
@@ -228,6 +236,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     clock,
     logger,
     slack,
+    outbox,
     people,
     dispatch,
     ports,
@@ -292,9 +301,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
             createAppHomeReactor({
               sections: homeSections,
               slack: {
-                publishHome: async (userId, view) => {
-                  await slack.views.publish({ user_id: userId, view });
-                },
+                publishHome: (userId, view) => outbox.publishHome(userId, view),
               },
             }),
           ]

@@ -1,7 +1,7 @@
 import { INCIDENT_USER_COMMANDS } from '../../machines/incident/commands.ts';
 import type { Clock } from '../../src/core/clock.ts';
 import { incidentRejectionText } from '../../src/incidents/blocks/incidentReplies.ts';
-import { CARD_METADATA_EVENT_TYPE, createIncidentCardsReactor } from '../../src/incidents/cards.reactor.ts';
+import { createIncidentCardsReactor } from '../../src/incidents/cards.reactor.ts';
 import { type IncidentsConfig, incidentsDeclaration } from '../../src/incidents/config.ts';
 import { createIncidentEnricher } from '../../src/incidents/enrich.ts';
 import { createEscalationLevels } from '../../src/incidents/escalationLevels.ts';
@@ -29,7 +29,6 @@ import {
 import { createIdentityResolver } from '../../src/people/identity.ts';
 import { slackUserLookups } from '../../src/people/slackUsers.ts';
 import { type RetryPolicy, UPSTREAM_RETRY } from '../../src/processors/retryPolicy.ts';
-import type { SlackMessage } from '../../src/slack/blocks/format.ts';
 import {
   createPagerDutyClient,
   createRequestBudget,
@@ -126,11 +125,6 @@ const createIncidents = (
     'Incidents where nobody on call at any level could be paged',
     [],
   );
-  const post = async (channel: string, m: SlackMessage) => {
-    const r = await slack.chat.postMessage({ channel, text: m.text, blocks: m.blocks });
-    return { channel: r.channel ?? channel, ts: String(r.ts) };
-  };
-
   return {
     routes: {
       ...incidentRoutes({ streamForUpstreamId: readModels.streamForUpstreamId }),
@@ -163,40 +157,7 @@ const createIncidents = (
           await readModels.catchUp();
           return readModels.channelsForService(serviceId);
         },
-        slack: {
-          postMessage: async (channel, m, marker) => {
-            // No blind retry of a post whose answer was lost: the cards processor looks first.
-            const r = await slack.withoutRetries().chat.postMessage({
-              channel,
-              text: m.text,
-              blocks: m.blocks,
-              ...(marker
-                ? { metadata: { event_type: CARD_METADATA_EVENT_TYPE, event_payload: { ...marker } } }
-                : {}),
-            });
-            return { channel: r.channel ?? channel, ts: String(r.ts) };
-          },
-          findPosted: async (channel, marker, oldest, limit) => {
-            const r = await slack.conversations.history({
-              channel,
-              oldest: (oldest.getTime() / 1000).toFixed(6),
-              limit,
-              include_all_metadata: true,
-            });
-            const found = r.messages?.find((m) => {
-              const payload = m.metadata?.event_payload as Record<string, unknown> | undefined;
-              return (
-                m.metadata?.event_type === CARD_METADATA_EVENT_TYPE &&
-                payload?.['stream'] === marker.stream &&
-                payload['postKey'] === marker.postKey
-              );
-            });
-            return found?.ts ? { channel, ts: found.ts } : null;
-          },
-          updateMessage: async (channel, ts, m) => {
-            await slack.chat.update({ channel, ts, text: m.text, blocks: m.blocks });
-          },
-        },
+        outbox: deps.outbox,
       }),
       createIncidentPagingReactor({
         metrics: {
@@ -216,13 +177,8 @@ const createIncidents = (
         }),
       }),
       createIncidentNoticesReactor({
-        slack: {
-          postMessage: post,
-          postEphemeral: async (channel, user, m) => {
-            await slack.chat.postEphemeral({ channel, user, text: m.text, blocks: m.blocks });
-          },
-          respond: (responseUrl, m) => deps.replies.respond(responseUrl, m),
-        },
+        outbox: deps.outbox,
+        respond: (responseUrl, m) => deps.replies.respond(responseUrl, m),
       }),
     ],
     listeners: (app, handlerDeps) =>

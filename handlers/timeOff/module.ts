@@ -4,7 +4,6 @@ import {
   type LifecycleInstance,
 } from '../../src/lifecycles/lifecycle.ts';
 import { type RetryPolicy, UPSTREAM_RETRY } from '../../src/processors/retryPolicy.ts';
-import type { SlackMessage } from '../../src/slack/blocks/format.ts';
 import { createAbsences } from '../../src/timeOff/absences.ts';
 import { handOnRoutes } from '../../src/timeOff/approversRoutes.ts';
 import { type TimeOffConfig, timeOffDeclaration } from '../../src/timeOff/config.ts';
@@ -142,16 +141,12 @@ const createTimeOff = (
     onCall: () => deps.ports.get('onCall'),
     dispatch,
     retry,
-    post: (channel: string, m: SlackMessage) => post(channel, m),
+    outbox: deps.outbox,
     timeZones,
     nameOf,
   };
   const channelMembers = slackChannelMembers(slack);
   const queries = createTimeOffQueries({ readModel, people, client, clock, logger, channelMembers });
-  const post = async (channel: string, m: SlackMessage) => {
-    const r = await slack.chat.postMessage({ channel, text: m.text, blocks: m.blocks });
-    return { channel: r.channel ?? channel, ts: String(r.ts) };
-  };
 
   return {
     routes: { ...timeOffRoutes, ...coverRoutes, ...handOnRoutes },
@@ -180,14 +175,9 @@ const createTimeOff = (
       createCoverCallsReactor(coverOptions),
       createCoverReactor(coverOptions),
       // Issue 12 (slice j-leaver): a leaver's phone forgotten, their shifts and policies reported.
-      createLeaversReactor({ ports: deps.ports, people, readModel, postMessage: post }),
+      createLeaversReactor({ ports: deps.ports, people, readModel, outbox: deps.outbox }),
       createTimeOffNoticesReactor({
-        slack: {
-          postMessage: post,
-          updateMessage: async (channel, ts, m) => {
-            await slack.chat.update({ channel, ts, text: m.text, blocks: m.blocks });
-          },
-        },
+        outbox: deps.outbox,
         dispatch,
         readModel,
         client,

@@ -230,11 +230,6 @@ const createVerification = (
     }
   };
 
-  const dm = async (channel: string, m: SlackMessage) => {
-    const r = await slack.chat.postMessage({ channel, text: m.text, blocks: m.blocks });
-    return { channel: r.channel ?? channel, ts: String(r.ts) };
-  };
-
   // ─── paging ──────────────────────────────────────────────────────────────────────────────────
   // PAGING SLICE: `createPaging(...)` from `./pagingModule.ts` is built here and spread into the
   // instance below (routes, processors, webhooks, provides: { pager }). It gets `deps`, `client`,
@@ -267,8 +262,8 @@ const createVerification = (
         ...(voiceEventUrl ? { voiceEventUrl } : {}),
         onOutOfCredit: (action) => outOfCredit.inc({ action }),
       }),
-      createVerificationNoticesReactor({ slack: { postMessage: dm } }),
-      createVerificationRemovalsReactor({ pager: paging.pager, slack: { postMessage: dm } }),
+      createVerificationNoticesReactor({ outbox: deps.outbox }),
+      createVerificationRemovalsReactor({ pager: paging.pager, outbox: deps.outbox }),
       createVerificationTimersReactor(),
       createVerificationPeopleReactor({ people: deps.people, phones }),
       ...paging.processors,

@@ -17,6 +17,7 @@ import type { LifecycleDeps } from '../../src/lifecycles/lifecycle.ts';
 import type { Pager } from '../../src/lifecycles/ports.ts';
 import type { Processor } from '../../src/processors/runner.ts';
 import type { VonageClient } from '../../src/upstream/vonageContract.ts';
+import { sendNoticeOnce } from '../../src/verification/notices.reactor.ts';
 import { createPagingDeliveryReactor } from '../../src/verification/paging/delivery.reactor.ts';
 import { createPager } from '../../src/verification/paging/pager.ts';
 import { createPagerIndex, type PagerIndex } from '../../src/verification/paging/pagerIndex.ts';
@@ -170,9 +171,11 @@ export const createPaging = (input: PagingInput): Paging => {
         dispatch,
         openPhone,
         incidentResponse,
-        tellInSlack: async (slackUserId, text) => {
-          await deps.slack.chat.postMessage({ channel: slackUserId, text });
-        },
+        tellInSlack: (ctx, slackUserId, text, key) =>
+          sendNoticeOnce(deps.outbox, ctx, key, slackUserId, {
+            text,
+            blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }],
+          }),
         forgetPhone: async (slackUserId) => {
           if (await deps.people.linkOf(slackUserId, 'phone')) {
             await deps.people.unlink(slackUserId, 'phone', 'opted_out');

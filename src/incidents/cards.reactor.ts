@@ -1,6 +1,6 @@
 import type { IncidentState } from '../../machines/incident/decider.ts';
 import type { Actor, Assignee } from '../../machines/incident/events.ts';
-import { hasCode, isChatOpsError } from '../core/errors.ts';
+import { hasCode } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { Command } from '../core/messages.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
@@ -9,6 +9,7 @@ import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts
 import { backoffDelayMs, retryAfterMsOf, shouldRetry } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
+import type { OutboxLedger, SlackOutbox } from '../slack/outbox.ts';
 import { incidentCard } from './blocks/incidentCard.ts';
 import { type IncidentView, toIncidentView } from './blocks/incidentView.ts';
 import { pagingSummary } from './blocks/pagingSummary.ts';
@@ -37,63 +38,21 @@ import type { SlackUserOf } from './pagerdutyMapping.ts';
  * when it is the channel the incident was triggered from, the card goes to the requester's DM
  * instead, saying why, so whoever triggered it always sees it.
  *
- * Duplicates: before posting in a channel the stream is read again, and a channel with a recorded
- * card gets an update instead.
- *
- * A post Slack may have taken without its `RecordIncidentCardPosted` being recorded (issue 9 item
- * 7, issue 18 item 9): `chat.postMessage` has no idempotency key, so nothing recorded says the post
- * was made. Every card is therefore posted with message metadata (https://api.slack.com/metadata/using)
- * `{ event_type: 'switchboard_incident_card', event_payload: { stream, postKey } }`, and before
- * posting for an incident IN DOUBT the channel's recent messages are read first
- * (`conversations.history` with `include_all_metadata`, `oldest` = the newest card bookkeeping of
- * the stream, or its first event, minus {@link HISTORY_MARGIN_MS} for clock skew, at most
- * {@link HISTORY_LIMIT} messages): a message carrying that marker is recorded instead of posting
- * again. An incident is in doubt, in this process, from the first time any of its events comes
- * with `ctx.redelivery` (it may have been handled before: a crash, `kill -9`, between a post and
- * its record; a replica taking over; an in-process retry), or once a post for it failed without a
- * definite answer from Slack (a 5xx or a network failure after Slack may have applied it: such
- * posts are never retried blind, `withoutRetries`), until a render of it completes. The doubt is
- * per incident, not per event: after a restart the events delivered again may be coalesced into a
+ * Duplicates: before posting in a channel the stream is read again (the ledger of cards is the
+ * incident's own stream: `IncidentCardPosted`), and a channel with a recorded card gets an update
+ * instead. The sending itself is the outbox's (src/slack/outbox.ts): each card is posted with message
+ * metadata `{ event_type: 'switchboard_incident_card', event_payload: { stream, postKey } }`, and
+ * after a crash between a post and its record (a redelivered event of the incident, or a post that
+ * failed without Slack's answer) the channel's history is read for it first. The doubt is per
+ * incident, not per event: after a restart the events delivered again may be coalesced into a
  * newer one recorded since, or give up on a failing Slack, and the change that finally renders is
- * then not itself a redelivery (the window a `kill -9` during a burst of triggers and acknowledges
- * hit: 21 cards for 20 incidents). The read waits until the doubt is {@link HISTORY_SETTLE_MS} old
- * (once per incident: the post in doubt is at least that old by then), because Slack does not
- * promise that a read right after a post sees it. That needs `channels:history` (`groups:history`
- * for private channels); without it (`missing_scope` and the like) the card is posted as before and
- * that is logged once.
- *
- * What remains, and why (Slack offers nothing closer): a card the crashed process posted is
- * posted again when the read does not show it: a post still in flight inside Slack when the read
- * is made (the process died while Slack was applying it, and the restart and the settle time were
- * shorter than Slack took), a history read that lags the post by more than
- * {@link HISTORY_SETTLE_MS}, a card deleted by someone since, one pushed out of the page read by
- * more than {@link HISTORY_LIMIT} newer messages, a missing scope, and the DM the card goes to when
- * the trigger channel refuses it (not looked up: that would need `im:history`). A second card
- * costs a duplicate message; never a lost one.
+ * then not itself a redelivery; it lasts until a render of the incident completes. The outbox also
+ * skips a redraw that shows what the card already shows (the card's update is still recorded: the
+ * card shows that revision), and waits out Slack's Retry-After.
  *
  * @example
- * const cards = createIncidentCardsReactor({ slack: cardsPort, dispatch: bus.dispatch, channelsFor, slackUserOf });
+ * const cards = createIncidentCardsReactor({ outbox, dispatch: bus.dispatch, channelsFor, slackUserOf });
  */
-export type CardsSlackPort = Readonly<{
-  /** Posts with `marker` as the message's metadata (`event_type` {@link CARD_METADATA_EVENT_TYPE}). */
-  postMessage(
-    channel: string,
-    message: SlackMessage,
-    marker?: CardMarker,
-  ): Promise<{ channel: string; ts: string }>;
-  updateMessage(channel: string, ts: string, message: SlackMessage): Promise<void>;
-  /**
-   * The newest message of `channel` since `oldest` (at most `limit` read) whose metadata is
-   * `marker`, or null (`conversations.history` with `include_all_metadata`). Throws Slack's errors
-   * (`details.slackError`, e.g. `missing_scope`).
-   */
-  findPosted?(
-    channel: string,
-    marker: CardMarker,
-    oldest: Date,
-    limit: number,
-  ): Promise<{ channel: string; ts: string } | null>;
-}>;
 
 /** What a card's message metadata carries (`event_payload`): the stream and the post's key. */
 export type CardMarker = Readonly<{ stream: string; postKey: string }>;
@@ -103,20 +62,8 @@ export const CARD_METADATA_EVENT_TYPE = 'switchboard_incident_card';
 /** Page activity, recorded as commands in the incident's stream (src/incidents/paging.ts). */
 const PAGE_ACTIVITY = 'RecordIncidentPageActivity';
 
-/** How far before the post's intent the history read starts (clock skew between us and Slack). */
-export const HISTORY_MARGIN_MS = 5 * 60_000;
-/** Messages read when looking for a card posted before a crash. */
-export const HISTORY_LIMIT = 200;
-/**
- * How old a post in doubt must be before a history read that does not show it is believed (Slack
- * does not promise read-after-write). Waited once per incident in doubt, from when the doubt arose.
- */
-export const HISTORY_SETTLE_MS = 2_000;
-/** Slack answers that mean the history cannot be read with this token: post as before. */
-const NO_HISTORY = new Set(['missing_scope', 'no_permission', 'not_allowed_token_type', 'not_in_channel']);
-
 export type IncidentCardsOptions = Readonly<{
-  slack: CardsSlackPort;
+  outbox: SlackOutbox;
   dispatch: Dispatch;
   /** Channels subscribed to a service's incidents (caught up with the store). */
   channelsFor(serviceId: string): Promise<readonly string[]>;
@@ -136,7 +83,7 @@ export const INCIDENT_CARDS_PROCESSOR = 'incident-cards';
 const ACTOR = 'system:incident-cards';
 const CARD_EVENTS = new Set(['IncidentCardPosted', 'IncidentCardUpdated']);
 /** Slack answers that mean a card or its channel is gone for good: skip it, never retry. */
-const GONE = new Set([
+const GONE: ReadonlySet<string> = new Set([
   'message_not_found',
   'channel_not_found',
   'not_in_channel',
@@ -146,8 +93,11 @@ const GONE = new Set([
   'msg_too_long',
   'invalid_blocks',
 ]);
+/** Refusals that are about the card itself, not its place (besides the outbox's own). */
+const CARD_REFUSED: ReadonlySet<string> = new Set(['msg_too_long', 'invalid_blocks']);
 
 const SLACK_USER = /^[UW][A-Z0-9]{2,}$/;
+const postKeyOf = (streamId: string, channel: string) => `posted:${streamId}:${channel}`;
 
 /** The card as sent to the requester's DM when the channel it was triggered from refused it. */
 const inDmInstead = (message: SlackMessage, channel: string): SlackMessage => ({
@@ -165,11 +115,6 @@ const inDmInstead = (message: SlackMessage, channel: string): SlackMessage => ({
     ...message.blocks,
   ],
 });
-
-const slackErrorOf = (e: unknown): string | undefined => {
-  const v = isChatOpsError(e) ? e.details.slackError : undefined;
-  return typeof v === 'string' ? v : undefined;
-};
 
 /** The view with Slack mentions for people the incident service names and we know. */
 export const withSlackUsers = (view: IncidentView, slackUserOf: SlackUserOf): IncidentView => {
@@ -207,65 +152,29 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
   const rendered = new Map<string, number>();
   /** `stream|channel` pairs Slack refused a card for (not invited, archived): not tried again. */
   const unpostable = new Set<string>();
-  /** Set when the history cannot be read (a missing scope): logged once, then posts as before. */
-  let historyRefused: string | undefined;
+  const { outbox } = options;
+
   /**
-   * Incidents with a post Slack may have taken unrecorded, by stream, with when the doubt arose
-   * (`performance.now()`): from a redelivered event, or a post that failed without Slack's answer.
-   * Cleared when a render of the incident completes (every card it needs is recorded by then).
+   * The ledger of one incident's card in one channel: its stream (`IncidentCardPosted`, read again
+   * right before posting), recorded with `RecordIncidentCardPosted` (a deterministic command id).
    */
-  const inDoubt = new Map<string, number>();
-  const doubt = (streamId: string): void => {
-    if (!inDoubt.has(streamId)) inDoubt.set(streamId, performance.now());
-  };
-
-  /** A card posted unrecorded in `channel`, found by its marker (only for an incident in doubt). */
-  const findPosted = async (
-    ctx: ProcessorContext,
-    channel: string,
-    marker: CardMarker,
-    since: Date,
-  ): Promise<{ channel: string; ts: string } | null> => {
-    const doubtSince = inDoubt.get(marker.stream);
-    if (doubtSince === undefined || !options.slack.findPosted || historyRefused) return null;
-    // A post in doubt is older than the doubt: once this has passed, it is HISTORY_SETTLE_MS old.
-    const settle = doubtSince + HISTORY_SETTLE_MS - performance.now();
-    if (settle > 0) await abortableSleep(settle, ctx.signal);
-    try {
-      return await options.slack.findPosted(
-        channel,
-        marker,
-        new Date(since.getTime() - HISTORY_MARGIN_MS),
-        HISTORY_LIMIT,
-      );
-    } catch (error) {
-      const refused = slackErrorOf(error);
-      if (!refused || !NO_HISTORY.has(refused)) throw error;
-      if (refused !== 'not_in_channel') {
-        historyRefused = refused;
-        ctx.logger.warn(
-          { slackError: refused, channel },
-          `card history unreadable (${refused}): after a crash a card may be posted twice; add the channels:history and groups:history scopes`,
-        );
-      }
-      return null;
-    }
-  };
-
-  /** Posts; a failure without Slack's answer (5xx, network, timeout) leaves the incident in doubt. */
-  const postInDoubt = async (
-    channel: string,
-    message: SlackMessage,
-    marker: CardMarker,
-  ): Promise<{ channel: string; ts: string }> => {
-    try {
-      return await options.slack.postMessage(channel, message, marker);
-    } catch (error) {
-      if (slackErrorOf(error) === undefined && !hasCode(error, 'SB_UPSTREAM_RATE_LIMITED'))
-        doubt(marker.stream);
-      throw error;
-    }
-  };
+  const cardLedger = (ctx: ProcessorContext, cause: RecordedEvent, channel: string): OutboxLedger => ({
+    name: INCIDENT_CARDS_PROCESSOR,
+    async find() {
+      const { state } = await readIncidentState(ctx.store, cause.streamId);
+      const card = state.context.cards.find((c) => c.channel === channel);
+      return card ? { key: postKeyOf(cause.streamId, channel), channel: card.channel, ts: card.ts } : null;
+    },
+    async record(_ctx, key, sent) {
+      if (!sent) throw new Error('a card is recorded with its message');
+      await record(ctx, cause, 'RecordIncidentCardPosted', sent, key);
+      return { key, channel: sent.channel, ts: sent.ts };
+    },
+    marker: (key) => ({
+      event_type: CARD_METADATA_EVENT_TYPE,
+      event_payload: { stream: cause.streamId, postKey: key } satisfies CardMarker,
+    }),
+  });
 
   const record = async (
     ctx: ProcessorContext,
@@ -318,15 +227,13 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
         triggerChannelMissed && card.channel.startsWith('D')
           ? inDmInstead(message, trigger!.channel!)
           : message;
-      try {
-        await options.slack.updateMessage(card.channel, card.ts, body);
-      } catch (error) {
-        const gone = slackErrorOf(error);
-        if (gone && GONE.has(gone)) {
-          log.warn({ channel: card.channel, slackError: gone }, 'card cannot be updated; skipped');
-          continue;
-        }
-        throw error;
+      const updated = await outbox.update(ctx, card, body, { gone: CARD_REFUSED, maxRateLimitWaits: 0 });
+      if (updated.outcome === 'gone') {
+        log.warn(
+          { channel: card.channel, slackError: updated.slackError },
+          'card cannot be updated; skipped',
+        );
+        continue;
       }
       await record(
         ctx,
@@ -345,31 +252,34 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     for (const channel of wanted) {
       if (state.context.cards.some((c) => c.channel === channel)) continue;
       if (unpostable.has(`${streamId}|${channel}`) || (channel === trigger?.channel && inDm)) continue;
-      // Read again right before posting: a card recorded since (another delivery) is not posted twice.
-      const again = await readIncidentState(ctx.store, streamId);
-      if (again.state.context.cards.some((c) => c.channel === channel)) return 'newer';
-      const marker: CardMarker = { stream: streamId, postKey: `posted:${streamId}:${channel}` };
-      let posted: { channel: string; ts: string };
-      try {
-        const before = await findPosted(ctx, channel, marker, since);
-        if (before) {
-          // It shows what was true before the crash: bring it up to date, then record it.
-          await options.slack.updateMessage(before.channel, before.ts, message);
-          log.info({ channel, ts: before.ts }, 'card posted before a restart found; recorded');
-        }
-        posted = before ?? (await postInDoubt(channel, message, marker));
-      } catch (error) {
-        const gone = slackErrorOf(error);
-        if (!gone || !GONE.has(gone)) throw error;
+      const requester = trigger?.request.by;
+      // The requester would otherwise never see the incident they created: the card goes to them.
+      const toRequester = channel === trigger?.channel && !!requester && SLACK_USER.test(requester);
+      const posted = await outbox.post(ctx, {
+        ledger: cardLedger(ctx, cause, channel),
+        key: postKeyOf(streamId, channel),
+        channel,
+        message,
+        since,
+        doubtScope: streamId,
+        fallback: toRequester
+          ? { channel: requester, message: inDmInstead(message, channel), on: GONE }
+          : undefined,
+        maxRateLimitWaits: 0,
+      });
+      // Recorded since this render read the stream (another delivery): render the newer state.
+      if (posted.outcome === 'recorded') return 'newer';
+      if (posted.outcome === 'refused') {
+        if (!posted.slackError || !GONE.has(posted.slackError) || posted.fallback) throw posted.error;
         unpostable.add(`${streamId}|${channel}`);
-        log.warn({ channel, slackError: gone }, 'card cannot be posted in this channel');
-        const requester = trigger?.request.by;
-        if (channel !== trigger?.channel || !requester || !SLACK_USER.test(requester)) continue;
-        // The requester would otherwise never see the incident they created: the card goes to them.
-        posted = await postInDoubt(requester, inDmInstead(message, channel), marker);
+        log.warn({ channel, slackError: posted.slackError }, 'card cannot be posted in this channel');
+        continue;
       }
-      await record(ctx, cause, 'RecordIncidentCardPosted', posted, marker.postKey);
-      log.debug({ channel: posted.channel, ts: posted.ts }, 'card posted');
+      if (posted.fallback) {
+        unpostable.add(`${streamId}|${channel}`);
+        log.warn({ channel }, 'card cannot be posted in this channel');
+      }
+      log.debug({ channel: posted.record.channel, ts: posted.record.ts }, 'card posted');
     }
     return 'done';
   };
@@ -381,7 +291,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
       // Page activity (src/incidents/paging.ts) is recorded as commands; the card shows its summary.
       // Any event of an incident that may have been handled before puts the incident in doubt,
       // whether or not this one renders (a newer one may, without being a redelivery itself).
-      if (ctx.redelivery) doubt(event.streamId);
+      outbox.suspect(ctx, event.streamId);
       if ((event.kind !== 'event' && event.type !== PAGE_ACTIVITY) || CARD_EVENTS.has(event.type)) return;
       const streamId = event.streamId;
       // When a post this event may have made could have happened at the earliest: after the stream's
@@ -412,7 +322,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
           );
           if (outcome === 'done') {
             rendered.set(streamId, newest);
-            inDoubt.delete(streamId);
+            outbox.resolve(streamId);
           } else continue;
           return;
         } catch (error) {

@@ -1,15 +1,12 @@
 import type { Actor, UpstreamAction } from '../../machines/incident/events.ts';
 import { INCIDENT_PAGING_STREAM_PREFIX, incidentOfPagingStream } from '../../machines/incident/paging.ts';
 import { INCIDENT_ROUTING_STREAM_PREFIX } from '../../machines/incidentRouting/streams.ts';
-import { ConcurrencyError, isChatOpsError } from '../core/errors.ts';
-import { uuidv5 } from '../core/ids.ts';
-import type { JsonObject } from '../core/messages.ts';
+import { isChatOpsError } from '../core/errors.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
-import { abortableSleep } from '../processors/abortableSleep.ts';
 import type { SlackReplyMessage } from '../processors/ports.ts';
-import { retryAfterMsOf } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { escapeMrkdwn, mention, type SlackMessage, truncate } from '../slack/blocks/format.ts';
+import { noticeLedger, type PostResult, type SlackOutbox } from '../slack/outbox.ts';
 import { incidentLabel, vendorReason } from './blocks/incidentCard.ts';
 import { toIncidentView } from './blocks/incidentView.ts';
 import { foldIncidentHistory, readIncidentState } from './incidentState.ts';
@@ -41,16 +38,14 @@ import { foldIncidentHistory, readIncidentState } from './incidentState.ts';
  *   timeline say it to everyone; someone else was paged.
  *
  * Each notice is recorded as `IncidentNoticeSent` in `incidentNotice-<uuid>` (UUIDv5 of what it is
- * about), checked before sending, so a redelivery does not send it again.
+ * about) and sent through the outbox (src/slack/outbox.ts): checked before sending, so a redelivery
+ * does not send it again, and looked for in Slack's history when a crash may have lost its record.
  *
  * @example
- * const notices = createIncidentNoticesReactor({ slack: { postMessage } });
+ * const notices = createIncidentNoticesReactor({ outbox, respond: replies.respond });
  */
-export type NoticesSlackPort = Readonly<{
-  /** `channel` may be a user id: the message goes to the app's DM with them. */
-  postMessage(channel: string, message: SlackMessage): Promise<{ channel: string; ts: string }>;
-  /** An ephemeral message only `user` sees in `channel`; without it, confirmations go by DM. */
-  postEphemeral?(channel: string, user: string, message: SlackMessage): Promise<void>;
+export type IncidentNoticesOptions = Readonly<{
+  outbox: SlackOutbox;
   /**
    * Posts through a recorded (sealed) `response_url`; with `replaceOriginal` it replaces the answer
    * the slash command got. Without it, "⏳ Creating the incident…" stays as it was.
@@ -63,18 +58,28 @@ export const INCIDENT_NOTICES_PROCESSOR = 'incident-notices';
 export const INCIDENT_NOTICE_STREAM_PREFIX = 'incidentNotice-';
 const SLACK_USER = /^[UW][A-Z0-9]{2,}$/;
 
+/** Where incident notices are recorded (as they always were: `IncidentNoticeSent`, one stream per key). */
+export const incidentNoticeLedger = noticeLedger({
+  name: 'incident-notices',
+  streamPrefix: INCIDENT_NOTICE_STREAM_PREFIX,
+  streamSeed: 'notice',
+  eventSeed: 'notice-sent',
+  eventType: 'IncidentNoticeSent',
+});
+
 /** Facts worth confirming to a requester away from the card, with the request they confirm. */
 const CONFIRMED: Readonly<Record<string, { requested: string; word: string }>> = {
   IncidentAcknowledged: { requested: 'IncidentAcknowledgeRequested', word: 'acknowledged' },
   IncidentResolved: { requested: 'IncidentResolveRequested', word: 'resolved' },
 };
 
-/** chat.postEphemeral errors that mean "not in this channel": the confirmation goes by DM. */
-const EPHEMERAL_UNREACHABLE: ReadonlySet<string> = new Set([
-  'not_in_channel',
-  'channel_not_found',
-  'user_not_in_channel',
-]);
+/** A subscribed channel the bot cannot post in: who subscribed it is told by DM. */
+const CANNOT_POST_THERE: ReadonlySet<string> = new Set(['not_in_channel', 'channel_not_found']);
+
+/** Slack refused a notice for good: thrown, so the processor retries and then parks it, as before. */
+const orThrow = (result: PostResult): void => {
+  if (result.outcome === 'refused') throw result.error;
+};
 
 const VERB: Readonly<Record<UpstreamAction, string>> = {
   trigger: 'create',
@@ -120,48 +125,13 @@ const FIX_BY_VERIFYING: Readonly<Record<string, Readonly<{ because: string; fix:
   },
 };
 
-export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesSlackPort }>): Processor => {
-  const sendOnce = async (
-    ctx: ProcessorContext,
-    key: string,
-    send: () => Promise<{ channel: string; ts: string } | null>,
-  ): Promise<void> => {
-    const streamId = `${INCIDENT_NOTICE_STREAM_PREFIX}${uuidv5(`notice:${key}`)}`;
-    if ((await ctx.store.readStream(streamId, { maxCount: 1 })).length > 0) return;
-    let sent: { channel: string; ts: string } | null;
-    for (let waits = 0; ; waits++) {
-      try {
-        sent = await send();
-        break;
-      } catch (error) {
-        // Slack asked to wait longer than the Web API client waits inline: wait here (the notice
-        // is not lost to the runner's quick retries and parking), then try again.
-        const waitMs = retryAfterMsOf(error);
-        if (waitMs === undefined || waits >= 3) throw error;
-        await abortableSleep(waitMs, ctx.signal);
-      }
-    }
-    try {
-      await ctx.store.appendToStream(
-        streamId,
-        [
-          {
-            id: uuidv5(`notice-sent:${key}`),
-            type: 'IncidentNoticeSent',
-            data: {
-              key,
-              channel: sent?.channel ?? null,
-              ts: sent?.ts ?? null,
-              at: ctx.now().toISOString(),
-            } as JsonObject,
-          },
-        ],
-        { expectedRevision: 'no_stream' },
-      );
-    } catch (error) {
-      if (!(error instanceof ConcurrencyError)) throw error;
-    }
-  };
+export const createIncidentNoticesReactor = (options: IncidentNoticesOptions): Processor => {
+  const { outbox } = options;
+  const ledger = incidentNoticeLedger;
+  const dm = (text: string): SlackMessage => ({
+    text,
+    blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }],
+  });
 
   /**
    * Replaces the slash command's "⏳ Creating…" answer, once per request. A URL Slack no longer
@@ -174,9 +144,9 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
   ) => {
     const responseUrl = request?.metadata.responseUrl;
     const requestId = request?.data.requestId;
-    if (!options.slack.respond || typeof responseUrl !== 'string' || typeof requestId !== 'string') return;
-    const respond = options.slack.respond;
-    await sendOnce(ctx, `trigger-answer:${requestId}`, async () => {
+    if (!options.respond || typeof responseUrl !== 'string' || typeof requestId !== 'string') return;
+    const respond = options.respond;
+    await outbox.deliverOnce(ctx, { ledger, key: `trigger-answer:${requestId}` }, async () => {
       try {
         await respond(responseUrl, {
           text,
@@ -217,7 +187,9 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
     await answerTrigger(ctx, request, `:white_check_mark: Created ${incidentLabel(view)}: ${where}.`);
   };
 
-  const finalFailure = async (ctx: ProcessorContext, streamId: string, data: Record<string, unknown>) => {
+  const finalFailure = async (ctx: ProcessorContext, event: RecordedEvent) => {
+    const streamId = event.streamId;
+    const data = event.data as Record<string, unknown>;
     const requestId = String(data.requestId);
     const { state, history } = await readIncidentState(ctx.store, streamId);
     const request = history.find(
@@ -236,8 +208,14 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
       `:x: Couldn't ${VERB[action] ?? action} ${label} after ${attempts} attempt${attempts === 1 ? '' : 's'}: ` +
       `${failureReasonText(String(data.code), String(data.message ?? ''))}. ` +
       'Try again from the card, or use the incident service directly.';
-    await sendOnce(ctx, `final-failure:${requestId}`, () =>
-      options.slack.postMessage(by, { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] }),
+    orThrow(
+      await outbox.post(ctx, {
+        ledger,
+        key: `final-failure:${requestId}`,
+        channel: by,
+        message: dm(text),
+        since: event.recordedAt,
+      }),
     );
     if (action === 'trigger') {
       await answerTrigger(
@@ -275,10 +253,13 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
       const text =
         `:information_source: ${incidentLabel(view)} was resolved by ${who} while your ${VERB[r.action] ?? r.action} ` +
         'was in progress, so it was not applied. The card shows the incident as it is now.';
-      await sendOnce(ctx, `overtaken:${r.requestId}`, () =>
-        options.slack.postMessage(r.by, {
-          text,
-          blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }],
+      orThrow(
+        await outbox.post(ctx, {
+          ledger,
+          key: `overtaken:${r.requestId}`,
+          channel: r.by,
+          message: dm(text),
+          since: event.recordedAt,
         }),
       );
     }
@@ -305,45 +286,46 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
     const text =
       `:white_check_mark: ${incidentLabel(view)} is ${done.word} in the incident service.` +
       (where ? ` Its card is in <#${where.channel}>.` : '');
-    const message: SlackMessage = { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] };
-    await sendOnce(ctx, `confirmed:${requestId}`, async () => {
-      if (options.slack.postEphemeral) {
-        try {
-          await options.slack.postEphemeral(channel, by, message);
-          return null;
-        } catch (error) {
-          const slackError = isChatOpsError(error) ? error.details.slackError : undefined;
-          if (typeof slackError !== 'string' || !EPHEMERAL_UNREACHABLE.has(slackError)) throw error;
-        }
-      }
-      return options.slack.postMessage(by, message);
-    });
+    // Ephemeral where they typed it; by DM when Slack cannot show it there (not a member).
+    orThrow(
+      await outbox.ephemeral(ctx, {
+        ledger,
+        key: `confirmed:${requestId}`,
+        channel,
+        user: by,
+        message: dm(text),
+        dmFallback: true,
+        since: event.recordedAt,
+      }),
+    );
   };
 
-  const subscribed = async (ctx: ProcessorContext, eventId: string, data: Record<string, unknown>) => {
+  const subscribed = async (ctx: ProcessorContext, event: RecordedEvent) => {
+    const data = event.data as Record<string, unknown>;
     const channel = String(data.channel);
     const by = String(data.by);
     const name = escapeMrkdwn(String(data.serviceName ?? data.serviceId));
     const text =
       `:bell: This channel now gets a card for every *${name}* incident, updated in place (set up by ${mention(by)}). ` +
       `\`/incident unsubscribe ${name}\` stops it.`;
-    await sendOnce(ctx, `subscribed:${eventId}`, async () => {
-      try {
-        return await options.slack.postMessage(channel, {
-          text,
-          blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }],
-        });
-      } catch (error) {
-        const slackError = isChatOpsError(error) ? error.details.slackError : undefined;
-        if (slackError !== 'not_in_channel' && slackError !== 'channel_not_found') throw error;
-        if (!SLACK_USER.test(by)) return null;
-        const dm = `:warning: <#${channel}> is subscribed to *${name}* incidents, but Switchboard can't post there yet: invite it with \`/invite @switchboard\` in that channel.`;
-        return options.slack.postMessage(by, {
-          text: dm,
-          blocks: [{ type: 'section', text: { type: 'mrkdwn', text: dm } }],
-        });
-      }
+    const tell = `:warning: <#${channel}> is subscribed to *${name}* incidents, but Switchboard can't post there yet: invite it with \`/invite @switchboard\` in that channel.`;
+    const key = `subscribed:${event.id}`;
+    const result = await outbox.post(ctx, {
+      ledger,
+      key,
+      channel,
+      message: dm(text),
+      since: event.recordedAt,
+      // The bot is not in the channel: who subscribed it is told.
+      fallback: SLACK_USER.test(by) ? { channel: by, message: dm(tell), on: CANNOT_POST_THERE } : undefined,
     });
+    if (result.outcome !== 'refused') return;
+    // Nobody to tell (subscribed from outside Slack): recorded, so it is not tried again.
+    if (!result.fallback && CANNOT_POST_THERE.has(result.slackError ?? '')) {
+      await ledger.record(ctx, key, null);
+      return;
+    }
+    throw result.error;
   };
 
   /** Someone could not be paged for a reason they can fix: told once per incident. */
@@ -359,10 +341,13 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
     const text =
       `:no_bell: Switchboard could not page you about ${incidentLabel(view)}, because ${said.because}. ` +
       `${said.fix} The next person on call is paged instead.`;
-    await sendOnce(ctx, `not-paged:${incident}:${person}`, () =>
-      options.slack.postMessage(person, {
-        text,
-        blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }],
+    orThrow(
+      await outbox.post(ctx, {
+        ledger,
+        key: `not-paged:${incident}:${person}`,
+        channel: person,
+        message: dm(text),
+        since: event.recordedAt,
       }),
     );
   };
@@ -393,7 +378,7 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
         data.final === true &&
         event.streamId.startsWith('incident-')
       ) {
-        await finalFailure(ctx, event.streamId, data);
+        await finalFailure(ctx, event);
       } else if (event.type === 'IncidentResolved' && event.streamId.startsWith('incident-')) {
         await overtaken(ctx, event);
         await confirmed(ctx, event);
@@ -405,7 +390,7 @@ export const createIncidentNoticesReactor = (options: Readonly<{ slack: NoticesS
       ) {
         await created(ctx, event);
       } else if (event.type === 'IncidentChannelSubscribed') {
-        await subscribed(ctx, event.id, data);
+        await subscribed(ctx, event);
       }
     },
   };

@@ -14,6 +14,7 @@ import type { CommandRejectedData } from '../processors/inboxDispatch.reactor.ts
 import type { SlackReplies, SlackReplyMessage } from '../processors/ports.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { KnownBlock } from '../slack/blocks/format.ts';
+import type { SlackOutbox } from '../slack/outbox.ts';
 import type { SwitchboardWebClient } from '../slack/webClient.ts';
 import type { LifecycleDeclaration } from './config.ts';
 import type { LifecyclePorts, PortDirectory } from './ports.ts';
@@ -60,6 +61,8 @@ export type LifecycleDeps = Readonly<{
   logger: Logger;
   /** The Slack Web API client (bounded retries, coded errors). */
   slack: SwitchboardWebClient;
+  /** What must reach people in Slack goes through it: post once by key, update in place, Retry-After. */
+  outbox: SlackOutbox;
   /** Who people are in every system (src/people/). */
   people: PeopleDirectory;
   /** The command bus. It exists once every module is created: call it from processors, not `create`. */

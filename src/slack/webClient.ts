@@ -83,7 +83,7 @@ export class SwitchboardWebClient extends WebClient {
   readonly metrics: Metrics;
   readonly maxInlineWaitMs: number;
   private readonly clientOptions: SlackClientOptions;
-  private single: SwitchboardWebClient | undefined;
+  private readonly variants = new Map<string, SwitchboardWebClient>();
 
   constructor(options: SlackClientOptions) {
     super(options.slack.botToken, slackClientOptions(options));
@@ -93,14 +93,23 @@ export class SwitchboardWebClient extends WebClient {
   }
 
   /**
-   * The same client without the quick retries of 5xx and network failures: for a call that has no
-   * idempotency key (chat.postMessage), where a retry after a lost answer makes a second message.
-   * The caller gets the failure and decides (e.g. looks for the message first); 429s are as above.
+   * The same client with other retry settings (made once per setting): `retries: 0` for calls with
+   * no idempotency key, `maxInlineWaitMs: 0` for a caller that waits out Slack's Retry-After itself
+   * (the outbox, src/slack/outbox.ts, which holds back every call of the method and channel
+   * meanwhile).
    */
-  withoutRetries(): SwitchboardWebClient {
-    if (this.clientOptions.retries === 0) return this;
-    this.single ??= new SwitchboardWebClient({ ...this.clientOptions, retries: 0 });
-    return this.single;
+  variant(settings: Readonly<{ retries?: number; maxInlineWaitMs?: number }>): SwitchboardWebClient {
+    const retries = settings.retries ?? this.clientOptions.retries ?? 2;
+    const maxInlineWaitMs = settings.maxInlineWaitMs ?? this.maxInlineWaitMs;
+    if (retries === (this.clientOptions.retries ?? 2) && maxInlineWaitMs === this.maxInlineWaitMs)
+      return this;
+    const id = `${retries}|${maxInlineWaitMs}`;
+    let client = this.variants.get(id);
+    if (!client) {
+      client = new SwitchboardWebClient({ ...this.clientOptions, retries, maxInlineWaitMs });
+      this.variants.set(id, client);
+    }
+    return client;
   }
 
   override async apiCall(method: string, options?: Record<string, unknown>): Promise<WebAPICallResult> {

@@ -14,13 +14,13 @@ import { type TimeOffState, timeOffDecider } from '../../machines/timeOff/decide
 import type { CoverSlotOutcome } from '../../machines/timeOff/events.ts';
 import { requestIdOfStream, TIME_OFF_STREAM_PREFIX } from '../../machines/timeOff/streams.ts';
 import { foldHistory } from '../application/fold.ts';
-import { ChatOpsError, ConcurrencyError, isChatOpsError } from '../core/errors.ts';
+import { ChatOpsError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { Command, JsonObject } from '../core/messages.ts';
 import type { EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
 import type { OnCallLookups, ScheduleOverride, ScheduleOverrides } from '../lifecycles/ports.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
-import { errorCodeOf, isPermanentError, type RetryPolicy } from '../processors/retryPolicy.ts';
+import { errorCodeOf, type RetryPolicy } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import {
   type OutcomeCommand,
@@ -29,8 +29,9 @@ import {
   type UpstreamCallTarget,
 } from '../processors/upstreamCall.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
+import type { SlackOutbox } from '../slack/outbox.ts';
 import { coverOutcomeDm, coverWithdrawnDm, coverWithdrawnNotice, type TimeZones } from './coverText.ts';
-import { TIME_OFF_NOTICE_SENT, timeOffNoticeStreamId } from './notices.reactor.ts';
+import { timeOffNoticeLedger } from './notices.reactor.ts';
 
 /**
  * The cover (issue 12, machines/timeOff/cover.ts), in two processors:
@@ -55,7 +56,8 @@ import { TIME_OFF_NOTICE_SENT, timeOffNoticeStreamId } from './notices.reactor.t
  *   override with no channel is listed in that DM instead. One created after the withdrawal (its
  *   call was in flight) gets its own notice.
  *
- * Every message is sent once (recorded as `TimeOffNoticeSent` under its key, as the notices do).
+ * Every message is sent once through the outbox (recorded as `TimeOffNoticeSent` under its key, as
+ * the notices do).
  */
 export const TIME_OFF_COVER_CALLS_PROCESSOR = 'timeoff-cover-calls';
 export const TIME_OFF_COVER_PROCESSOR = 'timeoff-cover';
@@ -73,8 +75,8 @@ export type CoverReactorOptions = Readonly<{
   onCall(): OnCallLookups | undefined;
   dispatch: Dispatch;
   retry: RetryPolicy;
-  /** `channel` a user id: the app's DM with them. */
-  post(channel: string, message: SlackMessage): Promise<unknown>;
+  /** Sends the cover's messages (a channel, or a user id: the app's DM with them). */
+  outbox: SlackOutbox;
   timeZones: TimeZones;
   nameOf(slackUserId: string): Promise<string>;
 }>;
@@ -234,32 +236,17 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
     channel: string,
     build: () => Promise<SlackMessage>,
   ) => {
-    const streamId = timeOffNoticeStreamId(key);
-    const [found] = await ctx.store.readStream(streamId, { maxCount: 1 });
-    if (found) return;
-    try {
-      await options.post(channel, await build());
-    } catch (error) {
-      if (!isPermanentError(error)) throw error;
-      const slackError = isChatOpsError(error) ? error.details.slackError : undefined;
-      ctx.logger.error({ key, code: errorCodeOf(error), slackError }, 'Slack refused a cover message');
-      return;
-    }
-    try {
-      await ctx.store.appendToStream(
-        streamId,
-        [
-          {
-            id: uuidv5(`timeoff-notice-sent:${key}`),
-            type: TIME_OFF_NOTICE_SENT,
-            data: { key, channel, at: ctx.now().toISOString() },
-          },
-        ],
-        { expectedRevision: 'no_stream' },
-      );
-    } catch (error) {
-      if (!(error instanceof ConcurrencyError)) throw error;
-    }
+    const result = await options.outbox.post(ctx, {
+      ledger: timeOffNoticeLedger,
+      key,
+      channel,
+      message: async () => ({ message: await build() }),
+    });
+    if (result.outcome !== 'refused') return;
+    ctx.logger.error(
+      { key, code: errorCodeOf(result.error), slackError: result.slackError },
+      'Slack refused a cover message',
+    );
   };
 
   const onTimeOff = async (event: RecordedEvent, ctx: ProcessorContext, timeOffId: string) => {

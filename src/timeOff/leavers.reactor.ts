@@ -7,7 +7,7 @@ import type { EventStore } from '../eventStore/eventStore.ts';
 import type { OnCallShift, PortDirectory, RotaRef } from '../lifecycles/ports.ts';
 import type { ProcessorLogger } from '../processors/ports.ts';
 import type { Processor } from '../processors/runner.ts';
-import type { SlackMessage } from '../slack/blocks/format.ts';
+import { NOTICE_METADATA_EVENT_TYPE, type OutboxLedger, type SlackOutbox } from '../slack/outbox.ts';
 import { leaverReportMessage } from './blocks/leaverReport.ts';
 import {
   foldLeaver,
@@ -32,8 +32,39 @@ export type LeaversDeps = Readonly<{
   ports: PortDirectory;
   people: Pick<TimeOffPeople, 'slackUserOfEmployee'>;
   readModel: Pick<TimeOffReadModel, 'catchUp' | 'directory'>;
-  postMessage(channel: string, message: SlackMessage): Promise<{ channel: string; ts: string }>;
+  /** Posts each channel's part once (recorded as `LeaverReportPosted`). */
+  outbox: SlackOutbox;
 }>;
+
+/**
+ * Where a leaver's report parts are recorded, as they always were: `LeaverReportPosted { hrId,
+ * channel, ts, at }` in the leaver's stream, one per channel (keys are the channels).
+ */
+const leaverReportLedger = (hrId: string): OutboxLedger => {
+  const streamId = leaverStreamId(hrId);
+  return {
+    name: `${LEAVERS_PROCESSOR}:${hrId}`,
+    async find(ctx, channel) {
+      const { posted } = foldLeaver(await ctx.store.readStream(streamId));
+      return posted.has(channel) ? { key: channel, channel, ts: null } : null;
+    },
+    async record(ctx, channel, sent) {
+      const at = ctx.now().toISOString();
+      await ctx.store.appendToStream(streamId, [
+        {
+          id: uuidv5(`leaver:${hrId}:posted:${channel}`),
+          type: 'LeaverReportPosted',
+          data: { hrId, channel, ts: sent?.ts ?? '', at },
+        },
+      ]);
+      return { key: channel, channel, ts: sent?.ts ?? null, at };
+    },
+    marker: (channel) => ({
+      event_type: NOTICE_METADATA_EVENT_TYPE,
+      event_payload: { record: `${streamId}:${channel}` },
+    }),
+  };
+};
 
 /** The recorded report of a leaver, or null (for the cover button's check). */
 const readLeaverReport = async (store: EventStore, hrId: string): Promise<LeaverReport | null> =>
@@ -121,17 +152,18 @@ export const createLeaversReactor = (deps: LeaversDeps): Processor => ({
       log.info('a leaver from more than a week ago: their phone is forgotten, no report is posted');
       return;
     }
+    const ledger = leaverReportLedger(hrId);
     for (const part of report.channels) {
       if (posted.has(part.channel)) continue;
-      const message = leaverReportMessage(report, part);
-      const sent = await deps.postMessage(part.channel, message);
-      await ctx.store.appendToStream(streamId, [
-        {
-          id: uuidv5(`leaver:${hrId}:posted:${part.channel}`),
-          type: 'LeaverReportPosted',
-          data: { hrId, channel: part.channel, ts: sent.ts, at: ctx.now().toISOString() },
-        },
-      ]);
+      const result = await deps.outbox.post(ctx, {
+        ledger,
+        key: part.channel,
+        channel: part.channel,
+        message: leaverReportMessage(report, part),
+        since: event.recordedAt,
+      });
+      // Slack refused it for good: thrown, so the processor retries and then parks it, as before.
+      if (result.outcome === 'refused') throw result.error;
     }
   },
 });

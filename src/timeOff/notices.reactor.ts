@@ -3,15 +3,14 @@ import { teammatesOf } from '../../machines/timeOff/directory.ts';
 import { isHrChannelApprover, type TimeOffEvent } from '../../machines/timeOff/events.ts';
 import { requestIdOfStream, TIME_OFF_STREAM_PREFIX } from '../../machines/timeOff/streams.ts';
 import { storedEvent } from '../application/fold.ts';
-import { ConcurrencyError, isChatOpsError } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { JsonObject } from '../core/messages.ts';
 import type { Logger } from '../logger.ts';
-import { abortableSleep } from '../processors/abortableSleep.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
-import { errorCodeOf, isPermanentError, retryAfterMsOf } from '../processors/retryPolicy.ts';
+import { errorCodeOf } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
+import { noticeLedger, type SlackOutbox } from '../slack/outbox.ts';
 import type { HiBobClient } from '../upstream/hibob.ts';
 import {
   approverGoneDm,
@@ -66,12 +65,16 @@ import type { TimeOffReadModel } from './readModel.projection.ts';
  * cannot paint an old state; an event that is not the newest of its stream skips the redraw (the
  * newest one redraws everything; every event type of a request stream is delivered here).
  *
- * Once each: every message is keyed (the event id and what it is) and recorded as
- * `TimeOffNoticeSent` in its own stream `timeoffNotice-<uuid>`, checked before sending, as
- * verification does. What remains: a crash after Slack took a post and before it was recorded
- * posts it again on redelivery (a duplicate DM, never a lost one: chat.postMessage has no
- * idempotency key and reading DM history would need `im:history`). Slack failures are thrown, so
- * the processor retries them; a card or status message Slack says is gone is left alone.
+ * Once each: every message is keyed (the event id and what it is) and sent through the outbox
+ * (src/slack/outbox.ts), recorded as `TimeOffNoticeSent` in its own stream `timeoffNotice-<uuid>`,
+ * checked before sending, as verification does; after a crash between Slack taking a post and its
+ * record, the DM's history is read for it (with `im:history`) instead of posting it again. A redraw
+ * that shows what the message already shows is not sent (the outbox remembers, in this process):
+ * most facts of a request (HR's lookups while its lag passes, their retries) change nothing people
+ * see, and one `chat.update` each kept the sequential processor behind by seconds under load
+ * (bench/timeOff.bench.ts). Slack failures that pass are thrown, so the processor retries them;
+ * Slack's rate limits are waited out; a DM Slack refuses for good is logged and the others still
+ * go; a card or status message Slack says is gone is left alone.
  */
 export const TIME_OFF_NOTICES_PROCESSOR = 'timeoff-notices';
 export const TIME_OFF_NOTICE_STREAM_PREFIX = 'timeoffNotice-';
@@ -84,27 +87,17 @@ const ACTOR = 'system:timeoff-notices';
  */
 export const NOT_SHOWN_CODES: ReadonlySet<string> = new Set(['SB_HR_NOT_VISIBLE']);
 
-/** Waits for Slack's Retry-After within one delivery, and the longest one waited. */
-const MAX_RATE_LIMIT_WAITS = 5;
-const MAX_RATE_LIMIT_WAIT_MS = 60_000;
-
-/** Slack answers that mean a message is gone for good: nothing to update, never retried. */
-const GONE = new Set([
-  'message_not_found',
-  'channel_not_found',
-  'cant_update_message',
-  'edit_window_closed',
-  'is_archived',
-]);
-
-export type TimeOffNoticesSlack = Readonly<{
-  /** `channel` a user id: the app's DM with them. */
-  postMessage(channel: string, message: SlackMessage): Promise<{ channel: string; ts: string }>;
-  updateMessage(channel: string, ts: string, message: SlackMessage): Promise<void>;
-}>;
+/** Where time-off messages are recorded (as they always were: `TimeOffNoticeSent`, one stream per key). */
+export const timeOffNoticeLedger = noticeLedger({
+  name: 'timeoff-notices',
+  streamPrefix: TIME_OFF_NOTICE_STREAM_PREFIX,
+  streamSeed: 'timeoff-notice',
+  eventSeed: 'timeoff-notice-sent',
+  eventType: TIME_OFF_NOTICE_SENT,
+});
 
 export type TimeOffNoticesOptions = Readonly<{
-  slack: TimeOffNoticesSlack;
+  outbox: SlackOutbox;
   dispatch: Dispatch;
   readModel: TimeOffReadModel;
   /** Balance after the request (HR's balance API) for the approval card. */
@@ -126,8 +119,7 @@ type SentNotice = Readonly<{
   teammatesOut?: readonly TeammateOut[];
 }>;
 
-export const timeOffNoticeStreamId = (key: string): string =>
-  `${TIME_OFF_NOTICE_STREAM_PREFIX}${uuidv5(`timeoff-notice:${key}`)}`;
+export const timeOffNoticeStreamId = (key: string): string => timeOffNoticeLedger.streamOf(key);
 
 const cardKey = (eventId: string) => `card:${eventId}`;
 const statusKey = (timeOffId: string) => `status:${timeOffId}`;
@@ -170,110 +162,44 @@ const withRouting = (card: SlackMessage, view: TimeOffView, ask: TimeOffEvent | 
 };
 
 export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Processor => {
-  const { slack, readModel, client, logger } = options;
+  const { outbox, readModel, client, logger } = options;
+  const ledger = timeOffNoticeLedger;
 
-  const recorded = async (ctx: ProcessorContext, key: string): Promise<SentNotice | null> => {
-    const [first] = await ctx.store.readStream(timeOffNoticeStreamId(key), { maxCount: 1 });
-    return first ? (first.data as unknown as SentNotice) : null;
-  };
-
-  const record = async (ctx: ProcessorContext, notice: SentNotice) => {
-    try {
-      await ctx.store.appendToStream(
-        timeOffNoticeStreamId(notice.key),
-        [
-          {
-            id: uuidv5(`timeoff-notice-sent:${notice.key}`),
-            type: TIME_OFF_NOTICE_SENT,
-            data: notice as unknown as JsonObject,
-          },
-        ],
-        { expectedRevision: 'no_stream' },
-      );
-    } catch (error) {
-      if (!(error instanceof ConcurrencyError)) throw error;
-    }
-  };
-
-  /**
-   * A Slack call that waits out Slack's rate limit (its Retry-After, abortable when the runner
-   * stops) a few times before failing, so a burst of requests is slowed down, never parked.
-   */
-  const slackCall = async <T>(ctx: ProcessorContext, call: () => Promise<T>): Promise<T> => {
-    for (let waited = 0; ; waited++) {
-      try {
-        return await call();
-      } catch (error) {
-        const waitMs = retryAfterMsOf(error);
-        if (waitMs === undefined || waited >= MAX_RATE_LIMIT_WAITS) throw error;
-        ctx.logger.warn({ waitMs }, 'Slack asked to slow down; waiting before the time-off DM');
-        await abortableSleep(Math.min(waitMs, MAX_RATE_LIMIT_WAIT_MS), ctx.signal);
-      }
-    }
-  };
-
-  /** Posts once per key; the record of the post (found or made). */
-  /**
-   * What each message last showed (by channel and ts), in this process: a redraw that would show
-   * the same is not sent. Most facts of a request (HR's lookups while its lag passes, their retries)
-   * change nothing people see, and one `chat.update` each kept the sequential processor behind by
-   * seconds under load (bench/timeOff.bench.ts). After a restart the first redraw is sent again.
-   */
-  const shown = new Map<string, string>();
-  const remember = (where: string, message: SlackMessage) => {
-    shown.delete(where);
-    shown.set(where, JSON.stringify(message));
-    // Bounded: the oldest messages are forgotten first (and redrawn once more if they change).
-    if (shown.size > 10_000) shown.delete(shown.keys().next().value as string);
-  };
-
+  /** Posts once per key; the record of the post (found or made), or null when Slack refused it for good. */
   const sendOnce = async (
     ctx: ProcessorContext,
     key: string,
     user: string,
     build: () => Promise<{ message: SlackMessage; extras?: Partial<SentNotice> }>,
   ): Promise<SentNotice | null> => {
-    const found = await recorded(ctx, key);
-    if (found) return found;
-    const { message, extras } = await build();
-    let sent: { channel: string; ts: string };
-    try {
-      sent = await slackCall(ctx, () => slack.postMessage(user, message));
-      remember(`${sent.channel}:${sent.ts}`, message);
-    } catch (error) {
-      // Slack refused it for good (the person can't be messaged, the blocks are refused): said in
-      // the log, and the other messages still go. Anything transient is thrown: the processor retries.
-      if (!isPermanentError(error)) throw error;
-      const slackError = isChatOpsError(error) ? error.details.slackError : undefined;
-      ctx.logger.error({ key, user, code: errorCodeOf(error), slackError }, 'Slack refused a time-off DM');
-      return null;
-    }
-    const notice: SentNotice = {
+    const result = await outbox.post(ctx, {
+      ledger,
       key,
-      channel: sent.channel,
-      ts: sent.ts,
-      at: ctx.now().toISOString(),
-      ...extras,
-    };
-    await record(ctx, notice);
-    return notice;
+      channel: user,
+      message: async () => {
+        const { message, extras } = await build();
+        return { message, ...(extras ? { extras: extras as unknown as JsonObject } : {}) };
+      },
+    });
+    if (result.outcome !== 'refused') return result.record as SentNotice;
+    // Slack refused it for good (the person can't be messaged, the blocks are refused): said in
+    // the log, and the other messages still go.
+    ctx.logger.error(
+      { key, user, code: errorCodeOf(result.error), slackError: result.slackError },
+      'Slack refused a time-off DM',
+    );
+    return null;
   };
 
-  const update = async (ctx: ProcessorContext, notice: SentNotice, message: SlackMessage) => {
-    const where = `${notice.channel}:${notice.ts}`;
-    const rendered = JSON.stringify(message);
-    if (shown.get(where) === rendered) return;
-    try {
-      await slackCall(ctx, () => slack.updateMessage(notice.channel, notice.ts, message));
-      remember(where, message);
-    } catch (error) {
-      const slackError = isChatOpsError(error) ? error.details.slackError : undefined;
-      const code = typeof slackError === 'string' ? slackError : errorCodeOf(error);
-      if (GONE.has(code)) {
-        ctx.logger.warn({ key: notice.key, code }, 'a time-off message is gone; not updated');
-        return;
-      }
-      throw error;
+  /** Redraws what was posted under `key` (nothing posted: nothing to redraw). */
+  const update = async (
+    ctx: ProcessorContext,
+    key: string,
+    message: (notice: SentNotice) => Promise<SlackMessage>,
+  ) => {
+    const updated = await outbox.update(ctx, { ledger, key }, (record) => message(record as SentNotice));
+    if (updated.outcome === 'gone') {
+      ctx.logger.warn({ key, code: updated.slackError }, 'a time-off message is gone; not updated');
     }
   };
 
@@ -496,17 +422,14 @@ export const createTimeOffNoticesReactor = (options: TimeOffNoticesOptions): Pro
     askEvents: readonly TimeOffEvent[],
   ) => {
     for (const [i, eventId] of cardEvents.entries()) {
-      const notice = await recorded(ctx, cardKey(eventId));
-      if (!notice) continue;
       const current = i === cardEvents.length - 1;
-      await update(
-        ctx,
-        notice,
-        current ? await currentCard(view, notice, events, askEvents[i]) : earlierCard(view, askEvents[i + 1]),
+      await update(ctx, cardKey(eventId), async (notice) =>
+        current ? currentCard(view, notice, events, askEvents[i]) : earlierCard(view, askEvents[i + 1]),
       );
     }
-    const status = await recorded(ctx, statusKey(view.timeOffId));
-    if (status) await update(ctx, status, requesterStatusDm(view, statusNote(view, events)));
+    await update(ctx, statusKey(view.timeOffId), async () =>
+      requesterStatusDm(view, statusNote(view, events)),
+    );
   };
 
   /**

@@ -6,15 +6,13 @@ import {
 import type { VerificationEvent } from '../../machines/verification/events.ts';
 import { slackUserOfStream, VERIFICATION_STREAM_PREFIX } from '../../machines/verification/streams.ts';
 import { storedEvent } from '../application/fold.ts';
-import { ConcurrencyError } from '../core/errors.ts';
-import { uuidv5 } from '../core/ids.ts';
-import type { JsonObject } from '../core/messages.ts';
 import type { EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
 import type { Pager } from '../lifecycles/ports.ts';
 import type { PeopleDirectory } from '../people/directory.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { scheduleTimer } from '../processors/scheduler.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
+import { noticeLedger, type SlackOutbox } from '../slack/outbox.ts';
 import {
   cancelledMessage,
   cancelRefusedMessage,
@@ -31,8 +29,9 @@ import {
 import type { PhoneSealer } from './phone.ts';
 
 /**
- * `verification-notices`: the person's DMs about their verification, once each (recorded as
- * `VerificationNoticeSent` in `verificationNotice-<uuid>`, checked before sending): the code is on
+ * `verification-notices`: the person's DMs about their verification, once each, through the
+ * outbox (recorded as `VerificationNoticeSent` in `verificationNotice-<uuid>`, checked before
+ * sending, looked for in the DM's history after a crash): the code is on
  * its way (with "Enter code", "Resend", "Call me instead"), a call is coming, a wrong code
  * ("Wrong code, 2 tries left"), the code must be typed again after a restart, verified (and the old
  * number told, after a change), failed, expired, cancelled, a cancel or resend the vendor refused,
@@ -49,10 +48,14 @@ export const VERIFICATION_PEOPLE_PROCESSOR = 'verification-people';
 export const VERIFICATION_REMOVALS_PROCESSOR = 'verification-removals';
 export const VERIFICATION_NOTICE_STREAM_PREFIX = 'verificationNotice-';
 
-export type VerificationNoticesSlack = Readonly<{
-  /** `channel` is the person's user id: the message goes to the app's DM with them. */
-  postMessage(channel: string, message: SlackMessage): Promise<{ channel: string; ts: string }>;
-}>;
+/** Where verification notices are recorded (as they always were: `VerificationNoticeSent`, one stream per key). */
+export const verificationNoticeLedger = noticeLedger({
+  name: 'verification-notices',
+  streamPrefix: VERIFICATION_NOTICE_STREAM_PREFIX,
+  streamSeed: 'verification-notice',
+  eventSeed: 'verification-notice-sent',
+  eventType: 'VerificationNoticeSent',
+});
 
 const VERB: Readonly<Record<string, string>> = {
   start: 'send your code',
@@ -95,40 +98,29 @@ const stateAt = async (
   return state;
 };
 
-/** Sends a DM once per key (recorded as `VerificationNoticeSent`, checked first). */
-const sendNoticeOnce = async (
-  slack: VerificationNoticesSlack,
+/**
+ * Sends a DM once per key through the outbox (recorded as `VerificationNoticeSent`). Slack
+ * refusing it is thrown, so the processor retries it and then parks it, as before.
+ */
+export const sendNoticeOnce = async (
+  outbox: SlackOutbox,
   ctx: ProcessorContext,
   key: string,
   user: string,
   message: SlackMessage,
+  since?: Date,
 ): Promise<void> => {
-  const streamId = `${VERIFICATION_NOTICE_STREAM_PREFIX}${uuidv5(`verification-notice:${key}`)}`;
-  if ((await ctx.store.readStream(streamId, { maxCount: 1 })).length > 0) return;
-  const sent = await slack.postMessage(user, message);
-  try {
-    await ctx.store.appendToStream(
-      streamId,
-      [
-        {
-          id: uuidv5(`verification-notice-sent:${key}`),
-          type: 'VerificationNoticeSent',
-          data: { key, channel: sent.channel, ts: sent.ts, at: ctx.now().toISOString() } as JsonObject,
-        },
-      ],
-      { expectedRevision: 'no_stream' },
-    );
-  } catch (error) {
-    if (!(error instanceof ConcurrencyError)) throw error;
-  }
+  const result = await outbox.post(ctx, {
+    ledger: verificationNoticeLedger,
+    key,
+    channel: user,
+    message,
+    since,
+  });
+  if (result.outcome === 'refused') throw result.error;
 };
 
-export const createVerificationNoticesReactor = (
-  options: Readonly<{ slack: VerificationNoticesSlack }>,
-): Processor => {
-  const sendOnce = (ctx: ProcessorContext, key: string, user: string, message: SlackMessage) =>
-    sendNoticeOnce(options.slack, ctx, key, user, message);
-
+export const createVerificationNoticesReactor = (options: Readonly<{ outbox: SlackOutbox }>): Processor => {
   const messageFor = (e: VerificationEvent, state: VerificationState): SlackMessage | null => {
     const attempt = state.context.attempt;
     const masked = attempt?.masked ?? 'your phone';
@@ -196,7 +188,7 @@ export const createVerificationNoticesReactor = (
       if (!user || event.kind !== 'event') return;
       const parsed = storedEvent(verificationDecider, event);
       const message = messageFor(parsed, await stateAt(ctx.store, event));
-      if (message) await sendOnce(ctx, event.id, user, message);
+      if (message) await sendNoticeOnce(options.outbox, ctx, event.id, user, message, event.recordedAt);
     },
   };
 };
@@ -208,7 +200,7 @@ export const createVerificationNoticesReactor = (
  * them in a DM, once. A crash between the two finishes both on redelivery (`forget` is idempotent).
  */
 export const createVerificationRemovalsReactor = (
-  options: Readonly<{ pager: Pick<Pager, 'forget'>; slack: VerificationNoticesSlack }>,
+  options: Readonly<{ pager: Pick<Pager, 'forget'>; outbox: SlackOutbox }>,
 ): Processor => ({
   id: VERIFICATION_REMOVALS_PROCESSOR,
   filter: { streamPrefixes: [VERIFICATION_STREAM_PREFIX], eventTypes: ['VerificationPhoneForgotten'] },
@@ -226,10 +218,14 @@ export const createVerificationRemovalsReactor = (
     const text =
       `:wastebasket: Switchboard forgot your number${masked ? ` ${masked}` : ''}: it can no longer be read by anyone, ` +
       'and you will not be paged by SMS or call. Use `/verify <your phone number>` to be paged again.';
-    await sendNoticeOnce(options.slack, ctx, `removed:${event.id}`, user, {
-      text,
-      blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }],
-    });
+    await sendNoticeOnce(
+      options.outbox,
+      ctx,
+      `removed:${event.id}`,
+      user,
+      { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] },
+      event.recordedAt,
+    );
   },
 });
 

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eventCallbackBody } from '../../sandbox/simulators/slack/signing.ts';
 import { createLogger } from '../../src/logger.ts';
+import { createSlackOutbox } from '../../src/slack/outbox.ts';
 import { TIME_OFF_ACTION } from '../../src/timeOff/blocks/timeOffIds.ts';
 import {
   createTimeOffNoticesReactor,
@@ -104,13 +105,20 @@ describe('time-off notices', () => {
     // The same processor, fed the request's events again as a restart after a crash would.
     const posted: string[] = [];
     const again = createTimeOffNoticesReactor({
-      slack: {
-        async postMessage(channel) {
-          posted.push(channel);
-          return { channel, ts: '1.000001' };
+      outbox: createSlackOutbox({
+        logger: createLogger({ level: 'silent' }),
+        transport: {
+          async postMessage(channel) {
+            posted.push(channel);
+            return { channel, ts: '1.000001' };
+          },
+          async update() {},
+          async postEphemeral() {},
+          async publishHome() {},
+          dmChannel: async (user) => user,
+          history: async () => [],
         },
-        async updateMessage() {},
-      },
+      }),
       dispatch: (command) => h.sb.bus.dispatch(command as never),
       readModel: h.api.readModel,
       client: h.api.client,

@@ -32,6 +32,7 @@ import type { ContractViolation, Simulator } from '../simulator.ts';
  * @example
  * const fake = await startFakeSlack({ botToken: 'xoxb-test' });
  * fake.failNext('chat.update', { status: 429, retryAfter: 7 });
+ * fake.failNext('chat.postMessage', { status: 429, retryAfter: 2, channel: 'C0INCIDENTS' }); // that channel only
  * ...; expect(fake.messages('C0INCIDENTS')[0]?.blocks).toEqual(...);
  * await fake.stop();
  */
@@ -128,7 +129,7 @@ export type ResponsePost = {
   at: number;
 };
 
-export type Behaviour =
+export type Behaviour = (
   | { status: 429; retryAfter: number }
   /**
    * With `afterApply`, the call takes effect first and then the answer is a 5xx (Slack did it; its
@@ -140,7 +141,11 @@ export type Behaviour =
    * Answers after `delayMs`; with `afterApply`, the call takes effect first (Slack did it, its
    * answer is late), e.g. to kill the app between a post and its record.
    */
-  | { delayMs: number; afterApply?: boolean };
+  | { delayMs: number; afterApply?: boolean }
+) & {
+  /** Only calls naming this `channel` (chat.postMessage's channel, a user id for a DM): others are not affected. */
+  channel?: string;
+};
 
 export type FakeChange =
   | { kind: 'message.posted'; message: FakeMessage }
@@ -829,7 +834,7 @@ export class FakeSlack implements Simulator<FakeSlackState> {
       this.emit({ kind: 'call', call });
     };
 
-    const behaviour = this.once.get(method)?.shift() ?? this.always.get(method);
+    const behaviour = this.behaviourFor(method, params);
     if (behaviour && 'delayMs' in behaviour && !behaviour.afterApply) await sleep(behaviour.delayMs);
     const lateAnswer = behaviour && 'delayMs' in behaviour && behaviour.afterApply ? behaviour.delayMs : 0;
     if (behaviour && 'status' in behaviour) {
@@ -888,6 +893,16 @@ export class FakeSlack implements Simulator<FakeSlackState> {
     }
     if (lateAnswer > 0) await sleep(lateAnswer);
     send(res, 200, answer);
+  }
+
+  /** The injected behaviour for this call (a `failNext` first, then a `setBehaviour`), if any. */
+  private behaviourFor(method: string, params: Record<string, unknown>): Behaviour | undefined {
+    const applies = (b: Behaviour) => b.channel === undefined || b.channel === params['channel'];
+    const queued = this.once.get(method);
+    const at = queued?.findIndex(applies) ?? -1;
+    if (queued && at >= 0) return queued.splice(at, 1)[0];
+    const always = this.always.get(method);
+    return always && applies(always) ? always : undefined;
   }
 
   private handleResponseUrl(id: string, raw: string, res: ServerResponse): void {

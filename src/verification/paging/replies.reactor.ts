@@ -7,7 +7,7 @@ import { asError, hasCode } from '../../core/errors.ts';
 import { uuidv5 } from '../../core/ids.ts';
 import type { IncidentResponses } from '../../lifecycles/ports.ts';
 import type { Dispatch } from '../../processors/dispatchCommand.ts';
-import type { Processor } from '../../processors/runner.ts';
+import type { Processor, ProcessorContext } from '../../processors/runner.ts';
 import type { VonageClient } from '../../upstream/vonageContract.ts';
 import { readPagerState } from './delivery.reactor.ts';
 import { pagerCommand } from './pager.ts';
@@ -21,8 +21,8 @@ export type PagingRepliesDeps = Readonly<{
   /** The digits of a recorded number; null once its person is forgotten. */
   openPhone(stored: string): Promise<string | null>;
   incidentResponse: () => IncidentResponses | undefined;
-  /** Tells the person in Slack (a DM) that their STOP switched paging off. */
-  tellInSlack(slackUserId: string, text: string): Promise<void>;
+  /** Tells the person in Slack (a DM, once per `key`) that their STOP switched paging off. */
+  tellInSlack(ctx: ProcessorContext, slackUserId: string, text: string, key: string): Promise<void>;
   /**
    * Forgets the person's verified phone for paging (the people directory's `phone` link), so that
    * verifying it again links it anew and paging resumes.
@@ -166,9 +166,11 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
       }
       await deps.forgetPhone(slackUserId);
       await deps.tellInSlack(
+        ctx,
         slackUserId,
         ':no_bell: You replied STOP to a page, so Switchboard will not page your phone any more. ' +
           'Verify your number again with `/verify` to be paged by SMS and voice again.',
+        `opted-out:${reply.replyId}`,
       );
       await record('opted_out', slackUserId, null, null);
       return;
