@@ -9,14 +9,16 @@ import type { Command, JsonObject } from '../core/messages.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
 import type { Logger } from '../logger.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
-import type { RetryPolicy } from '../processors/retryPolicy.ts';
+import type { RetryPolicy, RetryRule } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import {
+  createUpstreamCallProcessor,
+  type FailedAttempt,
   type OutcomeCommand,
-  runUpstreamCall,
   type UpstreamCallArgs,
   type UpstreamCallSpec,
   type UpstreamCallTarget,
+  type UpstreamFailure,
 } from '../processors/upstreamCall.ts';
 import { type HiBobClient, hibobAuthWaitMs } from '../upstream/hibob.ts';
 import type { TimeOffReadModel } from './readModel.projection.ts';
@@ -83,7 +85,7 @@ export type TimeOffHrCallsOptions = Readonly<{
   onPermissionMissing?: (alert: Readonly<{ operation: TimeOffAction; permission: string }>) => void;
 }>;
 
-type Target = UpstreamCallTarget & Readonly<{ timeOffId: string }>;
+type Target = UpstreamCallTarget & Readonly<{ timeOffId: string; cause: RecordedEvent }>;
 type Args = UpstreamCallArgs<TimeOffState, TimeOffHrRequest, Target>;
 /** Which of HR's answers an attempt's error was, for its retry and its words. */
 type FailureKind = 'not_visible' | 'maybe_sent' | 'auth_circuit' | 'permission' | 'other';
@@ -96,11 +98,19 @@ const REQUEST_EVENTS = [
   'TimeOffUpstreamCallRetried',
 ] as const;
 
-/** Thrown inside an attempt to end it as a failure of a known kind. */
+/**
+ * Thrown inside an attempt to end it as a failure of a known kind. `retryAfterMs`: the earliest
+ * the next attempt may go (HR's 401 circuit reopening, HR's lag to wait out).
+ */
 class AttemptFailure extends ChatOpsError {
-  readonly kind: FailureKind;
+  readonly kind: Exclude<FailureKind, 'permission' | 'other'>;
   readonly retryAfterMs: number | undefined;
-  constructor(kind: FailureKind, message: string, retryAfterMs?: number, cause?: unknown) {
+  constructor(
+    kind: Exclude<FailureKind, 'permission' | 'other'>,
+    message: string,
+    retryAfterMs?: number,
+    cause?: unknown,
+  ) {
     super('SB_UPSTREAM_UNAVAILABLE', message, { cause, details: { reason: kind } });
     this.kind = kind;
     this.retryAfterMs = retryAfterMs;
@@ -109,6 +119,16 @@ class AttemptFailure extends ChatOpsError {
 
 const reasonOf = (e: unknown): unknown => (isChatOpsError(e) ? e.details.reason : undefined);
 const statusOf = (e: unknown): unknown => (isChatOpsError(e) ? e.details.status : undefined);
+
+/** What an attempt's error was, from the error itself. */
+const failureKindOf = (e: unknown): FailureKind =>
+  e instanceof AttemptFailure ? e.kind : reasonOf(e) === 'permission_missing' ? 'permission' : 'other';
+
+/** The permission a 403 named (the client puts it in the error's details). */
+const permissionOf = (e: unknown): string => {
+  const p = isChatOpsError(e) ? e.details.permission : undefined;
+  return typeof p === 'string' ? p : 'unknown';
+};
 
 const VERB: Readonly<Record<TimeOffAction, string>> = {
   submit: 'record time off',
@@ -150,13 +170,53 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
   const readState = async (store: ProcessorContext['store'], streamId: string): Promise<TimeOffState> =>
     foldHistory(timeOffDecider, await store.readStream(streamId));
 
+  /** The attempt at which HR took this submission (it is only looked for from then on), or null. */
+  const sentAt = (state: TimeOffState, requestId: string): number | null => {
+    const sent = state.context.submissionSent;
+    return sent?.submitRequestId === requestId ? sent.attempt : null;
+  };
+
+  /**
+   * The retry of a failed attempt, by what it met (the policy the mechanism asks for each failure):
+   * - a submission HR took (now, or at an earlier attempt) is only looked for, on the lag policy
+   *   counted from the attempt that sent it; a read back too; anything else on the retry policy;
+   * - "maybe sent" (a redelivery, or a failure that does not say HR did not take the POST): one
+   *   more attempt than the retry policy, after HR's lag, so the check can see what landed;
+   * - HR refused our credentials: the retry is due when the client's circuit reopens.
+   */
+  const policy = async ({
+    error,
+    request,
+    state,
+    target,
+    ctx,
+  }: UpstreamFailure<TimeOffState, TimeOffHrRequest, Target>): Promise<RetryRule> => {
+    if (error instanceof AttemptFailure && error.kind === 'maybe_sent') {
+      return { ...options.retry, maxAttempts: options.retry.maxAttempts + 1, retryAfterMs: hrLagMs };
+    }
+    let phase: RetryPolicy = options.retry;
+    if (request.action === 'read_back') phase = options.lagRetry;
+    if (request.action === 'submit') {
+      // Sent before this attempt, or by it (recorded on its way: the stream is read again).
+      const sent =
+        sentAt(state, request.requestId) ??
+        sentAt(await readState(ctx.store, target.streamId), request.requestId);
+      if (sent !== null) phase = lagPolicyAfter(sent);
+    }
+    return error instanceof AttemptFailure && error.retryAfterMs !== undefined
+      ? { ...phase, retryAfterMs: error.retryAfterMs }
+      : phase;
+  };
+
   const targetOf = async (event: RecordedEvent, ctx: ProcessorContext): Promise<Target | null> => {
     if (event.kind !== 'event') return null;
     const timeOffId = requestIdOfStream(event.streamId);
     if (timeOffId === null) return null;
     const d = event.data as Record<string, unknown>;
     const at = (requestId: unknown, attempt = 1): Target | null =>
-      typeof requestId === 'string' ? { streamId: event.streamId, timeOffId, requestId, attempt } : null;
+      typeof requestId === 'string'
+        ? { streamId: event.streamId, timeOffId, requestId, attempt, cause: event }
+        : null;
     switch (event.type) {
       case 'TimeOffApproved':
       case 'TimeOffResubmitted':
@@ -184,12 +244,7 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
   });
 
   /** Records a fact in the middle of an attempt (an id stable per request and attempt). */
-  const recordNow = async (
-    ctx: ProcessorContext,
-    cause: RecordedEvent,
-    command: OutcomeCommand,
-    key: string,
-  ) => {
+  const recordNow = async (ctx: ProcessorContext, target: Target, command: OutcomeCommand, key: string) => {
     const full: Command = {
       type: command.type,
       data: command.data,
@@ -197,7 +252,7 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
         now: ctx.now().toISOString(),
         commandId: uuidv5(`${TIME_OFF_HR_CALLS_PROCESSOR}:${key}`),
         actor: ACTOR,
-        causationId: cause.id,
+        causationId: target.cause.id,
       },
     };
     const r = await dispatchCommand(options.dispatch, full);
@@ -206,256 +261,239 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
     }
   };
 
-  const handle = async (event: RecordedEvent, ctx: ProcessorContext): Promise<void> => {
-    const target = await targetOf(event, ctx);
-    if (!target) return;
-    // What the attempt met decides its retry: the policy is read when it failed.
-    let policy: RetryPolicy & { retryAfterMs?: number } = options.retry;
-    let kind: FailureKind = 'other';
-    let permission = 'unknown';
-
-    const submit = async (args: Args): Promise<OutcomeCommand> => {
-      const { request: r, state } = args;
-      const c = state.context;
-      const details = c.request;
-      if (!details) throw new ChatOpsError('SB_ILLEGAL_STATE', 'no request to submit');
-      const employee = details.requester.hrId;
-      const match = {
-        policyType: details.policyType,
-        startDate: details.startDate,
-        endDate: details.endDate,
-      };
-      const found = (hrRequestId: number) =>
-        outcome('RecordTimeOffSubmitted', target, {
-          submitRequestId: r.requestId,
-          hrRequestId: String(hrRequestId),
-        });
-      const sent = c.submissionSent?.submitRequestId === r.requestId ? c.submissionSent : null;
-      if (sent) {
-        // Sent: never posted again, only looked for.
-        policy = lagPolicyAfter(sent.attempt);
-        const hit = await client.findSubmittedRequest(
-          employee,
-          match,
-          new Date(Date.parse(sent.since) - SINCE_MARGIN_MS),
-        );
-        if (hit) return found(hit.requestId);
-        throw new AttemptFailure('not_visible', 'HR took the request and has not shown it yet');
-      }
-      // Check first: the request may be in HR already (an earlier attempt whose answer was lost).
-      const askedAt = c.submitAskedAt ?? details.requestedAt;
+  const submit = async ({ request: r, state, target, ctx }: Args): Promise<OutcomeCommand> => {
+    const c = state.context;
+    const details = c.request;
+    if (!details) throw new ChatOpsError('SB_ILLEGAL_STATE', 'no request to submit');
+    const employee = details.requester.hrId;
+    const match = {
+      policyType: details.policyType,
+      startDate: details.startDate,
+      endDate: details.endDate,
+    };
+    const found = (hrRequestId: number) =>
+      outcome('RecordTimeOffSubmitted', target, {
+        submitRequestId: r.requestId,
+        hrRequestId: String(hrRequestId),
+      });
+    const sent = c.submissionSent?.submitRequestId === r.requestId ? c.submissionSent : null;
+    if (sent) {
+      // Sent: never posted again, only looked for.
       const hit = await client.findSubmittedRequest(
         employee,
         match,
-        new Date(Date.parse(askedAt) - SINCE_MARGIN_MS),
+        new Date(Date.parse(sent.since) - SINCE_MARGIN_MS),
       );
-      if (hit) {
-        // Unless it is another of our requests (the same days asked twice).
-        await options.readModel.catchUp();
-        const owner = options.readModel.requestOfHrId(String(hit.requestId));
-        if (!owner || owner.timeOffId === target.timeOffId) return found(hit.requestId);
-      }
-      if (ctx.redelivery || (r.lastFailureCode !== undefined && MAYBE_LANDED(r.lastFailureCode))) {
-        // This attempt may have been in flight when Switchboard stopped, or the last one failed
-        // in a way that does not say HR did not take it (a timeout, a lost connection, a 5xx):
-        // HR shows what it took only after its lag, so look again once that has passed first.
-        policy = { ...options.retry, maxAttempts: options.retry.maxAttempts + 1, retryAfterMs: hrLagMs };
-        throw new AttemptFailure('maybe_sent', 'checking whether HR took an earlier attempt');
-      }
-      const before = ctx.now();
-      try {
-        await client.submitTimeOff(employee, {
-          policyType: details.policyType,
-          startDate: details.startDate,
-          endDate: details.endDate,
-          startDatePortion: details.startPortion,
-          endDatePortion: details.endPortion,
-          ...(details.description.trim() === '' ? {} : { description: details.description }),
-          skipManagerApproval: true,
-          approver: details.approver.hrId,
-        });
-      } catch (e) {
-        if (isChatOpsError(e) && e.code === 'SB_VALIDATION' && statusOf(e) !== 401) {
-          const words = e.details.forRequester;
-          return outcome('RecordTimeOffSubmissionRejected', target, {
-            submitRequestId: r.requestId,
-            reason:
-              typeof words === 'string'
-                ? words
-                : 'HR refused the request as it stands. Check the dates and the policy and try again.',
-          });
-        }
-        throw e;
-      }
-      await recordNow(
-        ctx,
-        event,
-        outcome('RecordTimeOffSubmissionSent', target, {
-          submitRequestId: r.requestId,
-          since: before.toISOString(),
-        }),
-        `${r.requestId}:sent`,
-      );
-      policy = lagPolicyAfter(r.attempt);
-      const now = await client.findSubmittedRequest(
-        employee,
-        match,
-        new Date(before.getTime() - SINCE_MARGIN_MS),
-      );
-      if (now) return found(now.requestId);
+      if (hit) return found(hit.requestId);
       throw new AttemptFailure('not_visible', 'HR took the request and has not shown it yet');
-    };
-
-    const readBack = async ({ request: r, state }: Args): Promise<OutcomeCommand> => {
-      policy = options.lagRetry;
-      const details = state.context.request;
-      if (!details || r.hrRequestId === null)
-        throw new ChatOpsError('SB_ILLEGAL_STATE', 'nothing to read back');
-      try {
-        const got = await client.getTimeOffRequest(details.requester.hrId, Number(r.hrRequestId));
-        return outcome('RecordTimeOffReadBack', target, {
-          readBackRequestId: r.requestId,
-          hrStatus: got.status.slice(0, 40) || 'unknown',
+    }
+    // Check first: the request may be in HR already (an earlier attempt whose answer was lost).
+    const askedAt = c.submitAskedAt ?? details.requestedAt;
+    const hit = await client.findSubmittedRequest(
+      employee,
+      match,
+      new Date(Date.parse(askedAt) - SINCE_MARGIN_MS),
+    );
+    if (hit) {
+      // Unless it is another of our requests (the same days asked twice).
+      await options.readModel.catchUp();
+      const owner = options.readModel.requestOfHrId(String(hit.requestId));
+      if (!owner || owner.timeOffId === target.timeOffId) return found(hit.requestId);
+    }
+    if (ctx.redelivery || (r.lastFailureCode !== undefined && MAYBE_LANDED(r.lastFailureCode))) {
+      // This attempt may have been in flight when Switchboard stopped, or the last one failed
+      // in a way that does not say HR did not take it (a timeout, a lost connection, a 5xx):
+      // HR shows what it took only after its lag, so look again once that has passed first.
+      throw new AttemptFailure('maybe_sent', 'checking whether HR took an earlier attempt');
+    }
+    const before = ctx.now();
+    try {
+      await client.submitTimeOff(employee, {
+        policyType: details.policyType,
+        startDate: details.startDate,
+        endDate: details.endDate,
+        startDatePortion: details.startPortion,
+        endDatePortion: details.endPortion,
+        ...(details.description.trim() === '' ? {} : { description: details.description }),
+        skipManagerApproval: true,
+        approver: details.approver.hrId,
+      });
+    } catch (e) {
+      if (isChatOpsError(e) && e.code === 'SB_VALIDATION' && statusOf(e) !== 401) {
+        const words = e.details.forRequester;
+        return outcome('RecordTimeOffSubmissionRejected', target, {
+          submitRequestId: r.requestId,
+          reason:
+            typeof words === 'string'
+              ? words
+              : 'HR refused the request as it stands. Check the dates and the policy and try again.',
         });
-      } catch (e) {
-        if (isChatOpsError(e) && e.code === 'SB_NOT_FOUND') {
-          throw new AttemptFailure('not_visible', 'HR has not shown the request yet', undefined, e);
-        }
-        throw e;
       }
-    };
-
-    const cancel = async ({ request: r, state }: Args): Promise<OutcomeCommand> => {
-      const details = state.context.request;
-      if (!details || r.hrRequestId === null) throw new ChatOpsError('SB_ILLEGAL_STATE', 'nothing to cancel');
-      await client.cancelTimeOffRequest(details.requester.hrId, Number(r.hrRequestId));
-      return outcome('RecordTimeOffCancelledInHr', target, { cancelRequestId: r.requestId });
-    };
-
-    const call = async (args: Args): Promise<OutcomeCommand> => {
-      try {
-        switch (args.request.action) {
-          case 'submit':
-            return await submit(args);
-          case 'read_back':
-            return await readBack(args);
-          case 'cancel':
-            return await cancel(args);
-        }
-      } catch (e) {
-        if (e instanceof AttemptFailure) {
-          kind = e.kind;
-          throw e;
-        }
-        const reason = reasonOf(e);
-        const waitMs = hibobAuthWaitMs(e, ctx.now());
-        if (waitMs !== null) {
-          // HR refused our credentials: every HR call waits for the circuit to reopen (5 min).
-          kind = 'auth_circuit';
-          policy = { ...policy, retryAfterMs: waitMs };
-          throw new AttemptFailure(
-            'auth_circuit',
-            'HR refused the credentials: every HR call waits',
-            waitMs,
-            e,
-          );
-        }
-        if (reason === 'permission_missing') {
-          kind = 'permission';
-          const p = isChatOpsError(e) ? e.details.permission : undefined;
-          permission = typeof p === 'string' ? p : 'unknown';
-          options.logger.error(
-            {
-              code: PERMISSION_MISSING_LOG_CODE,
-              alert: 'operator',
-              operation: args.request.action,
-              permission,
-            },
-            `HR refused the service user the permission "${permission}": time off cannot be ${args.request.action === 'submit' ? 'recorded' : 'changed'} in HR until an admin grants it`,
-          );
-          options.onPermissionMissing?.({ operation: args.request.action, permission });
-        }
-        throw e;
-      }
-      throw new ChatOpsError('SB_ILLEGAL_STATE', 'unknown HR call');
-    };
-
-    const spec: UpstreamCallSpec<TimeOffState, TimeOffHrRequest, Target, OutcomeCommand> = {
-      processorId: TIME_OFF_HR_CALLS_PROCESSOR,
-      actor: ACTOR,
-      get policy() {
-        return policy;
-      },
-      readState,
-      pendingRequest: (state, requestId) => findHrRequest(state.context, requestId),
-      call,
-      succeeded: ({ result }) => result,
-      failed: ({ request, failure }) => {
-        const verb = VERB[request.action];
-        const [code, message] = ((): [string, string] => {
-          switch (kind) {
-            case 'not_visible':
-              if (failure.final) {
-                return [
-                  HR_NOT_VISIBLE,
-                  request.action === 'submit'
-                    ? 'HR took the request but has not shown it yet; Switchboard records it as soon as HR does'
-                    : 'HR has not shown the request yet; Switchboard confirms it as soon as HR does',
-                ];
-              }
-              return [
-                HR_NOT_VISIBLE,
-                request.action === 'submit'
-                  ? 'HR took the request but has not shown it yet'
-                  : 'HR has not shown the request yet',
-              ];
-            case 'maybe_sent':
-              return [HR_NOT_VISIBLE, 'Switchboard is checking whether HR already has the request'];
-            case 'auth_circuit':
-              if (failure.final) {
-                return [
-                  'SB_UPSTREAM_AUTH',
-                  `HR kept refusing Switchboard's credentials, so it could not ${verb}; an admin has been told.`,
-                ];
-              }
-              return [
-                'SB_UPSTREAM_AUTH',
-                `HR refused Switchboard's credentials; HR calls wait until ${timeOfDay(failure.nextAttemptAt ?? ctx.now().toISOString())}, and an admin has been told`,
-              ];
-            case 'permission':
-              return [
-                'SB_UPSTREAM_AUTH',
-                `HR refused Switchboard's permission to ${verb}; an admin has been told.`,
-              ];
-            default:
-              return [failure.code, wordsFor(failure.code)];
-          }
-        })();
-        return outcome('RecordTimeOffUpstreamCallFailed', target, {
-          requestId: request.requestId,
-          action: request.action,
-          attempt: failure.attempt,
-          maxAttempts: failure.maxAttempts,
-          code,
-          message,
-          nextAttemptAt: failure.nextAttemptAt,
-        });
-      },
-      retry: ({ request, attempt }) =>
-        outcome('RetryTimeOffUpstreamCall', target, {
-          requestId: request.requestId,
-          action: request.action,
-          attempt,
-        }),
-      retryTimerId: (request, failedAttempt) => `timeoff-hr-retry-${request.requestId}-${failedAttempt}`,
-      record: (command) => options.dispatch(command),
-    };
-    await runUpstreamCall(spec, ctx, event, target);
+      throw e;
+    }
+    // From here on the submission is never posted again (and the policy counts its lag from here).
+    await recordNow(
+      ctx,
+      target,
+      outcome('RecordTimeOffSubmissionSent', target, {
+        submitRequestId: r.requestId,
+        since: before.toISOString(),
+      }),
+      `${r.requestId}:sent`,
+    );
+    const now = await client.findSubmittedRequest(
+      employee,
+      match,
+      new Date(before.getTime() - SINCE_MARGIN_MS),
+    );
+    if (now) return found(now.requestId);
+    throw new AttemptFailure('not_visible', 'HR took the request and has not shown it yet');
   };
 
-  return {
-    id: TIME_OFF_HR_CALLS_PROCESSOR,
+  const readBack = async ({ request: r, state, target }: Args): Promise<OutcomeCommand> => {
+    const details = state.context.request;
+    if (!details || r.hrRequestId === null)
+      throw new ChatOpsError('SB_ILLEGAL_STATE', 'nothing to read back');
+    try {
+      const got = await client.getTimeOffRequest(details.requester.hrId, Number(r.hrRequestId));
+      return outcome('RecordTimeOffReadBack', target, {
+        readBackRequestId: r.requestId,
+        hrStatus: got.status.slice(0, 40) || 'unknown',
+      });
+    } catch (e) {
+      if (isChatOpsError(e) && e.code === 'SB_NOT_FOUND') {
+        throw new AttemptFailure('not_visible', 'HR has not shown the request yet', undefined, e);
+      }
+      throw e;
+    }
+  };
+
+  const cancel = async ({ request: r, state, target }: Args): Promise<OutcomeCommand> => {
+    const details = state.context.request;
+    if (!details || r.hrRequestId === null) throw new ChatOpsError('SB_ILLEGAL_STATE', 'nothing to cancel');
+    await client.cancelTimeOffRequest(details.requester.hrId, Number(r.hrRequestId));
+    return outcome('RecordTimeOffCancelledInHr', target, { cancelRequestId: r.requestId });
+  };
+
+  const call = async (args: Args): Promise<OutcomeCommand> => {
+    try {
+      switch (args.request.action) {
+        case 'submit':
+          return await submit(args);
+        case 'read_back':
+          return await readBack(args);
+        case 'cancel':
+          return await cancel(args);
+      }
+    } catch (e) {
+      if (e instanceof AttemptFailure) throw e;
+      const waitMs = hibobAuthWaitMs(e, args.ctx.now());
+      if (waitMs !== null) {
+        // HR refused our credentials: every HR call waits for the circuit to reopen (5 min).
+        throw new AttemptFailure(
+          'auth_circuit',
+          'HR refused the credentials: every HR call waits',
+          waitMs,
+          e,
+        );
+      }
+      if (reasonOf(e) === 'permission_missing') {
+        const permission = permissionOf(e);
+        options.logger.error(
+          {
+            code: PERMISSION_MISSING_LOG_CODE,
+            alert: 'operator',
+            operation: args.request.action,
+            permission,
+          },
+          `HR refused the service user the permission "${permission}": time off cannot be ${args.request.action === 'submit' ? 'recorded' : 'changed'} in HR until an admin grants it`,
+        );
+        options.onPermissionMissing?.({ operation: args.request.action, permission });
+      }
+      throw e;
+    }
+    throw new ChatOpsError('SB_ILLEGAL_STATE', 'unknown HR call');
+  };
+
+  /** The failure's code and words, by what the attempt met (never HR's own text). */
+  const wordsOfFailure = (
+    request: TimeOffHrRequest,
+    failure: FailedAttempt,
+    now: Date,
+  ): readonly [code: string, message: string] => {
+    const verb = VERB[request.action];
+    switch (failureKindOf(failure.error)) {
+      case 'not_visible':
+        if (failure.final) {
+          return [
+            HR_NOT_VISIBLE,
+            request.action === 'submit'
+              ? 'HR took the request but has not shown it yet; Switchboard records it as soon as HR does'
+              : 'HR has not shown the request yet; Switchboard confirms it as soon as HR does',
+          ];
+        }
+        return [
+          HR_NOT_VISIBLE,
+          request.action === 'submit'
+            ? 'HR took the request but has not shown it yet'
+            : 'HR has not shown the request yet',
+        ];
+      case 'maybe_sent':
+        return [HR_NOT_VISIBLE, 'Switchboard is checking whether HR already has the request'];
+      case 'auth_circuit':
+        if (failure.final) {
+          return [
+            'SB_UPSTREAM_AUTH',
+            `HR kept refusing Switchboard's credentials, so it could not ${verb}; an admin has been told.`,
+          ];
+        }
+        return [
+          'SB_UPSTREAM_AUTH',
+          `HR refused Switchboard's credentials; HR calls wait until ${timeOfDay(failure.nextAttemptAt ?? now.toISOString())}, and an admin has been told`,
+        ];
+      case 'permission':
+        return [
+          'SB_UPSTREAM_AUTH',
+          `HR refused Switchboard's permission to ${verb}; an admin has been told.`,
+        ];
+      default:
+        return [failure.code, wordsFor(failure.code)];
+    }
+  };
+
+  const spec: UpstreamCallSpec<TimeOffState, TimeOffHrRequest, Target, OutcomeCommand> = {
+    processorId: TIME_OFF_HR_CALLS_PROCESSOR,
+    actor: ACTOR,
+    policy,
+    readState,
+    pendingRequest: (state, requestId) => findHrRequest(state.context, requestId),
+    call,
+    succeeded: ({ result }) => result,
+    failed: ({ request, failure, target, ctx }) => {
+      const [code, message] = wordsOfFailure(request, failure, ctx.now());
+      return outcome('RecordTimeOffUpstreamCallFailed', target, {
+        requestId: request.requestId,
+        action: request.action,
+        attempt: failure.attempt,
+        maxAttempts: failure.maxAttempts,
+        code,
+        message,
+        nextAttemptAt: failure.nextAttemptAt,
+      });
+    },
+    retry: ({ request, attempt, target }) =>
+      outcome('RetryTimeOffUpstreamCall', target, {
+        requestId: request.requestId,
+        action: request.action,
+        attempt,
+      }),
+    retryTimerId: (request, failedAttempt) => `timeoff-hr-retry-${request.requestId}-${failedAttempt}`,
+    record: (command) => options.dispatch(command),
+  };
+
+  return createUpstreamCallProcessor({
     filter: { streamPrefixes: [TIME_OFF_STREAM_PREFIX], eventTypes: [...REQUEST_EVENTS] },
-    handle,
-  };
+    target: targetOf,
+    spec,
+  });
 };

@@ -20,10 +20,10 @@ import type { EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
 import type { Logger } from '../logger.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
 import type { RetryPolicy } from '../processors/retryPolicy.ts';
-import type { Processor, ProcessorContext } from '../processors/runner.ts';
+import type { Processor } from '../processors/runner.ts';
 import {
+  createUpstreamCallProcessor,
   type OutcomeCommand,
-  runUpstreamCall,
   type UpstreamCallSpec,
   type UpstreamCallTarget,
 } from '../processors/upstreamCall.ts';
@@ -165,12 +165,22 @@ export const directoryEmployeeOf = (e: HiBobEmployee): DirectoryEmployee | null 
   };
 };
 
-type Target = UpstreamCallTarget;
+type Target = UpstreamCallTarget &
+  Readonly<{ cause: RecordedEvent; thing: NonNullable<ReturnType<typeof hrReadOfStream>> }>;
 
 /** A read that did not show what the webhook announced yet: retried on the lag policy. */
 class NotVisible extends ChatOpsError {
   constructor(message: string) {
     super('SB_UPSTREAM_UNAVAILABLE', message, { details: { reason: 'not_visible' } });
+  }
+}
+
+/** HR refused our credentials: the read waits `waitMs`, until the client's circuit reopens. */
+class AuthWait extends ChatOpsError {
+  readonly waitMs: number;
+  constructor(waitMs: number, cause: unknown) {
+    super('SB_UPSTREAM_UNAVAILABLE', 'HR calls wait for the credentials', { cause });
+    this.waitMs = waitMs;
   }
 }
 
@@ -253,111 +263,113 @@ export const createTimeOffHrSync = (options: TimeOffHrSyncOptions): TimeOffHrSyn
   const readState = async (s: EventStore, streamId: string): Promise<HrReadState> =>
     foldHistory(hrReadDecider, await s.readStream(streamId));
 
-  const handleRead = async (event: RecordedEvent, ctx: ProcessorContext): Promise<void> => {
-    if (event.kind !== 'event') return;
+  const targetOf = (event: RecordedEvent): Target | null => {
+    if (event.kind !== 'event') return null;
     const thing = hrReadOfStream(event.streamId);
-    if (!thing) return;
+    if (!thing) return null;
     const d = event.data as { readId?: unknown; requestId?: unknown; attempt?: unknown };
-    const target: Target | null =
-      event.type === 'HrReReadRequested' && typeof d.readId === 'string'
-        ? { streamId: event.streamId, requestId: d.readId, attempt: 0 }
-        : event.type === 'HrReReadRetried' && typeof d.requestId === 'string' && typeof d.attempt === 'number'
-          ? { streamId: event.streamId, requestId: d.requestId, attempt: d.attempt }
-          : null;
-    if (!target) return;
-    let policy: RetryPolicy & { retryAfterMs?: number } = options.lagRetry;
-    let code: string | null = null;
+    const base = { streamId: event.streamId, cause: event, thing };
+    if (event.type === 'HrReReadRequested' && typeof d.readId === 'string') {
+      return { ...base, requestId: d.readId, attempt: 0 };
+    }
+    if (
+      event.type === 'HrReReadRetried' &&
+      typeof d.requestId === 'string' &&
+      typeof d.attempt === 'number'
+    ) {
+      return { ...base, requestId: d.requestId, attempt: d.attempt };
+    }
+    return null;
+  };
 
-    const read = async (r: HrRead): Promise<void> => {
-      const key = `${r.requestId}:${target.attempt}`;
-      if (r.action === 'read_timeoff') {
-        let got: TimeOffRequest | null = null;
-        try {
-          got = await client.getTimeOffRequest(r.employeeId, Number(r.id));
-        } catch (e) {
-          if (!(isChatOpsError(e) && e.code === 'SB_NOT_FOUND')) throw e;
-        }
-        const known = readModel.hrEntry(r.id);
-        if (got === null) {
-          // Gone from HR after a cancel: as good as cancelled, when we know what it was.
-          if (r.expect === 'cancelled' && known) {
-            await recordEntry({ ...known, status: 'cancelled' }, key, event.id);
-            return;
-          }
-          throw new NotVisible('HR does not show the request yet');
-        }
-        const entry = hrEntryOf(got);
-        if (!entry)
-          throw new ChatOpsError('SB_UPSTREAM_REJECTED', 'HR answered a request that does not check out');
-        if (r.expect === 'cancelled' && entry.status !== 'cancelled') {
-          throw new NotVisible('HR does not show the cancel yet');
-        }
-        await recordEntry(entry, key, event.id);
-        return;
-      }
-      let employee: HiBobEmployee | null = null;
+  const read = async (r: HrRead, target: Target): Promise<void> => {
+    const key = `${r.requestId}:${target.attempt}`;
+    const causationId = target.cause.id;
+    if (r.action === 'read_timeoff') {
+      let got: TimeOffRequest | null = null;
       try {
-        employee = await client.getEmployee(r.id, DIRECTORY_FIELDS);
+        got = await client.getTimeOffRequest(r.employeeId, Number(r.id));
       } catch (e) {
         if (!(isChatOpsError(e) && e.code === 'SB_NOT_FOUND')) throw e;
       }
-      if (employee === null || statusOfEmployee(employee.status) === 'left') {
-        if (employee === null && r.expect !== 'left')
-          throw new NotVisible('HR does not show the employee yet');
-        await record(command('RecordEmployeeLeft', { hrId: r.id }, `${key}:left`, event.id));
-        return;
-      }
-      if (r.expect === 'left') throw new NotVisible('HR does not show the employee as left yet');
-      const entry = directoryEmployeeOf(employee);
-      if (entry)
-        await record(command('RecordEmployeeUpdate', { employee: entry }, `${key}:employee`, event.id));
-    };
-
-    const outcome = (type: string, data: object): OutcomeCommand => ({
-      type,
-      data: { action: thing.action, id: thing.id, ...data } as JsonObject,
-    });
-    const spec: UpstreamCallSpec<HrReadState, HrRead, Target, OutcomeCommand> = {
-      processorId: TIME_OFF_HR_READS_PROCESSOR,
-      actor: ACTOR,
-      get policy() {
-        return policy;
-      },
-      readState,
-      pendingRequest: (state, requestId) => state.reads.find((r) => r.requestId === requestId) ?? null,
-      async call({ request }) {
-        try {
-          await read(request);
-        } catch (e) {
-          if (e instanceof NotVisible) code = 'SB_HR_NOT_VISIBLE';
-          const waitMs = hibobAuthWaitMs(e, ctx.now());
-          if (waitMs !== null) {
-            // Every HR call waits for the 401 circuit to reopen: the retry is due then.
-            policy = { ...policy, retryAfterMs: waitMs };
-            code = 'SB_UPSTREAM_AUTH';
-            throw new ChatOpsError('SB_UPSTREAM_UNAVAILABLE', 'HR calls wait for the credentials', {
-              cause: e,
-            });
-          }
-          throw e;
+      const known = readModel.hrEntry(r.id);
+      if (got === null) {
+        // Gone from HR after a cancel: as good as cancelled, when we know what it was.
+        if (r.expect === 'cancelled' && known) {
+          await recordEntry({ ...known, status: 'cancelled' }, key, causationId);
+          return;
         }
-        return outcome('RecordHrReReadDone', { readId: request.requestId });
-      },
-      succeeded: ({ result }) => result,
-      failed: ({ request, failure }) =>
-        outcome('RecordHrReReadFailed', {
-          requestId: request.requestId,
-          attempt: failure.attempt,
-          maxAttempts: failure.maxAttempts,
-          code: code ?? failure.code,
-          message: failure.message,
-          nextAttemptAt: failure.nextAttemptAt,
-        }),
-      retry: ({ request, attempt }) => outcome('RetryHrReRead', { requestId: request.requestId, attempt }),
-      retryTimerId: (request, failedAttempt) => `hrread-retry-${request.requestId}-${failedAttempt}`,
-      record: (c) => options.dispatch(c),
-    };
-    await runUpstreamCall(spec, ctx, event, target);
+        throw new NotVisible('HR does not show the request yet');
+      }
+      const entry = hrEntryOf(got);
+      if (!entry)
+        throw new ChatOpsError('SB_UPSTREAM_REJECTED', 'HR answered a request that does not check out');
+      if (r.expect === 'cancelled' && entry.status !== 'cancelled') {
+        throw new NotVisible('HR does not show the cancel yet');
+      }
+      await recordEntry(entry, key, causationId);
+      return;
+    }
+    let employee: HiBobEmployee | null = null;
+    try {
+      employee = await client.getEmployee(r.id, DIRECTORY_FIELDS);
+    } catch (e) {
+      if (!(isChatOpsError(e) && e.code === 'SB_NOT_FOUND')) throw e;
+    }
+    if (employee === null || statusOfEmployee(employee.status) === 'left') {
+      if (employee === null && r.expect !== 'left') throw new NotVisible('HR does not show the employee yet');
+      await record(command('RecordEmployeeLeft', { hrId: r.id }, `${key}:left`, causationId));
+      return;
+    }
+    if (r.expect === 'left') throw new NotVisible('HR does not show the employee as left yet');
+    const entry = directoryEmployeeOf(employee);
+    if (entry)
+      await record(command('RecordEmployeeUpdate', { employee: entry }, `${key}:employee`, causationId));
+  };
+
+  const outcome = (target: Target, type: string, data: object): OutcomeCommand => ({
+    type,
+    data: { action: target.thing.action, id: target.thing.id, ...data } as JsonObject,
+  });
+  const spec: UpstreamCallSpec<HrReadState, HrRead, Target, OutcomeCommand> = {
+    processorId: TIME_OFF_HR_READS_PROCESSOR,
+    actor: ACTOR,
+    // Every re-read retries on the lag policy; one HR refused our credentials waits for the
+    // client's 401 circuit to reopen.
+    policy: ({ error }) =>
+      error instanceof AuthWait ? { ...options.lagRetry, retryAfterMs: error.waitMs } : options.lagRetry,
+    readState,
+    pendingRequest: (state, requestId) => state.reads.find((r) => r.requestId === requestId) ?? null,
+    async call({ request, target, ctx }) {
+      try {
+        await read(request, target);
+      } catch (e) {
+        const waitMs = hibobAuthWaitMs(e, ctx.now());
+        // Every HR call waits for the 401 circuit to reopen: the retry is due then.
+        if (waitMs !== null) throw new AuthWait(waitMs, e);
+        throw e;
+      }
+      return outcome(target, 'RecordHrReReadDone', { readId: request.requestId });
+    },
+    succeeded: ({ result }) => result,
+    failed: ({ request, failure, target }) =>
+      outcome(target, 'RecordHrReReadFailed', {
+        requestId: request.requestId,
+        attempt: failure.attempt,
+        maxAttempts: failure.maxAttempts,
+        code:
+          failure.error instanceof NotVisible
+            ? 'SB_HR_NOT_VISIBLE'
+            : failure.error instanceof AuthWait
+              ? 'SB_UPSTREAM_AUTH'
+              : failure.code,
+        message: failure.message,
+        nextAttemptAt: failure.nextAttemptAt,
+      }),
+    retry: ({ request, attempt, target }) =>
+      outcome(target, 'RetryHrReRead', { requestId: request.requestId, attempt }),
+    retryTimerId: (request, failedAttempt) => `hrread-retry-${request.requestId}-${failedAttempt}`,
+    record: (c) => options.dispatch(c),
   };
 
   // ---------------------------------------------------------------- durable marks
@@ -444,10 +456,13 @@ export const createTimeOffHrSync = (options: TimeOffHrSyncOptions): TimeOffHrSyn
     intervals.push(t);
   };
 
-  const readsProcessor: Processor = {
-    id: TIME_OFF_HR_READS_PROCESSOR,
+  const reads = createUpstreamCallProcessor({
     filter: { streamPrefixes: [HR_READ_STREAM_PREFIX], eventTypes: ['HrReReadRequested', 'HrReReadRetried'] },
-    handle: handleRead,
+    target: targetOf,
+    spec,
+  });
+  const readsProcessor: Processor = {
+    ...reads,
     onCaughtUp() {
       if (intervals.length > 0) return;
       every(options.directoryRefreshMs, 'HR directory read', refreshDirectory);
