@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import type { Command } from '../../shared/messages.ts';
-import { replyActionSchema, replyOutcomeSchema, storedPhoneSchema, textHashSchema } from './events.ts';
+import { recordUpstreamCallFailedSchema, retryUpstreamCallSchema } from '../../shared/upstreamRequest.ts';
+import {
+  pageActionSchema,
+  replyActionSchema,
+  replyOutcomeSchema,
+  storedPhoneSchema,
+  textHashSchema,
+} from './events.ts';
 
 // The pager's commands. Time is `metadata.now`; ids are deterministic (a repeat is a no-op).
 
@@ -30,6 +37,15 @@ export const recordPageSendFailedSchema = z.object({
 });
 export const placePageCallSchema = z.object({ ...byPage });
 export const recordPageCallPlacedSchema = z.object({ ...byPage, callUuid: z.string().min(1) });
+/** A failed attempt of one of the page's calls (the processor's report; the decider derives `final`). */
+export const recordPageUpstreamCallFailedSchema = recordUpstreamCallFailedSchema(pageActionSchema).extend({
+  ...byPage,
+  code: z.string().min(1).max(60),
+  message: z.string().max(300),
+});
+/** The retry timer of a failed attempt fired: start attempt `attempt`. */
+export const retryPageUpstreamCallSchema = retryUpstreamCallSchema(pageActionSchema).extend(byPage);
+export const recordPageCallHungUpSchema = z.object({ ...byPage });
 export const stopPageSchema = z.object({ ...byPage, reason: z.string().min(1).max(200) });
 export const optOutOfPagingSchema = z.object({ slackUserId, phone: storedPhoneSchema });
 
@@ -88,6 +104,12 @@ export type RecordPageSmsFailed = Command<'RecordPageSmsFailed', Data<typeof rec
 export type PlacePageCall = Command<'PlacePageCall', Data<typeof placePageCallSchema>>;
 export type RecordPageCallPlaced = Command<'RecordPageCallPlaced', Data<typeof recordPageCallPlacedSchema>>;
 export type RecordPageCallFailed = Command<'RecordPageCallFailed', Data<typeof recordPageSendFailedSchema>>;
+export type RecordPageUpstreamCallFailed = Command<
+  'RecordPageUpstreamCallFailed',
+  Data<typeof recordPageUpstreamCallFailedSchema>
+>;
+export type RetryPageUpstreamCall = Command<'RetryPageUpstreamCall', Data<typeof retryPageUpstreamCallSchema>>;
+export type RecordPageCallHungUp = Command<'RecordPageCallHungUp', Data<typeof recordPageCallHungUpSchema>>;
 export type StopPage = Command<'StopPage', Data<typeof stopPageSchema>>;
 export type OptOutOfPaging = Command<'OptOutOfPaging', Data<typeof optOutOfPagingSchema>>;
 export type RecordPagerReply = Command<'RecordPagerReply', Data<typeof recordPagerReplySchema>>;
@@ -104,6 +126,9 @@ export type PagerCommand =
   | PlacePageCall
   | RecordPageCallPlaced
   | RecordPageCallFailed
+  | RecordPageUpstreamCallFailed
+  | RetryPageUpstreamCall
+  | RecordPageCallHungUp
   | StopPage
   | OptOutOfPaging;
 export type PagerReplyCommand = RecordPagerReply | RecordPagerReplyOutcome;
@@ -116,6 +141,9 @@ export const pagerCommandDataSchemas = {
   PlacePageCall: placePageCallSchema,
   RecordPageCallPlaced: recordPageCallPlacedSchema,
   RecordPageCallFailed: recordPageSendFailedSchema,
+  RecordPageUpstreamCallFailed: recordPageUpstreamCallFailedSchema,
+  RetryPageUpstreamCall: retryPageUpstreamCallSchema,
+  RecordPageCallHungUp: recordPageCallHungUpSchema,
   StopPage: stopPageSchema,
   OptOutOfPaging: optOutOfPagingSchema,
 } as const satisfies Readonly<Record<PagerCommand['type'], z.ZodType>>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { eventParser, type StoredEvent } from '../../shared/eventSchemas.ts';
 import type { Event } from '../../shared/messages.ts';
+import { upstreamCallFailedSchema, upstreamCallRetriedSchema } from '../../shared/upstreamRequest.ts';
 
 // The pager's facts (see streams.ts for where each lives). The schemas are the source of the
 // types; every fold parses stored events with them first.
@@ -30,6 +31,13 @@ const subject = {
   number: z.number().int().nullable(),
   label: z.string().min(1).max(200),
 };
+
+/**
+ * The calls the pager makes to the phone service for a page, each a durable upstream request
+ * (machines/shared/upstreamRequest.ts): the SMS, the call, and hanging up a call nobody needs.
+ */
+export const pageActionSchema = z.enum(['sms', 'call', 'hang_up']);
+export type PageAction = z.infer<typeof pageActionSchema>;
 
 export const replyActionSchema = z.enum(['acknowledge', 'resolve', 'stop', 'unknown']);
 export type ReplyAction = z.infer<typeof replyActionSchema>;
@@ -84,6 +92,16 @@ export const pagerEventDataSchemas = {
   PageCallRequested: z.object({ pageId, at: isoTime }),
   PageCallPlaced: z.object({ pageId, callUuid: z.string().min(1), at: isoTime }),
   PageCallFailed: z.object({ pageId, code: z.string(), message: z.string(), at: isoTime }),
+  /**
+   * An attempt of one of the page's calls to the phone service failed and will be retried at
+   * `nextAttemptAt` (the SMS and the call; a final failure of those is `PageSmsFailed` /
+   * `PageCallFailed`), or hanging up failed (`final`: given up).
+   */
+  PageUpstreamCallFailed: upstreamCallFailedSchema(pageActionSchema).extend({ pageId }),
+  /** The retry of a failed attempt is due: attempt `attempt` starts. */
+  PageUpstreamCallRetried: upstreamCallRetriedSchema(pageActionSchema).extend({ pageId }),
+  /** The call was ended: the page stopped (acknowledged, resolved elsewhere, the person left) while it rang. */
+  PageCallHungUp: z.object({ pageId, callUuid: z.string().min(1), at: isoTime }),
   /** Nothing more is sent for this page (acknowledged, resolved, answered). */
   PageStopped: z.object({ pageId, reason: z.string().min(1).max(200), at: isoTime }),
   /** STOP: no pages to `phone` until it is verified again (a newer phone link). */

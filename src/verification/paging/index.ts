@@ -82,6 +82,9 @@ const PAGER_COMMANDS: readonly PagerCommand['type'][] = [
   'PlacePageCall',
   'RecordPageCallPlaced',
   'RecordPageCallFailed',
+  'RecordPageUpstreamCallFailed',
+  'RetryPageUpstreamCall',
+  'RecordPageCallHungUp',
   'StopPage',
   'OptOutOfPaging',
 ];
