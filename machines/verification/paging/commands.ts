@@ -4,6 +4,7 @@ import { recordUpstreamCallFailedSchema, retryUpstreamCallSchema } from '../../s
 import {
   pageActionSchema,
   replyActionSchema,
+  replyAnswerActionSchema,
   replyOutcomeSchema,
   storedPhoneSchema,
   textHashSchema,
@@ -86,7 +87,15 @@ export const recordPagerReplyOutcomeSchema = z.object({
   slackUserId: z.string().nullable(),
   pageId: pageId.nullable(),
   detail: z.string().max(300).nullable(),
+  /** The SMS answer to send (paging-answers), or none. */
+  answer: z.string().min(1).max(320).nullable().optional(),
 });
+/** The answer's outcome and retries: by the reply stream's key (never the number). */
+const byReply = { numberKey, replyId: z.string().min(1).max(200) };
+export const recordPagerReplyAnsweredSchema = z.object({ ...byReply, messageUuid: z.string().min(1) });
+export const recordPagerReplyAnswerFailedSchema =
+  recordUpstreamCallFailedSchema(replyAnswerActionSchema).extend(byReply);
+export const retryPagerReplyAnswerSchema = retryUpstreamCallSchema(replyAnswerActionSchema).extend(byReply);
 
 export const recordPageReceiptSchema = z.object({
   vendorId: z.string().regex(/^[A-Za-z0-9-]{1,64}$/),
@@ -108,7 +117,10 @@ export type RecordPageUpstreamCallFailed = Command<
   'RecordPageUpstreamCallFailed',
   Data<typeof recordPageUpstreamCallFailedSchema>
 >;
-export type RetryPageUpstreamCall = Command<'RetryPageUpstreamCall', Data<typeof retryPageUpstreamCallSchema>>;
+export type RetryPageUpstreamCall = Command<
+  'RetryPageUpstreamCall',
+  Data<typeof retryPageUpstreamCallSchema>
+>;
 export type RecordPageCallHungUp = Command<'RecordPageCallHungUp', Data<typeof recordPageCallHungUpSchema>>;
 export type StopPage = Command<'StopPage', Data<typeof stopPageSchema>>;
 export type OptOutOfPaging = Command<'OptOutOfPaging', Data<typeof optOutOfPagingSchema>>;
@@ -116,6 +128,18 @@ export type RecordPagerReply = Command<'RecordPagerReply', Data<typeof recordPag
 export type RecordPagerReplyOutcome = Command<
   'RecordPagerReplyOutcome',
   Data<typeof recordPagerReplyOutcomeSchema>
+>;
+export type RecordPagerReplyAnswered = Command<
+  'RecordPagerReplyAnswered',
+  Data<typeof recordPagerReplyAnsweredSchema>
+>;
+export type RecordPagerReplyAnswerFailed = Command<
+  'RecordPagerReplyAnswerFailed',
+  Data<typeof recordPagerReplyAnswerFailedSchema>
+>;
+export type RetryPagerReplyAnswer = Command<
+  'RetryPagerReplyAnswer',
+  Data<typeof retryPagerReplyAnswerSchema>
 >;
 export type RecordPageReceipt = Command<'RecordPageReceipt', Data<typeof recordPageReceiptSchema>>;
 
@@ -131,7 +155,12 @@ export type PagerCommand =
   | RecordPageCallHungUp
   | StopPage
   | OptOutOfPaging;
-export type PagerReplyCommand = RecordPagerReply | RecordPagerReplyOutcome;
+export type PagerReplyCommand =
+  | RecordPagerReply
+  | RecordPagerReplyOutcome
+  | RecordPagerReplyAnswered
+  | RecordPagerReplyAnswerFailed
+  | RetryPagerReplyAnswer;
 export type PageReceiptCommand = RecordPageReceipt;
 
 export const pagerCommandDataSchemas = {
@@ -151,6 +180,9 @@ export const pagerCommandDataSchemas = {
 export const pagerReplyCommandDataSchemas = {
   RecordPagerReply: recordPagerReplySchema,
   RecordPagerReplyOutcome: recordPagerReplyOutcomeSchema,
+  RecordPagerReplyAnswered: recordPagerReplyAnsweredSchema,
+  RecordPagerReplyAnswerFailed: recordPagerReplyAnswerFailedSchema,
+  RetryPagerReplyAnswer: retryPagerReplyAnswerSchema,
 } as const satisfies Readonly<Record<PagerReplyCommand['type'], z.ZodType>>;
 
 export const pageReceiptCommandDataSchemas = {

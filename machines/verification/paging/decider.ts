@@ -212,7 +212,10 @@ const evolvePager = (state: PagerState, event: PagerEvent): PagerState => {
       const d = event.data;
       const page = state.pages[d.pageId];
       if (!page) return state;
-      return withPage(state, withAttempts(page, d.action, withRetry(page.attempts[d.action] ?? FIRST_ATTEMPT, d)));
+      return withPage(
+        state,
+        withAttempts(page, d.action, withRetry(page.attempts[d.action] ?? FIRST_ATTEMPT, d)),
+      );
     }
     case 'PageCallHungUp':
       return patch(state, event.data.pageId, { hangUp: 'done' });
@@ -361,10 +364,32 @@ export const latestPage = (state: PagerState, number: number | null = null): Pag
 
 // ---------------------------------------------------------------- replies
 
+/** The SMS answering a reply, while it is to be sent or after (its request id is the reply's id). */
+export type ReplyAnswer = UpstreamAttempts &
+  Readonly<{ text: string; status: 'pending' | 'sent' | 'given_up' }>;
+
 export type PagerReplyState = Readonly<{
   received: Readonly<Record<string, PagerEventOf<'PagerReplyReceived'>['data']>>;
   handled: readonly string[];
+  answers: Readonly<Record<string, ReplyAnswer>>;
 }>;
+
+/** The answer to reply `replyId` while it is to be sent, as an upstream request; null otherwise. */
+export const pendingReplyAnswer = (
+  state: PagerReplyState,
+  replyId: string,
+): (UpstreamRequest<'answer'> & Readonly<{ text: string }>) | null => {
+  const a = state.answers[replyId];
+  if (a?.status !== 'pending') return null;
+  return {
+    requestId: replyId,
+    action: 'answer',
+    attempt: a.attempt,
+    failedAttempts: a.failedAttempts,
+    nextAttemptAt: a.nextAttemptAt,
+    text: a.text,
+  };
+};
 
 const decideReply = (command: PagerReplyCommand, state: PagerReplyState): PagerEvent[] => {
   const at = command.metadata.now;
@@ -385,28 +410,80 @@ const decideReply = (command: PagerReplyCommand, state: PagerReplyState): PagerE
       ];
     }
     case 'RecordPagerReplyOutcome': {
-      const { phone: _phone, numberKey: _key, ...d } = command.data;
+      const { phone: _phone, numberKey: _key, answer, ...d } = command.data;
       if (!state.received[d.replyId]) {
         throw new DecisionRejected(`no reply ${d.replyId}`, { reason: 'unknown_reply' });
       }
       if (state.handled.includes(d.replyId)) return [];
-      return [{ type: 'PagerReplyHandled', data: { ...d, at } }];
+      return [{ type: 'PagerReplyHandled', data: { ...d, answer: answer ?? null, at } }];
+    }
+    case 'RecordPagerReplyAnswered': {
+      if (!pendingReplyAnswer(state, command.data.replyId)) return [];
+      const { replyId, messageUuid } = command.data;
+      return [{ type: 'PagerReplyAnswered', data: { replyId, messageUuid, at } }];
+    }
+    case 'RecordPagerReplyAnswerFailed': {
+      const { numberKey: _key, replyId: _reply, ...report } = command.data;
+      const fact = decideFailure(pendingReplyAnswer(state, report.requestId), report, at);
+      return fact ? [{ type: 'PagerReplyAnswerFailed', data: fact }] : [];
+    }
+    case 'RetryPagerReplyAnswer': {
+      const { numberKey: _key, replyId: _reply, ...retry } = command.data;
+      const fact = decideRetry(pendingReplyAnswer(state, retry.requestId), retry, at);
+      return fact ? [{ type: 'PagerReplyAnswerRetried', data: fact }] : [];
     }
     default:
       return exhaustive(command, 'pager reply command');
   }
 };
 
-/** What one phone number sent back (`pagerreply-<number key>`). */
+const withAnswer = (
+  state: PagerReplyState,
+  replyId: string,
+  change: Partial<ReplyAnswer>,
+): PagerReplyState => {
+  const answer = state.answers[replyId];
+  return answer ? { ...state, answers: { ...state.answers, [replyId]: { ...answer, ...change } } } : state;
+};
+
+const evolveReply = (state: PagerReplyState, event: PagerEvent): PagerReplyState => {
+  switch (event.type) {
+    case 'PagerReplyReceived':
+      return { ...state, received: { ...state.received, [event.data.replyId]: event.data } };
+    case 'PagerReplyHandled': {
+      const { replyId, answer } = event.data;
+      const handled = { ...state, handled: [...state.handled, replyId] };
+      return answer === null
+        ? handled
+        : {
+            ...handled,
+            answers: { ...state.answers, [replyId]: { ...FIRST_ATTEMPT, text: answer, status: 'pending' } },
+          };
+    }
+    case 'PagerReplyAnswered':
+      return withAnswer(state, event.data.replyId, { status: 'sent' });
+    case 'PagerReplyAnswerFailed': {
+      const answer = state.answers[event.data.requestId];
+      if (!answer) return state;
+      return withAnswer(state, event.data.requestId, {
+        ...withFailedAttempt(answer, event.data),
+        ...(event.data.final ? { status: 'given_up' as const } : {}),
+      });
+    }
+    case 'PagerReplyAnswerRetried': {
+      const answer = state.answers[event.data.requestId];
+      return answer ? withAnswer(state, event.data.requestId, withRetry(answer, event.data)) : state;
+    }
+    default:
+      return state;
+  }
+};
+
+/** What one phone number sent back (`pagerreply-<number key>`), and the SMS answers to it. */
 export const pagerReplyDecider: Decider<PagerReplyState, PagerReplyCommand, PagerEvent> = {
   decide: decideReply,
-  evolve: (state, event) =>
-    event.type === 'PagerReplyReceived'
-      ? { ...state, received: { ...state.received, [event.data.replyId]: event.data } }
-      : event.type === 'PagerReplyHandled'
-        ? { ...state, handled: [...state.handled, event.data.replyId] }
-        : state,
-  initialState: () => ({ received: {}, handled: [] }),
+  evolve: evolveReply,
+  initialState: () => ({ received: {}, handled: [], answers: {} }),
   parseEvent: parsePagerEvent,
   commandSchemas: pagerReplyCommandDataSchemas,
 };

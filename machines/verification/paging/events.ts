@@ -39,6 +39,9 @@ const subject = {
 export const pageActionSchema = z.enum(['sms', 'call', 'hang_up']);
 export type PageAction = z.infer<typeof pageActionSchema>;
 
+/** Answering a reply by SMS: the one call a reply stream makes (its request id is the reply's id). */
+export const replyAnswerActionSchema = z.enum(['answer']);
+
 export const replyActionSchema = z.enum(['acknowledge', 'resolve', 'stop', 'unknown']);
 export type ReplyAction = z.infer<typeof replyActionSchema>;
 
@@ -137,8 +140,19 @@ export const pagerEventDataSchemas = {
     slackUserId: z.string().nullable(),
     pageId: pageId.nullable(),
     detail: z.string().max(300).nullable(),
+    /**
+     * The SMS that answers it (what was done, never what was sent), to be sent by paging-answers;
+     * null: none (a call, a stranger, a number that cannot be read; replies recorded before issue 21
+     * were answered before they were recorded).
+     */
+    answer: z.string().min(1).max(320).nullable().default(null),
     at: isoTime,
   }),
+  /** The answer SMS was handed to the phone service. */
+  PagerReplyAnswered: z.object({ replyId: z.string().min(1), messageUuid: z.string().min(1), at: isoTime }),
+  /** An attempt to send the answer failed (`final`: given up; the answer is a courtesy). */
+  PagerReplyAnswerFailed: upstreamCallFailedSchema(replyAnswerActionSchema),
+  PagerReplyAnswerRetried: upstreamCallRetriedSchema(replyAnswerActionSchema),
 
   /** One delivery receipt of an SMS or a call (`pagerreceipt-<uuid>`). */
   PageReceiptReceived: z.object({

@@ -1,7 +1,7 @@
 import {
   HANG_UP_REASONS,
-  type PagerState,
   type PageRequest,
+  type PagerState,
   pageRequestId,
   pagerDecider,
   pendingPageRequest,

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { pagingWebhookVerifiers } from '../../../handlers/verification/pagingWebhooks.ts';
 import type { WebhookVerification, WebhookVerifier } from '../../../handlers/webhooks/routes.ts';
-import type { PagerCommand } from '../../../machines/verification/paging/commands.ts';
+import type { PagerCommand, PagerReplyCommand } from '../../../machines/verification/paging/commands.ts';
 import {
   pageReceiptDecider,
   pagerDecider,
@@ -19,6 +19,7 @@ import type { Pager } from '../../lifecycles/ports.ts';
 import type { Processor } from '../../processors/runner.ts';
 import type { VonageClient } from '../../upstream/vonageContract.ts';
 import type { PhoneSealer } from '../phone.ts';
+import { createPagingAnswersReactor } from './answers.reactor.ts';
 import { createPagingDeliveryReactor } from './delivery.reactor.ts';
 import { createPager } from './pager.ts';
 import { createPagerIndex, type PagerIndex } from './pagerIndex.ts';
@@ -89,6 +90,14 @@ const PAGER_COMMANDS: readonly PagerCommand['type'][] = [
   'OptOutOfPaging',
 ];
 
+const PAGER_REPLY_COMMANDS: readonly PagerReplyCommand['type'][] = [
+  'RecordPagerReply',
+  'RecordPagerReplyOutcome',
+  'RecordPagerReplyAnswered',
+  'RecordPagerReplyAnswerFailed',
+  'RetryPagerReplyAnswer',
+];
+
 const route = (decider: unknown, streamId: (c: Command) => string): CommandRoute => ({
   decider: decider as CommandRoute['decider'],
   streamId,
@@ -149,8 +158,12 @@ export const createPaging = (input: PagingInput): Paging => {
           route(pagerDecider, (c) => pagerStreamId(data(c).slackUserId ?? '')),
         ]),
       ),
-      RecordPagerReply: route(pagerReplyDecider, (c) => pagerReplyStreamId(numberKey(c))),
-      RecordPagerReplyOutcome: route(pagerReplyDecider, (c) => pagerReplyStreamId(numberKey(c))),
+      ...Object.fromEntries(
+        PAGER_REPLY_COMMANDS.map((type) => [
+          type,
+          route(pagerReplyDecider, (c) => pagerReplyStreamId(numberKey(c))),
+        ]),
+      ),
       RecordPageReceipt: route(pageReceiptDecider, (c) => pagerReceiptStreamId(data(c).vendorId ?? '')),
     },
     processors: [
@@ -167,8 +180,6 @@ export const createPaging = (input: PagingInput): Paging => {
         ),
       ),
       createPagingRepliesReactor({
-        client: input.client,
-        from: input.fromNumber,
         index,
         dispatch,
         openPhone,
@@ -183,6 +194,7 @@ export const createPaging = (input: PagingInput): Paging => {
         },
         counted: (via, outcome) => replies.inc({ via, outcome }),
       }),
+      createPagingAnswersReactor({ client: input.client, from: input.fromNumber, dispatch, openPhone }),
       createPagingReceiptsReactor({ index, incidentResponse }),
     ],
     webhooks: pagingWebhookVerifiers({
