@@ -17,6 +17,7 @@ import { createHttpServer, type HttpServer, type Route } from './http/server.ts'
 import { SwitchboardBoltApp } from './http/slackApp.ts';
 import { SlackHttpReceiver } from './http/slackReceiver.ts';
 import {
+  checkReadModels,
   claimCommandRoutes,
   enrichByOwner,
   type RunningLifecycle,
@@ -43,7 +44,7 @@ import { createInboxDispatchReactor } from './processors/inboxDispatch.reactor.t
 import type { SlackReplies } from './processors/ports.ts';
 import { createResponseUrlPoster } from './processors/responseUrl.ts';
 import { createProcessorRunner, type ProcessorRunner } from './processors/runner.ts';
-import { createScheduler } from './processors/scheduler.ts';
+import { createScheduler, SCHEDULER_READ_MODEL } from './processors/scheduler.ts';
 import { slackAuthCheckError } from './slack/authCheck.ts';
 import { createBoltLogger } from './slack/boltLogger.ts';
 import { createSlackWebClient, type SwitchboardWebClient, slackClientOptions } from './slack/webClient.ts';
@@ -239,6 +240,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
       }));
     offers = running.map((r) => ({ lifecycle: r.module.name, provides: r.instance.provides ?? {} }));
     ports.check();
+    checkReadModels(running, [SCHEDULER_READ_MODEL.name]);
     const claimed = claimCommandRoutes(
       { name: 'Switchboard (command replies)', routes: commandReplyRoutes },
       running,

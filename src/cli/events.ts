@@ -5,7 +5,6 @@ import { type Env, loadStoreConfig, processEnv } from '../config.ts';
 import { asError, isChatOpsError } from '../core/errors.ts';
 import type { EventStore, RecordedEvent, StreamInfo } from '../eventStore/eventStore.ts';
 import { openEventStore } from '../eventStore/openEventStore.ts';
-import { SNAPSHOTTED_READ_MODELS } from './readModels.ts';
 
 /**
  * The store CLI: `npm run events -- <command> [options]`, on the store named by EVENT_STORE_URL;
@@ -316,9 +315,11 @@ const rebuild = async (
   json: boolean,
   c: ReturnType<typeof palette>,
 ) => {
-  const names = Object.keys(SNAPSHOTTED_READ_MODELS);
+  // The registrations, each by the module that owns the read model (loaded only for a rebuild).
+  const { READ_MODELS } = await import('../lifecycles/index.ts');
+  const names = READ_MODELS.map((r) => r.name);
   const name = args.positional[1];
-  const create = name === undefined ? undefined : SNAPSHOTTED_READ_MODELS[name];
+  const create = READ_MODELS.find((r) => r.name === name)?.create;
   if (!name || !create) {
     throw new UsageError(
       `${name ? `no read model ${name}` : 'rebuild needs a read model'}: one of ${names.join(', ')}`,

@@ -25,7 +25,11 @@ import { createOnCallLookups, createScheduleOverridesPort } from './onCall.ts';
 import { createIncidentPagingReactor, createPagingRota } from './paging.reactor.ts';
 import { createIncidentResponses, pagingRoutes } from './paging.ts';
 import { createIncidentQueries } from './queries.ts';
-import { createIncidentReadModels, type IncidentReadModels } from './readModels.projection.ts';
+import {
+  createIncidentReadModels,
+  INCIDENT_READ_MODELS,
+  type IncidentReadModels,
+} from './readModels.projection.ts';
 import { incidentRoutes } from './routes.ts';
 import { createServiceDirectory } from './services.ts';
 import { createIncidentReadBackReactor, createIncidentUpstreamReactor } from './upstreamCalls.reactor.ts';
@@ -282,6 +286,7 @@ export const incidents = defineLifecycle({
   titleIsPlural: true,
   slashCommands: ['/incident', '/oncall'],
   config: incidentsConfig,
+  readModels: [INCIDENT_READ_MODELS],
   create: (config: IncidentsConfig, deps: LifecycleDeps, options: IncidentsOptions | undefined) =>
     createIncidents(config, deps, options),
 });

@@ -1,4 +1,6 @@
 import { incidents } from '../incidents/module.ts';
+import { SCHEDULER_READ_MODEL } from '../processors/scheduler.ts';
+import type { ReadModelRegistration } from '../processors/snapshots.ts';
 import { timeOff } from '../timeOff/module.ts';
 import { verification } from '../verification/module.ts';
 import type { ApiOf, LifecycleDeclaration, OptionsOf } from './lifecycle.ts';
@@ -17,6 +19,15 @@ export const LIFECYCLES = [incidents, verification, timeOff] as const;
  * switched-off log lines and slash-command ownership go over this list.
  */
 export const ALL_LIFECYCLES: readonly LifecycleDeclaration[] = [...LIFECYCLES, ...PLANNED_LIFECYCLES];
+
+/**
+ * Every read model that resumes from snapshots, each registered once by its owner: the kernel's
+ * scheduler and each lifecycle's declaration (`readModels`). `npm run events -- rebuild` reads it.
+ */
+export const READ_MODELS: readonly ReadModelRegistration[] = [
+  SCHEDULER_READ_MODEL,
+  ...LIFECYCLES.flatMap((m) => m.readModels ?? []),
+];
 
 export type RunnableLifecycle = (typeof LIFECYCLES)[number];
 export type LifecycleName = RunnableLifecycle['name'];

@@ -13,6 +13,7 @@ import type { Dispatch } from '../processors/dispatchCommand.ts';
 import type { CommandRejectedData } from '../processors/inboxDispatch.reactor.ts';
 import type { SlackReplies, SlackReplyMessage } from '../processors/ports.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
+import type { ReadModelRegistration } from '../processors/snapshots.ts';
 import type { KnownBlock } from '../slack/blocks/format.ts';
 import type { SwitchboardWebClient } from '../slack/webClient.ts';
 import type { LifecycleConfig } from './config.ts';
@@ -137,6 +138,12 @@ export type LifecycleDeclaration<Name extends string = string, C = unknown> = Re
   /** The slash commands it owns, help command first (`/incident`). */
   slashCommands: readonly string[];
   config: LifecycleConfig<C>;
+  /**
+   * The read models it keeps that resume from snapshots (each also one of its processors, with the
+   * same name): registered here once, so `npm run events -- rebuild <name>` can build them without
+   * starting the lifecycle.
+   */
+  readModels?: readonly ReadModelRegistration[];
 }>;
 
 export type LifecycleModule<

@@ -22,7 +22,11 @@ import { createTimeOffHrSync, type TimeOffHrSync } from './hrSync.ts';
 import { createLeaversReactor, reportedShift } from './leavers.reactor.ts';
 import { createTimeOffNoticesReactor } from './notices.reactor.ts';
 import { createTimeOffPeople, type TimeOffPeople } from './people.ts';
-import { createTimeOffReadModel, type TimeOffReadModel } from './readModel.projection.ts';
+import {
+  createTimeOffReadModel,
+  TIME_OFF_READ_MODEL,
+  type TimeOffReadModel,
+} from './readModel.projection.ts';
 import { timeOffRejectionText } from './rejections.ts';
 import { timeOffRoutes } from './routes.ts';
 import { createTimeOffTimersReactor } from './timers.reactor.ts';
@@ -247,6 +251,7 @@ export const timeOff = defineLifecycle({
   title: 'Time off',
   slashCommands: ['/timeoff', '/whosout'],
   config: timeOffConfig,
+  readModels: [TIME_OFF_READ_MODEL],
   create: (config: TimeOffConfig, deps: LifecycleDeps, options: TimeOffOptions | undefined) =>
     createTimeOff(config, deps, options),
 });

@@ -25,8 +25,13 @@ import {
   createVerificationTimersReactor,
 } from './notices.reactor.ts';
 import { createPaging } from './paging/index.ts';
+import { PAGER_INDEX } from './paging/pagerIndex.ts';
 import { createPhoneSealer, type PhoneSealer } from './phone.ts';
-import { createVerificationReadModel, type VerificationReadModel } from './readModel.projection.ts';
+import {
+  createVerificationReadModel,
+  VERIFICATION_READ_MODEL,
+  type VerificationReadModel,
+} from './readModel.projection.ts';
 import { verificationRoutes } from './routes.ts';
 import { phoneStanding } from './standing.ts';
 import { readVerificationState } from './state.ts';
@@ -332,6 +337,7 @@ export const verification = defineLifecycle({
   title: 'Phone verification',
   slashCommands: ['/verify'],
   config: verificationConfig,
+  readModels: [VERIFICATION_READ_MODEL, PAGER_INDEX],
   create: (config: VerificationConfig, deps: LifecycleDeps, options: VerificationOptions | undefined) =>
     createVerification(config, deps, options),
 });

@@ -167,6 +167,7 @@ export const createPaging = (input: PagingInput): Paging => {
       RecordPageReceipt: route(pageReceiptDecider, (c) => pagerReceiptStreamId(data(c).vendorId ?? '')),
     },
     processors: [
+      index.processor,
       ...(['sms', 'calls'] as const).map((which) =>
         createPagingDeliveryReactor(
           {
