@@ -105,7 +105,6 @@ export const createPagerIndex = (
     store: EventStore;
     /** The digits of a sealed number (the person's data key); null when it was forgotten. */
     openPhone?(sealed: string): Promise<string | null>;
-    snapshotEvery?: number;
   }>,
 ): PagerIndex => {
   // The fold (snapshotted): who has a phone link and where it comes from, the pages, the calls.
@@ -116,6 +115,8 @@ export const createPagerIndex = (
   // Derived in memory only, never snapshotted: each link's number, and number → person.
   const phones = new Map<string, Readonly<{ source: LinkSource; phone: Phone | null }>>();
   const slackByPhone = new Map<string, string>();
+  /** A link changed (or was restored) since the numbers were last opened. */
+  let linksChanged = false;
 
   /** The digits of a link's number: a sealed one opened, a clear one (older records) as it is. */
   const digitsOf = async (externalId: string): Promise<string | null> => {
@@ -144,6 +145,7 @@ export const createPagerIndex = (
       if (fact?.data.system !== 'phone') return;
       const { slackUserId } = fact.data;
       dropPhone(slackUserId);
+      linksChanged = true;
       // Deleted then set: the newest link is last, and a number two people verified is the newer one's.
       links.delete(slackUserId);
       if (fact.type === 'PersonLinked') {
@@ -171,6 +173,7 @@ export const createPagerIndex = (
     byIncident.clear();
     phones.clear();
     slackByPhone.clear();
+    linksChanged = false;
   };
 
   const resumable = createResumableState({
@@ -178,7 +181,6 @@ export const createPagerIndex = (
     version: PAGER_INDEX_VERSION,
     filter: FILTER,
     store: deps.store,
-    ...(deps.snapshotEvery === undefined ? {} : { snapshotEvery: deps.snapshotEvery }),
     apply,
     save: (): SavedState => ({
       linked: [...links.entries()].map(([slackUserId, source]) => [slackUserId, source.revision] as const),
@@ -190,6 +192,7 @@ export const createPagerIndex = (
     load(state) {
       const s = state as SavedState;
       for (const [slackUserId, revision] of s.linked) links.set(slackUserId, { revision, link: null });
+      linksChanged = s.linked.length > 0;
       for (const [pageId, slackUserId, reportTo, number, label] of s.pages) {
         addPage({ pageId, slackUserId, reportTo, number, label });
       }
@@ -218,6 +221,8 @@ export const createPagerIndex = (
    * is the newer one's, as the fold says). A link replaced meanwhile is left to the next pass.
    */
   const derivePhones = async (): Promise<void> => {
+    if (!linksChanged) return;
+    linksChanged = false;
     for (const [slackUserId, source] of [...links.entries()]) {
       if (phones.get(slackUserId)?.source === source) continue;
       const link = source.link ?? (await linkFromStream(slackUserId, source.revision));
