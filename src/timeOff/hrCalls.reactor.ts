@@ -100,20 +100,22 @@ const REQUEST_EVENTS = [
 
 /**
  * Thrown inside an attempt to end it as a failure of a known kind. `retryAfterMs`: the earliest
- * the next attempt may go (HR's 401 circuit reopening, HR's lag to wait out).
+ * the next attempt may go (HR's 401 circuit reopening, HR's lag to wait out); `sentAttempt`: the
+ * attempt at which HR took the submission this attempt looked for.
  */
 class AttemptFailure extends ChatOpsError {
   readonly kind: Exclude<FailureKind, 'permission' | 'other'>;
   readonly retryAfterMs: number | undefined;
+  readonly sentAttempt: number | undefined;
   constructor(
     kind: Exclude<FailureKind, 'permission' | 'other'>,
     message: string,
-    retryAfterMs?: number,
-    cause?: unknown,
+    options: Readonly<{ retryAfterMs?: number; sentAttempt?: number; cause?: unknown }> = {},
   ) {
-    super('SB_UPSTREAM_UNAVAILABLE', message, { cause, details: { reason: kind } });
+    super('SB_UPSTREAM_UNAVAILABLE', message, { cause: options.cause, details: { reason: kind } });
     this.kind = kind;
-    this.retryAfterMs = retryAfterMs;
+    this.retryAfterMs = options.retryAfterMs;
+    this.sentAttempt = options.sentAttempt;
   }
 }
 
@@ -197,8 +199,10 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
     let phase: RetryPolicy = options.retry;
     if (request.action === 'read_back') phase = options.lagRetry;
     if (request.action === 'submit') {
-      // Sent before this attempt, or by it (recorded on its way: the stream is read again).
+      // Sent before this attempt, or by it: the attempt says so when it knows (HR does not show
+      // it yet); otherwise (an error looking for it) the stream, recorded on its way, is read again.
       const sent =
+        (error instanceof AttemptFailure ? error.sentAttempt : undefined) ??
         sentAt(state, request.requestId) ??
         sentAt(await readState(ctx.store, target.streamId), request.requestId);
       if (sent !== null) phase = lagPolicyAfter(sent);
@@ -285,7 +289,9 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
         new Date(Date.parse(sent.since) - SINCE_MARGIN_MS),
       );
       if (hit) return found(hit.requestId);
-      throw new AttemptFailure('not_visible', 'HR took the request and has not shown it yet');
+      throw new AttemptFailure('not_visible', 'HR took the request and has not shown it yet', {
+        sentAttempt: sent.attempt,
+      });
     }
     // Check first: the request may be in HR already (an earlier attempt whose answer was lost).
     const askedAt = c.submitAskedAt ?? details.requestedAt;
@@ -347,7 +353,9 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
       new Date(before.getTime() - SINCE_MARGIN_MS),
     );
     if (now) return found(now.requestId);
-    throw new AttemptFailure('not_visible', 'HR took the request and has not shown it yet');
+    throw new AttemptFailure('not_visible', 'HR took the request and has not shown it yet', {
+      sentAttempt: r.attempt,
+    });
   };
 
   const readBack = async ({ request: r, state, target }: Args): Promise<OutcomeCommand> => {
@@ -362,7 +370,7 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
       });
     } catch (e) {
       if (isChatOpsError(e) && e.code === 'SB_NOT_FOUND') {
-        throw new AttemptFailure('not_visible', 'HR has not shown the request yet', undefined, e);
+        throw new AttemptFailure('not_visible', 'HR has not shown the request yet', { cause: e });
       }
       throw e;
     }
@@ -390,12 +398,10 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
       const waitMs = hibobAuthWaitMs(e, args.ctx.now());
       if (waitMs !== null) {
         // HR refused our credentials: every HR call waits for the circuit to reopen (5 min).
-        throw new AttemptFailure(
-          'auth_circuit',
-          'HR refused the credentials: every HR call waits',
-          waitMs,
-          e,
-        );
+        throw new AttemptFailure('auth_circuit', 'HR refused the credentials: every HR call waits', {
+          retryAfterMs: waitMs,
+          cause: e,
+        });
       }
       if (reasonOf(e) === 'permission_missing') {
         const permission = permissionOf(e);
