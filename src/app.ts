@@ -24,6 +24,7 @@ import {
   type LifecycleOptions,
 } from './lifecycleList.ts';
 import {
+  checkReadModels,
   claimCommandRoutes,
   enrichByOwner,
   type RunningLifecycle,
@@ -49,7 +50,7 @@ import { createInboxDispatchReactor } from './processors/inboxDispatch.reactor.t
 import type { SlackReplies } from './processors/ports.ts';
 import { createResponseUrlPoster } from './processors/responseUrl.ts';
 import { createProcessorRunner, type ProcessorRunner } from './processors/runner.ts';
-import { createScheduler } from './processors/scheduler.ts';
+import { createScheduler, SCHEDULER_READ_MODEL } from './processors/scheduler.ts';
 import { slackAuthCheckError } from './slack/authCheck.ts';
 import { createBoltLogger } from './slack/boltLogger.ts';
 import { createSlackOutbox } from './slack/outbox.ts';
@@ -256,6 +257,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     }));
     offers = running.map((r) => ({ lifecycle: r.module.name, provides: r.instance.provides ?? {} }));
     ports.check();
+    checkReadModels(running, [SCHEDULER_READ_MODEL.name]);
     const claimed = claimCommandRoutes(
       { name: 'Switchboard (command replies)', routes: commandReplyRoutes },
       running,

@@ -1,6 +1,13 @@
 import { incidentsDeclaration } from './incidents/config.ts';
 import type { LifecycleDeclaration } from './lifecycles/config.ts';
-import { type ApiOf, type LazyLifecycle, lazyLifecycle, type OptionsOf } from './lifecycles/lifecycle.ts';
+import {
+  type ApiOf,
+  type LazyLifecycle,
+  lazyLifecycle,
+  moduleOf,
+  type OptionsOf,
+} from './lifecycles/lifecycle.ts';
+import type { ReadModelRegistration } from './processors/snapshots.ts';
 import { timeOffDeclaration } from './timeOff/config.ts';
 import { verificationDeclaration } from './verification/config.ts';
 
@@ -42,6 +49,17 @@ export const PLANNED_LIFECYCLES: readonly LifecycleDeclaration[] = [];
  * the switched-off log lines and slash-command ownership go over this list.
  */
 export const ALL_LIFECYCLES: readonly LifecycleDeclaration[] = [...LIFECYCLES, ...PLANNED_LIFECYCLES];
+
+/**
+ * Every read model that resumes from snapshots, each registered once by its owner: the kernel's
+ * scheduler and each lifecycle's module (`readModels`). `npm run events -- rebuild` reads it; it
+ * loads every lifecycle's code, so only that command calls it.
+ */
+export const loadReadModels = async (): Promise<readonly ReadModelRegistration[]> => {
+  const { SCHEDULER_READ_MODEL } = await import('./processors/scheduler.ts');
+  const modules = await Promise.all(LIFECYCLES.map((l) => moduleOf(l)));
+  return [SCHEDULER_READ_MODEL, ...modules.flatMap((m) => m.readModels ?? [])];
+};
 
 export type RunnableLifecycle = (typeof LIFECYCLES)[number];
 export type LifecycleName = RunnableLifecycle['name'];

@@ -13,6 +13,7 @@ import { createIncidentResponses, pagingRoutes } from '../../src/incidents/pagin
 import { createIncidentQueries } from '../../src/incidents/queries.ts';
 import {
   createIncidentReadModels,
+  INCIDENT_READ_MODELS,
   type IncidentReadModels,
 } from '../../src/incidents/readModels.projection.ts';
 import { incidentRoutes } from '../../src/incidents/routes.ts';
@@ -244,6 +245,7 @@ const createIncidents = (
 
 export const incidents = defineLifecycle({
   ...incidentsDeclaration,
+  readModels: [INCIDENT_READ_MODELS],
   create: (config: IncidentsConfig, deps: LifecycleDeps, options: IncidentsOptions | undefined) =>
     createIncidents(config, deps, options),
 });

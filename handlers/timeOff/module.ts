@@ -23,7 +23,11 @@ import { createLeaversReactor, reportedShift } from '../../src/timeOff/leavers.r
 import { createTimeOffNoticesReactor } from '../../src/timeOff/notices.reactor.ts';
 import { createTimeOffPeople, type TimeOffPeople } from '../../src/timeOff/people.ts';
 import { createTimeOffQueries } from '../../src/timeOff/queries.ts';
-import { createTimeOffReadModel, type TimeOffReadModel } from '../../src/timeOff/readModel.projection.ts';
+import {
+  createTimeOffReadModel,
+  TIME_OFF_READ_MODEL,
+  type TimeOffReadModel,
+} from '../../src/timeOff/readModel.projection.ts';
 import { timeOffRejectionText } from '../../src/timeOff/rejections.ts';
 import { timeOffRoutes } from '../../src/timeOff/routes.ts';
 import { createTimeOffTimersReactor } from '../../src/timeOff/timers.reactor.ts';
@@ -225,6 +229,7 @@ const createTimeOff = (
 
 export const timeOff = defineLifecycle({
   ...timeOffDeclaration,
+  readModels: [TIME_OFF_READ_MODEL],
   create: (config: TimeOffConfig, deps: LifecycleDeps, options: TimeOffOptions | undefined) =>
     createTimeOff(config, deps, options),
 });

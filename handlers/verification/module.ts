@@ -26,9 +26,11 @@ import {
   createVerificationRemovalsReactor,
   createVerificationTimersReactor,
 } from '../../src/verification/notices.reactor.ts';
+import { PAGER_INDEX } from '../../src/verification/paging/pagerIndex.ts';
 import { createPhoneSealer, type PhoneSealer } from '../../src/verification/phone.ts';
 import {
   createVerificationReadModel,
+  VERIFICATION_READ_MODEL,
   type VerificationReadModel,
 } from '../../src/verification/readModel.projection.ts';
 import { verificationRoutes } from '../../src/verification/routes.ts';
@@ -332,6 +334,7 @@ const createVerification = (
 
 export const verification = defineLifecycle({
   ...verificationDeclaration,
+  readModels: [VERIFICATION_READ_MODEL, PAGER_INDEX],
   create: (config: VerificationConfig, deps: LifecycleDeps, options: VerificationOptions | undefined) =>
     createVerification(config, deps, options),
 });

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { PagerCommand } from '../../machines/verification/paging/commands.ts';
+import type { PagerCommand, PagerReplyCommand } from '../../machines/verification/paging/commands.ts';
 import {
   pageReceiptDecider,
   pagerDecider,
@@ -18,6 +18,7 @@ import type { Pager } from '../../src/lifecycles/ports.ts';
 import type { Processor } from '../../src/processors/runner.ts';
 import type { VonageClient } from '../../src/upstream/vonageContract.ts';
 import { sendNoticeOnce } from '../../src/verification/notices.reactor.ts';
+import { createPagingAnswersReactor } from '../../src/verification/paging/answers.reactor.ts';
 import { createPagingDeliveryReactor } from '../../src/verification/paging/delivery.reactor.ts';
 import { createPager } from '../../src/verification/paging/pager.ts';
 import { createPagerIndex, type PagerIndex } from '../../src/verification/paging/pagerIndex.ts';
@@ -83,8 +84,19 @@ const PAGER_COMMANDS: readonly PagerCommand['type'][] = [
   'PlacePageCall',
   'RecordPageCallPlaced',
   'RecordPageCallFailed',
+  'RecordPageUpstreamCallFailed',
+  'RetryPageUpstreamCall',
+  'RecordPageCallHungUp',
   'StopPage',
   'OptOutOfPaging',
+];
+
+const PAGER_REPLY_COMMANDS: readonly PagerReplyCommand['type'][] = [
+  'RecordPagerReply',
+  'RecordPagerReplyOutcome',
+  'RecordPagerReplyAnswered',
+  'RecordPagerReplyAnswerFailed',
+  'RetryPagerReplyAnswer',
 ];
 
 const route = (decider: unknown, streamId: (c: Command) => string): CommandRoute => ({
@@ -147,11 +159,16 @@ export const createPaging = (input: PagingInput): Paging => {
           route(pagerDecider, (c) => pagerStreamId(data(c).slackUserId ?? '')),
         ]),
       ),
-      RecordPagerReply: route(pagerReplyDecider, (c) => pagerReplyStreamId(numberKey(c))),
-      RecordPagerReplyOutcome: route(pagerReplyDecider, (c) => pagerReplyStreamId(numberKey(c))),
+      ...Object.fromEntries(
+        PAGER_REPLY_COMMANDS.map((type) => [
+          type,
+          route(pagerReplyDecider, (c) => pagerReplyStreamId(numberKey(c))),
+        ]),
+      ),
       RecordPageReceipt: route(pageReceiptDecider, (c) => pagerReceiptStreamId(data(c).vendorId ?? '')),
     },
     processors: [
+      index.processor,
       ...(['sms', 'calls'] as const).map((which) =>
         createPagingDeliveryReactor(
           {
@@ -165,8 +182,6 @@ export const createPaging = (input: PagingInput): Paging => {
         ),
       ),
       createPagingRepliesReactor({
-        client: input.client,
-        from: input.fromNumber,
         index,
         dispatch,
         openPhone,
@@ -183,6 +198,7 @@ export const createPaging = (input: PagingInput): Paging => {
         },
         counted: (via, outcome) => replies.inc({ via, outcome }),
       }),
+      createPagingAnswersReactor({ client: input.client, from: input.fromNumber, dispatch, openPhone }),
       createPagingReceiptsReactor({ index, incidentResponse }),
     ],
     webhooks: pagingWebhookVerifiers({

@@ -315,11 +315,12 @@ const rebuild = async (
   json: boolean,
   c: ReturnType<typeof palette>,
 ) => {
-  // The lifecycles' read-model code, only for this command: the others read the store alone.
-  const { SNAPSHOTTED_READ_MODELS } = await import('./readModels.ts');
-  const names = Object.keys(SNAPSHOTTED_READ_MODELS);
+  // The registrations, each by the module that owns the read model (loaded only for a rebuild).
+  const { loadReadModels } = await import('../lifecycleList.ts');
+  const READ_MODELS = await loadReadModels();
+  const names = READ_MODELS.map((r) => r.name);
   const name = args.positional[1];
-  const create = name === undefined ? undefined : SNAPSHOTTED_READ_MODELS[name];
+  const create = READ_MODELS.find((r) => r.name === name)?.create;
   if (!name || !create) {
     throw new UsageError(
       `${name ? `no read model ${name}` : 'rebuild needs a read model'}: one of ${names.join(', ')}`,

@@ -2,7 +2,12 @@ import { INCIDENT_ROUTING_STREAM_PREFIX } from '../../machines/incidentRouting/s
 import type { EventFilter, EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
 import { PERSON_EVENT_TYPES, PERSON_STREAM_PREFIX, upcastPersonEvent } from '../people/events.ts';
 import type { Processor } from '../processors/runner.ts';
-import { createResumableState, type ResumableState, readModelProcessor } from '../processors/snapshots.ts';
+import {
+  createResumableState,
+  type ReadModelRegistration,
+  type ResumableState,
+  readModelProcessor,
+} from '../processors/snapshots.ts';
 
 /**
  * The incident lifecycle's read models, in memory:
@@ -329,4 +334,10 @@ export const createIncidentReadModels = (
     streamForCard: (channel, ts) => byCard.get(`${channel} ${ts}`),
     pagesSentTo: (slackUserId) => pagesSent.get(slackUserId) ?? [],
   };
+};
+
+/** Registered by the incidents module's declaration (`readModels`). */
+export const INCIDENT_READ_MODELS: ReadModelRegistration = {
+  name: INCIDENT_READ_MODELS_ID,
+  create: (store) => createIncidentReadModels({ store }).resumable,
 };

@@ -98,6 +98,36 @@ export const claimCommandRoutes = (
   return { routes, ownerOf };
 };
 
+/**
+ * Every read model a running lifecycle keeps that resumes from snapshots (a processor with
+ * `resumeFrom: 'snapshot'`) is registered by its module (`readModels`, what
+ * `npm run events -- rebuild` reads), and no name is registered twice (`reserved`: the kernel's).
+ * Anything else is refused at start, naming the read model.
+ */
+export const checkReadModels = (running: readonly RunningLifecycle[], reserved: readonly string[]): void => {
+  const registeredBy = new Map<string, string>(reserved.map((name) => [name, 'Switchboard']));
+  for (const r of running) {
+    for (const { name } of r.module.readModels ?? []) {
+      const previous = registeredBy.get(name);
+      if (previous !== undefined) {
+        throw refuse(`read model ${name} is registered twice: by ${previous} and ${r.module.name}`, {
+          readModel: name,
+          lifecycles: [previous, r.module.name],
+        });
+      }
+      registeredBy.set(name, r.module.name);
+    }
+    for (const p of r.instance.processors ?? []) {
+      if (p.resumeFrom === 'snapshot' && registeredBy.get(p.id) !== r.module.name) {
+        throw refuse(
+          `read model ${p.id} of ${r.module.name} resumes from snapshots but is not in its module's readModels`,
+          { readModel: p.id, lifecycle: r.module.name },
+        );
+      }
+    }
+  }
+};
+
 /** The inbox dispatcher's enrich step: each command goes to its owner's `enrich`, if it has one. */
 export const enrichByOwner = (ownerOf: ReadonlyMap<string, RunningLifecycle>): Enrich | undefined => {
   if (![...ownerOf.values()].some((r) => r.instance.enrich)) return undefined;

@@ -13,6 +13,7 @@ import type { Dispatch } from '../processors/dispatchCommand.ts';
 import type { CommandRejectedData } from '../processors/inboxDispatch.reactor.ts';
 import type { SlackReplies, SlackReplyMessage } from '../processors/ports.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
+import type { ReadModelRegistration } from '../processors/snapshots.ts';
 import type { KnownBlock } from '../slack/blocks/format.ts';
 import type { SlackOutbox } from '../slack/outbox.ts';
 import type { SwitchboardWebClient } from '../slack/webClient.ts';
@@ -154,6 +155,12 @@ export type LifecycleModule<
      * sandbox (`createSwitchboard({ lifecycleOptions: { incidents: { retry } } })`).
      */
     create(config: C, deps: LifecycleDeps, options: Options | undefined): LifecycleInstance<Api>;
+    /**
+     * The read models it keeps that resume from snapshots (each also one of its processors, with
+     * the same name): registered here once, so `npm run events -- rebuild <name>` can build them
+     * without starting the lifecycle, and a start refuses a snapshotted processor not listed here.
+     */
+    readModels?: readonly ReadModelRegistration[];
   }>;
 
 /** A module, with its types inferred from the object (no type parameters to write). */

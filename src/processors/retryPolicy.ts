@@ -137,6 +137,97 @@ export const shouldRetry = (
   return false;
 };
 
+// ---------------------------------------------------------------- policies that depend on the failure
+
+/**
+ * What kind of failure an attempt met, for a retry policy that depends on it:
+ * - `rate_limited`: the upstream said "slow down" (SB_UPSTREAM_RATE_LIMITED, a 429): retried no
+ *   earlier than the reset it named (`retryAfterMs`, read from the error);
+ * - `unavailable`: down, slow or unreachable (5xx, 408/425, timeouts, network errors, a store
+ *   conflict): retried with backoff;
+ * - `auth`: our credentials or permissions refused (SB_UPSTREAM_AUTH, a 401/403): never retried
+ *   blindly, only with a wait that is known to change something (a circuit that reopens);
+ * - `refused`: anything no retry can fix (bad input, a refusal, not found, an uncoded bug).
+ */
+export type FailureKind = 'rate_limited' | 'unavailable' | 'auth' | 'refused';
+
+export const failureKindOf = (error: unknown): FailureKind => {
+  const code = errorCodeOf(error);
+  const status = httpStatusOf(error);
+  if (code === 'SB_UPSTREAM_AUTH' || status === 401 || status === 403) return 'auth';
+  if (code === 'SB_UPSTREAM_RATE_LIMITED' || status === 429) return 'rate_limited';
+  return shouldRetry(error) ? 'unavailable' : 'refused';
+};
+
+/** How one failed attempt is retried: a policy, and what this failure changes about it. */
+export type RetryRule = RetryPolicy &
+  Readonly<{
+    /**
+     * Whether this failure is retried at all (within `maxAttempts`). Default: `shouldRetry` (the
+     * `rate_limited` and `unavailable` kinds). An `auth` failure is retried only with a
+     * `retryAfterMs`, whatever this says.
+     */
+    retry?: boolean;
+    /** The next attempt no earlier than this (ms): a circuit that reopens, a lag to wait out. */
+    retryAfterMs?: number;
+  }>;
+
+/**
+ * A retry policy as declared: one for every failure, or per kind of failure and per operation.
+ *
+ * @example
+ * const rules: RetryRules<'sms' | 'call' | 'hang_up'> = {
+ *   base: { maxAttempts: 5, baseMs: 500, maxMs: 4_000 },
+ *   byAction: { hang_up: { maxAttempts: 3 } },     // per operation
+ *   byFailure: { rate_limited: { maxAttempts: 8 } }, // per kind of failure, over the operation's
+ * };
+ */
+export type RetryRules<Action extends string = string> = Readonly<{
+  base: RetryPolicy;
+  byAction?: Readonly<Partial<Record<Action, Partial<RetryRule>>>>;
+  byFailure?: Readonly<Partial<Record<FailureKind, Partial<RetryRule>>>>;
+}>;
+
+/** The rule for one failure of operation `action` under `rules` (the operation's, then the kind's overrides). */
+export const ruleFor = <Action extends string>(
+  rules: RetryRules<Action>,
+  failure: Readonly<{ error: unknown; action: Action }>,
+): RetryRule => ({
+  ...rules.base,
+  ...rules.byAction?.[failure.action],
+  ...rules.byFailure?.[failureKindOf(failure.error)],
+});
+
+/** What one failed attempt comes to: its kind, the attempts allowed, and when the next is due (null: final). */
+export type RetryDecision = Readonly<{ kind: FailureKind; maxAttempts: number; nextAttemptAt: Date | null }>;
+
+/**
+ * Decides the retry of attempt `attempt` (1-based, the one that just failed at `now`) under `rule`:
+ * final once `attempt` reaches `maxAttempts`, for a failure the rule does not retry, and for an
+ * `auth` failure without a `retryAfterMs`; otherwise due after the backoff, and no earlier than
+ * the rule's `retryAfterMs` or the rate limit's reset the error names.
+ */
+export const decideRetryOf = (rule: RetryRule, error: unknown, attempt: number, now: Date): RetryDecision => {
+  const kind = failureKindOf(error);
+  const { maxAttempts } = rule;
+  const wanted =
+    kind === 'auth'
+      ? rule.retry !== false && rule.retryAfterMs !== undefined
+      : (rule.retry ?? shouldRetry(error));
+  if (!wanted || attempt >= maxAttempts) return { kind, maxAttempts, nextAttemptAt: null };
+  const vendorWait = retryAfterMsOf(error);
+  const waits = [rule.retryAfterMs, vendorWait].filter((w): w is number => w !== undefined);
+  const retryAfterMs = waits.length > 0 ? Math.max(...waits) : undefined;
+  return {
+    kind,
+    maxAttempts,
+    nextAttemptAt: nextAttemptAt(attempt, now, {
+      ...rule,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    }),
+  };
+};
+
 /**
  * Delay before the attempt after `attempt` (1-based: the attempt that just failed), in ms:
  * `min(maxMs, baseMs × 2^(attempt−1))` with jitter below the cap. A rate-limit error's

@@ -19,7 +19,7 @@ import {
   type RetryPolicy,
 } from './retryPolicy.ts';
 import type { Processor } from './runner.ts';
-import { createResumableState, type ResumableState } from './snapshots.ts';
+import { createResumableState, type ReadModelRegistration, type ResumableState } from './snapshots.ts';
 
 /**
  * The command a timer dispatches when due. `now` and `commandId` are filled at fire time
@@ -331,6 +331,16 @@ type Entry = {
  * const scheduler = createScheduler({ dispatch: bus.dispatch });
  * const runner = createProcessorRunner({ store, logger, clock, processors: [scheduler, …] });
  */
+/** The scheduler's pending timers, a read model of the kernel's (see ReadModelRegistration). */
+export const SCHEDULER_READ_MODEL: ReadModelRegistration = {
+  name: 'scheduler',
+  create: () =>
+    createScheduler({
+      dispatch: () => Promise.reject(new Error('a rebuild dispatches nothing')),
+      pollIntervalMs: 0,
+    }).resumable,
+};
+
 export const createScheduler = (options: SchedulerOptions): Scheduler => {
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   const retry: RetryPolicy = {

@@ -322,6 +322,21 @@ export const createResumableState = (options: ResumableStateOptions): ResumableS
 };
 
 /**
+ * A read model that resumes from snapshots, as the module that owns it registers it (a lifecycle's
+ * module, `readModels`; the kernel's scheduler, SCHEDULER_READ_MODEL; all of them gathered by
+ * `loadReadModels()` in src/lifecycleList.ts): its name (processor id and snapshot stream) and how to build a bare instance over a store, nothing dispatched and nothing
+ * running, whose `rebuild()` folds every matching event from the first and writes a snapshot
+ * (`npm run events -- rebuild <name>` reads the registrations).
+ *
+ * @example
+ * export const TIME_OFF_READ_MODEL: ReadModelRegistration = {
+ *   name: TIME_OFF_READ_MODEL_ID,
+ *   create: (store) => createTimeOffReadModel({ store }).resumable,
+ * };
+ */
+export type ReadModelRegistration = Readonly<{ name: string; create(store: EventStore): ResumableState }>;
+
+/**
  * The processor of a read model kept by `resumable`: resumed from its snapshots, and run on every
  * replica (each answers the queries it takes, read-your-writes included).
  */

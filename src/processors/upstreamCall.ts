@@ -4,7 +4,16 @@ import { uuidv5 } from '../core/ids.ts';
 import type { Command, JsonObject } from '../core/messages.ts';
 import type { EventFilter, EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
 import { dispatchCommand } from './dispatchCommand.ts';
-import { errorCodeOf, errorMessageOf, nextAttemptAt, type RetryPolicy, shouldRetry } from './retryPolicy.ts';
+import {
+  decideRetryOf,
+  errorCodeOf,
+  errorMessageOf,
+  type FailureKind,
+  type RetryPolicy,
+  type RetryRule,
+  type RetryRules,
+  ruleFor,
+} from './retryPolicy.ts';
 import type { Processor, ProcessorContext } from './runner.ts';
 import { scheduleTimer } from './scheduler.ts';
 
@@ -26,9 +35,42 @@ export type UpstreamCallArgs<State, R extends UpstreamRequest, T extends Upstrea
   ctx: ProcessorContext;
 }>;
 
+/** A failed attempt as its retry policy sees it: the call's arguments and what the attempt threw. */
+export type UpstreamFailure<
+  State,
+  R extends UpstreamRequest,
+  T extends UpstreamCallTarget,
+> = UpstreamCallArgs<State, R, T> & Readonly<{ error: unknown }>;
+
+/**
+ * How a call's failed attempts are retried, decided per failure (src/processors/retryPolicy.ts):
+ * - one `RetryPolicy` for every failure (transient failures retried with backoff, a rate limit's
+ *   reset honoured, auth failures and refusals final);
+ * - `RetryRules`: a base policy with overrides per operation (`byAction`, the request's action) and
+ *   per kind of failure (`byFailure`: rate_limited, unavailable, auth, refused);
+ * - a function of the failure (the error, the request and its stream as folded before the
+ *   attempt; it may read the store), for what only the lifecycle knows: HR's read-after-write lag
+ *   counted from the attempt that sent a submission, its 401 circuit.
+ */
+export type UpstreamRetryPolicy<State, R extends UpstreamRequest, T extends UpstreamCallTarget> =
+  | RetryPolicy
+  | RetryRules<R['action']>
+  | ((failure: UpstreamFailure<State, R, T>) => RetryRule | Promise<RetryRule>);
+
+/** The rule a policy gives one failure. */
+export const retryRuleFor = async <State, R extends UpstreamRequest, T extends UpstreamCallTarget>(
+  policy: UpstreamRetryPolicy<State, R, T>,
+  failure: UpstreamFailure<State, R, T>,
+): Promise<RetryRule> => {
+  if (typeof policy === 'function') return policy(failure);
+  if ('base' in policy) return ruleFor(policy, { error: failure.error, action: failure.request.action });
+  return policy;
+};
+
 /** A failed attempt, as the processor classified it: what to put in the lifecycle's failure command. */
 export type FailedAttempt = Readonly<{
   attempt: number;
+  /** What the policy allowed this failure (it may depend on the failure). */
   maxAttempts: number;
   /** The error's code (`SB_UPSTREAM_UNAVAILABLE`, …). */
   code: string;
@@ -37,6 +79,9 @@ export type FailedAttempt = Readonly<{
   /** When the retry is due, or null: no more attempts (the failure is final). */
   nextAttemptAt: string | null;
   final: boolean;
+  /** What the attempt threw (to word the failure), and its kind (retryPolicy.ts). */
+  error: unknown;
+  kind: FailureKind;
 }>;
 
 /** A command without its metadata: the processor adds time, a deterministic id, actor and cause. */
@@ -56,8 +101,8 @@ export type UpstreamCallSpec<
   processorId: string;
   /** `metadata.actor` of the outcome and retry commands (`system:incident-upstream`). */
   actor: string;
-  /** Attempts and backoff of durable retries. */
-  policy: RetryPolicy;
+  /** Attempts and backoff of durable retries, which may depend on the failure (UpstreamRetryPolicy). */
+  policy: UpstreamRetryPolicy<State, R, T>;
   /** Longest error message kept in a failure (default 300). */
   messageMaxLength?: number;
   /** Reads and folds the request's stream. */
@@ -115,8 +160,10 @@ export const outcomeCommandId = (
  * 3. "check before repeating": on a retry or a redelivery, `spec.check` looks at what the upstream
  *    already has, and a call that landed is recorded as succeeded without calling again;
  * 4. make the call and record the outcome through the decider: `succeeded`, or `failed` with
- *    `attempt` and `nextAttemptAt` (shouldRetry and the policy's backoff decide; a rate limit's wait
- *    is honoured); a failure after the last attempt, or one no retry can fix, is final;
+ *    `attempt` and `nextAttemptAt`: the spec's policy gives the failure its rule (by the error's
+ *    kind, the operation, or what the lifecycle knows) and decideRetryOf applies it (a rate limit's
+ *    reset honoured, an auth failure never retried blindly); a failure after the last attempt, or
+ *    one no retry can fix, is final;
  * 5. schedule the retry as a durable timer (scheduleTimer), whose command starts the next attempt
  *    through the decider, which this function then handles like the first.
  *
@@ -178,24 +225,27 @@ export const runUpstreamCall = async <State, R extends UpstreamRequest, T extend
     result = found ?? (await spec.call(args));
   } catch (error) {
     if (hasCode(error, 'SB_STORE_UNAVAILABLE') || ctx.signal.aborted) throw error;
-    const { maxAttempts } = spec.policy;
-    const retry = shouldRetry(error, { attempt, maxAttempts });
     // One instant for the failure and its retry's delay: the fact says "failed at T, retry at T + d"
     // with d at least what the vendor asked (a 429's reset), however long recording it takes.
     const failedAt = ctx.now();
-    const at = retry ? nextAttemptAt(attempt, failedAt, { ...spec.policy, error }).toISOString() : null;
+    const rule = await retryRuleFor(spec.policy, { ...args, error });
+    const decision = decideRetryOf(rule, error, attempt, failedAt);
+    const at = decision.nextAttemptAt?.toISOString() ?? null;
+    const retry = at !== null;
     const failure: FailedAttempt = {
       attempt,
-      maxAttempts,
+      maxAttempts: decision.maxAttempts,
       code: errorCodeOf(error),
       message: errorMessageOf(error, spec.messageMaxLength ?? 300),
       nextAttemptAt: at,
       final: at === null,
+      error,
+      kind: decision.kind,
     };
     await record(spec.failed({ ...args, failure }), 'failed', failedAt);
     if (retry) {
       log.warn(
-        { err: asError(error), action: request.action, nextAttemptAt: at },
+        { err: asError(error), action: request.action, failure: decision.kind, nextAttemptAt: at },
         'upstream call failed; retry scheduled',
       );
       const after = await spec.readState(ctx.store, target.streamId);
@@ -203,7 +253,10 @@ export const runUpstreamCall = async <State, R extends UpstreamRequest, T extend
       if (again) await ensureRetry(spec, { ...args, request: again, state: after }, cause);
       return 'failed_will_retry';
     }
-    log.error({ err: asError(error), action: request.action }, 'upstream call failed for good');
+    log.error(
+      { err: asError(error), action: request.action, failure: decision.kind },
+      'upstream call failed for good',
+    );
     return 'failed_final';
   }
   await record(spec.succeeded({ ...args, result }), 'succeeded');

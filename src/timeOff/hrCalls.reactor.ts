@@ -9,14 +9,27 @@ import type { Command } from '../core/messages.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
 import type { Logger } from '../logger.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
-import type { RetryPolicy } from '../processors/retryPolicy.ts';
+import type { RetryPolicy, RetryRule } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
-import { type OutcomeCommand, runUpstreamCall, type UpstreamCallSpec } from '../processors/upstreamCall.ts';
+import {
+  type OutcomeCommand,
+  runUpstreamCall,
+  type UpstreamCallSpec,
+  type UpstreamFailure,
+} from '../processors/upstreamCall.ts';
 import type { HiBobClient } from '../upstream/hibob.ts';
-import { cancel, type HrCallArgs, type HrCallAttempt, hrOutcome, readBack, submit } from './hrCalls/calls.ts';
+import {
+  cancel,
+  type HrCallArgs,
+  type HrCallAttempt,
+  hrOutcome,
+  lagPolicyAfter,
+  readBack,
+  submit,
+} from './hrCalls/calls.ts';
 import {
   AttemptFailure,
-  type AttemptOutcome,
+  failureKindOf,
   failureText,
   hrRefusalOf,
   PERMISSION_MISSING_LOG_CODE,
@@ -109,21 +122,16 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
   };
 
   /** HR refused the call: the retry waits for the credentials, or an operator is told of the permission. */
-  const onRefused = (e: unknown, args: HrCallArgs, outcome: AttemptOutcome, now: Date): void => {
+  const onRefused = (e: unknown, args: HrCallArgs, now: Date): void => {
     const refusal = hrRefusalOf(e, now);
     if (refusal.kind === 'auth_circuit') {
       // HR refused our credentials: every HR call waits for the circuit to reopen (5 min).
-      outcome.kind = 'auth_circuit';
-      outcome.policy = { ...outcome.policy, retryAfterMs: refusal.waitMs };
-      throw new AttemptFailure(
-        'auth_circuit',
-        'HR refused the credentials: every HR call waits',
-        refusal.waitMs,
-        e,
-      );
+      throw new AttemptFailure('auth_circuit', 'HR refused the credentials: every HR call waits', {
+        retryAfterMs: refusal.waitMs,
+        cause: e,
+      });
     }
     if (refusal.kind === 'permission') {
-      outcome.kind = 'permission';
       const { permission } = refusal;
       const operation = args.request.action;
       options.logger.error(
@@ -134,21 +142,55 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
     }
   };
 
+  /** The attempt at which HR took this submission (it is only looked for from then on), or null. */
+  const sentAt = (state: TimeOffState, requestId: string): number | null => {
+    const sent = state.context.submissionSent;
+    return sent?.submitRequestId === requestId ? sent.attempt : null;
+  };
+
+  /**
+   * The retry of a failed attempt, by what it met (the policy the mechanism asks for each failure):
+   * - a submission HR took (now, or at an earlier attempt) is only looked for, on the lag policy
+   *   counted from the attempt that sent it; a read back too; anything else on the retry policy;
+   * - "maybe sent" (a redelivery, or a failure that does not say HR did not take the POST): one
+   *   more attempt than the retry policy, after HR's lag, so the check can see what landed;
+   * - HR refused our credentials: the retry is due when the client's circuit reopens.
+   */
+  const policy = async ({
+    error,
+    request,
+    state,
+    target,
+    ctx,
+  }: UpstreamFailure<TimeOffState, TimeOffHrRequest, HrCallTarget>): Promise<RetryRule> => {
+    if (error instanceof AttemptFailure && error.kind === 'maybe_sent') {
+      return { ...options.retry, maxAttempts: options.retry.maxAttempts + 1, retryAfterMs: hrLagMs };
+    }
+    let phase: RetryPolicy = options.retry;
+    if (request.action === 'read_back') phase = options.lagRetry;
+    if (request.action === 'submit') {
+      // Sent before this attempt, or by it: the attempt says so when it knows (HR does not show
+      // it yet); otherwise (an error looking for it) the stream, recorded on its way, is read again.
+      const sent =
+        (error instanceof AttemptFailure ? error.sentAttempt : undefined) ??
+        sentAt(state, request.requestId) ??
+        sentAt(await readState(ctx.store, target.streamId), request.requestId);
+      if (sent !== null) phase = lagPolicyAfter(options.lagRetry, sent);
+    }
+    return error instanceof AttemptFailure && error.retryAfterMs !== undefined
+      ? { ...phase, retryAfterMs: error.retryAfterMs }
+      : phase;
+  };
+
   const handle = async (event: RecordedEvent, ctx: ProcessorContext): Promise<void> => {
     const target = await hrCallTargetOf(event, ctx.store, readState);
     if (!target) return;
-    // What the attempt met decides its retry: the policy is read when it failed.
-    const outcome: AttemptOutcome = { policy: options.retry, kind: 'other' };
     const attempt: HrCallAttempt = {
       client: options.client,
       readModel: options.readModel,
-      retry: options.retry,
-      lagRetry: options.lagRetry,
-      hrLagMs,
       ctx,
       target,
       recordNow: (command, key) => recordNow(ctx, event, command, key),
-      outcome,
     };
 
     const call = async (args: HrCallArgs): Promise<OutcomeCommand> => {
@@ -162,11 +204,8 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
             return await cancel(attempt, args);
         }
       } catch (e) {
-        if (e instanceof AttemptFailure) {
-          outcome.kind = e.kind;
-          throw e;
-        }
-        onRefused(e, args, outcome, ctx.now());
+        if (e instanceof AttemptFailure) throw e;
+        onRefused(e, args, ctx.now());
         throw e;
       }
       throw new ChatOpsError('SB_ILLEGAL_STATE', 'unknown HR call');
@@ -175,15 +214,13 @@ export const createTimeOffHrCallsReactor = (options: TimeOffHrCallsOptions): Pro
     const spec: UpstreamCallSpec<TimeOffState, TimeOffHrRequest, HrCallTarget, OutcomeCommand> = {
       processorId: TIME_OFF_HR_CALLS_PROCESSOR,
       actor: ACTOR,
-      get policy() {
-        return outcome.policy;
-      },
+      policy,
       readState,
       pendingRequest: (state, requestId) => findHrRequest(state.context, requestId),
       call,
       succeeded: ({ result }) => result,
       failed: ({ request, failure }) => {
-        const [code, message] = failureText(outcome.kind, request.action, failure, ctx.now());
+        const [code, message] = failureText(failureKindOf(failure.error), request.action, failure, ctx.now());
         return hrOutcome('RecordTimeOffUpstreamCallFailed', target, {
           requestId: request.requestId,
           action: request.action,

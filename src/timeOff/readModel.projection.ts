@@ -24,7 +24,12 @@ import { storedEvent } from '../application/fold.ts';
 import type { EventFilter, EventStore, RecordedEvent } from '../eventStore/eventStore.ts';
 import { PERSON_LINKED, PERSON_STREAM_PREFIX } from '../people/events.ts';
 import type { Processor } from '../processors/runner.ts';
-import { createResumableState, type ResumableState, readModelProcessor } from '../processors/snapshots.ts';
+import {
+  createResumableState,
+  type ReadModelRegistration,
+  type ResumableState,
+  readModelProcessor,
+} from '../processors/snapshots.ts';
 import { shortTimeOffId } from './blocks/timeOffIds.ts';
 import { type TimeOffView, toTimeOffView } from './blocks/timeOffView.ts';
 
@@ -352,4 +357,10 @@ export const createTimeOffReadModel = (deps: Readonly<{ store: EventStore }>): T
     slackUserOfEmployee: (id) => slackOfEmployee.get(id) ?? null,
     employeeOfSlackUser: (id) => employeeOfSlack.get(id) ?? null,
   };
+};
+
+/** Registered by its module's declaration (`readModels`). */
+export const TIME_OFF_READ_MODEL: ReadModelRegistration = {
+  name: TIME_OFF_READ_MODEL_ID,
+  create: (store) => createTimeOffReadModel({ store }).resumable,
 };

@@ -2,7 +2,12 @@ import { VERIFICATION_LIMITS } from '../../machines/verification/decider.ts';
 import { VERIFICATION_STREAM_PREFIX } from '../../machines/verification/streams.ts';
 import type { EventFilter, EventStore } from '../eventStore/eventStore.ts';
 import type { Processor } from '../processors/runner.ts';
-import { createResumableState, type ResumableState, readModelProcessor } from '../processors/snapshots.ts';
+import {
+  createResumableState,
+  type ReadModelRegistration,
+  type ResumableState,
+  readModelProcessor,
+} from '../processors/snapshots.ts';
 
 /**
  * The organisation-wide count the enrich step adds to starts and resends: the times of every
@@ -57,4 +62,10 @@ export const createVerificationReadModel = (deps: Readonly<{ store: EventStore }
       return starts.filter((t) => t > since && t <= now.getTime()).length;
     },
   };
+};
+
+/** Registered by its module's declaration (`readModels`). */
+export const VERIFICATION_READ_MODEL: ReadModelRegistration = {
+  name: VERIFICATION_READ_MODEL_ID,
+  create: (store) => createVerificationReadModel({ store }).resumable,
 };

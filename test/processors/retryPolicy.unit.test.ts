@@ -7,11 +7,15 @@ import {
 } from '../../src/core/errors.ts';
 import {
   backoffDelayMs,
+  decideRetryOf,
   errorCodeOf,
+  failureKindOf,
   httpStatusOf,
   isPermanentError,
   nextAttemptAt,
+  type RetryRules,
   retryAfterMsOf,
+  ruleFor,
   shouldRetry,
   UPSTREAM_RETRY,
 } from '../../src/processors/retryPolicy.ts';
@@ -116,5 +120,70 @@ describe('error helpers', () => {
     expect(isPermanentError({ statusCode: 403 })).toBe(true);
     expect(isPermanentError(new Error('flaky'))).toBe(false);
     expect(isPermanentError(new StoreUnavailableError('x'))).toBe(false);
+  });
+});
+
+describe('retry policies that depend on the failure', () => {
+  const rule = { maxAttempts: 5, baseMs: 1_000, maxMs: 60_000, jitter: 0 } as const;
+  const err = (code: ConstructorParameters<typeof ChatOpsError>[0], details: Record<string, unknown> = {}) =>
+    new ChatOpsError(code, 'x', { details });
+  const at = (ms: number) => new Date(NOW.getTime() + ms);
+
+  it('names the kind of each failure', () => {
+    expect(failureKindOf(err('SB_UPSTREAM_RATE_LIMITED', { status: 429 }))).toBe('rate_limited');
+    expect(failureKindOf({ statusCode: 429 })).toBe('rate_limited');
+    expect(failureKindOf(err('SB_UPSTREAM_UNAVAILABLE', { status: 503 }))).toBe('unavailable');
+    expect(failureKindOf(Object.assign(new Error('reset'), { code: 'ECONNRESET' }))).toBe('unavailable');
+    expect(failureKindOf(err('SB_TIMEOUT'))).toBe('unavailable');
+    expect(failureKindOf(err('SB_UPSTREAM_AUTH', { status: 401 }))).toBe('auth');
+    expect(failureKindOf({ statusCode: 403 })).toBe('auth');
+    expect(failureKindOf(new ValidationError('bad number'))).toBe('refused');
+    expect(failureKindOf(new TypeError('a bug'))).toBe('refused');
+  });
+
+  it('backs off on an outage, waits for a rate limit’s reset, and stops at the attempts allowed', () => {
+    const down = err('SB_UPSTREAM_UNAVAILABLE', { status: 503 });
+    expect(decideRetryOf(rule, down, 3, NOW)).toEqual({
+      kind: 'unavailable',
+      maxAttempts: 5,
+      nextAttemptAt: at(4_000),
+    });
+    expect(decideRetryOf(rule, down, 5, NOW).nextAttemptAt).toBeNull();
+    const limited = err('SB_UPSTREAM_RATE_LIMITED', { status: 429, retryAfterMs: 120_000 });
+    expect(decideRetryOf(rule, limited, 1, NOW).nextAttemptAt).toEqual(at(120_000));
+    // A rule's own wait and the vendor's: the later one.
+    expect(decideRetryOf({ ...rule, retryAfterMs: 30_000 }, limited, 1, NOW).nextAttemptAt).toEqual(
+      at(120_000),
+    );
+    expect(decideRetryOf({ ...rule, retryAfterMs: 30_000 }, down, 1, NOW).nextAttemptAt).toEqual(at(30_000));
+  });
+
+  it('never retries an auth failure blindly, nor a refusal unless the rule says so', () => {
+    const auth = err('SB_UPSTREAM_AUTH', { status: 401 });
+    expect(decideRetryOf(rule, auth, 1, NOW)).toEqual({ kind: 'auth', maxAttempts: 5, nextAttemptAt: null });
+    expect(decideRetryOf({ ...rule, retry: true }, auth, 1, NOW).nextAttemptAt).toBeNull();
+    expect(decideRetryOf({ ...rule, retryAfterMs: 300_000 }, auth, 1, NOW).nextAttemptAt).toEqual(
+      at(300_000),
+    );
+    expect(
+      decideRetryOf({ ...rule, retry: false, retryAfterMs: 300_000 }, auth, 1, NOW).nextAttemptAt,
+    ).toBeNull();
+    const refused = new ValidationError('bad number');
+    expect(decideRetryOf(rule, refused, 1, NOW).nextAttemptAt).toBeNull();
+    expect(decideRetryOf({ ...rule, retry: true }, refused, 1, NOW).nextAttemptAt).toEqual(at(1_000));
+    expect(decideRetryOf({ ...rule, retry: false }, err('SB_TIMEOUT'), 1, NOW).nextAttemptAt).toBeNull();
+  });
+
+  it('declared rules: per operation, then per kind of failure, over the base', () => {
+    const rules: RetryRules<'sms' | 'hang_up'> = {
+      base: rule,
+      byAction: { hang_up: { maxAttempts: 3 } },
+      byFailure: { rate_limited: { maxAttempts: 8 } },
+    };
+    const down = err('SB_UPSTREAM_UNAVAILABLE', { status: 503 });
+    const limited = err('SB_UPSTREAM_RATE_LIMITED', { status: 429 });
+    expect(ruleFor(rules, { error: down, action: 'sms' }).maxAttempts).toBe(5);
+    expect(ruleFor(rules, { error: down, action: 'hang_up' }).maxAttempts).toBe(3);
+    expect(ruleFor(rules, { error: limited, action: 'hang_up' }).maxAttempts).toBe(8);
   });
 });

@@ -8,6 +8,7 @@ import { type ManualClock, manualClock } from '../../src/core/clock.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
 import { openEventStore } from '../../src/eventStore/openEventStore.ts';
 import { createSqliteEventStore } from '../../src/eventStore/sqlite/sqliteEventStore.ts';
+import { failureKindOf } from '../../src/processors/retryPolicy.ts';
 import { createProcessorRunner, type ProcessorRunner } from '../../src/processors/runner.ts';
 import { createScheduler, readTimer, type Scheduler } from '../../src/processors/scheduler.ts';
 import { createLogSink } from '../support/logSink.ts';
@@ -59,16 +60,15 @@ type Harness = {
   idle(): Promise<void>;
 };
 
-const setup = async (): Promise<Harness> => {
+const setup = async (
+  policy: Parameters<typeof createTicketFilingReactor>[0]['policy'] = POLICY,
+): Promise<Harness> => {
   store = await openEventStore('sqlite::memory:');
   tracker = openTicketTracker();
   const clock = manualClock(T0);
   const bus = createCommandBus(store, ticketRoutes);
   const scheduler = createScheduler({ dispatch: bus.dispatch, pollIntervalMs: 0 });
-  const processors = [
-    scheduler,
-    createTicketFilingReactor({ tracker, dispatch: bus.dispatch, policy: POLICY }),
-  ];
+  const processors = [scheduler, createTicketFilingReactor({ tracker, dispatch: bus.dispatch, policy })];
   const h: Harness = {
     store,
     bus,
@@ -405,3 +405,47 @@ const runChild = (args: string[], env: Record<string, string> = {}): Child => {
       }),
   };
 };
+
+describe('a retry policy that depends on the failure', () => {
+  const failures = async (h: Harness, id: string) =>
+    (await events(h.store, id))
+      .filter((e) => e.type === 'TicketFilingFailed')
+      .map((f) => [f.data.attempt, f.data.maxAttempts, f.data.code, f.data.nextAttemptAt, f.data.final]);
+
+  it('by kind of failure: a rate limit waits for the reset the vendor named, with its own attempts', async () => {
+    const h = await setup({ base: POLICY, byFailure: { rate_limited: { maxAttempts: 2 } } });
+    h.tracker.failNext({ times: 2, code: 'SB_UPSTREAM_RATE_LIMITED', status: 429, retryAfterMs: 90_000 });
+    await fileTicket(h, 't1');
+    await h.idle();
+    // Not the policy's 1 minute: the 90 s the tracker asked for.
+    expect(await failures(h, 't1')).toEqual([
+      [1, 2, 'SB_UPSTREAM_RATE_LIMITED', '2026-11-22T02:01:30.000Z', false],
+    ]);
+    expect(await fireAt(h, '2026-11-22T02:01:00.000Z')).toEqual([]);
+    await fireAt(h, '2026-11-22T02:01:30.000Z');
+    expect((await failures(h, 't1')).at(-1)).toEqual([2, 2, 'SB_UPSTREAM_RATE_LIMITED', null, true]);
+    expect(h.tracker.calls()).toHaveLength(2);
+  });
+
+  it('per operation: an override of the request’s action', async () => {
+    const h = await setup({ base: POLICY, byAction: { file: { maxAttempts: 1 } } });
+    h.tracker.failNext({ times: 1, status: 503 });
+    await fileTicket(h, 't1');
+    await h.idle();
+    expect(await failures(h, 't1')).toEqual([[1, 1, 'SB_UPSTREAM_UNAVAILABLE', null, true]]);
+    expect(h.scheduler.pending()).toEqual([]);
+  });
+
+  it('an auth failure is never retried blindly: only a policy that names a wait retries it, then', async () => {
+    const h = await setup(({ error }) =>
+      failureKindOf(error) === 'auth' ? { ...POLICY, retryAfterMs: 5 * 60_000 } : POLICY,
+    );
+    h.tracker.failNext({ times: 1, code: 'SB_UPSTREAM_AUTH', status: 401 });
+    await fileTicket(h, 't1');
+    await h.idle();
+    expect(await failures(h, 't1')).toEqual([[1, 3, 'SB_UPSTREAM_AUTH', '2026-11-22T02:05:00.000Z', false]]);
+    await fireAt(h, '2026-11-22T02:05:00.000Z');
+    expect((await events(h.store, 't1')).at(-1)?.type).toBe('TicketFiled');
+    expect(h.tracker.filed('t1')).toBe(1);
+  });
+});

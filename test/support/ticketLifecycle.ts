@@ -25,9 +25,12 @@ import {
   exhaustive,
   type JsonObject,
 } from '../../src/core/messages.ts';
-import type { RetryPolicy } from '../../src/processors/retryPolicy.ts';
 import type { Processor } from '../../src/processors/runner.ts';
-import { createUpstreamCallProcessor, type UpstreamCallTarget } from '../../src/processors/upstreamCall.ts';
+import {
+  createUpstreamCallProcessor,
+  type UpstreamCallTarget,
+  type UpstreamRetryPolicy,
+} from '../../src/processors/upstreamCall.ts';
 import type { TicketTracker } from './ticketTracker.ts';
 
 /**
@@ -225,7 +228,12 @@ export const ticketRetryTimerId = (requestId: string, attempt: number): string =
  * repeating" asks the tracker what it has for the ticket.
  */
 export const createTicketFilingReactor = (
-  options: Readonly<{ tracker: TicketTracker; dispatch: CommandBus['dispatch']; policy: RetryPolicy }>,
+  options: Readonly<{
+    tracker: TicketTracker;
+    dispatch: CommandBus['dispatch'];
+    /** A RetryPolicy, RetryRules, or a function of the failure (its error and the request). */
+    policy: UpstreamRetryPolicy<unknown, TicketFiling, UpstreamCallTarget>;
+  }>,
 ): Processor => {
   type Target = UpstreamCallTarget & Readonly<{ ticketId: string }>;
   const json = (d: object): JsonObject => d as JsonObject;

@@ -24,7 +24,14 @@ export type TicketTracker = Readonly<{
    * `afterApply` files the ticket before failing (the answer was lost on the way back).
    */
   failNext(
-    options?: Readonly<{ times?: number; code?: ErrorCode; status?: number; afterApply?: boolean }>,
+    options?: Readonly<{
+      times?: number;
+      code?: ErrorCode;
+      status?: number;
+      afterApply?: boolean;
+      /** The wait the tracker asks for (`details.retryAfterMs`, as a client puts a 429's reset). */
+      retryAfterMs?: number;
+    }>,
   ): void;
   close(): void;
 }>;
@@ -40,7 +47,9 @@ export const openTicketTracker = (path = ':memory:'): TicketTracker => {
   const findFiled = db.prepare('SELECT seq FROM filed WHERE ticket_id = ? ORDER BY seq LIMIT 1');
   const countFiled = db.prepare('SELECT COUNT(*) AS n FROM filed WHERE ticket_id = ?');
   const allCalls = db.prepare('SELECT ticket_id, outcome FROM calls ORDER BY seq');
-  let faults: { times: number; code: ErrorCode; status: number; afterApply: boolean } | undefined;
+  let faults:
+    | { times: number; code: ErrorCode; status: number; afterApply: boolean; retryAfterMs?: number }
+    | undefined;
   let finds = 0;
   const vendorId = (seq: unknown) => `TRK-${String(seq)}`;
 
@@ -52,7 +61,10 @@ export const openTicketTracker = (path = ':memory:'): TicketTracker => {
         if (fault.afterApply) insertFiled.run(ticketId, title);
         insertCall.run(ticketId, 'failed');
         throw new ChatOpsError(fault.code, `tracker answered ${fault.status}`, {
-          details: { status: fault.status },
+          details: {
+            status: fault.status,
+            ...(fault.retryAfterMs === undefined ? {} : { retryAfterMs: fault.retryAfterMs }),
+          },
         });
       }
       const { lastInsertRowid } = insertFiled.run(ticketId, title);
@@ -77,6 +89,7 @@ export const openTicketTracker = (path = ':memory:'): TicketTracker => {
         code: options.code ?? 'SB_UPSTREAM_UNAVAILABLE',
         status: options.status ?? 503,
         afterApply: options.afterApply ?? false,
+        ...(options.retryAfterMs === undefined ? {} : { retryAfterMs: options.retryAfterMs }),
       };
     },
     close: () => db.close(),

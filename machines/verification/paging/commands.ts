@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import type { Command } from '../../shared/messages.ts';
-import { replyActionSchema, replyOutcomeSchema, storedPhoneSchema, textHashSchema } from './events.ts';
+import { recordUpstreamCallFailedSchema, retryUpstreamCallSchema } from '../../shared/upstreamRequest.ts';
+import {
+  pageActionSchema,
+  replyActionSchema,
+  replyAnswerActionSchema,
+  replyOutcomeSchema,
+  storedPhoneSchema,
+  textHashSchema,
+} from './events.ts';
 
 // The pager's commands. Time is `metadata.now`; ids are deterministic (a repeat is a no-op).
 
@@ -30,6 +38,15 @@ export const recordPageSendFailedSchema = z.object({
 });
 export const placePageCallSchema = z.object({ ...byPage });
 export const recordPageCallPlacedSchema = z.object({ ...byPage, callUuid: z.string().min(1) });
+/** A failed attempt of one of the page's calls (the processor's report; the decider derives `final`). */
+export const recordPageUpstreamCallFailedSchema = recordUpstreamCallFailedSchema(pageActionSchema).extend({
+  ...byPage,
+  code: z.string().min(1).max(60),
+  message: z.string().max(300),
+});
+/** The retry timer of a failed attempt fired: start attempt `attempt`. */
+export const retryPageUpstreamCallSchema = retryUpstreamCallSchema(pageActionSchema).extend(byPage);
+export const recordPageCallHungUpSchema = z.object({ ...byPage });
 export const stopPageSchema = z.object({ ...byPage, reason: z.string().min(1).max(200) });
 export const optOutOfPagingSchema = z.object({ slackUserId, phone: storedPhoneSchema });
 
@@ -70,7 +87,15 @@ export const recordPagerReplyOutcomeSchema = z.object({
   slackUserId: z.string().nullable(),
   pageId: pageId.nullable(),
   detail: z.string().max(300).nullable(),
+  /** The SMS answer to send (paging-answers), or none. */
+  answer: z.string().min(1).max(320).nullable().optional(),
 });
+/** The answer's outcome and retries: by the reply stream's key (never the number). */
+const byReply = { numberKey, replyId: z.string().min(1).max(200) };
+export const recordPagerReplyAnsweredSchema = z.object({ ...byReply, messageUuid: z.string().min(1) });
+export const recordPagerReplyAnswerFailedSchema =
+  recordUpstreamCallFailedSchema(replyAnswerActionSchema).extend(byReply);
+export const retryPagerReplyAnswerSchema = retryUpstreamCallSchema(replyAnswerActionSchema).extend(byReply);
 
 export const recordPageReceiptSchema = z.object({
   vendorId: z.string().regex(/^[A-Za-z0-9-]{1,64}$/),
@@ -88,12 +113,33 @@ export type RecordPageSmsFailed = Command<'RecordPageSmsFailed', Data<typeof rec
 export type PlacePageCall = Command<'PlacePageCall', Data<typeof placePageCallSchema>>;
 export type RecordPageCallPlaced = Command<'RecordPageCallPlaced', Data<typeof recordPageCallPlacedSchema>>;
 export type RecordPageCallFailed = Command<'RecordPageCallFailed', Data<typeof recordPageSendFailedSchema>>;
+export type RecordPageUpstreamCallFailed = Command<
+  'RecordPageUpstreamCallFailed',
+  Data<typeof recordPageUpstreamCallFailedSchema>
+>;
+export type RetryPageUpstreamCall = Command<
+  'RetryPageUpstreamCall',
+  Data<typeof retryPageUpstreamCallSchema>
+>;
+export type RecordPageCallHungUp = Command<'RecordPageCallHungUp', Data<typeof recordPageCallHungUpSchema>>;
 export type StopPage = Command<'StopPage', Data<typeof stopPageSchema>>;
 export type OptOutOfPaging = Command<'OptOutOfPaging', Data<typeof optOutOfPagingSchema>>;
 export type RecordPagerReply = Command<'RecordPagerReply', Data<typeof recordPagerReplySchema>>;
 export type RecordPagerReplyOutcome = Command<
   'RecordPagerReplyOutcome',
   Data<typeof recordPagerReplyOutcomeSchema>
+>;
+export type RecordPagerReplyAnswered = Command<
+  'RecordPagerReplyAnswered',
+  Data<typeof recordPagerReplyAnsweredSchema>
+>;
+export type RecordPagerReplyAnswerFailed = Command<
+  'RecordPagerReplyAnswerFailed',
+  Data<typeof recordPagerReplyAnswerFailedSchema>
+>;
+export type RetryPagerReplyAnswer = Command<
+  'RetryPagerReplyAnswer',
+  Data<typeof retryPagerReplyAnswerSchema>
 >;
 export type RecordPageReceipt = Command<'RecordPageReceipt', Data<typeof recordPageReceiptSchema>>;
 
@@ -104,9 +150,17 @@ export type PagerCommand =
   | PlacePageCall
   | RecordPageCallPlaced
   | RecordPageCallFailed
+  | RecordPageUpstreamCallFailed
+  | RetryPageUpstreamCall
+  | RecordPageCallHungUp
   | StopPage
   | OptOutOfPaging;
-export type PagerReplyCommand = RecordPagerReply | RecordPagerReplyOutcome;
+export type PagerReplyCommand =
+  | RecordPagerReply
+  | RecordPagerReplyOutcome
+  | RecordPagerReplyAnswered
+  | RecordPagerReplyAnswerFailed
+  | RetryPagerReplyAnswer;
 export type PageReceiptCommand = RecordPageReceipt;
 
 export const pagerCommandDataSchemas = {
@@ -116,6 +170,9 @@ export const pagerCommandDataSchemas = {
   PlacePageCall: placePageCallSchema,
   RecordPageCallPlaced: recordPageCallPlacedSchema,
   RecordPageCallFailed: recordPageSendFailedSchema,
+  RecordPageUpstreamCallFailed: recordPageUpstreamCallFailedSchema,
+  RetryPageUpstreamCall: retryPageUpstreamCallSchema,
+  RecordPageCallHungUp: recordPageCallHungUpSchema,
   StopPage: stopPageSchema,
   OptOutOfPaging: optOutOfPagingSchema,
 } as const satisfies Readonly<Record<PagerCommand['type'], z.ZodType>>;
@@ -123,6 +180,9 @@ export const pagerCommandDataSchemas = {
 export const pagerReplyCommandDataSchemas = {
   RecordPagerReply: recordPagerReplySchema,
   RecordPagerReplyOutcome: recordPagerReplyOutcomeSchema,
+  RecordPagerReplyAnswered: recordPagerReplyAnsweredSchema,
+  RecordPagerReplyAnswerFailed: recordPagerReplyAnswerFailedSchema,
+  RetryPagerReplyAnswer: retryPagerReplyAnswerSchema,
 } as const satisfies Readonly<Record<PagerReplyCommand['type'], z.ZodType>>;
 
 export const pageReceiptCommandDataSchemas = {

@@ -1,6 +1,15 @@
 import { type Decider, DecisionRejected } from '../../shared/machineDecider.ts';
 import { exhaustive } from '../../shared/messages.ts';
 import {
+  decideFailure,
+  decideRetry,
+  FIRST_ATTEMPT,
+  type UpstreamAttempts,
+  type UpstreamRequest,
+  withFailedAttempt,
+  withRetry,
+} from '../../shared/upstreamRequest.ts';
+import {
   type PageReceiptCommand,
   type PagerCommand,
   type PagerReplyCommand,
@@ -8,13 +17,32 @@ import {
   pagerCommandDataSchemas,
   pagerReplyCommandDataSchemas,
 } from './commands.ts';
-import { type PagerEvent, type PagerEventOf, parsePagerEvent, recordedTextLength } from './events.ts';
+import {
+  type PageAction,
+  type PagerEvent,
+  type PagerEventOf,
+  parsePagerEvent,
+  recordedTextLength,
+} from './events.ts';
 
 // Pure deciders of the pager's three kinds of stream (streams.ts). Plain decide / evolve (emmett's
 // shape): a page's life is short and linear (requested → SMS sent → call requested → call placed,
 // stopped at any point), so a state machine would add nothing a few fields do not say.
+//
+// Each call a page makes to the phone service (its SMS, its call, hanging up its call) is a
+// durable upstream request (machines/shared/upstreamRequest.ts, made by src/processors/upstreamCall.ts):
+// pending while the page says it is due, its failed attempts and retries recorded here
+// (`PageUpstreamCallFailed`, `PageUpstreamCallRetried`), its outcome the page's own facts.
 
 const HOUR_MS = 3_600_000;
+
+/**
+ * Why a page stops that means nobody needs its phone to ring any more (see
+ * src/incidents/paging.reactor.ts), or must not (`left`: the person left, pager.forget): a call
+ * placed for it is hung up. Not when the person answered in this call (its NCCO is still saying
+ * what was recorded).
+ */
+export const HANG_UP_REASONS: ReadonlySet<string> = new Set(['acknowledged', 'resolved', 'left']);
 
 export type PageView = Readonly<{
   pageId: string;
@@ -31,7 +59,56 @@ export type PageView = Readonly<{
   callRequested: boolean;
   callUuid: string | null;
   callFailed: boolean;
+  /** What the SMS says and the call reads out (null for a page that was never sent). */
+  text: string | null;
+  spokenText: string | null;
+  /** Why the page stopped (null while it is on, or never sent). */
+  stopReason: string | null;
+  /** Hanging up its call: `wanted` once it stopped for a hang-up reason with a call placed. */
+  hangUp: 'none' | 'wanted' | 'done' | 'given_up';
+  /** Attempts of each call to the phone service that has failed at least once. */
+  attempts: Readonly<Partial<Record<PageAction, UpstreamAttempts>>>;
 }>;
+
+/** One of a page's calls to the phone service, while it is pending. */
+export type PageRequest = UpstreamRequest<PageAction> & Readonly<{ pageId: string }>;
+
+/** The request id of a page's call: `<pageId>:<action>` (unique per page and call). */
+export const pageRequestId = (pageId: string, action: PageAction): string => `${pageId}:${action}`;
+
+const ACTIONS: readonly PageAction[] = ['sms', 'call', 'hang_up'];
+
+/** Whether the page still wants this call made (its SMS not sent, its call not placed, …). */
+const wants = (page: PageView, action: PageAction): boolean => {
+  switch (action) {
+    case 'sms':
+      return page.status === 'requested' && page.messageUuid === null && !page.smsFailed;
+    case 'call':
+      return (
+        page.status === 'requested' &&
+        page.callRequested &&
+        page.callUuid === null &&
+        !page.callFailed &&
+        page.phone !== null
+      );
+    case 'hang_up':
+      return page.hangUp === 'wanted' && page.callUuid !== null;
+  }
+};
+
+/**
+ * The page's call `requestId` (`pageRequestId`) while it is pending, with its attempts; null once it
+ * is done, failed for good, or no longer wanted (a page stopped before its SMS went out sends
+ * nothing).
+ */
+export const pendingPageRequest = (state: PagerState, requestId: string): PageRequest | null => {
+  const cut = requestId.lastIndexOf(':');
+  const pageId = requestId.slice(0, cut);
+  const action = ACTIONS.find((a) => a === requestId.slice(cut + 1));
+  const page = state.pages[pageId];
+  if (!page || !action || !wants(page, action)) return null;
+  return { ...(page.attempts[action] ?? FIRST_ATTEMPT), requestId, action, pageId };
+};
 
 export type PagerState = Readonly<{
   pages: Readonly<Record<string, PageView>>;
@@ -72,6 +149,16 @@ const newPage = (
   callRequested: false,
   callUuid: null,
   callFailed: false,
+  text: null,
+  spokenText: null,
+  stopReason: null,
+  hangUp: 'none',
+  attempts: {},
+});
+
+const withAttempts = (page: PageView, action: PageAction, attempts: UpstreamAttempts): PageView => ({
+  ...page,
+  attempts: { ...page.attempts, [action]: attempts },
 });
 
 const evolvePager = (state: PagerState, event: PagerEvent): PagerState => {
@@ -79,7 +166,13 @@ const evolvePager = (state: PagerState, event: PagerEvent): PagerState => {
     case 'PageRequested': {
       const d = event.data;
       return {
-        ...withPage(state, { ...newPage(d, 'requested'), phone: d.phone, callDueAt: d.callDueAt }),
+        ...withPage(state, {
+          ...newPage(d, 'requested'),
+          phone: d.phone,
+          callDueAt: d.callDueAt,
+          text: d.text,
+          spokenText: d.spokenText,
+        }),
         sentAt: [...state.sentAt, d.at],
       };
     }
@@ -93,12 +186,48 @@ const evolvePager = (state: PagerState, event: PagerEvent): PagerState => {
       return patch(state, event.data.pageId, { smsFailed: true });
     case 'PageCallRequested':
       return patch(state, event.data.pageId, { callRequested: true });
-    case 'PageCallPlaced':
-      return patch(state, event.data.pageId, { callUuid: event.data.callUuid });
+    case 'PageCallPlaced': {
+      // Placed while the page was being stopped for a hang-up reason: hang it up.
+      const page = state.pages[event.data.pageId];
+      const stoppedForHangUp =
+        page?.status === 'stopped' && page.stopReason !== null && HANG_UP_REASONS.has(page.stopReason);
+      return patch(state, event.data.pageId, {
+        callUuid: event.data.callUuid,
+        ...(stoppedForHangUp && page.hangUp === 'none' ? { hangUp: 'wanted' as const } : {}),
+      });
+    }
     case 'PageCallFailed':
       return patch(state, event.data.pageId, { callFailed: true });
-    case 'PageStopped':
-      return patch(state, event.data.pageId, { status: 'stopped' });
+    case 'PageUpstreamCallFailed': {
+      const d = event.data;
+      const page = state.pages[d.pageId];
+      if (!page) return state;
+      const failed = withFailedAttempt(page.attempts[d.action] ?? FIRST_ATTEMPT, d);
+      return withPage(state, {
+        ...withAttempts(page, d.action, failed),
+        ...(d.final && d.action === 'hang_up' ? { hangUp: 'given_up' as const } : {}),
+      });
+    }
+    case 'PageUpstreamCallRetried': {
+      const d = event.data;
+      const page = state.pages[d.pageId];
+      if (!page) return state;
+      return withPage(
+        state,
+        withAttempts(page, d.action, withRetry(page.attempts[d.action] ?? FIRST_ATTEMPT, d)),
+      );
+    }
+    case 'PageCallHungUp':
+      return patch(state, event.data.pageId, { hangUp: 'done' });
+    case 'PageStopped': {
+      const page = state.pages[event.data.pageId];
+      const hangUp = page?.callUuid != null && HANG_UP_REASONS.has(event.data.reason);
+      return patch(state, event.data.pageId, {
+        status: 'stopped',
+        stopReason: event.data.reason,
+        ...(hangUp && page?.hangUp === 'none' ? { hangUp: 'wanted' as const } : {}),
+      });
+    }
     case 'PagingOptedOut':
       return { ...state, optedOut: { phone: event.data.phone, at: event.data.at } };
     default:
@@ -176,6 +305,32 @@ const decidePager = (command: PagerCommand, state: PagerState): PagerEvent[] => 
       const { code, message } = command.data;
       return [{ type: 'PageCallFailed', data: { pageId: page.pageId, code, message, at } }];
     }
+    case 'RecordPageUpstreamCallFailed': {
+      const { slackUserId: _user, pageId, ...report } = command.data;
+      pageOf(state, pageId, command.type);
+      const fact = decideFailure(pendingPageRequest(state, report.requestId), report, at);
+      if (!fact) return [];
+      // A final failure of the SMS or the call is what it means for the page (the incident pages
+      // someone else): the page's own fact, as a refusal is.
+      if (fact.final && fact.action === 'sms') {
+        return [{ type: 'PageSmsFailed', data: { pageId, code: fact.code, message: fact.message, at } }];
+      }
+      if (fact.final && fact.action === 'call') {
+        return [{ type: 'PageCallFailed', data: { pageId, code: fact.code, message: fact.message, at } }];
+      }
+      return [{ type: 'PageUpstreamCallFailed', data: { ...fact, pageId } }];
+    }
+    case 'RetryPageUpstreamCall': {
+      const { slackUserId: _user, pageId, ...retry } = command.data;
+      pageOf(state, pageId, command.type);
+      const fact = decideRetry(pendingPageRequest(state, retry.requestId), retry, at);
+      return fact ? [{ type: 'PageUpstreamCallRetried', data: { ...fact, pageId } }] : [];
+    }
+    case 'RecordPageCallHungUp': {
+      const page = pageOf(state, command.data.pageId, command.type);
+      if (!wants(page, 'hang_up') || page.callUuid === null) return [];
+      return [{ type: 'PageCallHungUp', data: { pageId: page.pageId, callUuid: page.callUuid, at } }];
+    }
     case 'StopPage': {
       const page = pageOf(state, command.data.pageId, command.type);
       if (page.status !== 'requested') return [];
@@ -209,10 +364,32 @@ export const latestPage = (state: PagerState, number: number | null = null): Pag
 
 // ---------------------------------------------------------------- replies
 
+/** The SMS answering a reply, while it is to be sent or after (its request id is the reply's id). */
+export type ReplyAnswer = UpstreamAttempts &
+  Readonly<{ text: string; status: 'pending' | 'sent' | 'given_up' }>;
+
 export type PagerReplyState = Readonly<{
   received: Readonly<Record<string, PagerEventOf<'PagerReplyReceived'>['data']>>;
   handled: readonly string[];
+  answers: Readonly<Record<string, ReplyAnswer>>;
 }>;
+
+/** The answer to reply `replyId` while it is to be sent, as an upstream request; null otherwise. */
+export const pendingReplyAnswer = (
+  state: PagerReplyState,
+  replyId: string,
+): (UpstreamRequest<'answer'> & Readonly<{ text: string }>) | null => {
+  const a = state.answers[replyId];
+  if (a?.status !== 'pending') return null;
+  return {
+    requestId: replyId,
+    action: 'answer',
+    attempt: a.attempt,
+    failedAttempts: a.failedAttempts,
+    nextAttemptAt: a.nextAttemptAt,
+    text: a.text,
+  };
+};
 
 const decideReply = (command: PagerReplyCommand, state: PagerReplyState): PagerEvent[] => {
   const at = command.metadata.now;
@@ -233,28 +410,80 @@ const decideReply = (command: PagerReplyCommand, state: PagerReplyState): PagerE
       ];
     }
     case 'RecordPagerReplyOutcome': {
-      const { phone: _phone, numberKey: _key, ...d } = command.data;
+      const { phone: _phone, numberKey: _key, answer, ...d } = command.data;
       if (!state.received[d.replyId]) {
         throw new DecisionRejected(`no reply ${d.replyId}`, { reason: 'unknown_reply' });
       }
       if (state.handled.includes(d.replyId)) return [];
-      return [{ type: 'PagerReplyHandled', data: { ...d, at } }];
+      return [{ type: 'PagerReplyHandled', data: { ...d, answer: answer ?? null, at } }];
+    }
+    case 'RecordPagerReplyAnswered': {
+      if (!pendingReplyAnswer(state, command.data.replyId)) return [];
+      const { replyId, messageUuid } = command.data;
+      return [{ type: 'PagerReplyAnswered', data: { replyId, messageUuid, at } }];
+    }
+    case 'RecordPagerReplyAnswerFailed': {
+      const { numberKey: _key, replyId: _reply, ...report } = command.data;
+      const fact = decideFailure(pendingReplyAnswer(state, report.requestId), report, at);
+      return fact ? [{ type: 'PagerReplyAnswerFailed', data: fact }] : [];
+    }
+    case 'RetryPagerReplyAnswer': {
+      const { numberKey: _key, replyId: _reply, ...retry } = command.data;
+      const fact = decideRetry(pendingReplyAnswer(state, retry.requestId), retry, at);
+      return fact ? [{ type: 'PagerReplyAnswerRetried', data: fact }] : [];
     }
     default:
       return exhaustive(command, 'pager reply command');
   }
 };
 
-/** What one phone number sent back (`pagerreply-<number key>`). */
+const withAnswer = (
+  state: PagerReplyState,
+  replyId: string,
+  change: Partial<ReplyAnswer>,
+): PagerReplyState => {
+  const answer = state.answers[replyId];
+  return answer ? { ...state, answers: { ...state.answers, [replyId]: { ...answer, ...change } } } : state;
+};
+
+const evolveReply = (state: PagerReplyState, event: PagerEvent): PagerReplyState => {
+  switch (event.type) {
+    case 'PagerReplyReceived':
+      return { ...state, received: { ...state.received, [event.data.replyId]: event.data } };
+    case 'PagerReplyHandled': {
+      const { replyId, answer } = event.data;
+      const handled = { ...state, handled: [...state.handled, replyId] };
+      return answer === null
+        ? handled
+        : {
+            ...handled,
+            answers: { ...state.answers, [replyId]: { ...FIRST_ATTEMPT, text: answer, status: 'pending' } },
+          };
+    }
+    case 'PagerReplyAnswered':
+      return withAnswer(state, event.data.replyId, { status: 'sent' });
+    case 'PagerReplyAnswerFailed': {
+      const answer = state.answers[event.data.requestId];
+      if (!answer) return state;
+      return withAnswer(state, event.data.requestId, {
+        ...withFailedAttempt(answer, event.data),
+        ...(event.data.final ? { status: 'given_up' as const } : {}),
+      });
+    }
+    case 'PagerReplyAnswerRetried': {
+      const answer = state.answers[event.data.requestId];
+      return answer ? withAnswer(state, event.data.requestId, withRetry(answer, event.data)) : state;
+    }
+    default:
+      return state;
+  }
+};
+
+/** What one phone number sent back (`pagerreply-<number key>`), and the SMS answers to it. */
 export const pagerReplyDecider: Decider<PagerReplyState, PagerReplyCommand, PagerEvent> = {
   decide: decideReply,
-  evolve: (state, event) =>
-    event.type === 'PagerReplyReceived'
-      ? { ...state, received: { ...state.received, [event.data.replyId]: event.data } }
-      : event.type === 'PagerReplyHandled'
-        ? { ...state, handled: [...state.handled, event.data.replyId] }
-        : state,
-  initialState: () => ({ received: {}, handled: [] }),
+  evolve: evolveReply,
+  initialState: () => ({ received: {}, handled: [], answers: {} }),
   parseEvent: parsePagerEvent,
   commandSchemas: pagerReplyCommandDataSchemas,
 };

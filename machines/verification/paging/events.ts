@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { eventParser, type StoredEvent } from '../../shared/eventSchemas.ts';
 import type { Event } from '../../shared/messages.ts';
+import { upstreamCallFailedSchema, upstreamCallRetriedSchema } from '../../shared/upstreamRequest.ts';
 
 // The pager's facts (see streams.ts for where each lives). The schemas are the source of the
 // types; every fold parses stored events with them first.
@@ -30,6 +31,16 @@ const subject = {
   number: z.number().int().nullable(),
   label: z.string().min(1).max(200),
 };
+
+/**
+ * The calls the pager makes to the phone service for a page, each a durable upstream request
+ * (machines/shared/upstreamRequest.ts): the SMS, the call, and hanging up a call nobody needs.
+ */
+export const pageActionSchema = z.enum(['sms', 'call', 'hang_up']);
+export type PageAction = z.infer<typeof pageActionSchema>;
+
+/** Answering a reply by SMS: the one call a reply stream makes (its request id is the reply's id). */
+export const replyAnswerActionSchema = z.enum(['answer']);
 
 export const replyActionSchema = z.enum(['acknowledge', 'resolve', 'stop', 'unknown']);
 export type ReplyAction = z.infer<typeof replyActionSchema>;
@@ -84,6 +95,16 @@ export const pagerEventDataSchemas = {
   PageCallRequested: z.object({ pageId, at: isoTime }),
   PageCallPlaced: z.object({ pageId, callUuid: z.string().min(1), at: isoTime }),
   PageCallFailed: z.object({ pageId, code: z.string(), message: z.string(), at: isoTime }),
+  /**
+   * An attempt of one of the page's calls to the phone service failed and will be retried at
+   * `nextAttemptAt` (the SMS and the call; a final failure of those is `PageSmsFailed` /
+   * `PageCallFailed`), or hanging up failed (`final`: given up).
+   */
+  PageUpstreamCallFailed: upstreamCallFailedSchema(pageActionSchema).extend({ pageId }),
+  /** The retry of a failed attempt is due: attempt `attempt` starts. */
+  PageUpstreamCallRetried: upstreamCallRetriedSchema(pageActionSchema).extend({ pageId }),
+  /** The call was ended: the page stopped (acknowledged, resolved elsewhere, the person left) while it rang. */
+  PageCallHungUp: z.object({ pageId, callUuid: z.string().min(1), at: isoTime }),
   /** Nothing more is sent for this page (acknowledged, resolved, answered). */
   PageStopped: z.object({ pageId, reason: z.string().min(1).max(200), at: isoTime }),
   /** STOP: no pages to `phone` until it is verified again (a newer phone link). */
@@ -119,8 +140,19 @@ export const pagerEventDataSchemas = {
     slackUserId: z.string().nullable(),
     pageId: pageId.nullable(),
     detail: z.string().max(300).nullable(),
+    /**
+     * The SMS that answers it (what was done, never what was sent), to be sent by paging-answers;
+     * null: none (a call, a stranger, a number that cannot be read; replies recorded before issue 21
+     * were answered before they were recorded).
+     */
+    answer: z.string().min(1).max(320).nullable().default(null),
     at: isoTime,
   }),
+  /** The answer SMS was handed to the phone service. */
+  PagerReplyAnswered: z.object({ replyId: z.string().min(1), messageUuid: z.string().min(1), at: isoTime }),
+  /** An attempt to send the answer failed (`final`: given up; the answer is a courtesy). */
+  PagerReplyAnswerFailed: upstreamCallFailedSchema(replyAnswerActionSchema),
+  PagerReplyAnswerRetried: upstreamCallRetriedSchema(replyAnswerActionSchema),
 
   /** One delivery receipt of an SMS or a call (`pagerreceipt-<uuid>`). */
   PageReceiptReceived: z.object({

@@ -7,14 +7,14 @@ import type { ProcessorContext } from '../../processors/runner.ts';
 import type { OutcomeCommand, UpstreamCallArgs } from '../../processors/upstreamCall.ts';
 import type { HiBobClient } from '../../upstream/hibob.ts';
 import type { TimeOffReadModel } from '../readModel.projection.ts';
-import { AttemptFailure, type AttemptOutcome, mayHaveLanded } from './failures.ts';
+import { AttemptFailure, mayHaveLanded } from './failures.ts';
 import type { HrCallTarget } from './target.ts';
 
 /**
  * The three HR calls a time-off request makes, one attempt each: submit (check first, post once,
  * then only look for the id), read back, cancel. Each returns the outcome to record, or throws: an
- * AttemptFailure of a known kind, or the client's coded error. What an attempt meets sets its
- * retry (`attempt.outcome.policy`).
+ * AttemptFailure of a known kind (which the reactor's retry policy reads), or the client's coded
+ * error.
  */
 
 /** HR's changes are searched from a little before our own clock said the POST left (clock skew). */
@@ -26,18 +26,10 @@ export type HrCallArgs = UpstreamCallArgs<TimeOffState, TimeOffHrRequest, HrCall
 export type HrCallAttempt = Readonly<{
   client: HiBobClient;
   readModel: TimeOffReadModel;
-  /** Durable retries of failed HR calls (network, 5xx, 429). */
-  retry: RetryPolicy;
-  /** Retries while HR has not shown a write yet. */
-  lagRetry: RetryPolicy;
-  /** How long HR may take to show a write. */
-  hrLagMs: number;
   ctx: ProcessorContext;
   target: HrCallTarget;
   /** Records a fact in the middle of the attempt (an id stable per request and `key`). */
   recordNow(command: OutcomeCommand, key: string): Promise<void>;
-  /** The attempt's retry and failure kind, as far as it got. */
-  outcome: AttemptOutcome;
 }>;
 
 /** An outcome command about the target's request. */
@@ -79,14 +71,15 @@ export const submit = async (
   const sent = c.submissionSent?.submitRequestId === r.requestId ? c.submissionSent : null;
   if (sent) {
     // Sent: never posted again, only looked for.
-    attempt.outcome.policy = lagPolicyAfter(attempt.lagRetry, sent.attempt);
     const hit = await client.findSubmittedRequest(
       employee,
       match,
       new Date(Date.parse(sent.since) - SINCE_MARGIN_MS),
     );
     if (hit) return found(hit.requestId);
-    throw new AttemptFailure('not_visible', 'HR took the request and has not shown it yet');
+    throw new AttemptFailure('not_visible', 'HR took the request and has not shown it yet', {
+      sentAttempt: sent.attempt,
+    });
   }
   // Check first: the request may be in HR already (an earlier attempt whose answer was lost).
   const askedAt = c.submitAskedAt ?? details.requestedAt;
@@ -105,11 +98,6 @@ export const submit = async (
     // This attempt may have been in flight when Switchboard stopped, or the last one failed
     // in a way that does not say HR did not take it (a timeout, a lost connection, a 5xx):
     // HR shows what it took only after its lag, so look again once that has passed first.
-    attempt.outcome.policy = {
-      ...attempt.retry,
-      maxAttempts: attempt.retry.maxAttempts + 1,
-      retryAfterMs: attempt.hrLagMs,
-    };
     throw new AttemptFailure('maybe_sent', 'checking whether HR took an earlier attempt');
   }
   const before = ctx.now();
@@ -144,14 +132,15 @@ export const submit = async (
     }),
     `${r.requestId}:sent`,
   );
-  attempt.outcome.policy = lagPolicyAfter(attempt.lagRetry, r.attempt);
   const now = await client.findSubmittedRequest(
     employee,
     match,
     new Date(before.getTime() - SINCE_MARGIN_MS),
   );
   if (now) return found(now.requestId);
-  throw new AttemptFailure('not_visible', 'HR took the request and has not shown it yet');
+  throw new AttemptFailure('not_visible', 'HR took the request and has not shown it yet', {
+    sentAttempt: r.attempt,
+  });
 };
 
 /** Read back: HR's status of the request; a 404 within HR's lag is looked for again on the lag policy. */
@@ -159,7 +148,6 @@ export const readBack = async (
   attempt: HrCallAttempt,
   { request: r, state }: HrCallArgs,
 ): Promise<OutcomeCommand> => {
-  attempt.outcome.policy = attempt.lagRetry;
   const details = state.context.request;
   if (!details || r.hrRequestId === null) throw new ChatOpsError('SB_ILLEGAL_STATE', 'nothing to read back');
   try {
@@ -170,7 +158,7 @@ export const readBack = async (
     });
   } catch (e) {
     if (isChatOpsError(e) && e.code === 'SB_NOT_FOUND') {
-      throw new AttemptFailure('not_visible', 'HR has not shown the request yet', undefined, e);
+      throw new AttemptFailure('not_visible', 'HR has not shown the request yet', { cause: e });
     }
     throw e;
   }

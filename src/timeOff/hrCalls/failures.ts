@@ -1,6 +1,5 @@
 import type { TimeOffAction } from '../../../machines/timeOff/events.ts';
 import { ChatOpsError, isChatOpsError } from '../../core/errors.ts';
-import type { RetryPolicy } from '../../processors/retryPolicy.ts';
 import type { FailedAttempt } from '../../processors/upstreamCall.ts';
 import { hibobAuthWaitMs } from '../../upstream/hibob.ts';
 
@@ -18,24 +17,33 @@ export const PERMISSION_MISSING_LOG_CODE = 'HIBOB_PERMISSION_MISSING';
 export type FailureKind = 'not_visible' | 'maybe_sent' | 'auth_circuit' | 'permission' | 'other';
 
 /**
- * One attempt's retry as it goes: what it met decides the policy, read when it failed (the upstream
- * call's `policy` getter), and the kind its failure is recorded as.
+ * Thrown inside an attempt to end it as a failure of a known kind. `retryAfterMs`: the earliest
+ * the next attempt may go (HR's 401 circuit reopening, HR's lag to wait out); `sentAttempt`: the
+ * attempt at which HR took the submission this attempt looked for.
  */
-export type AttemptOutcome = {
-  policy: RetryPolicy & { retryAfterMs?: number };
-  kind: FailureKind;
-};
-
-/** Thrown inside an attempt to end it as a failure of a known kind. */
 export class AttemptFailure extends ChatOpsError {
-  readonly kind: FailureKind;
+  readonly kind: Exclude<FailureKind, 'permission' | 'other'>;
   readonly retryAfterMs: number | undefined;
-  constructor(kind: FailureKind, message: string, retryAfterMs?: number, cause?: unknown) {
-    super('SB_UPSTREAM_UNAVAILABLE', message, { cause, details: { reason: kind } });
+  readonly sentAttempt: number | undefined;
+  constructor(
+    kind: Exclude<FailureKind, 'permission' | 'other'>,
+    message: string,
+    options: Readonly<{ retryAfterMs?: number; sentAttempt?: number; cause?: unknown }> = {},
+  ) {
+    super('SB_UPSTREAM_UNAVAILABLE', message, { cause: options.cause, details: { reason: kind } });
     this.kind = kind;
-    this.retryAfterMs = retryAfterMs;
+    this.retryAfterMs = options.retryAfterMs;
+    this.sentAttempt = options.sentAttempt;
   }
 }
+
+/** What an attempt's error was, from the error itself (its retry and its words are read from it). */
+export const failureKindOf = (e: unknown): FailureKind =>
+  e instanceof AttemptFailure
+    ? e.kind
+    : isChatOpsError(e) && e.details.reason === 'permission_missing'
+      ? 'permission'
+      : 'other';
 
 /** Failures after which a POST may have landed in HR all the same (a timeout, a lost connection, a 5xx). */
 export const mayHaveLanded = (code: string): boolean =>

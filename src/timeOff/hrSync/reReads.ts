@@ -46,6 +46,15 @@ class NotVisible extends ChatOpsError {
   }
 }
 
+/** HR refused our credentials: the read waits `waitMs`, until the client's circuit reopens. */
+class AuthWait extends ChatOpsError {
+  readonly waitMs: number;
+  constructor(waitMs: number, cause: unknown) {
+    super('SB_UPSTREAM_UNAVAILABLE', 'HR calls wait for the credentials', { cause });
+    this.waitMs = waitMs;
+  }
+}
+
 export type HrReReadDeps = Readonly<{
   client: HiBobClient;
   dispatch: Dispatch;
@@ -131,9 +140,6 @@ export const createHrReReadHandler =
           ? { streamId: event.streamId, requestId: d.requestId, attempt: d.attempt }
           : null;
     if (!target) return;
-    let policy: RetryPolicy & { retryAfterMs?: number } = deps.lagRetry;
-    let code: string | null = null;
-
     const read = (r: HrRead): Promise<void> => {
       const key = `${r.requestId}:${target.attempt}`;
       return r.action === 'read_timeoff'
@@ -148,25 +154,19 @@ export const createHrReReadHandler =
     const spec: UpstreamCallSpec<HrReadState, HrRead, UpstreamCallTarget, OutcomeCommand> = {
       processorId: TIME_OFF_HR_READS_PROCESSOR,
       actor: ACTOR,
-      get policy() {
-        return policy;
-      },
+      // Every re-read retries on the lag policy; one HR refused our credentials waits for the
+      // client's 401 circuit to reopen.
+      policy: ({ error }) =>
+        error instanceof AuthWait ? { ...deps.lagRetry, retryAfterMs: error.waitMs } : deps.lagRetry,
       readState,
       pendingRequest: (state, requestId) => state.reads.find((r) => r.requestId === requestId) ?? null,
       async call({ request }) {
         try {
           await read(request);
         } catch (e) {
-          if (e instanceof NotVisible) code = 'SB_HR_NOT_VISIBLE';
           const waitMs = hibobAuthWaitMs(e, ctx.now());
-          if (waitMs !== null) {
-            // Every HR call waits for the 401 circuit to reopen: the retry is due then.
-            policy = { ...policy, retryAfterMs: waitMs };
-            code = 'SB_UPSTREAM_AUTH';
-            throw new ChatOpsError('SB_UPSTREAM_UNAVAILABLE', 'HR calls wait for the credentials', {
-              cause: e,
-            });
-          }
+          // Every HR call waits for the 401 circuit to reopen: the retry is due then.
+          if (waitMs !== null) throw new AuthWait(waitMs, e);
           throw e;
         }
         return outcome('RecordHrReReadDone', { readId: request.requestId });
@@ -177,7 +177,12 @@ export const createHrReReadHandler =
           requestId: request.requestId,
           attempt: failure.attempt,
           maxAttempts: failure.maxAttempts,
-          code: code ?? failure.code,
+          code:
+            failure.error instanceof NotVisible
+              ? 'SB_HR_NOT_VISIBLE'
+              : failure.error instanceof AuthWait
+                ? 'SB_UPSTREAM_AUTH'
+                : failure.code,
           message: failure.message,
           nextAttemptAt: failure.nextAttemptAt,
         }),

@@ -3,19 +3,15 @@ import type { ReplyOutcome } from '../../../machines/verification/paging/events.
 import { parsePagerEvent } from '../../../machines/verification/paging/events.ts';
 import { PAGER_REPLY_STREAM_PREFIX, pagerStreamId } from '../../../machines/verification/paging/streams.ts';
 import { foldHistory } from '../../application/fold.ts';
-import { asError, hasCode } from '../../core/errors.ts';
-import { uuidv5 } from '../../core/ids.ts';
+import { hasCode } from '../../core/errors.ts';
 import type { IncidentResponses } from '../../lifecycles/ports.ts';
 import type { Dispatch } from '../../processors/dispatchCommand.ts';
 import type { Processor, ProcessorContext } from '../../processors/runner.ts';
-import type { VonageClient } from '../../upstream/vonageContract.ts';
 import { readPagerState } from './delivery.reactor.ts';
 import { pagerCommand } from './pager.ts';
 import type { PageEntry, PagerIndex } from './pagerIndex.ts';
 
 export type PagingRepliesDeps = Readonly<{
-  client: Pick<VonageClient, 'sendSms'>;
-  from: string;
   index: PagerIndex;
   dispatch: () => Dispatch;
   /** The digits of a recorded number; null once its person is forgotten. */
@@ -83,6 +79,14 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
     const replyState = foldHistory(pagerReplyDecider, await ctx.store.readStream(recorded.streamId));
     if (replyState.handled.includes(reply.replyId)) return;
 
+    // Digits as recorded before numbers were sealed are used as they are.
+    const digits = /^[0-9]+$/.test(reply.phone) ? reply.phone : await deps.openPhone(reply.phone);
+    /** What the SMS answer says (paging-answers sends it); none for keys in a call (the call said it). */
+    let answerText: string | null = null;
+    const answer = (text: string) => {
+      if (reply.via !== 'sms' || digits === null) return;
+      answerText = `[Switchboard] ${text}`.slice(0, 320);
+    };
     const record = async (
       outcome: Outcome,
       slackUserId: string | null,
@@ -100,6 +104,7 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
             slackUserId,
             pageId,
             detail: detail?.slice(0, 300) ?? null,
+            answer: answerText,
           },
           reply.replyId,
           ctx.now(),
@@ -107,23 +112,6 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
       );
       deps.counted?.(reply.via, outcome);
     };
-    // Digits as recorded before numbers were sealed are used as they are.
-    const digits = /^[0-9]+$/.test(reply.phone) ? reply.phone : await deps.openPhone(reply.phone);
-    const answer = async (text: string) => {
-      if (reply.via !== 'sms' || digits === null) return; // the call said it already (the input's NCCO)
-      try {
-        await deps.client.sendSms({
-          to: digits,
-          from: deps.from,
-          text: `[Switchboard] ${text}`.slice(0, 320),
-          clientRef: uuidv5(`pager-answer:${reply.replyId}`).replace(/-/g, '').slice(0, 32),
-        });
-      } catch (error) {
-        // The answer is a courtesy: what was done is recorded and on the incident's timeline.
-        ctx.logger.warn({ err: asError(error) }, 'could not answer a page reply by SMS');
-      }
-    };
-
     await deps.index.catchUp();
     const inCall = reply.via === 'voice' || reply.callUuid !== null;
     const byCall = inCall ? pageOfKeys(deps.index, reply.callUuid, digits) : undefined;
@@ -176,7 +164,7 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
       return;
     }
     if (reply.action === 'unknown') {
-      await answer(`Not understood. ${HOW_TO_REPLY}`);
+      answer(`Not understood. ${HOW_TO_REPLY}`);
       await record('not_understood', slackUserId, null, null);
       return;
     }
@@ -184,7 +172,7 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
     const state = await readPagerState(ctx.store, pagerStreamId(slackUserId));
     const page = byCall ? (state.pages[byCall.pageId] ?? null) : latestPage(state, reply.number);
     if (!page) {
-      await answer(
+      answer(
         reply.number === null
           ? 'You have not been paged about an incident.'
           : `You were not paged about #${reply.number}. ${HOW_TO_REPLY}`,
@@ -194,7 +182,7 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
     }
     const port = deps.incidentResponse();
     if (!port) {
-      await answer(`Incidents are switched off: nothing was done about ${page.label}.`);
+      answer(`Incidents are switched off: nothing was done about ${page.label}.`);
       await record('refused', slackUserId, page.pageId, 'incidents are switched off');
       return;
     }
@@ -214,7 +202,7 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
       result = { ok: false, label: page.label, reason: (error as Error).message };
     }
     if (!result.ok) {
-      await answer(`${result.label}: ${result.reason}`);
+      answer(`${result.label}: ${result.reason}`);
       await record('refused', slackUserId, page.pageId, result.reason);
       return;
     }
@@ -232,7 +220,7 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
     );
     const more =
       reply.number === null && state.order.filter((id) => state.pages[id]?.status === 'requested').length > 1;
-    await answer(
+    answer(
       `${action === 'acknowledge' ? 'Acknowledged' : 'Resolved'} ${result.label}.` +
         (more ? ' Other incidents paged you too: reply 4 with the number to acknowledge one (4 12).' : ''),
     );
