@@ -26,6 +26,7 @@ import { openEventStore } from '../../src/eventStore/openEventStore.ts';
 import type { IncidentsOptions } from '../../src/incidents/module.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
+import { settle } from '../support/settle.ts';
 import {
   postSigned,
   type SignedPostOptions,
@@ -332,12 +333,7 @@ export const startIncidentHarness = async (
         '\n',
       );
     },
-    async idle() {
-      await sim.webhooks.idle();
-      await sb.processors.waitForIdle(10_000);
-      await sim.webhooks.idle();
-      await sb.processors.waitForIdle(10_000);
-    },
+    idle: () => settle(sb, { deliveries: [sim.webhooks] }),
     async restart(o = {}) {
       await sb.stop();
       if (o.replay?.length) {

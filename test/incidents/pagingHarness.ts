@@ -13,9 +13,9 @@ import { loadConfig } from '../../src/config.ts';
 import type { ManualClock } from '../../src/core/clock.ts';
 import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
 import { createLogger } from '../../src/logger.ts';
-import { readTimer, TIMER_STREAM_PREFIX } from '../../src/processors/scheduler.ts';
 import { createVonageClient } from '../../src/upstream/vonage.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
+import { settle } from '../support/settle.ts';
 import { postSigned, TEST_BOT_TOKEN, TEST_SIGNING_SECRET, tempDir, testEnv } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 
@@ -159,13 +159,7 @@ export const startPagingHarness = async (
   let sb = await boot();
   await connectAll(simulators, url);
 
-  const idle = async () => {
-    for (let i = 0; i < 3; i++) {
-      await pd.webhooks.idle();
-      await vonage.webhooks.idle();
-      await sb.processors.waitForIdle(10_000);
-    }
-  };
+  const idle = () => settle(sb, { deliveries: [pd.webhooks, vonage.webhooks] });
 
   const harness: PagingHarness = {
     get sb() {
@@ -239,18 +233,7 @@ export const startPagingHarness = async (
     },
     async advance(ms) {
       clock.advance(ms);
-      await idle();
-      // The scheduler looks every 10 ms: give it a look at the new time, then let what it fired settle.
-      await waitFor(
-        async () => {
-          for (const s of await sb.store.listStreams({ prefix: TIMER_STREAM_PREFIX, limit: 10_000 })) {
-            const timer = await readTimer(sb.store, s.streamId.slice(TIMER_STREAM_PREFIX.length));
-            if (timer.status === 'pending' && timer.dueAt && timer.dueAt <= clock.now()) return undefined;
-          }
-          return true;
-        },
-        { what: 'due timers fired', timeoutMs: 10_000 },
-      );
+      // Every timer due by the new time fires, and what it starts settles.
       await idle();
     },
     idle,

@@ -21,6 +21,7 @@ import { createLogger } from '../../src/logger.ts';
 import type { TimeOffApi, TimeOffOptions } from '../../src/timeOff/module.ts';
 import type { HiBobClient } from '../../src/upstream/hibob.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
+import { settle } from '../support/settle.ts';
 import { postSigned, TEST_BOT_TOKEN, TEST_SIGNING_SECRET, tempDir, testEnv } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 
@@ -276,13 +277,8 @@ export const startTimeOffHarness = async (
       (v) => v.kind === 'modal' && (user === undefined || v.user === user),
     );
 
-  const idle = async () => {
-    for (let i = 0; i < 3; i++) {
-      await sim.webhooks.idle();
-      for (const x of extra) await x.webhooks?.idle();
-      await sb.processors.waitForIdle(15_000);
-    }
-  };
+  const idle = () =>
+    settle(sb, { deliveries: [sim.webhooks, ...extra.flatMap((x) => (x.webhooks ? [x.webhooks] : []))] });
 
   const h: TimeOffHarness = {
     get sb() {

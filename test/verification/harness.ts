@@ -20,6 +20,7 @@ import {
 } from '../../src/verification/blocks/ids.ts';
 import type { VerificationOptions } from '../../src/verification/module.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
+import { settle } from '../support/settle.ts';
 import { postSigned, TEST_BOT_TOKEN, TEST_SIGNING_SECRET, tempDir, testEnv } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 
@@ -236,12 +237,7 @@ export const startVerificationHarness = async (
         .filter((e) => e.kind === 'event')
         .map((e) => e.type);
     },
-    async idle() {
-      await sim.webhooks.idle();
-      await sb.processors.waitForIdle(10_000);
-      await sim.webhooks.idle();
-      await sb.processors.waitForIdle(10_000);
-    },
+    idle: () => settle(sb, { deliveries: [sim.webhooks] }),
     async restart() {
       await sb.stop();
       sb = (await boot(port)).app;
