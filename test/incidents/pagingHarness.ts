@@ -5,8 +5,7 @@ import {
   startPagerDutySimulator,
 } from '../../sandbox/simulators/pagerduty/index.ts';
 import { connectAll, type Simulator, simulatorEnv } from '../../sandbox/simulators/simulator.ts';
-import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
-import { slashCommandBody } from '../../sandbox/simulators/slack/signing.ts';
+import type { FakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { startVonageSimulator, type VonageSimulator } from '../../sandbox/simulators/vonage/index.ts';
 import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -16,7 +15,8 @@ import { createLogger } from '../../src/logger.ts';
 import { createVonageClient } from '../../src/upstream/vonage.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
 import { settle } from '../support/settle.ts';
-import { postSigned, TEST_BOT_TOKEN, TEST_SIGNING_SECRET, tempDir, testEnv } from '../support/startApp.ts';
+import { slackDriver, startTestSlack } from '../support/slackHarness.ts';
+import { tempDir, testEnv } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 
 /**
@@ -105,9 +105,7 @@ export const startPagingHarness = async (
     clock,
     webhooks: { retryDelaysMs: [20, 50, 100, 200], timeoutMs: 3_000 },
   });
-  const fake = await startFakeSlack({
-    botToken: TEST_BOT_TOKEN,
-    signingSecret: TEST_SIGNING_SECRET,
+  const fake = await startTestSlack({
     users: [
       { id: ANA.slack, name: 'ana', real_name: 'Ana Silva', email: ANA.email },
       { id: BEN.slack, name: 'ben', real_name: 'Ben Okafor', email: BEN.email },
@@ -159,6 +157,8 @@ export const startPagingHarness = async (
   let sb = await boot();
   await connectAll(simulators, url);
 
+  // Slack's signature is judged by the app's clock.
+  const slack = slackDriver(fake, { url: () => url, clock });
   const idle = () => settle(sb, { deliveries: [pd.webhooks, vonage.webhooks] });
 
   const harness: PagingHarness = {
@@ -176,21 +176,7 @@ export const startPagingHarness = async (
     vonage,
     logs,
     async slash(text, user = ANA.slack, command = '/incident') {
-      const res = await postSigned(
-        `${url}/slack/events`,
-        slashCommandBody({
-          command,
-          text,
-          user_id: user,
-          channel_id: OPS,
-          response_url: fake.responseUrl({ channel: OPS, user }),
-          trigger_id: fake.issueTrigger({ user }),
-        }),
-        'form',
-        // Slack's signature is judged by the app's clock.
-        { timestamp: Math.floor(clock.now().getTime() / 1000) },
-      );
-      return res.text();
+      return (await slack.slash(command, text, { user, channel: OPS })).raw;
     },
     async trigger(title, service = PLATFORM) {
       const before = new Set(pd.state.incidents.keys());
