@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { testTempRoot } from './test/support/tempRoot.ts';
 
@@ -17,14 +18,19 @@ import { testTempRoot } from './test/support/tempRoot.ts';
 //   rest of a test's store work. A kill -9 loses nothing either way (the page cache outlives the
 //   process), so the crash tests mean what they meant.
 // - Timeouts bound a test that hangs; they are not what a test waits for (tests wait on
-//   conditions: test/support/settle.ts, waitFor.ts), so they are long enough for a loaded machine.
+//   conditions: test/support/settle.ts, waitFor.ts), so they are long enough for a loaded machine:
+//   the longest int tests take 20-30 s alone here, and a loaded run gives each a third of that.
 const tmp = testTempRoot();
 
 export default defineConfig({
   test: {
     isolate: false,
     maxWorkers: 3,
-    env: { TMPDIR: tmp, SWITCHBOARD_TEST_TMPDIR: tmp },
+    env: {
+      TMPDIR: tmp,
+      SWITCHBOARD_TEST_TMPDIR: tmp,
+      SWITCHBOARD_TEST_DISK_TMPDIR: process.env['SWITCHBOARD_TEST_DISK_TMPDIR'] ?? tmpdir(),
+    },
     globalSetup: ['test/support/globalSetup.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/**/*.unit.test.ts'] } },
@@ -33,8 +39,8 @@ export default defineConfig({
         test: {
           name: 'int',
           include: ['test/**/*.int.test.ts'],
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
         },
       },
       { extends: true, test: { name: 'e2e', include: ['test/**/*.e2e.test.ts'], testTimeout: 60_000 } },

@@ -169,7 +169,7 @@ export const killAll = async (mains: MainProcess[]): Promise<void> => {
 
 export const spawnMain = (
   env: Record<string, string>,
-  timeoutMs = 50_000,
+  timeoutMs = 90_000,
   launch: Readonly<{ command?: readonly [string, ...string[]]; detached?: boolean }> = {},
 ): Promise<MainProcess> =>
   new Promise((resolvePromise, reject) => {

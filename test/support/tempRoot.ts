@@ -6,6 +6,7 @@ import { join } from 'node:path';
 const TMPFS_MAGIC = 0x01021994;
 
 const RUN_DIR = 'SWITCHBOARD_TEST_TMPDIR';
+const DISK_DIR = 'SWITCHBOARD_TEST_DISK_TMPDIR';
 
 /**
  * The folder a test run keeps its temporary files in (SQLite stores, key files): a new folder on
@@ -26,6 +27,7 @@ export const testTempRoot = (): string => {
   mkdirSync(base, { recursive: true });
   const dir = mkdtempSync(join(base, 'switchboard-tests-'));
   process.env[RUN_DIR] = dir;
+  process.env[DISK_DIR] ??= tmpdir();
   return dir;
 };
 
@@ -39,6 +41,9 @@ export const compileCacheEnv = (): Record<string, string> => {
   const dir = process.env[RUN_DIR];
   return dir ? { NODE_COMPILE_CACHE: join(dir, 'node-compile-cache') } : {};
 };
+
+/** The system's temporary folder on disk, for the tests about fsync and the WAL (not the RAM disk). */
+export const diskTempDir = (): string => process.env[DISK_DIR] ?? tmpdir();
 
 export const removeTestTempRoot = (): void => {
   const dir = process.env[RUN_DIR];
