@@ -12,7 +12,8 @@ import { testTempRoot } from './test/support/tempRoot.ts';
 //   keeps state in them between files; each test starts its own app, store and simulators.
 // - `maxWorkers: 3` on this 2-core machine (vitest's default is one fewer than the cores: one
 //   file at a time here). Most of an int test's time is waiting for loopback HTTP, child
-//   processes and the app's processors, so three files overlap well; four gained nothing more.
+//   processes and the app's processors, so three files overlap well (more would share the
+//   same two cores with more child processes and push slow files towards their timeouts).
 // - Temporary files (the SQLite stores) on a RAM disk when the machine has one (testTempRoot):
 //   every commit is `synchronous=FULL`, and an fsync on this VM's shared disk cost more than the
 //   rest of a test's store work. A kill -9 loses nothing either way (the page cache outlives the
