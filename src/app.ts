@@ -50,7 +50,7 @@ import { createInboxDispatchReactor } from './processors/inboxDispatch.reactor.t
 import type { SlackReplies } from './processors/ports.ts';
 import { createResponseUrlPoster } from './processors/responseUrl.ts';
 import { createProcessorRunner, type ProcessorRunner } from './processors/runner.ts';
-import { createScheduler, SCHEDULER_READ_MODEL } from './processors/scheduler.ts';
+import { createScheduler, SCHEDULER_READ_MODEL, type Scheduler } from './processors/scheduler.ts';
 import { slackAuthCheckError } from './slack/authCheck.ts';
 import { createBoltLogger } from './slack/boltLogger.ts';
 import { createSlackOutbox } from './slack/outbox.ts';
@@ -125,6 +125,8 @@ export type Switchboard = Readonly<{
   bus: CommandBus;
   /** The processors (inbox dispatch, command replies, scheduler, lifecycle reactors). */
   processors: ProcessorRunner;
+  /** The durable scheduler among them (`tick()` fires what is due now; tests settle with it). */
+  scheduler: Scheduler;
   /** Who people are in every system, shared by the lifecycles. */
   people: PeopleDirectory;
   /** A running lifecycle's `api` (`sb.lifecycle('incidents')?.readModels`); undefined when it is off. */
@@ -286,6 +288,10 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     replicaId: config.replica.id,
     expiryMs: config.replica.claimExpiryMs,
   });
+  const scheduler = createScheduler({
+    dispatch: bus.dispatch,
+    pollIntervalMs: options.schedulerPollMs ?? 1_000,
+  });
   const processors = createProcessorRunner({
     store,
     clock,
@@ -297,7 +303,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
         replies: slackReplies,
         formatRejection: rejectionTextByOwner(ownerOf, defaultRejectionText),
       }),
-      createScheduler({ dispatch: bus.dispatch, pollIntervalMs: options.schedulerPollMs ?? 1_000 }),
+      scheduler,
       ...(homeSections.length
         ? [
             createAppHomeReactor({
@@ -393,6 +399,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     slack,
     bus,
     processors,
+    scheduler,
     people,
     lifecycle: <N extends LifecycleName>(name: N) =>
       running.find((r) => r.module.name === name)?.instance.api as LifecycleApi<N> | undefined,

@@ -117,11 +117,12 @@ export const collect = (
 /** Ids of events, for order comparisons with readable diffs. */
 export const ids = (events: readonly { id: string }[]): string[] => events.map((e) => e.id);
 
-/** A temp directory under the OS temp dir, removed by `cleanup()`. */
+/** A temp directory under the OS temp dir (or `base`), removed by `cleanup()`. */
 export const tempDir = (
   prefix = 'switchboard-test',
+  base = tmpdir(),
 ): { path: string; file: (name: string) => string; cleanup: () => void } => {
-  const path = mkdtempSync(join(tmpdir(), `${prefix}-`));
+  const path = mkdtempSync(join(base, `${prefix}-`));
   return {
     path,
     file: (name) => join(path, name),

@@ -12,9 +12,12 @@ import {
   type SqliteEventStore,
   type SqliteEventStoreOptions,
 } from '../../src/eventStore/sqlite/sqliteEventStore.ts';
+import { diskTempDir } from '../support/tempRoot.ts';
 import { ids, newEvent, tempDir, waitUntil } from './helpers.ts';
 
-const dir = tempDir('switchboard-checkpoint');
+// On the disk, not the run's RAM disk: how often checkpoints get their turn depends on how long a
+// commit's fsync takes, and that is what these tests are about.
+const dir = tempDir('switchboard-checkpoint', diskTempDir());
 afterAll(() => dir.cleanup());
 let fileCounter = 0;
 const freshFile = () => dir.file(`store-${++fileCounter}.db`);

@@ -4,14 +4,12 @@ import {
   startPagerDutySimulator,
 } from '../../sandbox/simulators/pagerduty/index.ts';
 import type { SimulatorSeed } from '../../sandbox/simulators/pagerduty/model.ts';
-import { slashCommandBody } from '../../sandbox/simulators/slack/signing.ts';
 import { startVonageSimulator, type VonageSimulator } from '../../sandbox/simulators/vonage/index.ts';
 import { type ManualClock, manualClock } from '../../src/core/clock.ts';
 import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
-import { readTimer, TIMER_STREAM_PREFIX } from '../../src/processors/scheduler.ts';
 import { TIME_OFF_ACTION } from '../../src/timeOff/blocks/timeOffIds.ts';
 import { createVonageClient } from '../../src/upstream/vonage.ts';
-import { postSigned } from '../support/startApp.ts';
+import { slackDriver } from '../support/slackHarness.ts';
 import { waitFor } from '../support/waitFor.ts';
 import {
   ANA,
@@ -309,45 +307,21 @@ export const startJoinsHarness = async (
     },
   });
 
-  const post = (body: string) =>
-    postSigned(`${h.url}/slack/events`, body, 'form', {
-      timestamp: Math.floor(clock.now().getTime() / 1000),
-    });
+  const slack = slackDriver(h.fake, { url: () => h.url, clock });
 
   const incident: JoinsHarness['incident'] = async (text, o = {}) => {
-    const user = o.user ?? DANA;
-    const channel = o.channel ?? PAYMENTS_CHANNEL;
-    const res = await post(
-      slashCommandBody({
-        command: o.command ?? '/incident',
-        text,
-        user_id: user,
-        channel_id: channel,
-        response_url: h.fake.responseUrl({ channel, user }),
-        trigger_id: h.fake.issueTrigger({ user }),
-      }),
-    );
-    const body = await res.text();
-    try {
-      return String((JSON.parse(body) as { text?: unknown }).text ?? body);
-    } catch {
-      return body;
-    }
+    const typed = await slack.slash(o.command ?? '/incident', text, {
+      user: o.user ?? DANA,
+      channel: o.channel ?? PAYMENTS_CHANNEL,
+    });
+    // The ack's text when it is JSON with one, else the body as sent.
+    const said = typed.body?.['text'];
+    return said === undefined || said === null ? typed.raw : String(said);
   };
 
   const advanceTimers = async (ms: number) => {
     clock.advance(ms);
-    await h.idle();
-    await waitFor(
-      async () => {
-        for (const s of await h.sb.store.listStreams({ prefix: TIMER_STREAM_PREFIX, limit: 10_000 })) {
-          const timer = await readTimer(h.sb.store, s.streamId.slice(TIMER_STREAM_PREFIX.length));
-          if (timer.status === 'pending' && timer.dueAt && timer.dueAt <= clock.now()) return undefined;
-        }
-        return true;
-      },
-      { what: 'due timers fired', timeoutMs: 15_000 },
-    );
+    // Every timer due by the new time fires, and what it starts settles (h.idle is settle()).
     await h.idle();
   };
 
@@ -366,20 +340,9 @@ export const startJoinsHarness = async (
     },
     incident,
     async oncall(text: string, user = DANA) {
-      const responseUrl = h.fake.responseUrl({ channel: PAYMENTS_CHANNEL, user });
-      const res = await post(
-        slashCommandBody({
-          command: '/oncall',
-          text,
-          user_id: user,
-          channel_id: PAYMENTS_CHANNEL,
-          response_url: responseUrl,
-          trigger_id: h.fake.issueTrigger({ user }),
-        }),
-      );
-      const ack = await res.text();
+      const typed = await slack.slash('/oncall', text, { user, channel: PAYMENTS_CHANNEL });
       await h.idle();
-      return [ack, ...h.responses(responseUrl)].join('\n');
+      return [typed.raw, ...h.responses(typed.responseUrl)].join('\n');
     },
     async trigger(title: string, service = PAYMENTS) {
       const before = new Set(pd.state.incidents.keys());

@@ -1,103 +1,33 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createCommandBus } from '../../src/application/dispatch.ts';
 import { newId } from '../../src/core/ids.ts';
 import { createSqliteEventStore } from '../../src/eventStore/sqlite/sqliteEventStore.ts';
 import { readTimer, scheduleTimer, timerStreamId } from '../../src/processors/scheduler.ts';
+import { createCrashRig, type FixtureChild } from '../support/crashRig.ts';
 import { ticketCommand, ticketRoutes, ticketStreamId } from '../support/ticketLifecycle.ts';
 
 const FIXTURES = resolve(import.meta.dirname, 'fixtures');
 
-type Child = {
-  process: ChildProcess;
-  lines: string[];
-  /** Resolves with the first stdout line matching `pattern`. */
-  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stderr(): string;
-};
-
-const children: ChildProcess[] = [];
+/** Processes killed in the crash windows and started again (test/support/crashRig.ts). */
+const rig = createCrashRig('sb-crash-proc-');
 let dir: string | undefined;
 
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+afterEach(async () => {
+  await rig.killAll();
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });
+afterAll(() => rig.cleanup());
 
 /** Runs a .ts fixture with the Node that runs vitest (Node 24, type stripping). */
-const run = (script: string, args: string[], env: Record<string, string> = {}): Child => {
-  const child = spawn(process.execPath, [join(FIXTURES, script), ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const lines: string[] = [];
-  let buffered = '';
-  let err = '';
-  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  child.stdout!.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString();
-    let nl = buffered.indexOf('\n');
-    while (nl !== -1) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      lines.push(line);
-      for (const w of [...waiters]) {
-        if (w.pattern.test(line)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(line);
-        }
-      }
-      nl = buffered.indexOf('\n');
-    }
-  });
-  child.stderr!.on('data', (chunk: Buffer) => {
-    err += chunk.toString();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
-    child.on('exit', (code, signal) => res({ code, signal })),
-  );
-  return {
-    process: child,
-    lines,
-    stderr: () => err,
-    exited,
-    waitForLine: (pattern, timeoutMs = 20_000) =>
-      new Promise<string>((res, rej) => {
-        const found = lines.find((l) => pattern.test(l));
-        if (found) {
-          res(found);
-          return;
-        }
-        const timer = setTimeout(
-          () => rej(new Error(`no line ${pattern} within ${timeoutMs} ms; stderr: ${err.slice(-2000)}`)),
-          timeoutMs,
-        );
-        waiters.push({
-          pattern,
-          resolve: (line) => {
-            clearTimeout(timer);
-            res(line);
-          },
-        });
-        void exited.then(({ code, signal }) =>
-          rej(new Error(`child exited (${code ?? signal}) before ${pattern}; stderr: ${err.slice(-2000)}`)),
-        );
-      }),
-  };
-};
+const run = (script: string, args: string[], env: Record<string, string> = {}): FixtureChild =>
+  rig.runFixture(join(FIXTURES, script), args, env);
 
-const killHard = async (child: Child) => {
-  child.process.kill('SIGKILL');
-  const { signal } = await child.exited;
-  expect(signal).toBe('SIGKILL');
-};
+const killHard = (child: FixtureChild) => rig.kill9(child);
 
 describe('crash safety of processors (kill -9 between effect and checkpoint)', () => {
   it('resumes without losing an event; duplicates are only idempotent redeliveries', async () => {

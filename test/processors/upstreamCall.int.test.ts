@@ -1,8 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type CommandBus, createCommandBus } from '../../src/application/dispatch.ts';
 import { type ManualClock, manualClock } from '../../src/core/clock.ts';
 import type { EventStore } from '../../src/eventStore/eventStore.ts';
@@ -11,6 +10,7 @@ import { createSqliteEventStore } from '../../src/eventStore/sqlite/sqliteEventS
 import { failureKindOf } from '../../src/processors/retryPolicy.ts';
 import { createProcessorRunner, type ProcessorRunner } from '../../src/processors/runner.ts';
 import { createScheduler, readTimer, type Scheduler } from '../../src/processors/scheduler.ts';
+import { createCrashRig } from '../support/crashRig.ts';
 import { createLogSink } from '../support/logSink.ts';
 import {
   createTicketFilingReactor,
@@ -35,7 +35,8 @@ let store: EventStore | undefined;
 let runner: ProcessorRunner | undefined;
 let tracker: TicketTracker | undefined;
 let dir: string | undefined;
-const children: ChildProcess[] = [];
+/** The crash test's child processes (test/support/crashRig.ts). */
+const rig = createCrashRig('sb-crash-upstream-');
 
 afterEach(async () => {
   await runner?.stop();
@@ -44,10 +45,11 @@ afterEach(async () => {
   store = undefined;
   tracker?.close();
   tracker = undefined;
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await rig.killAll();
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });
+afterAll(() => rig.cleanup());
 
 type Harness = {
   store: EventStore;
@@ -314,8 +316,7 @@ describe('a crash between the call and its recorded outcome', () => {
     // 1st run: killed after the tracker filed the ticket, before the outcome was recorded.
     const first = runChild([eventsPath, trackerPath], { PAUSE_AFTER_CALL: '1' });
     await first.waitForLine(/^filed t1$/);
-    first.process.kill('SIGKILL');
-    expect((await first.exited).signal).toBe('SIGKILL');
+    await rig.kill9(first);
 
     const mid = createSqliteEventStore({ path: eventsPath });
     expect((await mid.readStream(ticketStreamId('t1'))).map((m) => m.type)).not.toContain('TicketFiled');
@@ -341,70 +342,9 @@ describe('a crash between the call and its recorded outcome', () => {
   });
 });
 
-type Child = {
-  process: ChildProcess;
-  lines: string[];
-  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-};
-
 /** Runs the fixture with the Node that runs vitest (Node 24, type stripping); collects stdout lines. */
-const runChild = (args: string[], env: Record<string, string> = {}): Child => {
-  const script = resolve(import.meta.dirname, 'fixtures', 'crashUpstreamChild.ts');
-  const child = spawn(process.execPath, [script, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const lines: string[] = [];
-  let buffered = '';
-  let stderr = '';
-  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  child.stdout!.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString();
-    for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      lines.push(line);
-      for (const w of waiters.filter((x) => x.pattern.test(line))) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(line);
-      }
-    }
-  });
-  child.stderr!.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
-    child.on('exit', (code, signal) => res({ code, signal })),
-  );
-  return {
-    process: child,
-    lines,
-    exited,
-    waitForLine: (pattern, timeoutMs = 20_000) =>
-      new Promise<string>((res, rej) => {
-        const found = lines.find((l) => pattern.test(l));
-        if (found) return res(found);
-        const timer = setTimeout(
-          () => rej(new Error(`no line ${pattern} within ${timeoutMs} ms; stderr: ${stderr.slice(-2000)}`)),
-          timeoutMs,
-        );
-        waiters.push({
-          pattern,
-          resolve: (line) => {
-            clearTimeout(timer);
-            res(line);
-          },
-        });
-        void exited.then(({ code, signal }) =>
-          rej(
-            new Error(`child exited (${code ?? signal}) before ${pattern}; stderr: ${stderr.slice(-2000)}`),
-          ),
-        );
-      }),
-  };
-};
+const runChild = (args: string[], env: Record<string, string> = {}) =>
+  rig.runFixture(resolve(import.meta.dirname, 'fixtures', 'crashUpstreamChild.ts'), args, env);
 
 describe('a retry policy that depends on the failure', () => {
   const failures = async (h: Harness, id: string) =>

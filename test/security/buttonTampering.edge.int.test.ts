@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blockActionPayload, interactionBody, newTriggerId } from '../../sandbox/simulators/slack/signing.ts';
 import { SLACK_INBOX_STREAM } from '../../src/application/inbox.ts';
 import { incidentActionsBlockId } from '../../src/incidents/blocks/incidentIds.ts';
-import { ANA, BEN, type IncidentHarness, startIncidentHarness } from '../incident/harness.ts';
+import { ANA, BEN, type IncidentHarness, startIncidentHarness } from '../incidents/harness.ts';
 
 /**
  * Issue 9 item 5: the card a click came from and the incident its button names must agree; a

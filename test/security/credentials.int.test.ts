@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cardText, type IncidentHarness, OPS, startIncidentHarness } from '../incident/harness.ts';
+import { cardText, type IncidentHarness, OPS, startIncidentHarness } from '../incidents/harness.ts';
 import { waitFor } from '../support/waitFor.ts';
 
 /**

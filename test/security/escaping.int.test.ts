@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type IncidentHarness, OPS, startIncidentHarness } from '../incident/harness.ts';
+import { type IncidentHarness, OPS, startIncidentHarness } from '../incidents/harness.ts';
 import { waitFor } from '../support/waitFor.ts';
 
 /**

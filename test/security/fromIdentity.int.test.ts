@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandMetadata, type SlackInput, slackInboxEventId } from '../../src/application/inbox.ts';
 import type { Command } from '../../src/core/messages.ts';
-import { ANA, CHEN, type IncidentHarness, OPS, startIncidentHarness } from '../incident/harness.ts';
+import { ANA, CHEN, type IncidentHarness, OPS, startIncidentHarness } from '../incidents/harness.ts';
 import { waitFor } from '../support/waitFor.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newTriggerId } from '../../sandbox/simulators/slack/signing.ts';
-import { type IncidentHarness, OPS, startIncidentHarness } from '../incident/harness.ts';
+import { type IncidentHarness, OPS, startIncidentHarness } from '../incidents/harness.ts';
 
 /**
  * Issue 9 item 4: a signed body of a shape the parser does not expect is answered 400 with

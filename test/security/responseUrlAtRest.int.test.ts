@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSealer } from '../../src/core/sealed.ts';
-import { type IncidentHarness, startIncidentHarness } from '../incident/harness.ts';
+import { type IncidentHarness, startIncidentHarness } from '../incidents/harness.ts';
 import { waitFor } from '../support/waitFor.ts';
 
 /**

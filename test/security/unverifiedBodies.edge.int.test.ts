@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nowSeconds } from '../../sandbox/simulators/slack/signing.ts';
 import { unverifiedBytes } from '../../src/http/rawBody.ts';
-import { type IncidentHarness, startIncidentHarness } from '../incident/harness.ts';
+import { type IncidentHarness, startIncidentHarness } from '../incidents/harness.ts';
 import { waitFor } from '../support/waitFor.ts';
 
 /**

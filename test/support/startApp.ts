@@ -11,6 +11,7 @@ import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { TEST_DATA_KEYS } from './dataKeys.ts';
 import { createLogSink, type LogSink } from './logSink.ts';
+import { compileCacheEnv } from './tempRoot.ts';
 
 /**
  * Starts the whole app the way production does (real HTTP on loopback, SQLite file store, Bolt,
@@ -169,14 +170,20 @@ export const killAll = async (mains: MainProcess[]): Promise<void> => {
 
 export const spawnMain = (
   env: Record<string, string>,
-  timeoutMs = 15_000,
+  timeoutMs = 90_000,
   launch: Readonly<{ command?: readonly [string, ...string[]]; detached?: boolean }> = {},
 ): Promise<MainProcess> =>
   new Promise((resolvePromise, reject) => {
     const [exe, ...args] = launch.command ?? [NODE24, join(ROOT, 'src/main.ts')];
     const child = spawn(exe, args, {
       cwd: ROOT,
-      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...shiftedClockEnv(), ...env },
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        HOME: process.env['HOME'] ?? '',
+        ...shiftedClockEnv(),
+        ...compileCacheEnv(),
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: launch.detached ?? false,
     });

@@ -7,14 +7,7 @@ import {
   startHiBobSimulator,
 } from '../../sandbox/simulators/hibob/index.ts';
 import { connectAll, type Simulator, simulatorEnv } from '../../sandbox/simulators/simulator.ts';
-import { type FakeMessage, type FakeView, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
-import {
-  blockActionPayload,
-  interactionBody,
-  newTriggerId,
-  slashCommandBody,
-  viewSubmissionPayload,
-} from '../../sandbox/simulators/slack/signing.ts';
+import type { FakeMessage, FakeSlack, FakeView } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type ManualClock, manualClock } from '../../src/core/clock.ts';
@@ -22,7 +15,9 @@ import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { HiBobClient } from '../../src/upstream/hibob.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
-import { postSigned, TEST_BOT_TOKEN, TEST_SIGNING_SECRET, tempDir, testEnv } from '../support/startApp.ts';
+import { settle } from '../support/settle.ts';
+import { buttonValue, slackDriver, startTestSlack } from '../support/slackHarness.ts';
+import { tempDir, testEnv } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 
 /**
@@ -104,7 +99,7 @@ export type TimeOffHarness = Readonly<{
   dbPath: string;
   clock: ManualClock;
   sim: HiBobSimulator;
-  fake: Awaited<ReturnType<typeof startFakeSlack>>;
+  fake: FakeSlack;
   logs: LogSink;
   /** A slash command as `user`; the ack's text. */
   slash(command: '/timeoff' | '/whosout', text: string, user?: string): Promise<SlashAnswer>;
@@ -200,9 +195,7 @@ export const startTimeOffHarness = async (
     webhooks: { retryDelaysMs: [20, 50, 100], timeoutMs: 3_000 },
     ...options.hr,
   });
-  const fake = await startFakeSlack({
-    botToken: TEST_BOT_TOKEN,
-    signingSecret: TEST_SIGNING_SECRET,
+  const fake = await startTestSlack({
     users: [
       ...SLACK_USERS.map((u) => (options.timeZones?.[u.id] ? { ...u, tz: options.timeZones[u.id] } : u)),
       ...(options.slackUsers ?? []),
@@ -253,38 +246,15 @@ export const startTimeOffHarness = async (
   };
 
   // Signed at the app's (manual) time: Bolt judges a request's freshness on the app's clock.
-  const post = (body: string) =>
-    postSigned(`${url}/slack/events`, body, 'form', { timestamp: Math.floor(clock.now().getTime() / 1000) });
-  const json = async (res: Response): Promise<Record<string, unknown> | null> => {
-    const text = await res.text();
-    if (!text) return null;
-    try {
-      return JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      return { text };
-    }
-  };
-  const dms = (user: string) => fake.messages(fake.dmChannel(user).id);
-  const hasButton = (m: FakeMessage, actionId: string): string | undefined => {
-    for (const b of (m.blocks ?? []) as { elements?: { action_id?: string; value?: string }[] }[]) {
-      const found = b.elements?.find((e) => e.action_id === actionId);
-      if (found) return found.value ?? '';
-    }
-    return undefined;
-  };
-  const textOf = (body: Record<string, unknown>) => String(body['text'] ?? '');
+  const slack = slackDriver(fake, { url: () => url, clock });
+  const dms = (user: string) => slack.dms(user);
   const views = (user?: string) =>
     (fake.exportState().views as FakeView[]).filter(
       (v) => v.kind === 'modal' && (user === undefined || v.user === user),
     );
 
-  const idle = async () => {
-    for (let i = 0; i < 3; i++) {
-      await sim.webhooks.idle();
-      for (const x of extra) await x.webhooks?.idle();
-      await sb.processors.waitForIdle(15_000);
-    }
-  };
+  const idle = () =>
+    settle(sb, { deliveries: [sim.webhooks, ...extra.flatMap((x) => (x.webhooks ? [x.webhooks] : []))] });
 
   const h: TimeOffHarness = {
     get sb() {
@@ -300,19 +270,8 @@ export const startTimeOffHarness = async (
     fake,
     logs,
     async slash(command, text, user = ANA) {
-      const responseUrl = fake.responseUrl({ channel: fake.dmChannel(user).id, user });
-      const res = await post(
-        slashCommandBody({
-          command,
-          text,
-          user_id: user,
-          channel_id: fake.dmChannel(user).id,
-          response_url: responseUrl,
-          trigger_id: fake.issueTrigger({ user }),
-        }),
-      );
-      const body = await json(res);
-      return { status: res.status, text: body ? textOf(body) : '', responseUrl, body };
+      const typed = await slack.slash(command, text, { user, channel: fake.dmChannel(user).id });
+      return { status: typed.status, text: typed.text, responseUrl: typed.responseUrl, body: typed.body };
     },
     timeoff: (text, user = ANA) => h.slash('/timeoff', text, user),
     whosout: (text, user = ANA) => h.slash('/whosout', text, user),
@@ -323,47 +282,35 @@ export const startTimeOffHarness = async (
         timeoutMs: 15_000,
       }),
     async click(actionId, user, o = {}) {
-      const responseUrl = fake.responseUrl({ channel: fake.dmChannel(user).id, user });
       const message =
         o.message ??
         (await waitFor(
           () =>
             [...dms(o.from ?? user)]
               .reverse()
-              .find((m) => !m.deleted && hasButton(m, actionId) !== undefined),
+              .find((m) => !m.deleted && buttonValue(m, actionId) !== undefined),
           { what: `a ${actionId} button in a DM to ${o.from ?? user}`, timeoutMs: 15_000 },
         ));
-      const value = o.value ?? hasButton(message, actionId) ?? '';
-      const payload = blockActionPayload({
-        action_id: actionId,
-        value,
-        user_id: user,
-        channel_id: message.channel,
-        message_ts: message.ts,
-        response_url: responseUrl,
-        trigger_id: fake.issueTrigger({ user }),
+      const value = o.value ?? buttonValue(message, actionId) ?? '';
+      const clicked = await slack.click(actionId, value, {
+        user,
+        channel: message.channel,
+        responseChannel: fake.dmChannel(user).id,
+        messageTs: message.ts,
       });
-      const res = await post(interactionBody(payload));
-      return { status: res.status, responseUrl, body: await json(res) };
+      return { status: clicked.status, responseUrl: clicked.responseUrl, body: clicked.body };
     },
     lastView: (user) => views(user).at(-1)?.view,
     async submitView(user, values, o = {}) {
       const view = views(user).at(-1)?.view;
-      const payload = viewSubmissionPayload({
-        callback_id: o.callbackId ?? String(view?.['callback_id'] ?? ''),
-        user_id: user,
+      return slack.submitView(
+        o.callbackId ?? String(view?.['callback_id'] ?? ''),
         values,
-        trigger_id: newTriggerId(),
-      });
-      (payload.view as Record<string, unknown>).private_metadata =
-        o.privateMetadata ?? String(view?.['private_metadata'] ?? '');
-      const res = await post(interactionBody(payload));
-      return { status: res.status, body: await json(res) };
+        o.privateMetadata ?? String(view?.['private_metadata'] ?? ''),
+        user,
+      );
     },
-    responses(responseUrl) {
-      const id = responseUrl.slice(responseUrl.lastIndexOf('/') + 1);
-      return fake.responsePosts.filter((p) => p.responseUrlId === id).map((p) => textOf(p.body));
-    },
+    responses: (responseUrl) => slack.responses(responseUrl),
     response: (responseUrl, match) =>
       waitFor(() => h.responses(responseUrl).find((t) => match.test(t)), {
         what: `a reply matching ${match}`,

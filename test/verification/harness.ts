@@ -1,14 +1,7 @@
 import { join } from 'node:path';
 import type { VerificationOptions } from '../../handlers/verification/module.ts';
 import { connectAll, type Simulator, simulatorEnv } from '../../sandbox/simulators/simulator.ts';
-import { type FakeMessage, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
-import {
-  blockActionPayload,
-  interactionBody,
-  newTriggerId,
-  slashCommandBody,
-  viewSubmissionPayload,
-} from '../../sandbox/simulators/slack/signing.ts';
+import type { FakeMessage, FakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { startVonageSimulator, type VonageSimulator } from '../../sandbox/simulators/vonage/index.ts';
 import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -21,7 +14,9 @@ import {
   VERIFICATION_VIEW,
 } from '../../src/verification/blocks/ids.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
-import { postSigned, TEST_BOT_TOKEN, TEST_SIGNING_SECRET, tempDir, testEnv } from '../support/startApp.ts';
+import { settle } from '../support/settle.ts';
+import { buttonValue, slackDriver, startTestSlack } from '../support/slackHarness.ts';
+import { tempDir, testEnv } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 
 /**
@@ -56,7 +51,7 @@ export type VerificationHarness = Readonly<{
   dbPath: string;
   clock: ManualClock;
   sim: VonageSimulator;
-  fake: Awaited<ReturnType<typeof startFakeSlack>>;
+  fake: FakeSlack;
   logs: LogSink;
   /** `/verify <text>` as `user`; the ack's text. */
   verify(text: string, user?: string): Promise<{ status: number; text: string; responseUrl: string }>;
@@ -87,9 +82,7 @@ export const startVerificationHarness = async (
     clock,
     webhooks: { retryDelaysMs: [20, 50, 100], timeoutMs: 3_000 },
   });
-  const fake = await startFakeSlack({
-    botToken: TEST_BOT_TOKEN,
-    signingSecret: TEST_SIGNING_SECRET,
+  const fake = await startTestSlack({
     users: [
       { id: ANA, name: 'ana', real_name: 'Ana Silva', email: 'ana@example.org' },
       { id: BEN, name: 'ben', real_name: 'Ben Okafor', email: 'ben@example.org' },
@@ -126,26 +119,14 @@ export const startVerificationHarness = async (
   await connectAll(simulators, url);
 
   // Signed at the app's (manual) time: Bolt judges a request's freshness on the app's clock.
-  const post = (body: string) =>
-    postSigned(`${url}/slack/events`, body, 'form', { timestamp: Math.floor(clock.now().getTime() / 1000) });
-  const json = async (res: Response): Promise<Record<string, unknown> | null> => {
-    const text = await res.text();
-    return text ? (JSON.parse(text) as Record<string, unknown>) : null;
-  };
-  const dms = (user = ANA) => fake.messages(fake.dmChannel(user).id);
-  const buttonValue = (user: string, actionId: string): string => {
-    for (const m of dms(user).reverse()) {
-      for (const b of (m.blocks ?? []) as {
-        type: string;
-        elements?: { action_id?: string; value?: string }[];
-      }[]) {
-        const found = b.elements?.find((e) => e.action_id === actionId);
-        if (found?.value) return found.value;
-      }
-    }
-    throw new Error(`no DM of ${user} has a ${actionId} button`);
-  };
-  const textOf = (body: Record<string, unknown>) => String(body['text'] ?? '');
+  const slack = slackDriver(fake, { url: () => url, clock });
+  const dms = (user = ANA) => slack.dms(user);
+  /** The value of the button on the latest DM of `user` that has one with a value. */
+  const latestButtonValue = (user: string, actionId: string): string | undefined =>
+    dms(user)
+      .reverse()
+      .map((m) => buttonValue(m, actionId))
+      .find((v) => v);
 
   const h: VerificationHarness = {
     get sb() {
@@ -158,19 +139,8 @@ export const startVerificationHarness = async (
     fake,
     logs,
     async verify(text, user = ANA) {
-      const responseUrl = fake.responseUrl({ channel: fake.dmChannel(user).id, user });
-      const res = await post(
-        slashCommandBody({
-          command: '/verify',
-          text,
-          user_id: user,
-          channel_id: fake.dmChannel(user).id,
-          response_url: responseUrl,
-          trigger_id: fake.issueTrigger({ user }),
-        }),
-      );
-      const body = await json(res);
-      return { status: res.status, text: body ? textOf(body) : '', responseUrl };
+      const typed = await slack.slash('/verify', text, { user, channel: fake.dmChannel(user).id });
+      return { status: typed.status, text: typed.text, responseUrl: typed.responseUrl };
     },
     dms,
     dm: (match, user = ANA) =>
@@ -179,28 +149,12 @@ export const startVerificationHarness = async (
         timeoutMs: 10_000,
       }),
     async click(actionId, user = ANA) {
-      const responseUrl = fake.responseUrl({ channel: fake.dmChannel(user).id, user });
-      const value = await waitFor(
-        () => {
-          try {
-            return buttonValue(user, actionId);
-          } catch {
-            return undefined;
-          }
-        },
-        { what: `a ${actionId} button in a DM to ${user}`, timeoutMs: 10_000 },
-      );
-      const payload = blockActionPayload({
-        action_id: actionId,
-        value,
-        user_id: user,
-        channel_id: fake.dmChannel(user).id,
-        response_url: responseUrl,
-        trigger_id: fake.issueTrigger({ user }),
+      const value = await waitFor(() => latestButtonValue(user, actionId), {
+        what: `a ${actionId} button in a DM to ${user}`,
+        timeoutMs: 10_000,
       });
-      const res = await post(interactionBody(payload));
-      await res.text();
-      return { status: res.status, responseUrl };
+      const clicked = await slack.click(actionId, value, { user, channel: fake.dmChannel(user).id });
+      return { status: clicked.status, responseUrl: clicked.responseUrl };
     },
     async enterCode(code, user = ANA) {
       const opened = fake.callsOf('views.open').length;
@@ -210,24 +164,18 @@ export const startVerificationHarness = async (
         what: 'the code modal',
       });
       const modal = [...(fake.exportState().views as { view: Record<string, unknown> }[])].at(-1)?.view;
-      const payload = viewSubmissionPayload({
-        callback_id: VERIFICATION_VIEW.code,
-        user_id: user,
-        values: {
+      return slack.submitView(
+        VERIFICATION_VIEW.code,
+        {
           [VERIFICATION_FIELD.codeBlock]: {
             [VERIFICATION_FIELD.code]: { type: 'plain_text_input', value: code },
           },
         },
-        trigger_id: newTriggerId(),
-      });
-      (payload.view as Record<string, unknown>).private_metadata = String(modal?.['private_metadata'] ?? '');
-      const res = await post(interactionBody(payload));
-      return { status: res.status, body: await json(res) };
+        String(modal?.['private_metadata'] ?? ''),
+        user,
+      );
     },
-    responses(responseUrl) {
-      const id = responseUrl.slice(responseUrl.lastIndexOf('/') + 1);
-      return fake.responsePosts.filter((p) => p.responseUrlId === id).map((p) => textOf(p.body));
-    },
+    responses: (responseUrl) => slack.responses(responseUrl),
     response: (responseUrl, match) =>
       waitFor(() => h.responses(responseUrl).find((t) => match.test(t)), {
         what: `a reply matching ${match}`,
@@ -238,12 +186,7 @@ export const startVerificationHarness = async (
         .filter((e) => e.kind === 'event')
         .map((e) => e.type);
     },
-    async idle() {
-      await sim.webhooks.idle();
-      await sb.processors.waitForIdle(10_000);
-      await sim.webhooks.idle();
-      await sb.processors.waitForIdle(10_000);
-    },
+    idle: () => settle(sb, { deliveries: [sim.webhooks] }),
     async restart() {
       await sb.stop();
       sb = (await boot(port)).app;

@@ -1,26 +1,13 @@
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   type PagerDutySimulator,
   startPagerDutySimulator,
 } from '../../sandbox/simulators/pagerduty/index.ts';
 import { simulatorEnv } from '../../sandbox/simulators/simulator.ts';
-import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
-import {
-  blockActionPayload,
-  interactionBody,
-  slashCommandBody,
-} from '../../sandbox/simulators/slack/signing.ts';
-import {
-  killAll,
-  type MainProcess,
-  postSigned,
-  spawnMain,
-  TEST_BOT_TOKEN,
-  TEST_SIGNING_SECRET,
-  tempDir,
-  testEnv,
-} from '../support/startApp.ts';
+import type { FakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
+import { createCrashRig } from '../support/crashRig.ts';
+import { slackDriver, startTestSlack } from '../support/slackHarness.ts';
+import { type MainProcess, testEnv } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 import { ANA, BEN, OPS, WEBHOOK_SECRET } from './harness.ts';
 
@@ -32,29 +19,25 @@ import { ANA, BEN, OPS, WEBHOOK_SECRET } from './harness.ts';
  * history scope the app posts as before and says so once in the log.
  */
 let sim: PagerDutySimulator;
-let tmp: ReturnType<typeof tempDir>;
+const rig = createCrashRig('switchboard-card-crash-');
 const fakes: FakeSlack[] = [];
-const mains: MainProcess[] = [];
 /** How late the fake answers the post it applied: far longer than the app needs to be killed. */
 const LATE_ANSWER_MS = 8_000;
 
 beforeAll(async () => {
   sim = await startPagerDutySimulator({ webhookSecret: WEBHOOK_SECRET });
-  tmp = tempDir('switchboard-card-crash-');
 });
 afterEach(async () => {
-  await killAll(mains);
+  await rig.killAll();
 });
 afterAll(async () => {
+  await rig.cleanup();
   await sim.stop();
   for (const f of fakes.splice(0)) await f.close();
-  tmp.cleanup();
 });
 
 const newFake = async (scopes?: readonly string[]): Promise<FakeSlack> => {
-  const fake = await startFakeSlack({
-    botToken: TEST_BOT_TOKEN,
-    signingSecret: TEST_SIGNING_SECRET,
+  const fake = await startTestSlack({
     users: [
       { id: ANA.slack, name: 'ana', real_name: 'Ana Silva', email: ANA.email },
       { id: BEN.slack, name: 'ben', real_name: 'Ben Okafor', email: BEN.email },
@@ -66,11 +49,8 @@ const newFake = async (scopes?: readonly string[]): Promise<FakeSlack> => {
   return fake;
 };
 
-const start = async (fake: FakeSlack, dbPath: string): Promise<MainProcess> => {
-  const main = await spawnMain(testEnv(fake, dbPath, { ...simulatorEnv([fake, sim]), LOG_LEVEL: 'info' }));
-  mains.push(main);
-  return main;
-};
+const start = (fake: FakeSlack, dbPath: string): Promise<MainProcess> =>
+  rig.startMain(testEnv(fake, dbPath, { ...simulatorEnv([fake, sim]), LOG_LEVEL: 'info' }));
 
 /** The incident's cards in #ops: the bot's posted messages naming its title (a unique one per test). */
 const cardsOf = (fake: FakeSlack, title: string) =>
@@ -82,17 +62,10 @@ const cardsOf = (fake: FakeSlack, title: string) =>
 const triggerAndCrash = async (fake: FakeSlack, main: MainProcess, title: string) => {
   fake.setBehaviour('chat.postMessage', { delayMs: LATE_ANSWER_MS, afterApply: true });
   const before = new Set(sim.state.incidents.keys());
-  const res = await postSigned(
-    `${main.url}/slack/events`,
-    slashCommandBody({
-      command: '/incident',
-      text: `trigger Payments API ${title}`,
-      user_id: ANA.slack,
-      channel_id: OPS,
-      response_url: fake.responseUrl({ channel: OPS, user: ANA.slack }),
-      trigger_id: fake.issueTrigger({ user: ANA.slack }),
-    }),
-    'form',
+  const res = await slackDriver(fake, { url: () => main.url }).slash(
+    '/incident',
+    `trigger Payments API ${title}`,
+    { user: ANA.slack, channel: OPS },
   );
   expect(res.status).toBe(200);
   const incident = await waitFor(
@@ -103,28 +76,16 @@ const triggerAndCrash = async (fake: FakeSlack, main: MainProcess, title: string
     what: 'the card applied by Slack',
     timeoutMs: 10_000,
   });
-  main.child.kill('SIGKILL');
-  expect(await main.exited).toBe('SIGKILL');
+  await rig.kill9(main);
   fake.clearBehaviour('chat.postMessage');
   return incident;
 };
 
 const acknowledge = async (fake: FakeSlack, main: MainProcess, value: string) => {
-  const res = await postSigned(
-    `${main.url}/slack/events`,
-    interactionBody(
-      blockActionPayload({
-        action_id: 'incident.acknowledge',
-        value,
-        user_id: BEN.slack,
-        channel_id: OPS,
-        response_url: fake.responseUrl({ channel: OPS, user: BEN.slack }),
-        trigger_id: fake.issueTrigger({ user: BEN.slack }),
-      }),
-    ),
-    'form',
-  );
-  await res.text();
+  const res = await slackDriver(fake, { url: () => main.url }).click('incident.acknowledge', value, {
+    user: BEN.slack,
+    channel: OPS,
+  });
   expect(res.status).toBe(200);
 };
 
@@ -140,7 +101,7 @@ const buttonValue = (fake: FakeSlack, title: string): string => {
 describe('kill -9 between chat.postMessage and IncidentCardPosted', () => {
   it('the card is found by its metadata after the restart and recorded, not posted again', async () => {
     const fake = await newFake();
-    const dbPath = join(tmp.dir, 'card.db');
+    const dbPath = rig.dbPath('card.db');
     const incident = await triggerAndCrash(fake, await start(fake, dbPath), 'crash after card post');
     const [card] = cardsOf(fake, incident.title);
     expect(card?.metadata?.event_type).toBe('switchboard_incident_card');
@@ -175,7 +136,7 @@ describe('kill -9 between chat.postMessage and IncidentCardPosted', () => {
 
   it('the card is found even when the redelivered events cannot render and a later change does (the search is per incident, not per event)', async () => {
     const fake = await newFake();
-    const dbPath = join(tmp.dir, 'card-later-change.db');
+    const dbPath = rig.dbPath('card-later-change.db');
     const incident = await triggerAndCrash(fake, await start(fake, dbPath), 'crash then later change');
     const [card] = cardsOf(fake, incident.title);
 
@@ -192,19 +153,10 @@ describe('kill -9 between chat.postMessage and IncidentCardPosted', () => {
     await waitFor(
       async () => {
         if (sim.state.incidents.get(incident.id)?.status === 'acknowledged') return true;
-        const res = await postSigned(
-          `${main.url}/slack/events`,
-          slashCommandBody({
-            command: '/incident',
-            text: `ack ${incident.number}`,
-            user_id: BEN.slack,
-            channel_id: OPS,
-            response_url: fake.responseUrl({ channel: OPS, user: BEN.slack }),
-            trigger_id: fake.issueTrigger({ user: BEN.slack }),
-          }),
-          'form',
-        );
-        await res.text();
+        await slackDriver(fake, { url: () => main.url }).slash('/incident', `ack ${incident.number}`, {
+          user: BEN.slack,
+          channel: OPS,
+        });
         return undefined;
       },
       { what: 'the incident acknowledged from Slack', timeoutMs: 15_000, intervalMs: 1_000 },
@@ -221,7 +173,7 @@ describe('kill -9 between chat.postMessage and IncidentCardPosted', () => {
 
   it('without a history scope the card is posted as before and the missing scope is logged once', async () => {
     const fake = await newFake(['commands', 'chat:write', 'im:write', 'users:read', 'users:read.email']);
-    const dbPath = join(tmp.dir, 'card-no-scope.db');
+    const dbPath = rig.dbPath('card-no-scope.db');
     const incident = await triggerAndCrash(fake, await start(fake, dbPath), 'crash without history scope');
 
     const main = await start(fake, dbPath);

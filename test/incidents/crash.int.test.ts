@@ -1,26 +1,13 @@
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   type PagerDutySimulator,
   startPagerDutySimulator,
 } from '../../sandbox/simulators/pagerduty/index.ts';
 import { simulatorEnv } from '../../sandbox/simulators/simulator.ts';
-import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
-import {
-  blockActionPayload,
-  interactionBody,
-  slashCommandBody,
-} from '../../sandbox/simulators/slack/signing.ts';
-import {
-  killAll,
-  type MainProcess,
-  postSigned,
-  spawnMain,
-  TEST_BOT_TOKEN,
-  TEST_SIGNING_SECRET,
-  tempDir,
-  testEnv,
-} from '../support/startApp.ts';
+import type { FakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
+import { createCrashRig } from '../support/crashRig.ts';
+import { slackDriver, startTestSlack } from '../support/slackHarness.ts';
+import { type MainProcess, testEnv } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 import { ANA, BEN, OPS, WEBHOOK_SECRET } from './harness.ts';
 
@@ -31,42 +18,33 @@ import { ANA, BEN, OPS, WEBHOOK_SECRET } from './harness.ts';
  */
 let sim: PagerDutySimulator;
 let fake: FakeSlack;
-let tmp: ReturnType<typeof tempDir>;
-const mains: MainProcess[] = [];
+const rig = createCrashRig('switchboard-incident-crash-');
 
 beforeAll(async () => {
   sim = await startPagerDutySimulator({ webhookSecret: WEBHOOK_SECRET });
-  fake = await startFakeSlack({
-    botToken: TEST_BOT_TOKEN,
-    signingSecret: TEST_SIGNING_SECRET,
+  fake = await startTestSlack({
     users: [
       { id: ANA.slack, name: 'ana', real_name: 'Ana Silva', email: ANA.email },
       { id: BEN.slack, name: 'ben', real_name: 'Ben Okafor', email: BEN.email },
     ],
     channels: [{ id: OPS, name: 'ops', is_im: false }],
   });
-  tmp = tempDir('switchboard-incident-crash-');
 });
 afterEach(async () => {
-  await killAll(mains);
+  await rig.killAll();
   sim.clearFaults();
 });
 afterAll(async () => {
+  await rig.cleanup();
   await sim.stop();
   await fake.close();
-  tmp.cleanup();
 });
 
-const start = async (dbPath: string): Promise<MainProcess> => {
-  const main = await spawnMain(testEnv(fake, dbPath, { ...simulatorEnv([fake, sim]), LOG_LEVEL: 'info' }));
-  mains.push(main);
-  return main;
-};
+const start = (dbPath: string): Promise<MainProcess> =>
+  rig.startMain(testEnv(fake, dbPath, { ...simulatorEnv([fake, sim]), LOG_LEVEL: 'info' }));
 
-const kill9 = async (main: MainProcess) => {
-  main.child.kill('SIGKILL');
-  expect(await main.exited).toBe('SIGKILL');
-};
+/** Ana and Ben in #ops, talking to the app as it runs now. */
+const slackTo = (main: MainProcess) => slackDriver(fake, { url: () => main.url });
 
 const cardsOf = (number: number) =>
   fake
@@ -85,18 +63,10 @@ const buttonValue = (number: number, actionId: string): string => {
 
 const trigger = async (main: MainProcess, title: string) => {
   const before = new Set(sim.state.incidents.keys());
-  const res = await postSigned(
-    `${main.url}/slack/events`,
-    slashCommandBody({
-      command: '/incident',
-      text: `trigger Payments API ${title}`,
-      user_id: ANA.slack,
-      channel_id: OPS,
-      response_url: fake.responseUrl({ channel: OPS, user: ANA.slack }),
-      trigger_id: fake.issueTrigger({ user: ANA.slack }),
-    }),
-    'form',
-  );
+  const res = await slackTo(main).slash('/incident', `trigger Payments API ${title}`, {
+    user: ANA.slack,
+    channel: OPS,
+  });
   expect(res.status).toBe(200);
   const incident = await waitFor(
     () => [...sim.state.incidents.values()].find((i) => !before.has(i.id) && i.title === title),
@@ -110,27 +80,13 @@ const trigger = async (main: MainProcess, title: string) => {
 };
 
 const click = async (main: MainProcess, actionId: string, value: string, user: string) => {
-  const res = await postSigned(
-    `${main.url}/slack/events`,
-    interactionBody(
-      blockActionPayload({
-        action_id: actionId,
-        value,
-        user_id: user,
-        channel_id: OPS,
-        response_url: fake.responseUrl({ channel: OPS, user }),
-        trigger_id: fake.issueTrigger({ user }),
-      }),
-    ),
-    'form',
-  );
-  await res.text();
+  const res = await slackTo(main).click(actionId, value, { user, channel: OPS });
   expect(res.status).toBe(200);
 };
 
 describe('kill -9 between an upstream call and its recorded outcome', () => {
   it('the acknowledge is not sent again after the restart; the card shows it', async () => {
-    const dbPath = join(tmp.dir, 'ack.db');
+    const dbPath = rig.dbPath('ack.db');
     let main = await start(dbPath);
     const incident = await trigger(main, 'crash after ack');
     const streamId = buttonValue(incident.number, 'incident.acknowledge');
@@ -140,7 +96,7 @@ describe('kill -9 between an upstream call and its recorded outcome', () => {
     await waitFor(() => sim.state.incidents.get(incident.id)?.status === 'acknowledged' || undefined, {
       what: 'the acknowledge applied upstream',
     });
-    await kill9(main);
+    await rig.kill9(main);
 
     main = await start(dbPath);
     await waitFor(

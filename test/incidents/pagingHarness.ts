@@ -5,8 +5,7 @@ import {
   startPagerDutySimulator,
 } from '../../sandbox/simulators/pagerduty/index.ts';
 import { connectAll, type Simulator, simulatorEnv } from '../../sandbox/simulators/simulator.ts';
-import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
-import { slashCommandBody } from '../../sandbox/simulators/slack/signing.ts';
+import type { FakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { startVonageSimulator, type VonageSimulator } from '../../sandbox/simulators/vonage/index.ts';
 import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -14,10 +13,11 @@ import type { ManualClock } from '../../src/core/clock.ts';
 import type { RecordedEvent } from '../../src/eventStore/eventStore.ts';
 import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { createLogger } from '../../src/logger.ts';
-import { readTimer, TIMER_STREAM_PREFIX } from '../../src/processors/scheduler.ts';
 import { createVonageClient } from '../../src/upstream/vonage.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
-import { postSigned, TEST_BOT_TOKEN, TEST_SIGNING_SECRET, tempDir, testEnv } from '../support/startApp.ts';
+import { settle } from '../support/settle.ts';
+import { slackDriver, startTestSlack } from '../support/slackHarness.ts';
+import { tempDir, testEnv } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 
 /**
@@ -106,9 +106,7 @@ export const startPagingHarness = async (
     clock,
     webhooks: { retryDelaysMs: [20, 50, 100, 200], timeoutMs: 3_000 },
   });
-  const fake = await startFakeSlack({
-    botToken: TEST_BOT_TOKEN,
-    signingSecret: TEST_SIGNING_SECRET,
+  const fake = await startTestSlack({
     users: [
       { id: ANA.slack, name: 'ana', real_name: 'Ana Silva', email: ANA.email },
       { id: BEN.slack, name: 'ben', real_name: 'Ben Okafor', email: BEN.email },
@@ -160,13 +158,9 @@ export const startPagingHarness = async (
   let sb = await boot();
   await connectAll(simulators, url);
 
-  const idle = async () => {
-    for (let i = 0; i < 3; i++) {
-      await pd.webhooks.idle();
-      await vonage.webhooks.idle();
-      await sb.processors.waitForIdle(10_000);
-    }
-  };
+  // Slack's signature is judged by the app's clock.
+  const slack = slackDriver(fake, { url: () => url, clock });
+  const idle = () => settle(sb, { deliveries: [pd.webhooks, vonage.webhooks] });
 
   const harness: PagingHarness = {
     get sb() {
@@ -183,21 +177,7 @@ export const startPagingHarness = async (
     vonage,
     logs,
     async slash(text, user = ANA.slack, command = '/incident') {
-      const res = await postSigned(
-        `${url}/slack/events`,
-        slashCommandBody({
-          command,
-          text,
-          user_id: user,
-          channel_id: OPS,
-          response_url: fake.responseUrl({ channel: OPS, user }),
-          trigger_id: fake.issueTrigger({ user }),
-        }),
-        'form',
-        // Slack's signature is judged by the app's clock.
-        { timestamp: Math.floor(clock.now().getTime() / 1000) },
-      );
-      return res.text();
+      return (await slack.slash(command, text, { user, channel: OPS })).raw;
     },
     async trigger(title, service = PLATFORM) {
       const before = new Set(pd.state.incidents.keys());
@@ -240,18 +220,7 @@ export const startPagingHarness = async (
     },
     async advance(ms) {
       clock.advance(ms);
-      await idle();
-      // The scheduler looks every 10 ms: give it a look at the new time, then let what it fired settle.
-      await waitFor(
-        async () => {
-          for (const s of await sb.store.listStreams({ prefix: TIMER_STREAM_PREFIX, limit: 10_000 })) {
-            const timer = await readTimer(sb.store, s.streamId.slice(TIMER_STREAM_PREFIX.length));
-            if (timer.status === 'pending' && timer.dueAt && timer.dueAt <= clock.now()) return undefined;
-          }
-          return true;
-        },
-        { what: 'due timers fired', timeoutMs: 10_000 },
-      );
+      // Every timer due by the new time fires, and what it starts settles.
       await idle();
     },
     idle,

@@ -1,25 +1,16 @@
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   type PagerDutySimulator,
   startPagerDutySimulator,
 } from '../../sandbox/simulators/pagerduty/index.ts';
-import { connectAll, simulatorEnv } from '../../sandbox/simulators/simulator.ts';
-import { type FakeSlack, startFakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
-import { slashCommandBody } from '../../sandbox/simulators/slack/signing.ts';
+import { simulatorEnv } from '../../sandbox/simulators/simulator.ts';
+import type { FakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { startVonageSimulator, type VonageSimulator } from '../../sandbox/simulators/vonage/index.ts';
 import { openEventStore } from '../../src/eventStore/openEventStore.ts';
 import { createPeopleDirectory } from '../../src/people/directory.ts';
-import {
-  killAll,
-  type MainProcess,
-  postSigned,
-  spawnMain,
-  TEST_BOT_TOKEN,
-  TEST_SIGNING_SECRET,
-  tempDir,
-  testEnv,
-} from '../support/startApp.ts';
+import { createCrashRig } from '../support/crashRig.ts';
+import { slackDriver, startTestSlack } from '../support/slackHarness.ts';
+import { type MainProcess, testEnv } from '../support/startApp.ts';
 import { gate, waitFor } from '../support/waitFor.ts';
 import { ANA, CHEN, OPS, PLATFORM, WEBHOOK_SECRET } from './pagingHarness.ts';
 
@@ -33,53 +24,47 @@ import { ANA, CHEN, OPS, PLATFORM, WEBHOOK_SECRET } from './pagingHarness.ts';
 let pd: PagerDutySimulator;
 let vonage: VonageSimulator;
 let fake: FakeSlack;
-let tmp: ReturnType<typeof tempDir>;
-const mains: MainProcess[] = [];
+const rig = createCrashRig('switchboard-paging-crash-');
 const held = gate();
 
 beforeAll(async () => {
   pd = await startPagerDutySimulator({ webhookSecret: WEBHOOK_SECRET });
   vonage = await startVonageSimulator();
-  fake = await startFakeSlack({
-    botToken: TEST_BOT_TOKEN,
-    signingSecret: TEST_SIGNING_SECRET,
+  fake = await startTestSlack({
     users: [
       { id: ANA.slack, name: 'ana', real_name: 'Ana Silva', email: ANA.email },
       { id: CHEN.slack, name: 'chen', real_name: 'Chen Wei', email: CHEN.email },
     ],
     channels: [{ id: OPS, name: 'ops', is_im: false }],
   });
-  tmp = tempDir('switchboard-paging-crash-');
 });
 afterEach(async () => {
-  await killAll(mains);
+  await rig.killAll();
 });
 afterAll(async () => {
   held.open();
+  await rig.cleanup();
   await pd.stop();
   await vonage.stop();
   await fake.close();
-  tmp.cleanup();
 });
 
-const start = async (dbPath: string, port: string): Promise<MainProcess> => {
+const start = (dbPath: string, port: string): Promise<MainProcess> => {
   const sims = [fake, pd, vonage];
-  const main = await spawnMain(
+  return rig.startMain(
     testEnv(fake, dbPath, {
       ...simulatorEnv(sims),
       LOG_LEVEL: 'info',
       PORT: port,
       PAGING_DELAY_MINUTES: '0',
     }),
+    { connect: sims },
   );
-  mains.push(main);
-  await connectAll(sims, main.url);
-  return main;
 };
 
 describe('kill -9 between the page timer and the SMS', () => {
   it('the page is sent once after the restart', async () => {
-    const dbPath = join(tmp.dir, 'paging.db');
+    const dbPath = rig.dbPath('paging.db');
     // Chen's phone is verified (as a checked code links it).
     const store = await openEventStore(`sqlite:${dbPath}`);
     await createPeopleDirectory({ store, now: () => new Date() }).link(CHEN.slack, {
@@ -95,17 +80,10 @@ describe('kill -9 between the page timer and the SMS', () => {
     // The SMS request reaches the service's door and goes no further: the app dies meanwhile.
     vonage.delayNext('sendSms', { until: held.promise });
     const before = new Set(pd.state.incidents.keys());
-    const res = await postSigned(
-      `${main.url}/slack/events`,
-      slashCommandBody({
-        command: '/incident',
-        text: `trigger ${PLATFORM} crash while paging`,
-        user_id: ANA.slack,
-        channel_id: OPS,
-        response_url: fake.responseUrl({ channel: OPS, user: ANA.slack }),
-        trigger_id: fake.issueTrigger({ user: ANA.slack }),
-      }),
-      'form',
+    const res = await slackDriver(fake, { url: () => main.url }).slash(
+      '/incident',
+      `trigger ${PLATFORM} crash while paging`,
+      { user: ANA.slack, channel: OPS },
     );
     expect(res.status).toBe(200);
     await waitFor(() => [...pd.state.incidents.values()].find((i) => !before.has(i.id)), {
@@ -116,8 +94,7 @@ describe('kill -9 between the page timer and the SMS', () => {
       what: 'the SMS on its way',
       timeoutMs: 15_000,
     });
-    main.child.kill('SIGKILL');
-    expect(await main.exited).toBe('SIGKILL');
+    await rig.kill9(main);
     expect(vonage.phones.inbox(CHEN.phone)).toEqual([]);
 
     main = await start(dbPath, port);

@@ -6,19 +6,8 @@ import {
   startPagerDutySimulator,
 } from '../../sandbox/simulators/pagerduty/index.ts';
 import { connectAll, type Simulator, simulatorEnv } from '../../sandbox/simulators/simulator.ts';
-import {
-  type FakeMessage,
-  type FakeSlack,
-  startFakeSlack,
-} from '../../sandbox/simulators/slack/fakeSlack.ts';
-import {
-  blockActionPayload,
-  interactionBody,
-  newTriggerId,
-  nowSeconds,
-  slashCommandBody,
-  viewSubmissionPayload,
-} from '../../sandbox/simulators/slack/signing.ts';
+import type { FakeMessage, FakeSlack } from '../../sandbox/simulators/slack/fakeSlack.ts';
+import { nowSeconds } from '../../sandbox/simulators/slack/signing.ts';
 import { createSwitchboard, type Switchboard } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Clock } from '../../src/core/clock.ts';
@@ -27,14 +16,9 @@ import { openEventStore } from '../../src/eventStore/openEventStore.ts';
 import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createLogSink, type LogSink } from '../support/logSink.ts';
-import {
-  postSigned,
-  type SignedPostOptions,
-  TEST_BOT_TOKEN,
-  TEST_SIGNING_SECRET,
-  tempDir,
-  testEnv,
-} from '../support/startApp.ts';
+import { settle } from '../support/settle.ts';
+import { slackDriver, startTestSlack } from '../support/slackHarness.ts';
+import { type SignedPostOptions, tempDir, testEnv } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 
 /**
@@ -146,9 +130,7 @@ export const startIncidentHarness = async (
     webhookSecret: WEBHOOK_SECRET,
     webhooks: { retryDelaysMs: [20, 50, 100, 200], timeoutMs: 3_000 },
   });
-  const fake = await startFakeSlack({
-    botToken: TEST_BOT_TOKEN,
-    signingSecret: TEST_SIGNING_SECRET,
+  const fake = await startTestSlack({
     users: [
       { id: ANA.slack, name: 'ana', real_name: 'Ana Silva', email: ANA.email },
       { id: BEN.slack, name: 'ben', real_name: 'Ben Okafor', email: BEN.email },
@@ -195,20 +177,8 @@ export const startIncidentHarness = async (
 
   // Slack signs with its own time, which agrees with the app's: the skew these tests set up is
   // between the app and the incident service (signed 5 minutes off, a request is rightly refused).
-  const appClock = options.clock;
-  const post = (body: string, kind: 'form' | 'json', o: SignedPostOptions = {}) =>
-    postSigned(`${url}/slack/events`, body, kind, {
-      ...(appClock ? { timestamp: Math.floor(appClock.now().getTime() / 1000) } : {}),
-      ...o,
-    });
-  const json = async (res: Response): Promise<Record<string, unknown> | null> => {
-    const text = await res.text();
-    try {
-      return text ? (JSON.parse(text) as Record<string, unknown>) : null;
-    } catch {
-      return { text };
-    }
-  };
+  const slack = slackDriver(fake, { url: () => url, ...(options.clock ? { clock: options.clock } : {}) });
+  const post = (body: string, kind: 'form' | 'json', o: SignedPostOptions = {}) => slack.post(body, kind, o);
 
   const harness: IncidentHarness = {
     get sb() {
@@ -221,23 +191,13 @@ export const startIncidentHarness = async (
     logs,
     post,
     async slash(text, o = {}) {
-      const user = o.user ?? ANA.slack;
-      const channel = o.channel ?? OPS;
-      const responseUrl = fake.responseUrl({ channel, user });
-      const triggerId = o.triggerId ?? fake.issueTrigger({ user });
-      const res = await post(
-        slashCommandBody({
-          command: o.command ?? '/incident',
-          text,
-          user_id: user,
-          channel_id: channel,
-          response_url: responseUrl,
-          trigger_id: triggerId,
-        }),
-        'form',
-        o.headers ? { headers: o.headers } : {},
-      );
-      return { status: res.status, body: await json(res), responseUrl };
+      const { status, body, responseUrl } = await slack.slash(o.command ?? '/incident', text, {
+        user: o.user ?? ANA.slack,
+        channel: o.channel ?? OPS,
+        ...(o.triggerId ? { triggerId: o.triggerId } : {}),
+        ...(o.headers ? { headers: o.headers } : {}),
+      });
+      return { status, body, responseUrl };
     },
     async answer(res) {
       const acked = JSON.stringify(res.body ?? {});
@@ -250,37 +210,15 @@ export const startIncidentHarness = async (
       return JSON.stringify(posted.body);
     },
     async click(actionId, value, o = {}) {
-      const user = o.user ?? ANA.slack;
-      const channel = o.channel ?? OPS;
-      const responseUrl = fake.responseUrl({ channel, user });
-      const payload = blockActionPayload({
-        action_id: actionId,
-        value,
-        user_id: user,
-        channel_id: channel,
-        response_url: responseUrl,
-        trigger_id: o.triggerId ?? fake.issueTrigger({ user }),
-        ...(o.actionTs ? { action_ts: o.actionTs } : {}),
+      const { status, responseUrl, payload } = await slack.click(actionId, value, {
+        ...o,
+        user: o.user ?? ANA.slack,
+        channel: o.channel ?? OPS,
       });
-      if (o.extra) {
-        const actions = payload.actions as Record<string, unknown>[];
-        actions[0] = { ...actions[0], ...o.extra };
-      }
-      const res = await post(interactionBody(payload), 'form');
-      await res.text();
-      return { status: res.status, responseUrl, payload };
+      return { status, responseUrl, payload };
     },
-    async submitView(callbackId, values, privateMetadata, user = ANA.slack) {
-      const payload = viewSubmissionPayload({
-        callback_id: callbackId,
-        user_id: user,
-        values,
-        trigger_id: newTriggerId(),
-      });
-      (payload.view as Record<string, unknown>).private_metadata = privateMetadata;
-      const res = await post(interactionBody(payload), 'form');
-      return { status: res.status, body: await json(res) };
-    },
+    submitView: (callbackId, values, privateMetadata, user = ANA.slack) =>
+      slack.submitView(callbackId, values, privateMetadata, user),
     stream: (streamId) => sb.store.readStream(streamId),
     async streamOfNumber(number) {
       return waitFor(
@@ -333,12 +271,7 @@ export const startIncidentHarness = async (
         '\n',
       );
     },
-    async idle() {
-      await sim.webhooks.idle();
-      await sb.processors.waitForIdle(10_000);
-      await sim.webhooks.idle();
-      await sb.processors.waitForIdle(10_000);
-    },
+    idle: () => settle(sb, { deliveries: [sim.webhooks] }),
     async restart(o = {}) {
       await sb.stop();
       if (o.replay?.length) {
