@@ -21,8 +21,9 @@ import { noticeLedger, type SlackOutbox } from './outbox.ts';
  *   to tell and what went wrong for them, in their words: the incident's card thread, a DM to the
  *   person who asked. The kernel adds what happens next ("Switchboard's operators have been
  *   told."). No stream, event id, processor, error code or exception text reaches them. One
- *   notice per parked event and place: several processors parking the same event tell people
- *   once.
+ *   notice per stream, place and day (of the park): several processors parking the same event,
+ *   or every later event of a stream that holds a corrupt one, tell people once that what they see
+ *   may be out of date.
  * - **Operators.** With `SWITCHBOARD_OPERATORS_CHANNEL` set, every parked record is also posted
  *   there with what an operator needs: the processor, the event's type, stream, id and position,
  *   the error code, and how to read and replay it.
@@ -136,7 +137,12 @@ export const createParkedNoticesReactor = (options: ParkedNoticesOptions): Proce
       });
       if (result.outcome !== 'refused') return true;
       ctx.logger.error(
-        { code: 'SB_PARKED_NOTICE_UNDELIVERED', ...about, channel: post.channel, slackError: result.slackError },
+        {
+          code: 'SB_PARKED_NOTICE_UNDELIVERED',
+          ...about,
+          channel: post.channel,
+          slackError: result.slackError,
+        },
         'Slack refused the notice of a parked event; it is not parked (see the event parked line)',
       );
       return false;
@@ -195,8 +201,9 @@ export const createParkedNoticesReactor = (options: ParkedNoticesOptions): Proce
           ctx,
           event,
           {
-            // Per parked event and place: several processors parking one event tell people once.
-            key: `people:${parked.eventId}:${target}`,
+            // Per stream, place and day: several processors parking one event, or every later
+            // event of a stream holding a corrupt one, tell people once ("may be out of date").
+            key: `people:${parked.streamId}:${target}:${parked.parkedAt.slice(0, 10)}`,
             channel: target,
             threadTs: 'user' in n ? undefined : n.threadTs,
             text: peopleText(n, operatorsChannel),
