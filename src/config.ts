@@ -194,7 +194,7 @@ const VARS = {
   },
   SWITCHBOARD_OPERATORS_CHANNEL: {
     purpose:
-      "Slack channel id where every event a processor gave up on (parked) is posted for operators, with how to replay it; optional (the bot must be in it)",
+      'Slack channel id where every event a processor gave up on (parked) is posted for operators, with how to replay it; optional (the bot must be in it)',
     schema: z
       .string()
       .regex(/^[CG][A-Z0-9]{2,30}$/, 'must be a Slack channel id (C… or G…), not a name or a user'),

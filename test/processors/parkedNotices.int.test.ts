@@ -123,7 +123,9 @@ describe('a parked event is said, in words, where people look (issue 18)', () =>
     });
     await settle(second.sb);
     expect(
-      second.logs.lines().some((l) => l['processorId'] === PARKED_NOTICES_PROCESSOR && l['msg'] === 'caught up'),
+      second.logs
+        .lines()
+        .some((l) => l['processorId'] === PARKED_NOTICES_PROCESSOR && l['msg'] === 'caught up'),
     ).toBe(true);
     // Replayed and failing again: still parked, nobody told twice.
     const replay = await second.sb.processors.replayParked('ticket-fragile-a');

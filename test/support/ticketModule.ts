@@ -1,9 +1,9 @@
 import { slackInputOf } from '../../handlers/middleware/slackInput.ts';
 import { commandMetadata } from '../../src/application/inbox.ts';
+import { ValidationError } from '../../src/core/errors.ts';
 import { nonEmptyVariable, urlVariable } from '../../src/lifecycles/config.ts';
 import { defineLifecycle } from '../../src/lifecycles/lifecycle.ts';
 import type { LifecyclePorts, PortDirectory } from '../../src/lifecycles/ports.ts';
-import { ValidationError } from '../../src/core/errors.ts';
 import type { Processor } from '../../src/processors/runner.ts';
 import { mrkdwn } from '../../src/slack/blocks/format.ts';
 import type { ParkedNotice } from '../../src/slack/parkedNotices.reactor.ts';
