@@ -27,6 +27,7 @@ import {
   checkReadModels,
   claimCommandRoutes,
   enrichByOwner,
+  parkedNoticeOwners,
   type RunningLifecycle,
   rejectionTextByOwner,
   slashCommandOwners,
@@ -55,6 +56,7 @@ import { slackAuthCheckError } from './slack/authCheck.ts';
 import { createBoltLogger } from './slack/boltLogger.ts';
 import { createSlackOutbox } from './slack/outbox.ts';
 import { slackOutboxTransport } from './slack/outboxTransport.ts';
+import { createParkedNoticesReactor } from './slack/parkedNotices.reactor.ts';
 import { createSlackWebClient, type SwitchboardWebClient, slackClientOptions } from './slack/webClient.ts';
 
 /**
@@ -264,7 +266,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
       { name: 'Switchboard (command replies)', routes: commandReplyRoutes },
       running,
     );
-    return { running, ...claimed };
+    return { running, ...claimed, parkedOwnerOf: parkedNoticeOwners(running) };
   };
   let lifecycles: Awaited<ReturnType<typeof createLifecycles>>;
   try {
@@ -275,7 +277,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     if (!options.store) await store.close();
     throw e;
   }
-  const { running, routes: commandRoutes, ownerOf } = lifecycles;
+  const { running, routes: commandRoutes, ownerOf, parkedOwnerOf } = lifecycles;
   const bus = createCommandBus(store, commandRoutes);
   const instances = running.map((r) => r.instance);
   const homeSections = instances.flatMap((i) => (i.home ? [i.home] : []));
@@ -304,6 +306,12 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
         formatRejection: rejectionTextByOwner(ownerOf, defaultRejectionText),
       }),
       scheduler,
+      // Issue 18: a parked event is said, in words, to whoever waited on it (and to operators).
+      createParkedNoticesReactor({
+        outbox,
+        ownerOf: parkedOwnerOf,
+        operatorsChannel: config.operatorsChannel,
+      }),
       ...(homeSections.length
         ? [
             createAppHomeReactor({

@@ -97,6 +97,11 @@ export type Config = Readonly<{
   replica: ReplicaConfig;
   /** The data key ring and the secrets values were sealed under before it (src/core/keyRing.ts). */
   dataKeys: DataKeysConfig;
+  /**
+   * SWITCHBOARD_OPERATORS_CHANNEL: where every parked event is also posted for operators (issue
+   * 18); undefined when unset (the log line and the gauge only).
+   */
+  operatorsChannel: string | undefined;
 }>;
 
 export type DataKeysConfig = Readonly<{
@@ -186,6 +191,13 @@ const VARS = {
   SLACK_API_URL: {
     purpose: 'Slack Web API base URL; tests and the sandbox point it at a fake',
     schema: urlVariable,
+  },
+  SWITCHBOARD_OPERATORS_CHANNEL: {
+    purpose:
+      'Slack channel id where every event a processor gave up on (parked) is posted for operators, with how to replay it; optional (the bot must be in it)',
+    schema: z
+      .string()
+      .regex(/^[CG][A-Z0-9]{2,30}$/, 'must be a Slack channel id (C… or G…), not a name or a user'),
   },
   [DATA_KEYS_VARIABLE]: {
     purpose:
@@ -321,6 +333,7 @@ export const loadConfig = (env: Env, lifecycles: readonly LifecycleDeclaration[]
     claimExpiryMs: Number(r.optional('SWITCHBOARD_CLAIM_EXPIRY_SECONDS') ?? '15') * 1_000,
   };
   const ring = readRing(r);
+  const operatorsChannel = r.optional('SWITCHBOARD_OPERATORS_CHANNEL');
 
   // All or none of each lifecycle's credentials; then the slices of those switched on; then the
   // other variables of those switched off (URLs), so a typo shows up before it matters.
@@ -373,6 +386,7 @@ export const loadConfig = (env: Env, lifecycles: readonly LifecycleDeclaration[]
     ci,
     replica,
     dataKeys: { ring, legacy },
+    operatorsChannel,
   };
 };
 

@@ -10,6 +10,7 @@ import { createIncidentNoticesReactor } from '../../src/incidents/notices.reacto
 import { createOnCallLookups, createScheduleOverridesPort } from '../../src/incidents/onCall.ts';
 import { createIncidentPagingReactor, createPagingRota } from '../../src/incidents/paging.reactor.ts';
 import { createIncidentResponses, pagingRoutes } from '../../src/incidents/paging.ts';
+import { incidentParkedNotices } from '../../src/incidents/parkedNotices.ts';
 import { createIncidentQueries } from '../../src/incidents/queries.ts';
 import {
   createIncidentReadModels,
@@ -239,6 +240,7 @@ const createIncidents = (
         now: () => clock.now(),
       }),
     },
+    parkedNotices: incidentParkedNotices,
     api: { pagerduty, readModels },
   };
 };

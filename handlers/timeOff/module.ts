@@ -21,6 +21,7 @@ import { slackChannelMembers } from '../../src/timeOff/hrChannel.ts';
 import { createTimeOffHrSync, type TimeOffHrSync } from '../../src/timeOff/hrSync.ts';
 import { createLeaversReactor, reportedShift } from '../../src/timeOff/leavers.reactor.ts';
 import { createTimeOffNoticesReactor } from '../../src/timeOff/notices.reactor.ts';
+import { timeOffParkedNotices } from '../../src/timeOff/parkedNotices.ts';
 import { createTimeOffPeople, type TimeOffPeople } from '../../src/timeOff/people.ts';
 import { createTimeOffQueries } from '../../src/timeOff/queries.ts';
 import {
@@ -223,6 +224,7 @@ const createTimeOff = (
     rejectionText: timeOffRejectionText,
     enrich: createTimeOffEnricher({ readModel, absences, hrChannel: { channelMembers, people, logger } }),
     provides: { absences },
+    parkedNotices: timeOffParkedNotices,
     api: { client, readModel, people, sync },
   };
 };

@@ -27,6 +27,7 @@ import {
   createVerificationTimersReactor,
 } from '../../src/verification/notices.reactor.ts';
 import { PAGER_INDEX } from '../../src/verification/paging/pagerIndex.ts';
+import { verificationParkedNotices } from '../../src/verification/parkedNotices.ts';
 import { createPhoneSealer, type PhoneSealer } from '../../src/verification/phone.ts';
 import {
   createVerificationReadModel,
@@ -313,6 +314,7 @@ const createVerification = (
         ? { text: `:warning: ${r.message}` }
         : undefined,
     provides: { ...paging.provides },
+    parkedNotices: verificationParkedNotices,
     preflight: async () => {
       const report = await preparePersonKeys(personKeys, deps.keyRing);
       const total = report.rewrapped + report.current + report.elsewhere;

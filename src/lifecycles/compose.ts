@@ -2,6 +2,7 @@ import type { CommandRoute } from '../application/dispatch.ts';
 import { ChatOpsError } from '../core/errors.ts';
 import type { CommandRejectedData } from '../processors/inboxDispatch.reactor.ts';
 import type { SlackReplyMessage } from '../processors/ports.ts';
+import type { ParkedNoticeOwner } from '../slack/parkedNotices.reactor.ts';
 import type { LifecycleDeclaration } from './config.ts';
 import type { Enrich, LifecycleInstance, LifecycleModule } from './lifecycle.ts';
 
@@ -145,3 +146,32 @@ export const rejectionTextByOwner =
   ) =>
   (rejection: CommandRejectedData): SlackReplyMessage =>
     ownerOf.get(rejection.commandType)?.instance.rejectionText?.(rejection) ?? fallback(rejection);
+
+/**
+ * Who is told when an event of a stream is parked: the running lifecycle whose `parkedNotices`
+ * names the longest prefix of the stream. A prefix two lifecycles claim is refused at start.
+ */
+export const parkedNoticeOwners = (
+  running: readonly RunningLifecycle[],
+): ((streamId: string) => ParkedNoticeOwner | undefined) => {
+  const byPrefix = new Map<string, ParkedNoticeOwner>();
+  for (const r of running) {
+    const notices = r.instance.parkedNotices;
+    if (!notices) continue;
+    for (const prefix of notices.streamPrefixes) {
+      const previous = byPrefix.get(prefix);
+      if (previous) {
+        throw refuse(
+          `stream prefix ${prefix} is claimed for parked notices by two lifecycles: ${previous.lifecycle} and ${r.module.name}`,
+          { streamPrefix: prefix, lifecycles: [previous.lifecycle, r.module.name] },
+        );
+      }
+      byPrefix.set(prefix, { lifecycle: r.module.name, notices });
+    }
+  }
+  const prefixes = [...byPrefix.keys()].sort((a, b) => b.length - a.length);
+  return (streamId) => {
+    const prefix = prefixes.find((p) => streamId.startsWith(p));
+    return prefix === undefined ? undefined : byPrefix.get(prefix);
+  };
+};

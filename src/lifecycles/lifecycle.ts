@@ -16,6 +16,7 @@ import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { ReadModelRegistration } from '../processors/snapshots.ts';
 import type { KnownBlock } from '../slack/blocks/format.ts';
 import type { SlackOutbox } from '../slack/outbox.ts';
+import type { ParkedNotices } from '../slack/parkedNotices.reactor.ts';
 import type { SwitchboardWebClient } from '../slack/webClient.ts';
 import type { LifecycleDeclaration } from './config.ts';
 import type { LifecyclePorts, PortDirectory } from './ports.ts';
@@ -132,6 +133,12 @@ export type LifecycleInstance<Api = unknown> = Readonly<{
   rejectionText?(rejection: CommandRejectedData): SlackReplyMessage | undefined;
   /** The ports it offers the other lifecycles (see ports.ts). */
   provides?: Partial<LifecyclePorts>;
+  /**
+   * Whom to tell, in words, when a processor parks an event of a stream it owns (issue 18: a
+   * parked event nobody sees is a defect): the kernel's `parked-notices` asks the owner of the
+   * stream, by prefix (src/slack/parkedNotices.reactor.ts). A prefix owned twice is refused.
+   */
+  parkedNotices?: ParkedNotices;
   /**
    * Runs at start, before any processor or request: checks and repairs what the module needs to
    * serve (the verification lifecycle re-wraps person keys under the ring's first key and refuses

@@ -42,8 +42,16 @@ export type HomeView = Readonly<{ type: 'home'; blocks: KnownBlock[] }>;
  * `details.retryAfterMs` at once (the outbox waits, never the client).
  */
 export type OutboxTransport = Readonly<{
-  /** chat.postMessage with `marker` as metadata; never retried blind (no idempotency key). */
-  postMessage(channel: string, message: SlackMessage, marker: MessageMarker | undefined): Promise<Sent>;
+  /**
+   * chat.postMessage with `marker` as metadata (in the thread of `threadTs` when given); never
+   * retried blind (no idempotency key).
+   */
+  postMessage(
+    channel: string,
+    message: SlackMessage,
+    marker: MessageMarker | undefined,
+    threadTs?: string,
+  ): Promise<Sent>;
   update(channel: string, ts: string, message: SlackMessage): Promise<void>;
   postEphemeral(channel: string, user: string, message: SlackMessage): Promise<void>;
   publishHome(user: string, view: HomeView): Promise<void>;
@@ -62,6 +70,11 @@ export type PostRequest = Readonly<{
   /** A channel id, or a user id for the app's DM with them. */
   channel: string;
   message: SlackMessage | (() => Promise<Composed>);
+  /**
+   * A reply in the thread of this message of `channel` (not the fallback's). A thread reply is not
+   * in the conversation's history: after a crash in the window below it may be posted twice.
+   */
+  threadTs?: string | undefined;
   /** When the post could have been made at the earliest (the event asking for it): bounds the history read. */
   since?: Date | undefined;
   /** Where it goes when `channel` refuses it for good (by default: the bot is not in it, it is gone or archived). */
@@ -251,7 +264,8 @@ const bound = <K, V>(map: Map<K, V>, limit: number) => {
  *   that kind of conversation is posted as before, and that is logged once. What remains (Slack
  *   offers nothing closer): a post still being applied inside Slack when the read is made, a
  *   history that lags more than the settle time, a message deleted since or pushed out of the page
- *   read, an ephemeral or a response_url answer (no history to read): a duplicate, never a loss.
+ *   read, an ephemeral, a thread reply or a response_url answer (no history read there): a
+ *   duplicate, never a loss.
  * - **Update in place, skipping identical redraws.** What each message last showed is kept in
  *   memory ({@link SHOWN_LIMIT} messages): persisting it would cost an append per redraw to save a
  *   call, and after a restart the first redraw of each message is simply sent again (it also
@@ -414,7 +428,10 @@ export const createSlackOutbox = (options: SlackOutboxOptions): SlackOutbox => {
         ctx,
         'chat.postMessage',
         channel,
-        () => transport.postMessage(channel, message, marker),
+        () =>
+          channel === request.channel && request.threadTs !== undefined
+            ? transport.postMessage(channel, message, marker, request.threadTs)
+            : transport.postMessage(channel, message, marker),
         request.maxRateLimitWaits,
       );
       unrecorded.set(id, now());

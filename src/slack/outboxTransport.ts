@@ -15,9 +15,10 @@ export const slackOutboxTransport = (client: SwitchboardWebClient): OutboxTransp
   const posts = client.variant({ retries: 0, maxInlineWaitMs: 0 });
   const calls = client.variant({ maxInlineWaitMs: 0 });
   return {
-    async postMessage(channel, m, marker) {
+    async postMessage(channel, m, marker, threadTs) {
       const r = await posts.chat.postMessage({
         channel,
+        ...(threadTs ? { thread_ts: threadTs } : {}),
         text: m.text,
         blocks: m.blocks,
         ...(marker

@@ -82,6 +82,16 @@ describe('loadConfig', () => {
     expect(config.slack.signingSecret).toBeUndefined();
   });
 
+  it('reads SWITCHBOARD_OPERATORS_CHANNEL as a channel id, unset by default', () => {
+    expect(loadConfig(slack, ALL_LIFECYCLES).operatorsChannel).toBeUndefined();
+    expect(
+      loadConfig({ ...slack, SWITCHBOARD_OPERATORS_CHANNEL: 'C0OPS' }, ALL_LIFECYCLES).operatorsChannel,
+    ).toBe('C0OPS');
+    const refused = problemsOf({ ...slack, SWITCHBOARD_OPERATORS_CHANNEL: '#ops' });
+    expect(refused.problems.map((p) => p.variable)).toEqual(['SWITCHBOARD_OPERATORS_CHANNEL']);
+    expect(refused.message).toContain('must be a Slack channel id');
+  });
+
   it('normalises SLACK_API_URL to end with a slash', () => {
     expect(
       loadConfig({ ...slack, SLACK_API_URL: 'http://127.0.0.1:9/api' }, ALL_LIFECYCLES).slack.apiUrl,
