@@ -78,6 +78,9 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, forward
 process.on('SIGTSTP', () => {
   child.kill('SIGSTOP');
   process.kill(process.pid, 'SIGSTOP');
+  // Continued (fg/bg): resume the child here too, in case the SIGCONT that woke us was sent
+  // before we had stopped (its handler may then run late, or never).
+  child.kill('SIGCONT');
 });
 process.on('SIGCONT', () => child.kill('SIGCONT'));
 // Exit with the child's status, so a graceful stop is exit 0 all the way up to npm; a child killed

@@ -150,15 +150,15 @@ describe('npm start', () => {
       const app = tree.find((pid) => statOf(pid)?.pgrp === pid);
       expect(app).toBeDefined();
       process.kill(-npm.child.pid!, 'SIGTSTP');
-      await waitFor(() => statOf(app!)?.state === 'T', {
-        timeoutMs: 10_000,
-        what: 'Switchboard stopped (T)',
+      await waitFor(() => statOf(app!)?.state === 'T', { what: 'Switchboard stopped (T)' });
+      // `fg` comes after the shell has seen the job stop (waitpid with WUNTRACED), the launcher
+      // included (npm itself handles SIGTSTP and keeps running): a SIGCONT sent before the
+      // launcher had stopped itself is not a Ctrl-Z and fg, and it left the launcher stopped.
+      await waitFor(() => tree.every((pid) => statOf(pid)?.state === 'T'), {
+        what: 'the launcher and Switchboard stopped (T)',
       });
       process.kill(-npm.child.pid!, 'SIGCONT');
-      await waitFor(() => statOf(app!)?.state !== 'T', {
-        timeoutMs: 10_000,
-        what: 'Switchboard running again',
-      });
+      await waitFor(() => statOf(app!)?.state !== 'T', { what: 'Switchboard running again' });
       expect((await fetch(`${npm.url}/healthz`)).status).toBe(200);
       npm.child.kill('SIGTERM');
       await expectStoppedOnce(npm, tree, port, db, 'SIGTERM');
