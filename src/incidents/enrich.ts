@@ -243,7 +243,7 @@ export const createIncidentEnricher = (deps: IncidentEnricherDeps): Enrich => {
           assignees.push({ id: target.id, name: target.name, slackUserId });
         }
         if (assignees.length === 0) {
-          throw new ValidationError('Who should take it? Pick someone: `/incident reassign <id> @user`.', {
+          throw new ValidationError('Who should take it? Pick someone: `/incident reassign &lt;id&gt; @user`.', {
             details: { reason: 'no_assignee' },
           });
         }

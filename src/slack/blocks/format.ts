@@ -27,6 +27,8 @@ export const SLACK_LIMITS = {
 
 // Escaping and cutting text live in src/slack/text.ts (one module for Slack's text both ways);
 // re-exported here for the Block Kit builders that import them beside `mrkdwn` and `plain`.
+import { escapeMrkdwn } from '../text.ts';
+
 export { escapeMrkdwn, truncate } from '../text.ts';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
