@@ -89,7 +89,10 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
       const found = await queries.findIncident(ref);
       if (!found) {
         const text = `:mag: Switchboard doesn't know incident ${/^\d+$/.test(ref) ? `#${ref}` : escapeMrkdwn(ref)}. Check \`/incident list\`, or the number in the incident service.`;
-        await refuse(new NotFoundError(`no incident ${ref}`), `${text}\nUsage: ${escapeMrkdwn(INCIDENT_USAGE[sub])}`);
+        await refuse(
+          new NotFoundError(`no incident ${ref}`),
+          `${text}\nUsage: ${escapeMrkdwn(INCIDENT_USAGE[sub])}`,
+        );
       }
       return found;
     };

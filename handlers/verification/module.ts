@@ -176,7 +176,8 @@ const createVerification = (
       };
       if (where[phase]) lines.push(where[phase]);
     }
-    if (standing.kind === 'none' && !inProgress) lines.push('Use `/verify &lt;your phone number&gt;` to start.');
+    if (standing.kind === 'none' && !inProgress)
+      lines.push('Use `/verify &lt;your phone number&gt;` to start.');
     const text = lines.join('\n');
     return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] };
   };

@@ -189,11 +189,9 @@ const toEvents = (command: VerificationCommand, state: VerificationState): Verif
       }
       const earliest = plusMs(attempt.codeSentAt ?? attempt.requestedAt, VERIFICATION_LIMITS.cancelAfterMs);
       if (Date.parse(now) < Date.parse(earliest)) {
-        throw refuse(
-          'too_early',
-          `You can ask for a new code from ${hhmmss(earliest)}.`,
-          { retryAt: earliest },
-        );
+        throw refuse('too_early', `You can ask for a new code from ${hhmmss(earliest)}.`, {
+          retryAt: earliest,
+        });
       }
       checkLimits(context, command.data, now);
       return [
@@ -260,11 +258,7 @@ const toEvents = (command: VerificationCommand, state: VerificationState): Verif
       }
       const earliest = plusMs(attempt.codeSentAt ?? attempt.requestedAt, VERIFICATION_LIMITS.cancelAfterMs);
       if (Date.parse(now) < Date.parse(earliest)) {
-        throw refuse(
-          'too_early',
-          `You can cancel from ${hhmmss(earliest)}.`,
-          { retryAt: earliest },
-        );
+        throw refuse('too_early', `You can cancel from ${hhmmss(earliest)}.`, { retryAt: earliest });
       }
       return [
         {

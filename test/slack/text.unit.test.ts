@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { code, decodeSlackText, escapeMrkdwn, mrkdwnText, placeholder, truncate } from '../../src/slack/text.ts';
+import {
+  code,
+  decodeSlackText,
+  escapeMrkdwn,
+  mrkdwnText,
+  placeholder,
+  truncate,
+} from '../../src/slack/text.ts';
 
 const FAMILY = '👨‍👩‍👧‍👦';
 const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

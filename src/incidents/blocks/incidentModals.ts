@@ -1,6 +1,13 @@
 import type { types, ViewStateValue } from '@slack/bolt';
 import type { Urgency } from '../../../machines/incident/events.ts';
-import { escapeMrkdwn, type ModalView, mrkdwn, plain, SLACK_LIMITS, truncate } from '../../slack/blocks/format.ts';
+import {
+  escapeMrkdwn,
+  type ModalView,
+  mrkdwn,
+  plain,
+  SLACK_LIMITS,
+  truncate,
+} from '../../slack/blocks/format.ts';
 import { INCIDENT_FIELD, INCIDENT_VIEW } from './incidentIds.ts';
 
 // Modals for the incident moves that need more input than a click. Each has a builder (opened with

@@ -67,7 +67,11 @@ export const codeSentMessage = (
   return message(text, [{ type: 'section', text: mrkdwn(text) }, codeButtons(value, true)]);
 };
 
-export const movedToVoiceMessage = (masked: string, value: CodeButtonValue, expiresAt: string): SlackMessage => {
+export const movedToVoiceMessage = (
+  masked: string,
+  value: CodeButtonValue,
+  expiresAt: string,
+): SlackMessage => {
   const text = `:telephone_receiver: Switchboard is calling ${masked} to read you the code. Enter it here before ${hhmm(expiresAt)}.`;
   return message(text, [{ type: 'section', text: mrkdwn(text) }, codeButtons(value, false)]);
 };
