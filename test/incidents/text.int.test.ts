@@ -54,7 +54,7 @@ const slashAsSent = async (text: string, user: string = ANA.slack) => {
 const FAMILY = '👨‍👩‍👧‍👦';
 const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const HOSTILE = '<script>& <!channel> <@U123> *bold* Zalgo e\u0301\u0302\u0303';
-const KNOWN_USERS = new Set([ANA.slack, BEN.slack, CHEN.slack, NORA.slack]);
+const KNOWN_USERS = new Set<string>([ANA.slack, BEN.slack, CHEN.slack, NORA.slack]);
 
 type Problem = string;
 
@@ -79,7 +79,7 @@ const problemsIn = (value: unknown, where: string, out: Problem[] = [], parent?:
     return out;
   }
   if (Array.isArray(value)) {
-    value.forEach((v, i) => problemsIn(v, `${where}[${i}]`, out, parent));
+    for (const [i, v] of value.entries()) problemsIn(v, `${where}[${i}]`, out, parent);
     return out;
   }
   if (value === null || typeof value !== 'object') return out;
@@ -128,7 +128,10 @@ describe('text from Slack, text to Slack (issue 19 item 2)', () => {
     await waitFor(
       () =>
         h.sim.requests.find(
-          (r) => r.method === 'POST' && r.url.includes(`/incidents/${incident.id}/notes`) && r.status < 300,
+          (r) =>
+            r.method === 'POST' &&
+            r.url.includes(`/incidents/${incident.id}/notes`) &&
+            Number(r.status) < 300,
         ),
       { what: 'the note upstream' },
     );
