@@ -10,6 +10,7 @@ import {
 import type { IncidentHandlerDeps } from '../../src/incidents/queries.ts';
 import { type IncidentSlackCommand, slackAssignee } from '../../src/incidents/slackCommands.ts';
 import type { HandlerDeps } from '../../src/lifecycles/lifecycle.ts';
+import { code, decodeSlackText, escapeMrkdwn, mrkdwnText } from '../../src/slack/text.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import { replies } from '../replies.ts';
 import { withChannel } from './modals.ts';
@@ -21,7 +22,11 @@ export type IncidentListenerDeps = HandlerDeps & Readonly<{ incidents: IncidentH
 /** `timeline 42 all` (or `full`, `audit`; `history` too): the request without the last word. */
 const TIMELINE_ALL = /^\s*((?:timeline|history)\s+\S+)\s+(?:all|full|audit)\s*$/i;
 
-const PENDING_TEXT: Readonly<Record<string, (label: string) => string>> = {
+/**
+ * The answer to a move, naming the incident: `label` is `#42 <title>` as stored, the person's
+ * words, escaped here where it enters mrkdwn (a title `<!channel>` pings nobody).
+ */
+const PENDING: Readonly<Record<string, (label: string) => string>> = {
   ack: (l) =>
     `:hourglass_flowing_sand: Acknowledging ${l}… its card updates when the incident service confirms.`,
   resolve: (l) =>
@@ -32,6 +37,9 @@ const PENDING_TEXT: Readonly<Record<string, (label: string) => string>> = {
   reassign: (l) =>
     `:hourglass_flowing_sand: Reassigning ${l}… its card updates when the incident service confirms.`,
 };
+const PENDING_TEXT = Object.fromEntries(
+  Object.entries(PENDING).map(([sub, text]) => [sub, (label: string) => text(mrkdwnText(label, 300))]),
+) as typeof PENDING;
 
 /**
  * `/incident …` (see `/incident help`). Every input is recorded before the ack; moves become
@@ -46,8 +54,10 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
     const input: SlackInput = slackInputOf(context);
     // `/incident timeline <id> all`: the full audit. The word is taken off here so the shared
     // parser sees the plain `timeline <id>` it knows.
-    const fullAudit = TIMELINE_ALL.exec(command.text);
-    const request = parseIncidentText(fullAudit ? (fullAudit[1] ?? '') : command.text);
+    // Decoded once, here: what Slack sent (`&amp;`, `<@U1|ana>`) → what the person typed.
+    const typed = decodeSlackText(command.text);
+    const fullAudit = TIMELINE_ALL.exec(typed);
+    const request = parseIncidentText(fullAudit ? (fullAudit[1] ?? '') : typed);
     const channel = command.channel_id;
 
     const refuse = async (error: Error, text: string) => {
@@ -78,8 +88,11 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
     const find = async (ref: string, sub: keyof typeof INCIDENT_USAGE) => {
       const found = await queries.findIncident(ref);
       if (!found) {
-        const text = `:mag: Switchboard doesn't know incident ${/^\d+$/.test(ref) ? `#${ref}` : ref}. Check \`/incident list\`, or the number in the incident service.`;
-        await refuse(new NotFoundError(`no incident ${ref}`), `${text}\nUsage: ${INCIDENT_USAGE[sub]}`);
+        const text = `:mag: Switchboard doesn't know incident ${/^\d+$/.test(ref) ? `#${ref}` : escapeMrkdwn(ref)}. Check \`/incident list\`, or the number in the incident service.`;
+        await refuse(
+          new NotFoundError(`no incident ${ref}`),
+          `${text}\nUsage: ${escapeMrkdwn(INCIDENT_USAGE[sub])}`,
+        );
       }
       return found;
     };
@@ -101,7 +114,7 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
               channel,
               ...(queries.triggerServices() ? { services: queries.triggerServices()! } : {}),
             }),
-            `Use \`${INCIDENT_USAGE.trigger}\` instead.`,
+            `Use ${code(INCIDENT_USAGE.trigger)} instead.`,
           );
           return;
         }
@@ -174,7 +187,7 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
           await openForm(
             'note',
             withChannel(addIncidentNoteModal({ streamId: found.streamId, label: found.label }), channel),
-            `Use \`${INCIDENT_USAGE.note}\` instead.`,
+            `Use ${code(INCIDENT_USAGE.note)} instead.`,
           );
           return;
         }
@@ -199,7 +212,7 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
           await openForm(
             'reassign',
             withChannel(reassignIncidentModal({ streamId: found.streamId, label: found.label }), channel),
-            `Use \`${INCIDENT_USAGE.reassign}\` instead.`,
+            `Use ${code(INCIDENT_USAGE.reassign)} instead.`,
           );
           return;
         }
@@ -221,7 +234,7 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
           const usage = r.sub === 'subscribe' ? INCIDENT_USAGE.subscribe : UNSUBSCRIBE_USAGE;
           const current = await queries.subscriptions(channel);
           const now = current.length
-            ? `This channel gets the cards of: ${current.join(', ')}.`
+            ? `This channel gets the cards of: ${current.map(escapeMrkdwn).join(', ')}.`
             : 'This channel is not subscribed to any service.';
           await refuse(
             new ValidationError('no service named'),
@@ -234,8 +247,8 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
         await record(
           [slackCommand(input, { type, data: { serviceQuery: r.service, channel } })],
           r.sub === 'subscribe'
-            ? `:hourglass_flowing_sand: Subscribing this channel to incidents of “${r.service}”…`
-            : `:hourglass_flowing_sand: Unsubscribing this channel from incidents of “${r.service}”…`,
+            ? `:hourglass_flowing_sand: Subscribing this channel to incidents of “${escapeMrkdwn(r.service)}”…`
+            : `:hourglass_flowing_sand: Unsubscribing this channel from incidents of “${escapeMrkdwn(r.service)}”…`,
         );
         return;
       }
@@ -252,7 +265,7 @@ export const registerOnCallCommand = (app: App, deps: IncidentListenerDeps): voi
   const { queries } = deps.incidents;
   app.command('/oncall', async ({ command, ack, respond, context }) => {
     const input = slackInputOf(context);
-    const request = parseOnCallText(command.text);
+    const request = parseOnCallText(decodeSlackText(command.text));
     if ('error' in request) {
       await inbox.accept({ input, rejection: new ValidationError(request.error) });
       await ack(replies.invalid(request.error, request.usage));

@@ -6,6 +6,7 @@ import type { SlackInput } from '../../src/application/inbox.ts';
 import { asError, ChatOpsError, hasCode, ValidationError } from '../../src/core/errors.ts';
 import type { SlackMessage } from '../../src/slack/blocks/format.ts';
 import { escapeMrkdwn } from '../../src/slack/blocks/format.ts';
+import { code, decodeSlackText } from '../../src/slack/text.ts';
 import { skipWords } from '../../src/timeOff/approversBlocks.ts';
 import { requestAckText, timeOffHelp } from '../../src/timeOff/blocks/answers.ts';
 import { requestTimeOffModal } from '../../src/timeOff/blocks/requestModal.ts';
@@ -265,7 +266,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
       await refuse(
         input,
         ack,
-        'Say which request: `/timeoff cancel <id>`, with the short id `/timeoff status` shows.',
+        `Say which request: ${code('/timeoff cancel <id>')}, with the short id \`/timeoff status\` shows.`,
       );
       return;
     }
@@ -385,7 +386,8 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
   app.command('/timeoff', async ({ command, ack, respond, context }) => {
     const input = slackInputOf(context);
     const slackUserId = command.user_id;
-    const text = command.text.trim();
+    // Decoded once, here: `&amp;` and friends → what the person typed (the note is their words).
+    const text = decodeSlackText(command.text).trim();
     const [first = '', ...restWords] = text.split(/\s+/);
     const word = first.toLowerCase();
     const rest = restWords.join(' ').trim();
@@ -418,12 +420,13 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
   app.command('/whosout', async ({ command, ack, respond, context }) => {
     const input = slackInputOf(context);
     const a = ack as AckFn;
-    if (command.text.trim().toLowerCase() === 'help') {
+    const typed = decodeSlackText(command.text);
+    if (typed.trim().toLowerCase() === 'help') {
       await inbox.accept({ input });
       await a(ephemeral(timeOffHelp()));
       return;
     }
-    const parsed = parseWhosOutText(command.text, today());
+    const parsed = parseWhosOutText(typed, today());
     if (!parsed.ok) {
       await inbox.accept({ input, rejection: new ValidationError(parsed.problem) });
       await a(replies.invalid(`:pencil2: ${parsed.problem}`, WHOSOUT_USAGE));

@@ -1,5 +1,6 @@
 import type { App } from '@slack/bolt';
 import { ValidationError } from '../../src/core/errors.ts';
+import { code, decodeSlackText, escapeMrkdwn, truncate } from '../../src/slack/text.ts';
 import { parsePhone } from '../../src/verification/phone.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import { replies } from '../replies.ts';
@@ -13,9 +14,9 @@ export const verifyHelp = (): string =>
     '*Phone verification*: Switchboard pages you by SMS, then by phone call, when an incident waits for you.',
     '• `/verify +44 7700 900123`: Switchboard texts a code to that number (international form, with +); enter it from the DM.',
     '• `/verify status`: your verified number (masked), whether Switchboard can page you there, and where a verification stands.',
-    '• `/verify cancel`: cancel a verification in progress (possible from 30 seconds after the code was sent, until the call).',
+    '• `/verify cancel`: cancel a verification in progress, from 30 seconds after the code is sent until Switchboard calls you with it.',
     '• `/verify test`: a test SMS and a test call to your verified number.',
-    '• `/verify remove`: forget your number. Switchboard stops paging you and can never read it again; `/verify <number>` starts over.',
+    '• `/verify remove`: forget your number. Switchboard stops paging you and can never read it again; `/verify &lt;number&gt;` starts over.',
     'Verifying again (the same number or a new one) is always possible: it also opts you back in after a STOP.',
     'Limits: 5 codes per person and 10 minutes, 3 wrong codes per code.',
   ].join('\n');
@@ -30,7 +31,8 @@ export const registerVerifyCommand = (app: App, deps: VerificationListenerDeps):
   app.command('/verify', async ({ command, ack, context }) => {
     const input = slackInputOf(context);
     const slackUserId = command.user_id;
-    const text = command.text.trim();
+    // Decoded once, here (Slack sends `&`, `<`, `>` as entities).
+    const text = decodeSlackText(command.text).trim();
     const word = text.toLowerCase();
     if (word === '' || word === 'help') {
       await inbox.accept({ input });
@@ -73,8 +75,8 @@ export const registerVerifyCommand = (app: App, deps: VerificationListenerDeps):
     if (!parsed.ok) {
       const looksLikeWord = /^[a-z]+$/i.test(text);
       const problem = looksLikeWord
-        ? `\`${text.slice(0, 20)}\` is not something \`/verify\` knows.`
-        : parsed.problem;
+        ? `${code(truncate(text, 20))} is not something \`/verify\` knows.`
+        : escapeMrkdwn(parsed.problem);
       await inbox.accept({ input, rejection: new ValidationError(problem) });
       await ack(replies.invalid(`:pencil2: ${problem}`, VERIFY_USAGE));
       return;

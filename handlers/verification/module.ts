@@ -162,9 +162,9 @@ const createVerification = (
       standing.kind === 'pageable'
         ? `:iphone: Your verified number is ${standing.masked} (since ${standing.since.slice(0, 16).replace('T', ' ')} UTC). Switchboard pages you there.`
         : standing.kind === 'opted_out'
-          ? `:no_bell: ${number(standing.masked)} is opted out of paging (replied STOP): Switchboard does not page you. To opt back in, verify it again with \`/verify <your phone number>\`.`
+          ? `:no_bell: ${number(standing.masked)} is opted out of paging (replied STOP): Switchboard does not page you. To opt back in, verify it again with \`/verify &lt;your phone number&gt;\`.`
           : standing.kind === 'must_verify_again'
-            ? `:warning: ${number(standing.masked)} must be verified again: Switchboard can no longer use it to page you. Use \`/verify <your phone number>\` (the same number is fine).`
+            ? `:warning: ${number(standing.masked)} must be verified again: Switchboard can no longer use it to page you. Use \`/verify &lt;your phone number&gt;\` (the same number is fine).`
             : ":iphone: You don't have a verified number yet.",
     ];
     if (attempt && phase !== 'verified') {
@@ -177,7 +177,8 @@ const createVerification = (
       };
       if (where[phase]) lines.push(where[phase]);
     }
-    if (standing.kind === 'none' && !inProgress) lines.push('Use `/verify <your phone number>` to start.');
+    if (standing.kind === 'none' && !inProgress)
+      lines.push('Use `/verify &lt;your phone number&gt;` to start.');
     const text = lines.join('\n');
     return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] };
   };

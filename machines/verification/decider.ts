@@ -30,6 +30,11 @@ export const VERIFICATION_LIMITS = {
   orgDefault: 50,
   /** The vendor refuses a cancel earlier than this after the start. */
   cancelAfterMs: 30_000,
+  /**
+   * How long the SMS step lasts (the vendor's `channel_timeout`, so its SMS says "Valid for 5
+   * minutes"): the code DM says the same lifetime; then the call reads the same code out.
+   */
+  smsStepMs: 5 * 60_000,
   /** An attempt not verified by then expires (SMS step, then the voice step, 5 minutes each). */
   ttlMs: 10 * 60_000,
 } as const;
@@ -60,16 +65,18 @@ const refuse = (
 ) => new DecisionRejected(message, { reason, ...details });
 
 const hhmm = (iso: string): string => `${iso.slice(11, 16)} UTC`;
+/** `13:45:30 UTC`: a moment within the minute (when a vendor allows something again). */
+const hhmmss = (iso: string): string => `${iso.slice(11, 19)} UTC`;
 const plusMs = (iso: string, ms: number): string => new Date(Date.parse(iso) + ms).toISOString();
 
 export const phaseOf = (state: VerificationState): VerificationPhase => state.value as VerificationPhase;
 
 const ENDED_TEXT: Readonly<Record<string, string>> = {
-  none: "You haven't started a verification. Use `/verify <your phone number>`.",
+  none: "You haven't started a verification. Use `/verify &lt;your phone number&gt;`.",
   verified: 'Your number is already verified.',
-  failed: 'That verification has failed. Start again with `/verify <your phone number>`.',
-  expired: 'That code has expired. Start again with `/verify <your phone number>`.',
-  cancelled: 'That verification was cancelled. Start again with `/verify <your phone number>`.',
+  failed: 'That verification has failed. Start again with `/verify &lt;your phone number&gt;`.',
+  expired: 'That code has expired. Start again with `/verify &lt;your phone number&gt;`.',
+  cancelled: 'That verification was cancelled. Start again with `/verify &lt;your phone number&gt;`.',
   requested: 'Your code is still on its way. Wait for the SMS, then enter it.',
 };
 
@@ -123,9 +130,6 @@ const runningAttempt = (state: VerificationState, attemptId: string) => {
 
 const pendingOf = (context: VerificationContext, ...actions: string[]) =>
   context.requests.find((r) => actions.includes(r.action)) ?? null;
-
-const secondsUntil = (from: string, to: string): number =>
-  Math.max(1, Math.ceil((Date.parse(to) - Date.parse(from)) / 1000));
 
 const toEvents = (command: VerificationCommand, state: VerificationState): VerificationEvent[] => {
   const { context } = state;
@@ -185,11 +189,9 @@ const toEvents = (command: VerificationCommand, state: VerificationState): Verif
       }
       const earliest = plusMs(attempt.codeSentAt ?? attempt.requestedAt, VERIFICATION_LIMITS.cancelAfterMs);
       if (Date.parse(now) < Date.parse(earliest)) {
-        throw refuse(
-          'too_early',
-          `You can ask for a new code 30 seconds after the last one: in ${secondsUntil(now, earliest)} s.`,
-          { retryAt: earliest },
-        );
+        throw refuse('too_early', `You can ask for a new code from ${hhmmss(earliest)}.`, {
+          retryAt: earliest,
+        });
       }
       checkLimits(context, command.data, now);
       return [
@@ -241,7 +243,7 @@ const toEvents = (command: VerificationCommand, state: VerificationState): Verif
       if (phase === 'requested') {
         throw refuse(
           'too_early',
-          'Your code is still on its way. You can cancel 30 seconds after it was sent.',
+          'Your code is still on its way. You can cancel half a minute after it is sent.',
         );
       }
       if (phase !== 'codeSent' || !attempt) {
@@ -256,11 +258,7 @@ const toEvents = (command: VerificationCommand, state: VerificationState): Verif
       }
       const earliest = plusMs(attempt.codeSentAt ?? attempt.requestedAt, VERIFICATION_LIMITS.cancelAfterMs);
       if (Date.parse(now) < Date.parse(earliest)) {
-        throw refuse(
-          'too_early',
-          `Too early to cancel: the communications service allows it 30 seconds after the code was sent, in ${secondsUntil(now, earliest)} s.`,
-          { retryAt: earliest },
-        );
+        throw refuse('too_early', `You can cancel from ${hhmmss(earliest)}.`, { retryAt: earliest });
       }
       return [
         {
@@ -274,7 +272,7 @@ const toEvents = (command: VerificationCommand, state: VerificationState): Verif
       if (!verified) {
         throw refuse(
           'not_verified',
-          "You don't have a verified number yet. Use `/verify <your phone number>` first.",
+          "You don't have a verified number yet. Use `/verify &lt;your phone number&gt;` first.",
         );
       }
       if (pendingOf(context, 'test')) throw refuse('busy', 'A test SMS and call are already on their way.');

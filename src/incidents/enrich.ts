@@ -243,9 +243,12 @@ export const createIncidentEnricher = (deps: IncidentEnricherDeps): Enrich => {
           assignees.push({ id: target.id, name: target.name, slackUserId });
         }
         if (assignees.length === 0) {
-          throw new ValidationError('Who should take it? Pick someone: `/incident reassign <id> @user`.', {
-            details: { reason: 'no_assignee' },
-          });
+          throw new ValidationError(
+            'Who should take it? Pick someone: `/incident reassign &lt;id&gt; @user`.',
+            {
+              details: { reason: 'no_assignee' },
+            },
+          );
         }
         return { type: command.type, data: { ...command.data, by, asUser: user, assignees }, metadata };
       }

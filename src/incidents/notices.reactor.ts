@@ -113,15 +113,15 @@ export const failureReasonText = (code: string, message: string): string => {
 const FIX_BY_VERIFYING: Readonly<Record<string, Readonly<{ because: string; fix: string }>>> = {
   no_verified_phone: {
     because: 'you have no verified phone',
-    fix: 'Use `/verify <your phone number>` (international form, e.g. `+44 7700 900123`) so Switchboard can page you by SMS and call.',
+    fix: 'Use `/verify &lt;your phone number&gt;` (international form, e.g. `+44 7700 900123`) so Switchboard can page you by SMS and call.',
   },
   must_verify_again: {
     because: 'your number must be verified again (Switchboard can no longer use the one you verified)',
-    fix: 'Use `/verify <your phone number>`: the same number is fine.',
+    fix: 'Use `/verify &lt;your phone number&gt;`: the same number is fine.',
   },
   opted_out: {
     because: 'you replied STOP to a page',
-    fix: 'To be paged again, verify your number again with `/verify <your phone number>`; `/verify status` shows where it stands.',
+    fix: 'To be paged again, verify your number again with `/verify &lt;your phone number&gt;`; `/verify status` shows where it stands.',
   },
 };
 

@@ -1,5 +1,6 @@
 import type { ServiceRef } from '../../machines/incident/events.ts';
 import { ChatOpsError } from '../core/errors.ts';
+import { escapeMrkdwn, truncate } from '../slack/text.ts';
 
 /**
  * The incident service's services, by name or id, for `/incident trigger <service> <title>`,
@@ -66,10 +67,11 @@ export const createServiceDirectory = (deps: ServiceDirectoryDeps): ServiceDirec
   const notFound = (query: string, services: readonly ServiceEntry[], extra = ''): ChatOpsError =>
     new ChatOpsError(
       'SB_NOT_FOUND',
-      `No service matches “${query}” in the incident service${extra}. Services: ${
+      // Shown as mrkdwn (the refusal's reply): what was typed and the vendor's names are escaped.
+      `No service matches “${escapeMrkdwn(truncate(query, 200))}” in the incident service${extra}. Services: ${
         services
           .slice(0, 20)
-          .map((s) => s.name)
+          .map((s) => escapeMrkdwn(s.name))
           .join(', ') || 'none'
       }.`,
       { details: { reason: 'unknown_service', query } },

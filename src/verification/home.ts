@@ -29,13 +29,13 @@ export const createVerificationHomeSection = (
     const verified = state.context.verified;
     const standing = deps.standing ? await deps.standing(user) : null;
     const none =
-      ':iphone: No verified number yet: `/verify <your phone number>` lets Switchboard page you by SMS and call.';
+      ':iphone: No verified number yet: `/verify &lt;your phone number&gt;` lets Switchboard page you by SMS and call.';
     const lines = [
       '*Phone*',
       standing?.kind === 'opted_out'
-        ? `:no_bell: Your number *${standing.masked ?? 'on file'}* is opted out of paging (replied STOP): \`/verify <your phone number>\` opts you back in.`
+        ? `:no_bell: Your number *${standing.masked ?? 'on file'}* is opted out of paging (replied STOP): \`/verify &lt;your phone number&gt;\` opts you back in.`
         : standing?.kind === 'must_verify_again'
-          ? `:warning: Your number *${standing.masked ?? 'on file'}* must be verified again: \`/verify <your phone number>\`.`
+          ? `:warning: Your number *${standing.masked ?? 'on file'}* must be verified again: \`/verify &lt;your phone number&gt;\`.`
           : standing?.kind === 'none'
             ? none
             : verified

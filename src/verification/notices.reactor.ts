@@ -1,5 +1,6 @@
 import {
   REMOVED_BY_THEM,
+  VERIFICATION_LIMITS,
   type VerificationState,
   verificationDecider,
 } from '../../machines/verification/decider.ts';
@@ -127,9 +128,16 @@ export const createVerificationNoticesReactor = (options: Readonly<{ outbox: Sla
     const value = attempt ? { attemptId: attempt.attemptId, codeLength: attempt.codeLength } : null;
     switch (e.type) {
       case 'VerificationCodeSent':
-        return value && attempt ? codeSentMessage(masked, value, attempt.expiresAt) : null;
+        return value && attempt
+          ? codeSentMessage(
+              masked,
+              value,
+              new Date(Date.parse(e.data.at) + VERIFICATION_LIMITS.smsStepMs).toISOString(),
+              VERIFICATION_LIMITS.smsStepMs / 60_000,
+            )
+          : null;
       case 'VerificationMovedToVoice':
-        return value ? movedToVoiceMessage(masked, value) : null;
+        return value && attempt ? movedToVoiceMessage(masked, value, attempt.expiresAt) : null;
       case 'VerificationCodeRejected':
         return value && e.data.triesLeft > 0 ? wrongCodeMessage(e.data.triesLeft, value) : null;
       case 'VerificationCodeLost':
@@ -144,7 +152,14 @@ export const createVerificationNoticesReactor = (options: Readonly<{ outbox: Sla
       case 'VerificationCancelled':
         return cancelledMessage(masked);
       case 'VerificationCancelRefused':
-        return cancelRefusedMessage(e.data.action, e.data.reason);
+        return cancelRefusedMessage(e.data.action, e.data.reason, {
+          allowedFrom: attempt
+            ? new Date(
+                Date.parse(attempt.codeSentAt ?? attempt.requestedAt) + VERIFICATION_LIMITS.cancelAfterMs,
+              ).toISOString()
+            : null,
+          expiresAt: attempt?.expiresAt ?? null,
+        });
       case 'VerificationTestSent':
         return testSentMessage(
           state.context.verified?.masked ?? 'your number',
@@ -217,7 +232,7 @@ export const createVerificationRemovalsReactor = (
     const masked = (await stateAt(ctx.store, event, 'before')).context.verified?.masked ?? null;
     const text =
       `:wastebasket: Switchboard forgot your number${masked ? ` ${masked}` : ''}: it can no longer be read by anyone, ` +
-      'and you will not be paged by SMS or call. Use `/verify <your phone number>` to be paged again.';
+      'and you will not be paged by SMS or call. Use `/verify &lt;your phone number&gt;` to be paged again.';
     await sendNoticeOnce(
       options.outbox,
       ctx,

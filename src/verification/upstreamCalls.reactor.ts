@@ -1,4 +1,4 @@
-import type { VerificationState } from '../../machines/verification/decider.ts';
+import { VERIFICATION_LIMITS, type VerificationState } from '../../machines/verification/decider.ts';
 import type { VerificationAction } from '../../machines/verification/events.ts';
 import { findRequest, type VerificationRequest } from '../../machines/verification/machine.ts';
 import { slackUserOfStream, VERIFICATION_STREAM_PREFIX } from '../../machines/verification/streams.ts';
@@ -118,7 +118,8 @@ export const createVerificationUpstreamReactor = (options: VerificationUpstreamO
       brand: options.brand,
       workflow: ['sms', 'voice'],
       codeLength: attempt.codeLength,
-      channelTimeoutSeconds: 300,
+      // The SMS step's length is the code's lifetime the DM states (VERIFICATION_LIMITS.smsStepMs).
+      channelTimeoutSeconds: VERIFICATION_LIMITS.smsStepMs / 1000,
       locale: 'en-gb',
       clientRef: attempt.clientRef,
     });

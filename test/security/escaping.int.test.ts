@@ -26,9 +26,11 @@ describe('usage lines and echoed input are escaped', () => {
   });
 
   it('what the user typed is echoed escaped', async () => {
+    // A raw `<!channel>` is Slack's own broadcast token (typed `<` arrives as `&lt;`): decoded at
+    // the edge to the words `@channel` (issue 19); either way it is never echoed as a ping.
     const text = ackText(await h.slash('show <!channel>'));
-    expect(text).toContain('&lt;!channel&gt;');
     expect(text).not.toContain('<!channel>');
+    expect(text).not.toMatch(UNESCAPED);
     const unknown = ackText(await h.slash('<!here>'));
     expect(unknown).not.toContain('<!here>');
     expect(unknown).not.toMatch(UNESCAPED);
@@ -48,7 +50,9 @@ describe('a card whose title holds a broadcast', () => {
       what: 'the card',
       timeoutMs: 10_000,
     });
-    expect(card.text).toContain('&lt;!channel&gt; db &amp; cache &lt;down&gt;');
+    // `<!channel>` as Slack sends a broadcast is decoded to `@channel` at the edge (issue 19 item 2);
+    // typed text (`&lt;!channel&gt;` from Slack) is escaped back: test/incidents/text.int.test.ts.
+    expect(card.text).toMatch(/(@channel|&lt;!channel&gt;) db &amp; cache &lt;down&gt;/);
     expect(card.text).not.toContain('<!channel>');
     const posted = h.fake.calls.filter((c) => c.method === 'chat.postMessage' || c.method === 'chat.update');
     expect(JSON.stringify(posted)).not.toContain('<!channel>');

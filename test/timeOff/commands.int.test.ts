@@ -205,7 +205,8 @@ describe('/timeoff', () => {
     const frank = await h.timeoff('holiday 2026-12-03', FRANK);
     expect(frank.text).toMatch(/HR has no manager for you/);
     const help = await h.timeoff('help');
-    expect(help.text).toContain('`/timeoff <policy> <start> [<end>] [note]`');
+    // Placeholders escaped (issue 19): Slack shows `<policy>`, never reads it as a link.
+    expect(help.text).toContain('`/timeoff &lt;policy&gt; &lt;start&gt; [&lt;end&gt;] [note]`');
     expect(help.text).toContain('`am` or `pm`');
     const gilForm = await h.timeoff('', GIL);
     expect(gilForm.text).toMatch(/no user in HR/);

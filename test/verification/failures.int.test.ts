@@ -151,7 +151,7 @@ describe('verification when things go wrong', () => {
     });
     await h.verify('cancel');
     await h.dm(
-      /Too late to cancel the verification: the communications service has moved on to the phone call/,
+      /Too late to cancel the verification: Switchboard is calling you with the code now\. It stops working at \d\d:\d\d UTC/,
     );
     expect(await eventsOf('VerificationCancelRefused')).toHaveLength(1);
     // Still running: the code from the call verifies.

@@ -1,6 +1,13 @@
 import type { types, ViewStateValue } from '@slack/bolt';
 import type { Urgency } from '../../../machines/incident/events.ts';
-import { type ModalView, mrkdwn, plain, SLACK_LIMITS, truncate } from '../../slack/blocks/format.ts';
+import {
+  escapeMrkdwn,
+  type ModalView,
+  mrkdwn,
+  plain,
+  SLACK_LIMITS,
+  truncate,
+} from '../../slack/blocks/format.ts';
 import { INCIDENT_FIELD, INCIDENT_VIEW } from './incidentIds.ts';
 
 // Modals for the incident moves that need more input than a click. Each has a builder (opened with
@@ -182,7 +189,7 @@ export const addIncidentNoteModal = (
   submit: plain('Add note'),
   close: plain('Cancel'),
   blocks: [
-    { type: 'section', text: mrkdwn(`*${truncate(input.label, 500)}*`) },
+    { type: 'section', text: mrkdwn(`*${escapeMrkdwn(truncate(input.label, 500))}*`) },
     {
       type: 'input',
       block_id: INCIDENT_FIELD.noteContent.blockId,
@@ -226,7 +233,7 @@ export const reassignIncidentModal = (
   submit: plain('Reassign'),
   close: plain('Cancel'),
   blocks: [
-    { type: 'section', text: mrkdwn(`*${truncate(input.label, 500)}*`) },
+    { type: 'section', text: mrkdwn(`*${escapeMrkdwn(truncate(input.label, 500))}*`) },
     {
       type: 'input',
       block_id: INCIDENT_FIELD.reassignUsers.blockId,

@@ -25,13 +25,11 @@ export const SLACK_LIMITS = {
   modalTitle: 24,
 } as const;
 
-/** Escapes the three characters mrkdwn treats as control characters in user text. */
-export const escapeMrkdwn = (text: string): string =>
-  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+// Escaping and cutting text live in src/slack/text.ts (one module for Slack's text both ways);
+// re-exported here for the Block Kit builders that import them beside `mrkdwn` and `plain`.
+import { escapeMrkdwn } from '../text.ts';
 
-/** Cuts text to `max` characters, ending with an ellipsis when cut. */
-export const truncate = (text: string, max: number): string =>
-  text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
+export { escapeMrkdwn, truncate } from '../text.ts';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const pad = (n: number): string => String(n).padStart(2, '0');

@@ -20,11 +20,11 @@ export const timeOffHelp = (): string =>
   [
     '*Time off*: ask from Slack, your manager in HR approves in a DM, Switchboard records it in HR and tells you each step.',
     '• `/timeoff`: a form (type, first and last day, half days, a note).',
-    '• `/timeoff <policy> <start> [<end>] [note]`: the same from the keyboard, e.g. `/timeoff holiday 2026-12-03 2026-12-04 Family visit`. The policy is HR’s name in any case; a day is `YYYY-MM-DD`, `today` or `tomorrow`; add `am` or `pm` after a day for its morning or afternoon only (`/timeoff holiday 2026-12-03 pm`). No end date: one day.',
+    '• `/timeoff &lt;policy&gt; &lt;start&gt; [&lt;end&gt;] [note]`: the same from the keyboard, e.g. `/timeoff holiday 2026-12-03 2026-12-04 Family visit`. The policy is HR’s name in any case; a day is `YYYY-MM-DD`, `today` or `tomorrow`; add `am` or `pm` after a day for its morning or afternoon only (`/timeoff holiday 2026-12-03 pm`). No end date: one day.',
     '• `/timeoff status`: your requests (short id, what, when, where each stands).',
-    '• `/timeoff cancel <id>`: withdraw one by the short id `status` shows (after approval it is cancelled in HR too).',
+    '• `/timeoff cancel &lt;id&gt;`: withdraw one by the short id `status` shows (after approval it is cancelled in HR too).',
     '• `/timeoff balance [policy]`: what HR says you have left, for each policy or the one named.',
-    '• `/whosout [today | tomorrow | this week | next week | <date> | <date> <date>]`: who is out, approved and waiting apart. The kind of leave shows only for you and the people you manage.',
+    '• `/whosout [today | tomorrow | this week | next week | &lt;date&gt; | &lt;date&gt; &lt;date&gt;]`: who is out, approved and waiting apart. The kind of leave shows only for you and the people you manage.',
     'Dates are calendar days; `today` is the UTC date.',
   ].join('\n');
 
@@ -118,7 +118,7 @@ export const timeOffStatusMessage = (requests: readonly TimeOffView[]): SlackMes
   }
   blocks.push({
     type: 'context',
-    elements: [mrkdwn('`/timeoff cancel <id>` withdraws one, by the short id in front of it.')],
+    elements: [mrkdwn('`/timeoff cancel &lt;id&gt;` withdraws one, by the short id in front of it.')],
   });
   const text = `Your time-off requests: ${open.length} open${ended.length ? `, ${ended.length} recently ended` : ''}.`;
   return { text, blocks };

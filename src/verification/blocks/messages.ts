@@ -50,13 +50,29 @@ const codeButtons = (value: CodeButtonValue, withResend: boolean): KnownBlock =>
   ],
 });
 
-export const codeSentMessage = (masked: string, value: CodeButtonValue, expiresAt: string): SlackMessage => {
-  const text = `:iphone: Switchboard sent a ${value.codeLength}-digit code by SMS to ${masked}. Enter it here before ${expiresAt.slice(11, 16)} UTC.`;
+const hhmm = (iso: string): string => `${iso.slice(11, 16)} UTC`;
+
+/**
+ * The code DM. `validUntil` is the end of the SMS step, the lifetime the vendor's SMS states
+ * ("Valid for 5 minutes"), so the SMS and the DM give one lifetime; then the call reads the same
+ * code out, until `expiresAt` (movedToVoiceMessage).
+ */
+export const codeSentMessage = (
+  masked: string,
+  value: CodeButtonValue,
+  validUntil: string,
+  validMinutes: number,
+): SlackMessage => {
+  const text = `:iphone: Switchboard sent a ${value.codeLength}-digit code by SMS to ${masked}. It is valid for ${validMinutes} minutes. Enter it here before ${hhmm(validUntil)}; if you don't have it by then, Switchboard calls you and reads it out.`;
   return message(text, [{ type: 'section', text: mrkdwn(text) }, codeButtons(value, true)]);
 };
 
-export const movedToVoiceMessage = (masked: string, value: CodeButtonValue): SlackMessage => {
-  const text = `:telephone_receiver: Switchboard is calling ${masked} to read you the code. Enter it here.`;
+export const movedToVoiceMessage = (
+  masked: string,
+  value: CodeButtonValue,
+  expiresAt: string,
+): SlackMessage => {
+  const text = `:telephone_receiver: Switchboard is calling ${masked} to read you the code. Enter it here before ${hhmm(expiresAt)}.`;
   return message(text, [{ type: 'section', text: mrkdwn(text) }, codeButtons(value, false)]);
 };
 
@@ -80,11 +96,11 @@ export const verifiedMessage = (masked: string, changedFrom: string | null): Sla
 
 export const FAILURE_TEXT: Readonly<Record<string, string>> = {
   too_many_wrong_codes:
-    ':no_entry: Three wrong codes: this verification has failed. Start again with `/verify <your phone number>`.',
+    ':no_entry: Three wrong codes: this verification has failed. Start again with `/verify &lt;your phone number&gt;`.',
   start_again:
-    ':no_entry: The communications service ended this verification (it expired, or had too many tries). Start again with `/verify <your phone number>`.',
+    ':no_entry: The communications service ended this verification (it expired, or had too many tries). Start again with `/verify &lt;your phone number&gt;`.',
   vendor_failed:
-    ':no_entry: The communications service could not deliver your code. Check the number and start again with `/verify <your phone number>`.',
+    ':no_entry: The communications service could not deliver your code. Check the number and start again with `/verify &lt;your phone number&gt;`.',
   not_started: ":warning: Switchboard couldn't send your code",
 };
 
@@ -97,21 +113,34 @@ export const failedMessage = (reason: string, detail: string): SlackMessage =>
 
 export const expiredMessage = (masked: string): SlackMessage =>
   message(
-    `:hourglass: The code sent to ${masked} has expired. Start again with \`/verify <your phone number>\`.`,
+    `:hourglass: The code sent to ${masked} has expired. Start again with \`/verify &lt;your phone number&gt;\`.`,
   );
 
 export const cancelledMessage = (masked: string): SlackMessage =>
   message(`:wastebasket: The verification of ${masked} is cancelled.`);
 
+/**
+ * A cancel or resend the vendor refused. `allowedFrom`: when it becomes possible (too early);
+ * `expiresAt`: when the code stops working (too late: the call is reading it out).
+ */
 export const cancelRefusedMessage = (
   action: 'cancel' | 'resend',
   reason: 'too_early' | 'too_late',
+  times: Readonly<{ allowedFrom: string | null; expiresAt: string | null }> = {
+    allowedFrom: null,
+    expiresAt: null,
+  },
 ): SlackMessage => {
-  const what = action === 'cancel' ? 'cancel the verification' : 'send a new code';
+  const what = action === 'cancel' ? 'cancel the verification' : 'ask for a new code';
+  if (reason === 'too_early') {
+    return message(
+      times.allowedFrom
+        ? `:hourglass_flowing_sand: Not yet: you can ${what} from ${times.allowedFrom.slice(11, 19)} UTC.`
+        : `:hourglass_flowing_sand: Not yet: you can ${what} half a minute after the code is sent.`,
+    );
+  }
   return message(
-    reason === 'too_early'
-      ? `:hourglass_flowing_sand: The communications service refused to ${what} yet: it allows it 30 seconds after the code was sent. Try again in a moment.`
-      : `:telephone_receiver: Too late to ${what}: the communications service has moved on to the phone call. Wait for the code to expire, then start again.`,
+    `:telephone_receiver: Too late to ${what}: Switchboard is calling you with the code now.${times.expiresAt ? ` It stops working at ${hhmm(times.expiresAt)};` : ' Once it stops working,'} then start again with \`/verify &lt;your phone number&gt;\`.`,
   );
 };
 
