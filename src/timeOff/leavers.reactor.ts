@@ -8,6 +8,7 @@ import type { OnCallShift, PortDirectory, RotaRef } from '../lifecycles/ports.ts
 import type { ProcessorLogger } from '../processors/ports.ts';
 import type { Processor } from '../processors/runner.ts';
 import { NOTICE_METADATA_EVENT_TYPE, type OutboxLedger, type SlackOutbox } from '../slack/outbox.ts';
+import { truncate } from '../slack/text.ts';
 import { leaverReportMessage } from './blocks/leaverReport.ts';
 import {
   foldLeaver,
@@ -181,7 +182,7 @@ const prepare = async (
   const base = {
     hrId,
     slackUserId,
-    displayName: (employee?.displayName ?? '').slice(0, 200),
+    displayName: truncate(employee?.displayName ?? '', 200),
     phoneForgotten: false,
     shifts: [] as LeaverShift[],
     policies: [] as LeaverPolicy[],
@@ -288,7 +289,7 @@ const prepare = async (
   const incidents: LeaverIncident[] = [];
   for (const found of (await onCall.openIncidentsOf(person)).slice(0, 50)) {
     const index = incidents.length;
-    incidents.push({ index, number: found.number, title: found.title.slice(0, 300), status: found.status });
+    incidents.push({ index, number: found.number, title: truncate(found.title, 300), status: found.status });
     if (found.channels.length === 0) unannounced.push(`incident #${found.number ?? '?'}`);
     for (const c of found.channels) part(c).incidents.push(index);
   }

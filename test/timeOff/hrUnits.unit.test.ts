@@ -123,4 +123,28 @@ describe('HR sync: HR’s answers as facts', () => {
     ).toMatchObject({ managerHrId: null, status: 'left' });
     expect(directoryEmployeeOf({ id: 'E1' })).toBeNull();
   });
+
+  it('names too long for the directory are cut between characters, never inside an emoji (issue 19)', () => {
+    const family = '👨‍👩‍👧‍👦';
+    const employee = directoryEmployeeOf({
+      id: 'E1',
+      email: 'ana@example.org',
+      displayName: `A${family.repeat(40)}`,
+      site: `S${family.repeat(40)}`,
+    });
+    for (const text of [employee?.displayName ?? '', employee?.site ?? '']) {
+      expect(text.length).toBeLessThanOrEqual(200);
+      expect(text).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+      expect(
+        text
+          .replace(/…$/, '')
+          .slice(1)
+          .split(family)
+          .every((part) => part === ''),
+      ).toBe(true);
+    }
+    const entry = hrEntryOf(change(7, 'approved', { policyTypeDisplayName: `Holiday ${'🏖️'.repeat(40)}` }));
+    expect(entry?.policyType).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+    expect(entry?.policyType.length).toBeLessThanOrEqual(100);
+  });
 });

@@ -4,6 +4,7 @@ import {
   hrTimeOffStatusOf,
   parseHrRequestId,
 } from '../../../machines/timeOff/hrCalendar.ts';
+import { truncate } from '../../slack/text.ts';
 import type { HiBobEmployee, TimeOffRequest } from '../../upstream/hibob.ts';
 
 /**
@@ -50,7 +51,7 @@ export const hrEntryOf = (
   return {
     hrRequestId,
     employeeId: r.employeeId,
-    policyType: (r.policyTypeDisplayName ?? r.policyType ?? '').slice(0, 100),
+    policyType: truncate(r.policyTypeDisplayName ?? r.policyType ?? '', 100),
     startDate: r.startDate,
     endDate: r.endDate,
     startPortion: portionOf(r.startDatePortion),
@@ -74,9 +75,9 @@ export const directoryEmployeeOf = (e: HiBobEmployee): DirectoryEmployee | null 
   return {
     hrId: e.id,
     email,
-    displayName: name.slice(0, 200),
+    displayName: truncate(name, 200),
     managerHrId: e.managerId && /^[A-Za-z0-9_-]{1,64}$/.test(e.managerId) ? e.managerId : null,
-    site: e.site ? e.site.slice(0, 200) : null,
+    site: e.site ? truncate(e.site, 200) : null,
     status: statusOfEmployee(e.status),
   };
 };

@@ -10,6 +10,7 @@ import type { PageOutcome, Pager } from '../../lifecycles/ports.ts';
 import type { PeopleDirectory } from '../../people/directory.ts';
 import type { Dispatch } from '../../processors/dispatchCommand.ts';
 import { dispatchCommand } from '../../processors/dispatchCommand.ts';
+import { truncate } from '../../slack/text.ts';
 import type { PagerIndex } from './pagerIndex.ts';
 
 /**
@@ -80,12 +81,12 @@ export const createPager = (
         pageId: request.pageId,
         reportTo: request.reportTo,
         number: request.number,
-        label: request.label.slice(0, 200),
+        label: truncate(request.label, 200),
         // As the link holds it: sealed under the person's data key, never the digits.
         phone: phone.stored,
         phoneVerifiedAt: phone.at,
-        text: request.text.slice(0, 1000),
-        spokenText: (request.spokenText ?? request.text).slice(0, 1500),
+        text: truncate(request.text, 1000),
+        spokenText: truncate(request.spokenText ?? request.text, 1500),
         callAfterMs: request.callAfterMs,
         maxPerHour: request.maxPerHour,
       },

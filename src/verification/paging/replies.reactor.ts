@@ -7,6 +7,7 @@ import { hasCode } from '../../core/errors.ts';
 import type { IncidentResponses } from '../../lifecycles/ports.ts';
 import type { Dispatch } from '../../processors/dispatchCommand.ts';
 import type { Processor, ProcessorContext } from '../../processors/runner.ts';
+import { truncate } from '../../slack/text.ts';
 import { readPagerState } from './delivery.reactor.ts';
 import { pagerCommand } from './pager.ts';
 import type { PageEntry, PagerIndex } from './pagerIndex.ts';
@@ -85,7 +86,7 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
     let answerText: string | null = null;
     const answer = (text: string) => {
       if (reply.via !== 'sms' || digits === null) return;
-      answerText = `[Switchboard] ${text}`.slice(0, 320);
+      answerText = truncate(`[Switchboard] ${text}`, 320);
     };
     const record = async (
       outcome: Outcome,
