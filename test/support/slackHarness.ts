@@ -60,7 +60,11 @@ export type ClickOptions = Readonly<{
 export type SlackDriver = Readonly<{
   /** POSTs a signed body to /slack/events. */
   post(body: string, kind?: 'form' | 'json', options?: SignedPostOptions): Promise<Response>;
-  /** `command text` typed by `user` in `channel`. */
+  /**
+   * `command text` typed by `user` in `channel`: sent as Slack sends it (`&amp;`, `&lt;`, `&gt;`;
+   * with the command's `should_escape` in manifest.yml, `@name`/`#name` of the fake's people and
+   * channels as `<@U…|name>`/`<#C…|name>`, links as `<https://…>`).
+   */
   slash(
     command: string,
     text: string,
@@ -136,14 +140,17 @@ export const slackDriver = (
     async slash(command, text, o) {
       const responseUrl = fake.responseUrl({ channel: o.channel, user: o.user });
       const res = await post(
-        slashCommandBody({
-          command,
-          text,
-          user_id: o.user,
-          channel_id: o.channel,
-          response_url: responseUrl,
-          trigger_id: o.triggerId ?? fake.issueTrigger({ user: o.user }),
-        }),
+        slashCommandBody(
+          {
+            command,
+            text,
+            user_id: o.user,
+            channel_id: o.channel,
+            response_url: responseUrl,
+            trigger_id: o.triggerId ?? fake.issueTrigger({ user: o.user }),
+          },
+          { directory: fake.directory() },
+        ),
         'form',
         o.headers ? { headers: o.headers } : {},
       );
