@@ -42,6 +42,8 @@ export type SlackAnswer = Readonly<{
   raw: string;
   /** The response_url handed out with the request, for what the app posts to it later. */
   responseUrl: string;
+  /** Slack's error when it would refuse this answer (`invalid_blocks`, `msg_too_long`…). */
+  refused?: string;
 }>;
 
 export type ClickOptions = Readonly<{
@@ -104,10 +106,12 @@ export const parseAnswer = (text: string): Record<string, unknown> | null => {
   }
 };
 
-const answerOf = async (res: Response, responseUrl: string): Promise<SlackAnswer> => {
+const answerOf = async (res: Response, responseUrl: string, fake: FakeSlack): Promise<SlackAnswer> => {
   const raw = await res.text();
   const body = parseAnswer(raw);
-  return { status: res.status, body, text: textOf(body), raw, responseUrl };
+  // Slack judges the answer as a message (Block Kit limits, lone surrogates): a refusal is kept.
+  const refused = fake.judgeAnswer(body)?.error;
+  return { status: res.status, body, text: textOf(body), raw, responseUrl, ...(refused ? { refused } : {}) };
 };
 
 const textOf = (body: Record<string, unknown> | null): string => (body ? String(body['text'] ?? '') : '');
@@ -154,7 +158,7 @@ export const slackDriver = (
         'form',
         o.headers ? { headers: o.headers } : {},
       );
-      return answerOf(res, responseUrl);
+      return answerOf(res, responseUrl, fake);
     },
     async click(actionId, value, o) {
       const responseUrl = fake.responseUrl({ channel: o.responseChannel ?? o.channel, user: o.user });
@@ -173,7 +177,7 @@ export const slackDriver = (
         actions[0] = { ...actions[0], ...o.extra };
       }
       const res = await post(interactionBody(payload));
-      return { ...(await answerOf(res, responseUrl)), payload };
+      return { ...(await answerOf(res, responseUrl, fake)), payload };
     },
     async submitView(callbackId, values, privateMetadata, user) {
       const payload = viewSubmissionPayload({

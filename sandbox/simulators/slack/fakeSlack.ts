@@ -14,15 +14,21 @@ import { encodeTyped, type TypedDirectory } from './typed.ts';
  * the tests: the bot never imports it. It is a {@link Simulator} (../simulator.ts).
  *
  * Methods: auth.test, chat.postMessage, chat.update, chat.postEphemeral, chat.delete,
- * views.open, views.update, views.publish, conversations.open, conversations.history, users.info,
- * users.lookupByEmail; plus `response_url` posts to URLs it hands out (`fake.responseUrl(...)`).
+ * views.open, views.update, views.push, views.publish, conversations.open, conversations.history,
+ * conversations.members, users.info, users.lookupByEmail; plus `response_url` posts to URLs it
+ * hands out (`fake.responseUrl(...)`).
  *
  * Platform behaviour it keeps: trigger ids expire after 3 s and work once
  * (`expired_trigger_id`, `exchanged_trigger_id`; https://api.slack.com/docs/triggers); a
  * response_url takes 5 posts within 30 minutes
  * (https://docs.slack.dev/interactivity/handling-user-interaction); views over 250 kB are refused
  * (`view_too_large`, in views.open's error list); 429 answers carry `Retry-After` (seconds) and
- * `{"ok":false,"error":"ratelimited"}` (https://api.slack.com/docs/rate-limits).
+ * `{"ok":false,"error":"ratelimited"}` (https://api.slack.com/docs/rate-limits). Messages and views
+ * Slack would refuse are refused with Slack's error names and `response_metadata.messages`
+ * (`invalid_blocks`, `invalid_blocks_format`, `msg_too_long` on chat.* and response_url posts —
+ * the hook answers 400 —, `invalid_arguments` on views.*): Block Kit's limits, one table in
+ * ./blockKit.ts. Text people type (`postAsUser`; slash commands built with ./signing.ts) is
+ * encoded as Slack sends it (./typed.ts).
  *
  * State is inspectable for the sandbox console (messages per channel with ts, blocks and
  * in-place updates; ephemerals; views; App Home) and every change is emitted on `fake.events`
@@ -776,6 +782,24 @@ export class FakeSlack implements Simulator<FakeSlackState> {
       : undefined;
     if (entry && !entry.messageTs) entry.ephemeral = e;
     return e;
+  }
+
+  /**
+   * Judges the app's HTTP answer to a slash command or an action (its ack body) as Slack does a
+   * message: a refusal is recorded in `refusedResponses` (a contract violation) and returned.
+   */
+  judgeAnswer(body: unknown): Refusal | undefined {
+    if (typeof body !== 'object' || body === null) return undefined;
+    const b = body as Record<string, unknown>;
+    let refusal: Refusal | undefined;
+    try {
+      refusal = checkMessage(b['text'], blocks(b['blocks']));
+    } catch (e) {
+      if (!(e instanceof SlackApiError)) throw e;
+      refusal = { error: e.slackError, extra: e.extra };
+    }
+    if (refusal) this.refusedResponses.push({ responseUrlId: 'ack', ...refusal });
+    return refusal;
   }
 
   /** Replaces an open modal's view, as a `response_action: update` answer does. */
