@@ -219,6 +219,18 @@ describe('response_url posts Slack refuses', () => {
   });
 });
 
+describe("the app's answer to a command or a click (its ack body)", () => {
+  it('is judged as a message: a refusal is returned and kept as a contract violation', () => {
+    const before = fake.contractViolations().length;
+    expect(fake.judgeAnswer({ text: 'ok', blocks: [section('ok')] })).toBeUndefined();
+    expect(
+      fake.judgeAnswer({ text: 'Timeline', blocks: [{ type: 'header', text: plain(`T ${HALF_EMOJI}`) }] })
+        ?.error,
+    ).toBe('invalid_blocks');
+    expect(fake.contractViolations().length).toBe(before + 1);
+  });
+});
+
 const modal = (over: Record<string, unknown> = {}) => ({
   type: 'modal',
   callback_id: 'cb',
