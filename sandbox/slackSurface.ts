@@ -15,6 +15,7 @@ import {
   signedHeaders,
   slashCommandBody,
 } from './simulators/slack/signing.ts';
+import { encodeMentions } from './simulators/slack/typed.ts';
 
 /**
  * What Slack's own client and servers do when a person uses the app, for the sandbox console:
@@ -89,22 +90,14 @@ export const parseSlashCommand = (input: string): { command: string; text: strin
 
 /**
  * Escapes `@handle` and `#channel` as Slack does for commands declared with `should_escape: true`:
- * `<@U01ANA|ana>`, `<#C01INCIDENTS|incidents>`. Unknown names stay as typed.
+ * `<@U01ANA|ana>`, `<#C01INCIDENTS|incidents>`. Unknown names stay as typed. The mention half of
+ * what Slack sends; the whole encoding (entities, links) is `encodeTyped` (simulators/slack/typed.ts).
  */
 export const escapeMentions = (
   text: string,
   users: ReadonlyArray<Readonly<{ id: string; name: string }>>,
   channels: ReadonlyArray<Readonly<{ id: string; name: string }>>,
-): string =>
-  text
-    .replace(/(^|\s)@([a-z0-9._-]+)/gi, (m, pre: string, name: string) => {
-      const u = users.find((x) => x.name.toLowerCase() === name.toLowerCase());
-      return u ? `${pre}<@${u.id}|${u.name}>` : m;
-    })
-    .replace(/(^|\s)#([a-z0-9_-]+)/gi, (m, pre: string, name: string) => {
-      const c = channels.find((x) => x.name.toLowerCase() === name.toLowerCase());
-      return c ? `${pre}<#${c.id}|${c.name}>` : m;
-    });
+): string => encodeMentions(text, { users, channels });
 
 let actionCounter = 0;
 const actionTsAt = (now: number): string => {
@@ -240,23 +233,27 @@ export const createSlackSurface = (options: SlackSurfaceOptions) => {
       const channel = fake.channels.get(input.channel);
       if (!channel) throw new SurfaceError(`no channel ${input.channel}`);
       const responseUrl = fake.responseUrl({ channel: channel.id, user: input.user });
-      const body = slashCommandBody({
-        token: VERIFICATION_TOKEN,
-        team_id: fake.teamId,
-        team_domain: 'switchboard-demo',
-        channel_id: channel.id,
-        channel_name: channel.is_im ? 'directmessage' : channel.name,
-        user_id: input.user,
-        user_name: fake.users.get(input.user)?.name ?? input.user,
-        command: parsed.command,
-        text:
-          !options.app || options.app.escapedCommands.has(parsed.command)
-            ? escapeMentions(parsed.text, people(), channelsList())
-            : parsed.text,
-        api_app_id: SANDBOX_APP_ID,
-        response_url: responseUrl,
-        trigger_id: fake.issueTrigger({ user: input.user }),
-      });
+      const body = slashCommandBody(
+        {
+          token: VERIFICATION_TOKEN,
+          team_id: fake.teamId,
+          team_domain: 'switchboard-demo',
+          channel_id: channel.id,
+          channel_name: channel.is_im ? 'directmessage' : channel.name,
+          user_id: input.user,
+          user_name: fake.users.get(input.user)?.name ?? input.user,
+          command: parsed.command,
+          text: parsed.text,
+          api_app_id: SANDBOX_APP_ID,
+          response_url: responseUrl,
+          trigger_id: fake.issueTrigger({ user: input.user }),
+        },
+        {
+          // As typed: encoded once, by signing.ts, with the command's should_escape.
+          escape: !options.app || options.app.escapedCommands.has(parsed.command),
+          directory: { users: people(), channels: channelsList() },
+        },
+      );
       const result = await post(body, 'form');
       if (!result.ok) {
         slackbotNotice(channel.id, input.user, parsed.command, result.error ?? 'dispatch_failed');

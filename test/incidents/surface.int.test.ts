@@ -262,7 +262,8 @@ describe('queries and the other moves', () => {
       what: 'level 2',
     });
     await h.idle();
-    await h.slash(`reassign ${number} <@${CHEN.slack}|chen>`, { user: BEN.slack });
+    // Typed as a person types it; Slack sends it as <@U0CHEN|chen> (/incident has should_escape).
+    await h.slash(`reassign ${number} @chen`, { user: BEN.slack });
     await waitFor(
       () => h.sim.state.incidents.get(incidentId)?.assignments.some((a) => a.userId === CHEN.pd) || undefined,
       {
@@ -316,7 +317,7 @@ describe('queries and the other moves', () => {
     expect(text).toContain('Level 1');
     const service = await h.slash('Platform Gateway', { command: '/oncall' });
     expect(await h.answer(service)).toContain('On call for Platform Gateway');
-    const me = await h.slash(`<@${ANA.slack}|ana>`, { command: '/oncall' });
+    const me = await h.slash('@ana', { command: '/oncall' }); // arrives as <@U0ANA|ana>
     expect(await h.answer(me)).toContain('<@U0ANA> (Payments Primary)');
     const nobody = await h.slash('no such thing', { command: '/oncall' });
     expect(await h.answer(nobody)).toContain('No service, schedule or escalation policy matches');

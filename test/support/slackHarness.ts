@@ -42,6 +42,8 @@ export type SlackAnswer = Readonly<{
   raw: string;
   /** The response_url handed out with the request, for what the app posts to it later. */
   responseUrl: string;
+  /** Slack's error when it would refuse this answer (`invalid_blocks`, `msg_too_long`…). */
+  refused?: string;
 }>;
 
 export type ClickOptions = Readonly<{
@@ -60,7 +62,11 @@ export type ClickOptions = Readonly<{
 export type SlackDriver = Readonly<{
   /** POSTs a signed body to /slack/events. */
   post(body: string, kind?: 'form' | 'json', options?: SignedPostOptions): Promise<Response>;
-  /** `command text` typed by `user` in `channel`. */
+  /**
+   * `command text` typed by `user` in `channel`: sent as Slack sends it (`&amp;`, `&lt;`, `&gt;`;
+   * with the command's `should_escape` in manifest.yml, `@name`/`#name` of the fake's people and
+   * channels as `<@U…|name>`/`<#C…|name>`, links as `<https://…>`).
+   */
   slash(
     command: string,
     text: string,
@@ -100,10 +106,12 @@ export const parseAnswer = (text: string): Record<string, unknown> | null => {
   }
 };
 
-const answerOf = async (res: Response, responseUrl: string): Promise<SlackAnswer> => {
+const answerOf = async (res: Response, responseUrl: string, fake: FakeSlack): Promise<SlackAnswer> => {
   const raw = await res.text();
   const body = parseAnswer(raw);
-  return { status: res.status, body, text: textOf(body), raw, responseUrl };
+  // Slack judges the answer as a message (Block Kit limits, lone surrogates): a refusal is kept.
+  const refused = fake.judgeAnswer(body)?.error;
+  return { status: res.status, body, text: textOf(body), raw, responseUrl, ...(refused ? { refused } : {}) };
 };
 
 const textOf = (body: Record<string, unknown> | null): string => (body ? String(body['text'] ?? '') : '');
@@ -136,18 +144,21 @@ export const slackDriver = (
     async slash(command, text, o) {
       const responseUrl = fake.responseUrl({ channel: o.channel, user: o.user });
       const res = await post(
-        slashCommandBody({
-          command,
-          text,
-          user_id: o.user,
-          channel_id: o.channel,
-          response_url: responseUrl,
-          trigger_id: o.triggerId ?? fake.issueTrigger({ user: o.user }),
-        }),
+        slashCommandBody(
+          {
+            command,
+            text,
+            user_id: o.user,
+            channel_id: o.channel,
+            response_url: responseUrl,
+            trigger_id: o.triggerId ?? fake.issueTrigger({ user: o.user }),
+          },
+          { directory: fake.directory() },
+        ),
         'form',
         o.headers ? { headers: o.headers } : {},
       );
-      return answerOf(res, responseUrl);
+      return answerOf(res, responseUrl, fake);
     },
     async click(actionId, value, o) {
       const responseUrl = fake.responseUrl({ channel: o.responseChannel ?? o.channel, user: o.user });
@@ -166,7 +177,7 @@ export const slackDriver = (
         actions[0] = { ...actions[0], ...o.extra };
       }
       const res = await post(interactionBody(payload));
-      return { ...(await answerOf(res, responseUrl)), payload };
+      return { ...(await answerOf(res, responseUrl, fake)), payload };
     },
     async submitView(callbackId, values, privateMetadata, user) {
       const payload = viewSubmissionPayload({

@@ -4,6 +4,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ContractViolation, Simulator } from '../simulator.ts';
+import { checkMessage, checkViewContent, type Refusal } from './blockKit.ts';
+import { encodeTyped, type TypedDirectory } from './typed.ts';
 
 /**
  * A fake of the Slack Web API: a real loopback HTTP server (never an in-process stub) that keeps
@@ -12,15 +14,21 @@ import type { ContractViolation, Simulator } from '../simulator.ts';
  * the tests: the bot never imports it. It is a {@link Simulator} (../simulator.ts).
  *
  * Methods: auth.test, chat.postMessage, chat.update, chat.postEphemeral, chat.delete,
- * views.open, views.update, views.publish, conversations.open, conversations.history, users.info,
- * users.lookupByEmail; plus `response_url` posts to URLs it hands out (`fake.responseUrl(...)`).
+ * views.open, views.update, views.push, views.publish, conversations.open, conversations.history,
+ * conversations.members, users.info, users.lookupByEmail; plus `response_url` posts to URLs it
+ * hands out (`fake.responseUrl(...)`).
  *
  * Platform behaviour it keeps: trigger ids expire after 3 s and work once
  * (`expired_trigger_id`, `exchanged_trigger_id`; https://api.slack.com/docs/triggers); a
  * response_url takes 5 posts within 30 minutes
  * (https://docs.slack.dev/interactivity/handling-user-interaction); views over 250 kB are refused
  * (`view_too_large`, in views.open's error list); 429 answers carry `Retry-After` (seconds) and
- * `{"ok":false,"error":"ratelimited"}` (https://api.slack.com/docs/rate-limits).
+ * `{"ok":false,"error":"ratelimited"}` (https://api.slack.com/docs/rate-limits). Messages and views
+ * Slack would refuse are refused with Slack's error names and `response_metadata.messages`
+ * (`invalid_blocks`, `invalid_blocks_format`, `msg_too_long` on chat.* and response_url posts —
+ * the hook answers 400 —, `invalid_arguments` on views.*): Block Kit's limits, one table in
+ * ./blockKit.ts. Text people type (`postAsUser`; slash commands built with ./signing.ts) is
+ * encoded as Slack sends it (./typed.ts).
  *
  * State is inspectable for the sandbox console (messages per channel with ts, blocks and
  * in-place updates; ephemerals; views; App Home) and every change is emitted on `fake.events`
@@ -224,7 +232,8 @@ const DEFAULT_CHANNELS: FakeChannel[] = [
 
 type Handler = (params: Record<string, unknown>) => Record<string, unknown>;
 
-class SlackApiError extends Error {
+/** An `ok: false` answer (also thrown by `replaceView`/`pushView` when Slack would refuse the view). */
+export class SlackApiError extends Error {
   readonly slackError: string;
   readonly extra: Record<string, unknown>;
   constructor(slackError: string, extra: Record<string, unknown> = {}) {
@@ -246,6 +255,8 @@ const CONTRACT_ERRORS = new Set([
   'invalid_auth',
   'invalid_arguments',
   'invalid_blocks',
+  'invalid_blocks_format',
+  'msg_too_long',
   'invalid_metadata_format',
   'users_list_not_supplied',
   'view_too_large',
@@ -264,6 +275,9 @@ export class FakeSlack implements Simulator<FakeSlackState> {
   readonly channels = new Map<string, FakeChannel>();
   readonly calls: FakeCall[] = [];
   readonly responsePosts: ResponsePost[] = [];
+  /** response_url posts Slack refused (invalid blocks, text too long), with its answer. */
+  readonly refusedResponses: Array<{ responseUrlId: string; error: string; extra: Record<string, unknown> }> =
+    [];
   readonly ephemerals: FakeEphemeral[] = [];
   readonly views = new Map<string, FakeView>();
   readonly homes = new Map<string, FakeView>();
@@ -328,6 +342,7 @@ export class FakeSlack implements Simulator<FakeSlackState> {
         is_enterprise_install: false,
       }),
       'chat.postMessage': (p) => {
+        refuse(checkMessage(p['text'], blocks(p['blocks'])));
         const channel = this.resolveChannel(p['channel']);
         const message = this.addMessage(
           channel.id,
@@ -340,6 +355,7 @@ export class FakeSlack implements Simulator<FakeSlackState> {
         return { channel: channel.id, ts: message.ts, message: publicMessage(message) };
       },
       'chat.update': (p) => {
+        refuse(checkMessage(p['text'], blocks(p['blocks'])));
         const message = this.findMessage(str(p['channel']), str(p['ts']));
         this.editMessage(
           message,
@@ -360,6 +376,7 @@ export class FakeSlack implements Simulator<FakeSlackState> {
         return { channel: message.channel, ts: message.ts };
       },
       'chat.postEphemeral': (p) => {
+        refuse(checkMessage(p['text'], blocks(p['blocks'])));
         const channel = this.resolveChannel(p['channel']);
         const user = this.requireUser(p['user']);
         if (channel.members && !channel.members.includes(user.id))
@@ -368,12 +385,29 @@ export class FakeSlack implements Simulator<FakeSlackState> {
         return { message_ts: e.message_ts };
       },
       'views.open': (p) => {
-        const triggerUser = this.useTrigger(str(p['trigger_id']));
         const view = this.checkView(p['view']);
+        const triggerUser = this.useTrigger(str(p['trigger_id']));
         const user = str(p['user_id'] ?? '') || triggerUser || 'U0UNKNOWN';
         const v: FakeView = {
           id: this.newId('V'),
           user,
+          type: str(view['type'] ?? 'modal'),
+          hash: this.newHash(),
+          view,
+          kind: 'modal',
+          updates: 0,
+        };
+        this.views.set(v.id, v);
+        this.emit({ kind: 'view.opened', view: v });
+        return { view: publicView(v, this.teamId) };
+      },
+      // Pushes a modal onto the stack of the one open (the fake keeps no stack: a new modal view).
+      'views.push': (p) => {
+        const view = this.checkView(p['view']);
+        const triggerUser = this.useTrigger(str(p['trigger_id']));
+        const v: FakeView = {
+          id: this.newId('V'),
+          user: triggerUser ?? 'U0UNKNOWN',
           type: str(view['type'] ?? 'modal'),
           hash: this.newHash(),
           view,
@@ -551,14 +585,20 @@ export class FakeSlack implements Simulator<FakeSlackState> {
     };
   }
 
-  /** Calls the real Slack would refuse as malformed or unauthenticated (see CONTRACT_ERRORS). */
+  /** Calls the real Slack would refuse as malformed or unauthenticated (see CONTRACT_ERRORS), response_url posts included. */
   contractViolations(): readonly ContractViolation[] {
-    return this.calls
-      .filter((c) => c.error !== undefined && CONTRACT_ERRORS.has(c.error) && !this.injected.has(c))
-      .map((c) => ({
+    return [
+      ...this.calls
+        .filter((c) => c.error !== undefined && CONTRACT_ERRORS.has(c.error) && !this.injected.has(c))
+        .map((c) => ({
+          simulator: this.name,
+          summary: `${c.method} answered ${c.error}: ${JSON.stringify(c.params).slice(0, 200)}`,
+        })),
+      ...this.refusedResponses.map((r) => ({
         simulator: this.name,
-        summary: `${c.method} answered ${c.error}: ${JSON.stringify(c.params).slice(0, 200)}`,
-      }));
+        summary: `response_url answered ${r.error}: ${JSON.stringify(r.extra).slice(0, 200)}`,
+      })),
+    ];
   }
 
   /** Same as `close()`. */
@@ -683,8 +723,20 @@ export class FakeSlack implements Simulator<FakeSlackState> {
 
   // ----- what people do (the sandbox console) -----
 
-  /** A message a person typed in a channel (Slack shows it; the app gets no request for it here). */
-  postAsUser(channel: string, user: string, text: string): FakeMessage {
+  /** The workspace's people and channels, whose `@name` / `#name` Slack turns into mentions (./typed.ts). */
+  directory(): TypedDirectory {
+    return {
+      users: [...this.users.values()].filter((u) => !u.deleted).map((u) => ({ id: u.id, name: u.name })),
+      channels: [...this.channels.values()].filter((c) => !c.is_im).map((c) => ({ id: c.id, name: c.name })),
+    };
+  }
+
+  /**
+   * A message a person typed in a channel (Slack shows it; the app gets no request for it here).
+   * `typed` is stored as Slack stores message text: entities, mentions and links encoded (./typed.ts).
+   */
+  postAsUser(channel: string, user: string, typed: string): FakeMessage {
+    const text = encodeTyped(typed, { kind: 'message', ...this.directory() });
     const c = this.channels.get(channel);
     if (!c) throw new Error(`fake Slack: no channel ${channel}`);
     if (!this.users.has(user)) throw new Error(`fake Slack: no user ${user}`);
@@ -730,6 +782,24 @@ export class FakeSlack implements Simulator<FakeSlackState> {
       : undefined;
     if (entry && !entry.messageTs) entry.ephemeral = e;
     return e;
+  }
+
+  /**
+   * Judges the app's HTTP answer to a slash command or an action (its ack body) as Slack does a
+   * message: a refusal is recorded in `refusedResponses` (a contract violation) and returned.
+   */
+  judgeAnswer(body: unknown): Refusal | undefined {
+    if (typeof body !== 'object' || body === null) return undefined;
+    const b = body as Record<string, unknown>;
+    let refusal: Refusal | undefined;
+    try {
+      refusal = checkMessage(b['text'], blocks(b['blocks']));
+    } catch (e) {
+      if (!(e instanceof SlackApiError)) throw e;
+      refusal = { error: e.slackError, extra: e.extra };
+    }
+    if (refusal) this.refusedResponses.push({ responseUrlId: 'ack', ...refusal });
+    return refusal;
   }
 
   /** Replaces an open modal's view, as a `response_action: update` answer does. */
@@ -931,10 +1001,22 @@ export class FakeSlack implements Simulator<FakeSlackState> {
       send(res, 404, { ok: false, error: 'used_url' });
       return;
     }
+    // Slack refuses a response it cannot show as it refuses chat.postMessage (./blockKit.ts); the
+    // hook answers 400 with the error (a refused post does not use up the URL).
+    let blk: unknown[] | undefined;
+    try {
+      blk = blocks(body['blocks']);
+      refuse(checkMessage(body['text'], blk));
+    } catch (e) {
+      if (!(e instanceof SlackApiError)) throw e;
+      post(400);
+      this.refusedResponses.push({ responseUrlId: id, error: e.slackError, extra: e.extra });
+      send(res, 400, { ok: false, error: e.slackError, ...e.extra });
+      return;
+    }
     entry.uses++;
     post(200);
     const text = str(body['text'] ?? '');
-    const blk = blocks(body['blocks']);
     if (body['delete_original'] === true && entry.messageTs) {
       const message = this.findMessage(entry.channel, entry.messageTs);
       message.deleted = true;
@@ -1076,9 +1158,11 @@ export class FakeSlack implements Simulator<FakeSlackState> {
   }
 
   private checkView(value: unknown): Record<string, unknown> {
-    const view = typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
-    if (typeof view !== 'object' || view === null) throw new SlackApiError('invalid_arguments');
+    const view = typeof value === 'string' ? tryJson(value, INVALID) : value;
+    if (typeof view !== 'object' || view === null || Array.isArray(view))
+      throw new SlackApiError('invalid_arguments');
     if (Buffer.byteLength(JSON.stringify(view)) > VIEW_MAX_BYTES) throw new SlackApiError('view_too_large');
+    refuse(checkViewContent(view as Record<string, unknown>));
     return view as Record<string, unknown>;
   }
 }
@@ -1090,11 +1174,17 @@ export const startFakeSlack = (options: FakeSlackOptions = {}): Promise<FakeSlac
 const str = (v: unknown): string =>
   typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v);
 const opt = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+/** A message's `blocks`: a JSON array (a string in form bodies), or `invalid_blocks_format`. */
 const blocks = (v: unknown): unknown[] | undefined => {
   if (v === undefined || v === null || v === '') return undefined;
-  const parsed = typeof v === 'string' ? (JSON.parse(v) as unknown) : v;
-  if (!Array.isArray(parsed)) throw new SlackApiError('invalid_blocks');
+  const parsed = typeof v === 'string' ? tryJson(v, INVALID) : v;
+  if (!Array.isArray(parsed)) throw new SlackApiError('invalid_blocks_format');
   return parsed;
+};
+
+/** Throws what Slack answers when it refuses a message or a view (./blockKit.ts). */
+const refuse = (refusal: Refusal | undefined): void => {
+  if (refusal) throw new SlackApiError(refusal.error, refusal.extra);
 };
 
 /** chat.postMessage's `metadata` (a JSON string in form bodies): both fields, or `invalid_metadata_format`. */
@@ -1172,10 +1262,12 @@ const parseParams = (raw: string, contentType: string | undefined): Record<strin
   return out;
 };
 
-const tryJson = (v: string): unknown => {
+const INVALID = Symbol('invalid JSON');
+
+const tryJson = (v: string, otherwise: unknown = v): unknown => {
   try {
     return JSON.parse(v) as unknown;
   } catch {
-    return v;
+    return otherwise;
   }
 };

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { commandEscapes, encodeTyped, type TypedDirectory } from './typed.ts';
 
 /**
  * Signs requests exactly as Slack does (https://api.slack.com/authentication/verifying-requests-from-slack):
@@ -51,9 +52,35 @@ export type SlashCommandFields = Readonly<{
   token?: string;
 }>;
 
-/** A slash command as Slack posts it: `application/x-www-form-urlencoded`. */
-export const slashCommandBody = (fields: SlashCommandFields = {}): string =>
-  new URLSearchParams({
+export type SlashCommandOptions = Readonly<{
+  /** The workspace's people and channels, whose `@name` / `#name` become mentions (with should_escape). */
+  directory?: TypedDirectory;
+  /** The command's `should_escape`; default: what manifest.yml declares for `fields.command`. */
+  escape?: boolean;
+  /** `fields.text` is already as Slack sends it (a test of the wire format itself): sent unchanged. */
+  encoded?: boolean;
+}>;
+
+/**
+ * A slash command as Slack posts it: `application/x-www-form-urlencoded`. `fields.text` is what the
+ * person typed; it is sent encoded as Slack sends it (`&amp;`, `&lt;`, `&gt;`; with the command's
+ * `should_escape`, known `@name`/`#name` and links as `<@U…|name>`, `<#C…|name>`, `<https://…>`;
+ * ./typed.ts).
+ */
+export const slashCommandBody = (
+  fields: SlashCommandFields = {},
+  options: SlashCommandOptions = {},
+): string => {
+  const command = fields.command ?? '/incident';
+  const typed = fields.text ?? 'help';
+  const text = options.encoded
+    ? typed
+    : encodeTyped(typed, {
+        kind: 'command',
+        escape: options.escape ?? commandEscapes(command),
+        ...options.directory,
+      });
+  return new URLSearchParams({
     token: 'deprecated-verification-token',
     team_id: 'T0SWITCH',
     team_domain: 'switchboard',
@@ -61,14 +88,15 @@ export const slashCommandBody = (fields: SlashCommandFields = {}): string =>
     channel_name: 'incidents',
     user_id: 'U0ALICE',
     user_name: 'alice',
-    command: '/incident',
-    text: 'help',
     api_app_id: 'A0SWITCH',
     is_enterprise_install: 'false',
     response_url: 'https://hooks.slack.com/commands/T0SWITCH/1/abcdef',
     trigger_id: newTriggerId(),
     ...fields,
+    command,
+    text,
   }).toString();
+};
 
 /** An interactivity payload (block_actions, view_submission, …) as Slack posts it: `payload=<json>`. */
 export const interactionBody = (payload: Record<string, unknown>): string =>
