@@ -224,8 +224,23 @@ export const UTC_ZONE: ReaderZone = { tz: 'UTC', label: null, offsetSeconds: nul
  */
 export type ReaderZones = Readonly<{
   of(slackUserId: string): Promise<ReaderZone>;
+  /**
+   * A profile `users.info` already answered for something else (the identity resolver's lookup):
+   * kept as if looked up now, so the same person is not asked for twice.
+   */
+  remember(slackUserId: string, user: SlackProfileZone | undefined): void;
   forget(slackUserId: string): void;
 }>;
+
+/** The zone fields of a `users.info` user. */
+export type SlackProfileZone = Readonly<{ tz?: unknown; tz_label?: unknown; tz_offset?: unknown }>;
+
+/** The zone a `users.info` user names (UTC when it names none Intl knows). */
+export const zoneOfProfile = (user: SlackProfileZone | undefined): ReaderZone => ({
+  tz: knownZone(typeof user?.tz === 'string' ? user.tz : null),
+  label: typeof user?.tz_label === 'string' ? user.tz_label : null,
+  offsetSeconds: typeof user?.tz_offset === 'number' ? user.tz_offset : null,
+});
 
 export type ReaderZonesOptions = Readonly<{
   slack: Pick<SwitchboardWebClient, 'users'>;
@@ -248,17 +263,18 @@ export const createReaderZones = (options: ReaderZonesOptions): ReaderZones => {
   const lookUp = async (slackUserId: string): Promise<{ zone: ReaderZone; ok: boolean }> => {
     try {
       const r = await options.slack.users.info({ user: slackUserId });
-      const user = r.user as { tz?: string; tz_label?: string; tz_offset?: number } | undefined;
-      return {
-        ok: true,
-        zone: {
-          tz: knownZone(user?.tz),
-          label: typeof user?.tz_label === 'string' ? user.tz_label : null,
-          offsetSeconds: typeof user?.tz_offset === 'number' ? user.tz_offset : null,
-        },
-      };
+      return { ok: true, zone: zoneOfProfile(r.user as SlackProfileZone | undefined) };
     } catch {
       return { ok: false, zone: UTC_ZONE };
+    }
+  };
+
+  const keep = (slackUserId: string, entry: { until: number; zone: Promise<ReaderZone> }) => {
+    entries.delete(slackUserId);
+    entries.set(slackUserId, entry);
+    if (entries.size > maxEntries) {
+      const oldest = entries.keys().next().value;
+      if (oldest !== undefined) entries.delete(oldest);
     }
   };
 
@@ -274,16 +290,22 @@ export const createReaderZones = (options: ReaderZonesOptions): ReaderZones => {
         if (!ok) entry.until = Math.min(entry.until, options.now() + retryMs);
         return zone;
       });
-      entries.delete(slackUserId);
-      entries.set(slackUserId, entry);
-      if (entries.size > maxEntries) {
-        const oldest = entries.keys().next().value;
-        if (oldest !== undefined) entries.delete(oldest);
-      }
+      keep(slackUserId, entry);
       return entry.zone;
+    },
+    remember(slackUserId, user) {
+      if (!SLACK_USER.test(slackUserId) || !user) return;
+      keep(slackUserId, { until: options.now() + ttlMs, zone: Promise.resolve(zoneOfProfile(user)) });
     },
     forget(slackUserId) {
       entries.delete(slackUserId);
     },
   };
 };
+
+/**
+ * Text meant for Slack turned into text for elsewhere (an SMS answer): each date token becomes its
+ * fallback, which names its zone. Entities stay as they are (the caller decodes them).
+ */
+export const slackDatesAsFallback = (text: string): string =>
+  text.replace(/<!date\^\d+\^[^|>]*\|([^>]*)>/g, '$1');

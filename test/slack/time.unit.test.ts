@@ -3,6 +3,7 @@ import {
   createReaderZones,
   formatInZone,
   slackDate,
+  slackDatesAsFallback,
   spokenInZone,
   spokenZone,
 } from '../../src/slack/time.ts';
@@ -117,5 +118,13 @@ describe('readerZones: the recipient’s zone from their Slack profile, cached',
     // A channel has no zone: nothing asked.
     expect((await zones.of('C0OPS')).tz).toBe('UTC');
     expect(calls).not.toContain('C0OPS');
+  });
+});
+
+describe('slackDatesAsFallback: Slack text for an SMS', () => {
+  it('turns each token into its zone-naming fallback', () => {
+    expect(slackDatesAsFallback(`Already acknowledged by someone ${slackDate(AT)}.`)).toBe(
+      'Already acknowledged by someone Nov 27, 13:58 UTC.',
+    );
   });
 });

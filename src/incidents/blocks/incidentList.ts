@@ -1,6 +1,5 @@
 import {
   escapeMrkdwn,
-  formatTime,
   type KnownBlock,
   mention,
   mrkdwn,
@@ -9,6 +8,7 @@ import {
   type SlackMessage,
   truncate,
 } from '../../slack/blocks/format.ts';
+import { slackDate } from '../../slack/time.ts';
 import { actorText } from './actorText.ts';
 import { incidentLabel, incidentStatusText } from './incidentCard.ts';
 import { INCIDENT_ACTION } from './incidentIds.ts';
@@ -44,7 +44,7 @@ const row = (item: IncidentListItem, reference: string | null): KnownBlock => {
     item.urgency === 'high' ? ':rotating_light: high' : item.urgency === 'low' ? 'low' : null,
     item.service ? escapeMrkdwn(item.service.name ?? item.service.id) : null,
     `assigned ${truncate(assigned, 300)}`,
-    item.triggered ? `since ${formatTime(item.triggered.at, reference)}` : null,
+    item.triggered ? `since ${slackDate(item.triggered.at)}` : null,
     item.acknowledged ? `acked by ${actorText(item.acknowledged.by)}` : null,
   ].filter((x): x is string => x !== null);
   return {

@@ -86,6 +86,7 @@ export const createPager = (
         phoneVerifiedAt: phone.at,
         text: request.text.slice(0, 1000),
         spokenText: (request.spokenText ?? request.text).slice(0, 1500),
+        since: request.since ?? null,
         callAfterMs: request.callAfterMs,
         maxPerHour: request.maxPerHour,
       },
