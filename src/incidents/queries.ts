@@ -127,12 +127,9 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
         );
         const where = (e: PagerDutyOnCall) =>
           e.schedule ? ` (${escapeMrkdwn(e.schedule.summary ?? e.schedule.id)})` : '';
-        const reference = now.toISOString();
         const onNow = current.length
           ? current
-              .map(
-                (e) => `${person(e.user)}${where(e)}${e.end ? ` until ${slackDate(e.end)}` : ''}`,
-              )
+              .map((e) => `${person(e.user)}${where(e)}${e.end ? ` until ${slackDate(e.end)}` : ''}`)
               .join(', ')
           : 'nobody';
         const then = next
@@ -179,7 +176,7 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
       return v ? incidentCard(v) : null;
     },
 
-    async list({ service, now }) {
+    async list({ service }) {
       await readModels.catchUp();
       let rows = readModels.openIncidents();
       let title = 'Open incidents';
@@ -195,7 +192,7 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
         }
       }
       const views = (await Promise.all(rows.map((r) => view(r.streamId)))).filter((v) => v !== null);
-      return incidentList(views, { title, reference: now });
+      return incidentList(views, { title });
     },
 
     async timeline(streamId, options = {}) {

@@ -60,7 +60,7 @@ const toDate = (at: Date | string): Date | null => {
   return Number.isNaN(d.getTime()) ? null : d;
 };
 
-const escape = (text: string): string =>
+const escapeText = (text: string): string =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 const formats = new Map<string, Intl.DateTimeFormat>();
@@ -190,7 +190,7 @@ export type SlackDateOptions = Readonly<{
  */
 export const slackDate = (at: Date | string, options: SlackDateOptions = {}): string => {
   const d = toDate(at);
-  if (!d) return escape(String(at));
+  if (!d) return escapeText(String(at));
   const format = options.format ?? 'dateTime';
   const zone = knownZone(options.fallbackZone);
   const p = partsIn(d, zone);
@@ -198,7 +198,7 @@ export const slackDate = (at: Date | string, options: SlackDateOptions = {}): st
     format === 'date'
       ? `${p.month} ${p.day} ${p.year} (${zone})`
       : `${p.month} ${p.day}, ${p.hh}:${p.mm}${format === 'dateTimeSecs' ? `:${p.ss}` : ''} ${zone}`;
-  return `<!date^${Math.floor(d.getTime() / 1000)}^${TOKENS[format]}|${escape(fallback)}>`;
+  return `<!date^${Math.floor(d.getTime() / 1000)}^${TOKENS[format]}|${escapeText(fallback)}>`;
 };
 
 // ---------------------------------------------------------------- the reader's zone

@@ -7,7 +7,6 @@ import { knownZone } from '../slack/time.ts';
  * zone, named (`Mon 30 Nov 09:00 – Fri 4 Dec 17:00 CET`); in a channel, UTC (named too).
  */
 
-
 const partsOf = (iso: string, tz: string) => {
   const parts = new Intl.DateTimeFormat('en-GB', {
     timeZone: tz,

@@ -239,13 +239,10 @@ export const incidentCard = (view: IncidentView, options: IncidentCardOptions = 
   if (view.pending.length) {
     blocks.push({
       type: 'context',
-      elements: view.pending
-        .slice(0, SLACK_LIMITS.contextElements)
-        .map((p) => mrkdwn(pendingText(p))),
+      elements: view.pending.slice(0, SLACK_LIMITS.contextElements).map((p) => mrkdwn(pendingText(p))),
     });
   }
-  if (view.lastFailure)
-    blocks.push({ type: 'section', text: mrkdwn(failureText(view.lastFailure)) });
+  if (view.lastFailure) blocks.push({ type: 'section', text: mrkdwn(failureText(view.lastFailure)) });
   if (view.lastNote) {
     const n = view.lastNote;
     const count = `${view.noteCount} note${view.noteCount === 1 ? '' : 's'}`;

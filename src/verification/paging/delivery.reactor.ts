@@ -28,8 +28,8 @@ import {
   type UpstreamCallSpec,
   type UpstreamCallTarget,
 } from '../../processors/upstreamCall.ts';
-import type { NccoAction, VonageClient } from '../../upstream/vonageContract.ts';
 import { formatInZone, spokenInZone } from '../../slack/time.ts';
+import type { NccoAction, VonageClient } from '../../upstream/vonageContract.ts';
 import { PAGE_FAILURE_CODES, PAGER_ACTOR, pagerCommand } from './pager.ts';
 
 /**
@@ -192,13 +192,7 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sm
       if (!page) throw new ChatOpsError('SB_ILLEGAL_STATE', `no page ${request.pageId}`);
       const words = async (text: string, spoken: boolean) =>
         text.includes(PAGE_SINCE)
-          ? pageWords(
-              text,
-              page.since,
-              (await deps.zoneOf?.(target.slackUserId)) ?? 'UTC',
-              ctx.now(),
-              spoken,
-            )
+          ? pageWords(text, page.since, (await deps.zoneOf?.(target.slackUserId)) ?? 'UTC', ctx.now(), spoken)
           : text;
       switch (request.action) {
         case 'sms': {
