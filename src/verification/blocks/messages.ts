@@ -5,6 +5,7 @@ import {
   plain,
   type SlackMessage,
 } from '../../slack/blocks/format.ts';
+import { slackDate } from '../../slack/time.ts';
 import { VERIFICATION_ACTION, VERIFICATION_FIELD, VERIFICATION_VIEW } from './ids.ts';
 
 /**
@@ -51,7 +52,7 @@ const codeButtons = (value: CodeButtonValue, withResend: boolean): KnownBlock =>
 });
 
 export const codeSentMessage = (masked: string, value: CodeButtonValue, expiresAt: string): SlackMessage => {
-  const text = `:iphone: Switchboard sent a ${value.codeLength}-digit code by SMS to ${masked}. Enter it here before ${expiresAt.slice(11, 16)} UTC.`;
+  const text = `:iphone: Switchboard sent a ${value.codeLength}-digit code by SMS to ${masked}. Enter it here before ${slackDate(expiresAt)}.`;
   return message(text, [{ type: 'section', text: mrkdwn(text) }, codeButtons(value, true)]);
 };
 
