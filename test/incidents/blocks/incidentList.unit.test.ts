@@ -19,7 +19,7 @@ describe('incident list', () => {
     expect(shows.map((e) => e.value)).toEqual(['incident-PINC042', 'incident-PINC043']);
     const all = visibleText(blocks);
     expect(all).toContain(
-      ':red_circle: Triggered · :rotating_light: high · Payments DB · assigned <@UANA01> · since <!date^1795917600^{date_short_pretty} at {time}|Nov 22, 02:00 UTC>',
+      ':red_circle: Triggered · :rotating_light: high · Payments DB · assigned <@UANA01> · since <!date^1795312830^{date_short_pretty} at {time}|Nov 22, 02:00 UTC>',
     );
     expect(all).toContain('acked by <@UANA01>');
   });
