@@ -214,6 +214,8 @@ const main = async (): Promise<void> => {
   // Each round's p50 per side, for the paired (same-round) ratios: drift over the run cancels out.
   const roundP50: Record<Side, number[]> = { candidate: [], memory: [], floor: [], baseline: [] };
   let sent = 0;
+  // Issue 19: Slack profile look-ups (users.info, for reader time zones) the two apps made.
+  let usersInfoCalls = 0;
   try {
     note(`ack bench: warming up (${WARMUP} requests each)`);
     for (const side of SIDES) await openLoop(pools[side], signedCommands(WARMUP), RATE);
@@ -237,12 +239,14 @@ const main = async (): Promise<void> => {
   } finally {
     await Promise.all(SIDES.map((side) => pools[side].close()));
     await Promise.all(SIDES.map((side) => servers[side].stop()));
+    usersInfoCalls = fake.callsOf('users.info').length;
     await fake.close();
   }
 
   const bare = 'bare Bolt HTTPReceiver acking without recording';
   const floor = 'bare Bolt + one raw node:sqlite WAL/FULL insert before ack';
   const p = (xs: number[], q: number) => percentile(xs, q);
+  note(`ack bench: users.info calls by both apps in the run: ${usersInfoCalls}`);
   const pairedP50 = (a: Side, b: Side) => median(roundP50[a].map((x, i) => x / roundP50[b][i]!));
   const p50Ratio = p(samples.candidate, 50) / p(samples.baseline, 50);
   emit({

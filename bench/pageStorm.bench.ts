@@ -188,6 +188,16 @@ emit({
   target: 'ratio >= 0.9 and 0 answers 429',
   met: ratio >= 0.9 && rejected === 0,
 });
+// Issue 19: what the recipients' time zones cost (users.info, cached per person).
+const usersInfo = fake.callsOf('users.info').length;
+note(`users.info calls during the storm: ${usersInfo} for ${INCIDENTS} pages to ${PEOPLE} people`);
+emit({
+  bench: 'pageStorm.usersInfoCalls',
+  value: usersInfo,
+  unit: 'calls',
+  baseline: `${PEOPLE} people paged (one look-up each within the cache's TTL)`,
+  baselineValue: PEOPLE,
+});
 const firstCall = Math.min(...callsCreated().map((r) => r.at));
 emit({
   bench: 'pageStorm.callSpan',

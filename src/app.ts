@@ -57,6 +57,7 @@ import { createBoltLogger } from './slack/boltLogger.ts';
 import { createSlackOutbox } from './slack/outbox.ts';
 import { slackOutboxTransport } from './slack/outboxTransport.ts';
 import { createParkedNoticesReactor } from './slack/parkedNotices.reactor.ts';
+import { createReaderZones } from './slack/time.ts';
 import { createSlackWebClient, type SwitchboardWebClient, slackClientOptions } from './slack/webClient.ts';
 
 /**
@@ -179,6 +180,9 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     ...(options.slackMaxInlineWaitMs === undefined ? {} : { maxInlineWaitMs: options.slackMaxInlineWaitMs }),
   });
 
+  // Each reader's Slack time zone (issue 19), looked up once an hour per person for every lifecycle.
+  const readerZones = createReaderZones({ slack, now: () => clock.now().getTime() });
+
   // Every notice, card, report and DM goes through one outbox: post once, update in place, Retry-After.
   const outbox = createSlackOutbox({
     transport: slackOutboxTransport(slack),
@@ -248,6 +252,7 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
     replies: slackReplies,
     metrics,
     keyRing,
+    readerZones,
   };
   const lifecycleOptions = (options.lifecycleOptions ?? {}) as Readonly<Record<string, unknown>>;
   const createLifecycles = async () => {

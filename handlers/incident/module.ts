@@ -113,7 +113,7 @@ const createIncidents = (
     now: () => clock.now(),
     findUpstreamUser: (email) => pagerduty.findUserByEmail(email),
     upstreamUser: (id) => pagerduty.getUser(id),
-    ...slackUserLookups(slack),
+    ...slackUserLookups(slack, deps.readerZones),
   });
   // Issue 18: pages that could not be delivered (the next person is paged), and incidents where
   // nobody at all could be: operators' alerts beside the coded log lines.

@@ -12,7 +12,6 @@ import { cardOnCallOf } from '../../src/timeOff/coverCard.ts';
 import { createCoverConflictsReactor } from '../../src/timeOff/coverConflicts.reactor.ts';
 import { nameOfSlackUser } from '../../src/timeOff/coverRanking.ts';
 import { coverRoutes } from '../../src/timeOff/coverRoutes.ts';
-import { createTimeZones } from '../../src/timeOff/coverText.ts';
 import { createTimeOffEnricher } from '../../src/timeOff/enrich.ts';
 import { createTimeOffHandOnReactor } from '../../src/timeOff/handOn.reactor.ts';
 import { createTimeOffHomeSection } from '../../src/timeOff/home.ts';
@@ -115,6 +114,7 @@ const createTimeOff = (
     slack,
     now: () => clock.now(),
     hrChannel: config.hrChannel ?? null,
+    zones: deps.readerZones,
   });
   const retry = { ...UPSTREAM_RETRY, ...options?.retry };
   const lagRetry = { ...HR_LAG_RETRY, ...options?.lagRetry };
@@ -139,7 +139,7 @@ const createTimeOff = (
   });
   const absences = createAbsences({ readModel, people });
   // Issue 12: on-call conflicts and cover, through the incident module's ports (looked up when used).
-  const timeZones = createTimeZones(slack);
+  const timeZones = { of: async (slackUserId: string) => (await deps.readerZones.of(slackUserId)).tz };
   const nameOf = nameOfSlackUser({ readModel, slack });
   const coverOptions = {
     overrides: () => deps.ports.get('scheduleOverrides'),

@@ -13,6 +13,7 @@ import {
 import { createPersonKeys, type PersonKeys, preparePersonKeys } from '../../src/people/personKeys.ts';
 import { type RetryPolicy, UPSTREAM_RETRY } from '../../src/processors/retryPolicy.ts';
 import type { SlackMessage } from '../../src/slack/blocks/format.ts';
+import { slackDate } from '../../src/slack/time.ts';
 import { createVonageClient } from '../../src/upstream/vonage.ts';
 import type { VonageClient } from '../../src/upstream/vonageContract.ts';
 import { vonageWebhookVerify } from '../../src/upstream/vonageSignature.ts';
@@ -160,7 +161,7 @@ const createVerification = (
     const number = (masked: string | null) => (masked ? `Your number ${masked}` : 'Your number');
     const lines = [
       standing.kind === 'pageable'
-        ? `:iphone: Your verified number is ${standing.masked} (since ${standing.since.slice(0, 16).replace('T', ' ')} UTC). Switchboard pages you there.`
+        ? `:iphone: Your verified number is ${standing.masked} (since ${slackDate(standing.since)}). Switchboard pages you there.`
         : standing.kind === 'opted_out'
           ? `:no_bell: ${number(standing.masked)} is opted out of paging (replied STOP): Switchboard does not page you. To opt back in, verify it again with \`/verify &lt;your phone number&gt;\`.`
           : standing.kind === 'must_verify_again'
@@ -170,7 +171,7 @@ const createVerification = (
     if (attempt && phase !== 'verified') {
       const where: Record<string, string> = {
         requested: `A code is on its way to ${attempt.masked}.`,
-        codeSent: `A code was sent to ${attempt.masked}${attempt.voice ? ' (now by phone call)' : ''}; enter it from the DM before ${attempt.expiresAt.slice(11, 16)} UTC. Wrong codes so far: ${attempt.wrongCodes} of 3.`,
+        codeSent: `A code was sent to ${attempt.masked}${attempt.voice ? ' (now by phone call)' : ''}; enter it from the DM before ${slackDate(attempt.expiresAt)}. Wrong codes so far: ${attempt.wrongCodes} of 3.`,
         failed: `Your last verification (${attempt.masked}) failed.`,
         expired: `Your last code (${attempt.masked}) expired.`,
         cancelled: `Your last verification (${attempt.masked}) was cancelled.`,

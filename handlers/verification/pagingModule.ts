@@ -177,6 +177,7 @@ export const createPaging = (input: PagingInput): Paging => {
             voiceEventUrl: input.voiceEventUrl,
             dispatch,
             openPhone,
+            zoneOf: async (slackUserId) => (await deps.readerZones.of(slackUserId)).tz,
           },
           which,
         ),

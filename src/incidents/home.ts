@@ -52,20 +52,19 @@ export const createIncidentHomeSection = (
         v.assignees.some((a) => a.id === upstreamUserId || a.slackUserId === user) ||
         v.requested?.by === user,
     );
-    const now = ctx.now().toISOString();
     const blocks: KnownBlock[] = [{ type: 'header', text: plain('Incidents') }];
     if (problem) blocks.push({ type: 'section', text: mrkdwn(`:bust_in_silhouette: ${problem}`) });
     blocks.push({ type: 'section', text: mrkdwn(`*Yours* (${mine.length})`) });
     blocks.push(
       ...(mine.length
-        ? rows(incidentList(mine.slice(0, MAX_ROWS), { reference: now }))
+        ? rows(incidentList(mine.slice(0, MAX_ROWS)))
         : [{ type: 'context', elements: [mrkdwn('Nothing assigned to you is open.')] } as KnownBlock]),
     );
     blocks.push({ type: 'divider' });
     blocks.push({ type: 'section', text: mrkdwn(`*All open* (${views.length})`) });
     blocks.push(
       ...(views.length
-        ? rows(incidentList(views.slice(0, MAX_ROWS), { reference: now }))
+        ? rows(incidentList(views.slice(0, MAX_ROWS)))
         : [{ type: 'context', elements: [mrkdwn(':sunny: Nothing open. Quiet night.')] } as KnownBlock]),
     );
     blocks.push({

@@ -417,6 +417,7 @@ export const createIncidentPagingReactor = (deps: IncidentPagingDeps): Processor
           label: wording.label,
           text: wording.text,
           spokenText: wording.spokenText,
+          since: facts.triggeredAt,
           callAfterMs: settings.callAfterMs,
           maxPerHour: settings.maxPerHour,
         });

@@ -17,7 +17,7 @@ import type { EventStore } from '../eventStore/eventStore.ts';
 import type { IncidentResponses, PhoneResponseOutcome } from '../lifecycles/ports.ts';
 import type { IdentityResolver } from '../people/identity.ts';
 import type { Dispatch } from '../processors/dispatchCommand.ts';
-import { formatTimestamp } from '../slack/blocks/format.ts';
+import { slackDatesAsFallback } from '../slack/time.ts';
 import { incidentRejectionText } from './blocks/incidentReplies.ts';
 import { readIncidentState } from './incidentState.ts';
 
@@ -127,7 +127,11 @@ export type PageWording = Readonly<{
   number: number | null;
 }>;
 
-/** `[Switchboard] #12 Checkout 5xx (P1) — reply 4 to acknowledge, 6 to resolve`, and what the call reads. */
+/**
+ * `[Switchboard] #12 Checkout 5xx (P1), triggered {since} — reply 4 to acknowledge, 6 to resolve`,
+ * and what the call reads. `{since}` is the trigger, which the pager says in the person's own zone
+ * when the SMS and the call go out (issue 19): `triggered today, 21:58 Asia/Singapore`.
+ */
 export const pageWording = (
   incident: Readonly<{
     number: number | null;
@@ -143,12 +147,12 @@ export const pageWording = (
   return {
     label,
     number: incident.number,
-    text: `[Switchboard] ${label}${priority} — reply 4 to acknowledge, 6 to resolve`,
+    text: `[Switchboard] ${label}${priority}${incident.triggeredAt ? ', triggered {since}' : ''} — reply 4 to acknowledge, 6 to resolve`,
     spokenText:
       `This is Switchboard. Incident ${incident.number ?? ''}: ${title}` +
       (incident.priority ? `, priority ${incident.priority.slice(0, 20)}` : '') +
       (incident.service ? `, on ${incident.service.slice(0, 80)}` : '') +
-      (incident.triggeredAt ? `, triggered ${formatTimestamp(incident.triggeredAt)}` : '') +
+      (incident.triggeredAt ? ', triggered {since}' : '') +
       ', is still not acknowledged',
   };
 };
@@ -165,7 +169,7 @@ const forPhone = (details: Record<string, unknown>, viewer: string): string => {
           by: { ...by, slackUserId: null, name: typeof by.name === 'string' ? by.name : 'someone' },
         }
       : details;
-  return incidentRejectionText(named, viewer)
+  return slackDatesAsFallback(incidentRejectionText(named, viewer))
     .replace(/<@[A-Z0-9]+>/g, 'someone')
     .replace(/[*`]/g, '')
     .replace(/&amp;/g, '&')

@@ -3,7 +3,6 @@ import type { EventStore } from '../eventStore/eventStore.ts';
 import type { IdentityResolver } from '../people/identity.ts';
 import {
   escapeMrkdwn,
-  formatTime,
   type KnownBlock,
   type ModalView,
   mention,
@@ -13,6 +12,7 @@ import {
   type SlackMessage,
   truncate,
 } from '../slack/blocks/format.ts';
+import { slackDate } from '../slack/time.ts';
 import type { PagerDutyClient, PagerDutyOnCall } from '../upstream/pagerduty.ts';
 import { incidentCard } from './blocks/incidentCard.ts';
 import { incidentList } from './blocks/incidentList.ts';
@@ -127,16 +127,13 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
         );
         const where = (e: PagerDutyOnCall) =>
           e.schedule ? ` (${escapeMrkdwn(e.schedule.summary ?? e.schedule.id)})` : '';
-        const reference = now.toISOString();
         const onNow = current.length
           ? current
-              .map(
-                (e) => `${person(e.user)}${where(e)}${e.end ? ` until ${formatTime(e.end, reference)}` : ''}`,
-              )
+              .map((e) => `${person(e.user)}${where(e)}${e.end ? ` until ${slackDate(e.end)}` : ''}`)
               .join(', ')
           : 'nobody';
         const then = next
-          ? ` · next: ${person(next.user)} from ${formatTime(next.start ?? '', reference)}`
+          ? ` · next: ${person(next.user)} from ${next.start ? slackDate(next.start) : 'now'}`
           : '';
         out.push(`• Level ${level}: ${onNow}${then}`);
       }
@@ -179,7 +176,7 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
       return v ? incidentCard(v) : null;
     },
 
-    async list({ service, now }) {
+    async list({ service }) {
       await readModels.catchUp();
       let rows = readModels.openIncidents();
       let title = 'Open incidents';
@@ -195,7 +192,7 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
         }
       }
       const views = (await Promise.all(rows.map((r) => view(r.streamId)))).filter((v) => v !== null);
-      return incidentList(views, { title, reference: now });
+      return incidentList(views, { title });
     },
 
     async timeline(streamId, options = {}) {
@@ -318,8 +315,7 @@ const busy = (error: { details: Readonly<Record<string, unknown>> }, now: Date):
       : new Date(now.getTime() + retryAfterMs);
   // Round up to the next minute so "try again at" is never too early.
   const minute = new Date(Math.ceil(at.getTime() / 60_000) * 60_000);
-  const hhmm = minute.toISOString().slice(11, 16);
   return message(
-    `:hourglass_flowing_sand: The incident service is busy: Switchboard has used its share of requests for this minute. Try \`/oncall\` again at ${hhmm} UTC.`,
+    `:hourglass_flowing_sand: The incident service is busy: Switchboard has used its share of requests for this minute. Try \`/oncall\` again ${slackDate(minute)}.`,
   );
 };

@@ -17,6 +17,7 @@ import type { ReadModelRegistration } from '../processors/snapshots.ts';
 import type { KnownBlock } from '../slack/blocks/format.ts';
 import type { SlackOutbox } from '../slack/outbox.ts';
 import type { ParkedNotices } from '../slack/parkedNotices.reactor.ts';
+import type { ReaderZones } from '../slack/time.ts';
 import type { SwitchboardWebClient } from '../slack/webClient.ts';
 import type { LifecycleDeclaration } from './config.ts';
 import type { LifecyclePorts, PortDirectory } from './ports.ts';
@@ -80,6 +81,11 @@ export type LifecycleDeps = Readonly<{
   metrics: Metrics;
   /** The data key ring (SWITCHBOARD_DATA_KEYS): what a module keeps sealed at rest is sealed on it. */
   keyRing: KeyRing;
+  /**
+   * Each person's Slack time zone (`users.info`), cached an hour: for times Slack cannot format
+   * (SMS, voice, modal inputs, notification text). Slack-formatted times need none (src/slack/time.ts).
+   */
+  readerZones: ReaderZones;
 }>;
 
 /**

@@ -168,6 +168,11 @@ export type PageRequest = Readonly<{
   /** What the call says before asking for a key (default `text`). */
   spokenText?: string;
   /**
+   * The instant the page is about (an incident's trigger, ISO): the SMS and the call say it in the
+   * person's own Slack time zone, named, when they go out (issue 19).
+   */
+  since?: string | null;
+  /**
    * Stable per reason to page (the incident stream, its escalation level and the person): a repeat
    * pages once. 1-100 characters from `[A-Za-z0-9._:-]`.
    */

@@ -1,4 +1,5 @@
 import { isChatOpsError } from '../core/errors.ts';
+import type { ReaderZones, SlackProfileZone } from '../slack/time.ts';
 import type { SwitchboardWebClient } from '../slack/webClient.ts';
 import type { SlackUserProfile } from './identity.ts';
 
@@ -15,7 +16,11 @@ export type SlackUserLookups = Readonly<{
   slackUserByEmail(email: string): Promise<string | null>;
 }>;
 
-export const slackUserLookups = (slack: Pick<SwitchboardWebClient, 'users'>): SlackUserLookups => ({
+export const slackUserLookups = (
+  slack: Pick<SwitchboardWebClient, 'users'>,
+  /** Told each profile looked up, so the reader's zone costs no second `users.info` (issue 19). */
+  zones?: Pick<ReaderZones, 'remember'>,
+): SlackUserLookups => ({
   slackUserByEmail: async (email) => {
     try {
       return (await slack.users.lookupByEmail({ email })).user?.id ?? null;
@@ -26,6 +31,7 @@ export const slackUserLookups = (slack: Pick<SwitchboardWebClient, 'users'>): Sl
   },
   slackUser: async (user) => {
     const r = await slack.users.info({ user });
+    zones?.remember(user, r.user as SlackProfileZone | undefined);
     return {
       email: r.user?.profile?.email ?? null,
       name: r.user?.real_name ?? r.user?.profile?.real_name ?? null,

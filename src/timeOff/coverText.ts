@@ -1,22 +1,11 @@
 import type { CoverSlotState, CoverState } from '../../machines/timeOff/cover.ts';
 import { escapeMrkdwn, mention, mrkdwn, type SlackMessage, truncate } from '../slack/blocks/format.ts';
-import type { SwitchboardWebClient } from '../slack/webClient.ts';
+import { knownZone } from '../slack/time.ts';
 
 /**
  * Words and times of the cover (issue 12): on-call shifts and overrides, in the reader's Slack time
  * zone, named (`Mon 30 Nov 09:00 – Fri 4 Dec 17:00 CET`); in a channel, UTC (named too).
  */
-
-/** A zone Intl knows, else UTC. */
-export const knownZone = (tz: string | null | undefined): string => {
-  if (!tz) return 'UTC';
-  try {
-    new Intl.DateTimeFormat('en-GB', { timeZone: tz });
-    return tz;
-  } catch {
-    return 'UTC';
-  }
-};
 
 const partsOf = (iso: string, tz: string) => {
   const parts = new Intl.DateTimeFormat('en-GB', {
@@ -72,29 +61,8 @@ export const scheduleText = (
       ? `schedule \`${escapeMrkdwn(s.scheduleId)}\``
       : 'the escalation policy';
 
-/** The Slack time zone of each person (users.info), kept for the process; UTC when Slack does not say. */
+/** The Slack time zone of each person: the kernel's cached look-up (src/slack/time.ts `readerZones`); UTC when Slack does not say. */
 export type TimeZones = Readonly<{ of(slackUserId: string): Promise<string> }>;
-
-export const createTimeZones = (slack: Pick<SwitchboardWebClient, 'users'>): TimeZones => {
-  const known = new Map<string, string>();
-  return {
-    async of(slackUserId) {
-      // A channel (a request waiting in the HR channel) has no zone of its own.
-      if (!/^[UW][A-Z0-9]{2,}$/.test(slackUserId)) return 'UTC';
-      const hit = known.get(slackUserId);
-      if (hit) return hit;
-      try {
-        const r = await slack.users.info({ user: slackUserId });
-        const tz = knownZone((r.user as { tz?: string } | undefined)?.tz);
-        known.set(slackUserId, tz);
-        return tz;
-      } catch {
-        // Unknown for now (Slack down, or a user it does not know): UTC, named, and asked again later.
-        return 'UTC';
-      }
-    },
-  };
-};
 
 const slotLine = (slot: CoverSlotState, who: string, tz: string): string => {
   const when = formatSpan(slot.start, slot.end, tz);

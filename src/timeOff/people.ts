@@ -4,6 +4,7 @@ import { ChatOpsError } from '../core/errors.ts';
 import type { PeopleDirectory } from '../people/directory.ts';
 import { createIdentityResolver, type IdentityResolver } from '../people/identity.ts';
 import { type SlackUserLookups, slackUserLookups } from '../people/slackUsers.ts';
+import type { ReaderZones } from '../slack/time.ts';
 import type { SwitchboardWebClient } from '../slack/webClient.ts';
 import { type ApproverRoute, awayUntilOf, reportingLine, routeApprover } from './approvers.ts';
 import type { TimeOffReadModel } from './readModel.projection.ts';
@@ -61,10 +62,12 @@ export const createTimeOffPeople = (
     hrChannel?: string | null;
     /** Tests may replace the Slack lookups. */
     lookups?: SlackUserLookups;
+    /** Told each profile looked up, so a reader's zone costs no second `users.info` (issue 19). */
+    zones?: Pick<ReaderZones, 'remember'>;
   }>,
 ): TimeOffPeople => {
   const { readModel } = deps;
-  const lookups = deps.lookups ?? slackUserLookups(deps.slack);
+  const lookups = deps.lookups ?? slackUserLookups(deps.slack, deps.zones);
   const identity = createIdentityResolver({
     directory: deps.people,
     system: 'hr',

@@ -153,7 +153,7 @@ describe('the headline: time off that knows the rota, and a rota that knows who 
 
     // Before Dana decides, /oncall still has Ana next on Payments primary.
     expect(await onCall()).toMatch(
-      /Level 1: @Ben Okafor \(Payments primary\) until Nov 30 07:00 UTC · next: @Ana Silva from Nov 30 07:00 UTC/,
+      /Level 1: @Ben Okafor \(Payments primary\) until Nov 30, 07:00 UTC · next: @Ana Silva from Nov 30, 07:00 UTC/,
     );
 
     await playAs(DANA);

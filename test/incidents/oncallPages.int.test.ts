@@ -75,7 +75,9 @@ describe('/oncall when the request budget is spent', () => {
         if (text.includes('busy')) busy = text;
         else expect(text).toContain('On call now');
       }
-      expect(busy).toContain('Try `/oncall` again at 03:02 UTC');
+      expect(busy).toContain(
+        `Try \`/oncall\` again <!date^${Date.parse('2026-11-22T03:02:00Z') / 1000}^{date_short_pretty} at {time}|Nov 22, 03:02 UTC>`,
+      );
       expect(busy).not.toMatch(/SB_[A-Z_]+/);
       expect(b.sim.requests.every((r) => r.status !== 429)).toBe(true);
       expect(b.sim.requests.length - before).toBeLessThanOrEqual(4);

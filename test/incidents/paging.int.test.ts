@@ -75,7 +75,9 @@ describe('paging by SMS, then voice', () => {
 
     await h.advance(1 * MINUTE);
     const sms = await waitFor(() => inbox(CHEN.phone).slice(before).at(0), { what: 'the SMS page' });
-    expect(sms).toBe(`[Switchboard] #${number} Checkout 5xx — reply 4 to acknowledge, 6 to resolve`);
+    expect(sms).toBe(
+      `[Switchboard] #${number} Checkout 5xx, triggered today, 09:00 UTC — reply 4 to acknowledge, 6 to resolve`,
+    );
     expect(h.vonage.phones.calls(CHEN.phone)).toHaveLength(0);
 
     await h.advance(3 * MINUTE);

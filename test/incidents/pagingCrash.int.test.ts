@@ -102,7 +102,9 @@ describe('kill -9 between the page timer and the SMS', () => {
       what: 'the page after the restart',
       timeoutMs: 15_000,
     });
-    expect(sms.text).toContain('crash while paging — reply 4 to acknowledge, 6 to resolve');
+    expect(sms.text).toMatch(
+      /crash while paging, triggered today, \d\d:\d\d UTC — reply 4 to acknowledge, 6 to resolve/,
+    );
     // Recorded once: wait until the send is recorded, then count.
     const read = await openEventStore(`sqlite:${dbPath}`);
     try {

@@ -95,6 +95,8 @@ export const startPagingHarness = async (
     env?: Record<string, string>;
     /** Writes to the store file before the app first starts on it (a store from an older release). */
     seed?: (dbPath: string, env: Readonly<Record<string, string>>) => Promise<void>;
+    /** Each person's Slack time zone (`users.info` `tz`) by Slack id; the fake's default otherwise. */
+    zones?: Readonly<Record<string, string>>;
   }>,
 ): Promise<PagingHarness> => {
   const { clock } = options;
@@ -106,12 +108,13 @@ export const startPagingHarness = async (
     clock,
     webhooks: { retryDelaysMs: [20, 50, 100, 200], timeoutMs: 3_000 },
   });
+  const zone = (id: string) => (options.zones?.[id] ? { tz: options.zones[id] } : {});
   const fake = await startTestSlack({
     users: [
-      { id: ANA.slack, name: 'ana', real_name: 'Ana Silva', email: ANA.email },
-      { id: BEN.slack, name: 'ben', real_name: 'Ben Okafor', email: BEN.email },
-      { id: CHEN.slack, name: 'chen', real_name: 'Chen Wei', email: CHEN.email },
-      { id: FRANK.slack, name: 'frank', real_name: 'Frank Moreau', email: FRANK.email },
+      { id: ANA.slack, name: 'ana', real_name: 'Ana Silva', email: ANA.email, ...zone(ANA.slack) },
+      { id: BEN.slack, name: 'ben', real_name: 'Ben Okafor', email: BEN.email, ...zone(BEN.slack) },
+      { id: CHEN.slack, name: 'chen', real_name: 'Chen Wei', email: CHEN.email, ...zone(CHEN.slack) },
+      { id: FRANK.slack, name: 'frank', real_name: 'Frank Moreau', email: FRANK.email, ...zone(FRANK.slack) },
     ],
     channels: [{ id: OPS, name: 'ops', is_im: false }],
   });

@@ -65,7 +65,11 @@ const pagedAndResolved = async (title: string, harness = h): Promise<void> => {
   const sms = await waitFor(() => inbox(CHEN.phone, h).slice(before).at(0), {
     what: `the SMS page about “${title}”`,
   });
-  expect(sms).toBe(`[Switchboard] #${number} ${title} — reply 4 to acknowledge, 6 to resolve`);
+  expect(sms).toMatch(
+    new RegExp(
+      `^\\[Switchboard\\] #${number} ${title}, triggered today, \\d\\d:\\d\\d UTC — reply 4 to acknowledge, 6 to resolve$`,
+    ),
+  );
   expect((await h.vonage.phones.replySms(CHEN.phone, '6')).ok).toBe(true);
   await h.idle();
   await waitFor(() => h.pd.state.incidents.get(incidentId)?.status === 'resolved' || undefined, {

@@ -76,7 +76,9 @@ describe('one click, one write', () => {
         what: 'Chen is told',
       },
     );
-    expect(told).toMatch(/Already acknowledged by <@U0BEN> at \d\d:\d\d UTC/);
+    expect(told).toMatch(
+      /Already acknowledged by <@U0BEN> <!date\^\d+\^\{date_short_pretty\} at \{time\}\|[A-Z][a-z]{2} \d+, \d\d:\d\d UTC>/,
+    );
     expect(updatesOf(incidentId)).toHaveLength(1);
   });
 

@@ -162,7 +162,9 @@ describe('on-call conflicts and cover in one click (issue 12)', () => {
     // During Ana's week, /oncall names Ben at level 1.
     await j.advanceTimers(8 * DAY);
     const oncall = await j.oncall('Payments API');
-    expect(oncall).toContain('Level 1: <@U0BEN> (Payments primary) until Dec 5 00:00 UTC');
+    expect(oncall).toContain(
+      `Level 1: <@U0BEN> (Payments primary) until <!date^${Date.parse('2026-12-05T00:00:00Z') / 1000}^{date_short_pretty} at {time}|Dec 5, 00:00 UTC>`,
+    );
     j.pd.assertNoViolations();
   });
 

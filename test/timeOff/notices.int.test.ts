@@ -82,7 +82,7 @@ describe('time-off notices', () => {
     // The requester's status message: to whom, short id, Cancel.
     const s = statusOf(id);
     expect(messageText(s)).toContain('Waiting for <@U0DANA> to approve');
-    expect(messageText(s)).toMatch(/expires .* UTC/);
+    expect(messageText(s)).toMatch(/expires <!date\^\d+\^\{date_short_pretty\} at \{time\}\|[^>]* UTC>/);
     expect(buttons(s)).toEqual([expect.objectContaining({ action_id: TIME_OFF_ACTION.cancel, value: id })]);
 
     // A restart replays nothing twice.
@@ -224,7 +224,9 @@ describe('time-off notices', () => {
     expect(h.dms(DANA).some((m) => /:bell: Reminder/.test(messageText(m)))).toBe(false);
     await advance(h, 60_000);
     const reminder = await h.dm(/:bell: Reminder/, DANA);
-    expect(messageText(reminder)).toContain('has been waiting for you since 09:00 UTC on 2026-11-23');
+    expect(messageText(reminder)).toContain(
+      `has been waiting for you since <!date^${Date.parse('2026-11-23T09:00:00.000Z') / 1000}^{date_short_pretty} at {time}|Nov 23, 09:00 UTC>`,
+    );
     expect(messageText(card(id))).toContain('Reminder 1.');
 
     await advanceUntil(

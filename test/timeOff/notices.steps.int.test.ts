@@ -88,16 +88,16 @@ describe('time-off notices: the rarer steps', () => {
     const id = await d.request();
     h.sim.setLagMs(60 * 60_000);
     await d.approve(id);
-    await advanceUntil(h, async () => dmTo(ANA, /Switchboard sent it to HR at/), { stepMs: 5_000 });
-    const dm = h.dms(ANA).find((m) => /Switchboard sent it to HR at/.test(messageText(m)));
+    await advanceUntil(h, async () => dmTo(ANA, /Switchboard sent it to HR </), { stepMs: 5_000 });
+    const dm = h.dms(ANA).find((m) => /Switchboard sent it to HR </.test(messageText(m)));
     expect(messageText(dm ?? { text: '' })).toContain(
-      "Switchboard sent it to HR at 09:00 UTC on 2026-11-23 but HR hasn't shown it yet. Switchboard keeps watching HR and will tell you; check HR if it matters now.",
+      `Switchboard sent it to HR <!date^${Date.parse('2026-11-23T09:00:00Z') / 1000}^{date_short_pretty} at {time}|Nov 23, 09:00 UTC> but HR hasn't shown it yet. Switchboard keeps watching HR and will tell you; check HR if it matters now.`,
     );
     // Not a refusal: nothing to send again.
     expect(buttons(dm ?? { blocks: [] })).toEqual([]);
     expect(dmTo(ANA, /HR refused to record it|so it is not recorded in HR/)).toBe(false);
     expect(messageText(d.statusOf(id))).toContain(
-      "Sent to HR at 09:00 UTC on 2026-11-23; HR hasn't shown it yet. Switchboard keeps watching HR.",
+      `Sent to HR <!date^${Date.parse('2026-11-23T09:00:00Z') / 1000}^{date_short_pretty} at {time}|Nov 23, 09:00 UTC>; HR hasn't shown it yet. Switchboard keeps watching HR.`,
     );
   });
 

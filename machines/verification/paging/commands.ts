@@ -26,6 +26,11 @@ export const requestPageSchema = z.object({
   phoneVerifiedAt: z.string().min(1),
   text: z.string().min(1).max(1000),
   spokenText: z.string().min(1).max(1500),
+  /**
+   * The instant the page is about (an incident's trigger), told in the person's own zone when the
+   * SMS and the call go out (issue 19): never a formatted time in the record.
+   */
+  since: z.string().min(1).nullable().optional(),
   callAfterMs: z.number().int().min(0).nullable(),
   maxPerHour: z.number().int().min(1),
 });

@@ -62,6 +62,8 @@ export type PageView = Readonly<{
   /** What the SMS says and the call reads out (null for a page that was never sent). */
   text: string | null;
   spokenText: string | null;
+  /** The instant the page is about (an incident's trigger), said in the person's zone when sent; null when not known. */
+  since: string | null;
   /** Why the page stopped (null while it is on, or never sent). */
   stopReason: string | null;
   /** Hanging up its call: `wanted` once it stopped for a hang-up reason with a call placed. */
@@ -151,6 +153,7 @@ const newPage = (
   callFailed: false,
   text: null,
   spokenText: null,
+  since: null,
   stopReason: null,
   hangUp: 'none',
   attempts: {},
@@ -172,6 +175,7 @@ const evolvePager = (state: PagerState, event: PagerEvent): PagerState => {
           callDueAt: d.callDueAt,
           text: d.text,
           spokenText: d.spokenText,
+          since: d.since ?? null,
         }),
         sentAt: [...state.sentAt, d.at],
       };
@@ -270,6 +274,7 @@ const decidePager = (command: PagerCommand, state: PagerState): PagerEvent[] => 
             phone: d.phone,
             text: d.text,
             spokenText: d.spokenText,
+            ...(d.since ? { since: d.since } : {}),
             callDueAt: d.callAfterMs === null ? null : new Date(now + d.callAfterMs).toISOString(),
           },
         },

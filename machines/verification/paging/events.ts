@@ -77,6 +77,8 @@ export const pagerEventDataSchemas = {
     phone: storedPhoneSchema,
     text: z.string().min(1).max(1000),
     spokenText: z.string().min(1).max(1500),
+    /** What the page is about started then (issue 19: said in the person's zone at send time); absent before. */
+    since: isoTime.nullable().optional(),
     callDueAt: isoTime.nullable(),
     at: isoTime,
   }),

@@ -2,7 +2,6 @@ import type { types } from '@slack/bolt';
 import type { FactSource, UpstreamAction } from '../../../machines/incident/events.ts';
 import {
   escapeMrkdwn,
-  formatTime,
   type KnownBlock,
   mention,
   mrkdwn,
@@ -11,6 +10,7 @@ import {
   type SlackMessage,
   truncate,
 } from '../../slack/blocks/format.ts';
+import { formatInZone, slackDate } from '../../slack/time.ts';
 import { actorText } from './actorText.ts';
 import { INCIDENT_ACTION, incidentActionsBlockId } from './incidentIds.ts';
 import type { FailureView, IncidentMark, IncidentView, PendingView } from './incidentView.ts';
@@ -40,9 +40,13 @@ export const incidentLabel = (view: Pick<IncidentView, 'number' | 'title' | 'htm
 const sourceSuffix = (source: FactSource): string =>
   source === 'webhook' ? ' in the incident service' : source === 'events_api' ? ' via the events API' : '';
 
-const markLine = (verb: string, mark: IncidentMark | null, reference: string | null): string | null =>
+/**
+ * `Acknowledged by <@U1> today at 14:03` (a Slack date token: each reader's zone, the date unless it
+ * is today for them); `plain`: the notification text, where Slack shows no token, in UTC, named.
+ */
+const markLine = (verb: string, mark: IncidentMark | null, plain = false): string | null =>
   mark
-    ? `${verb}${mark.by ? ` by ${actorText(mark.by)}` : ''} at ${formatTime(mark.at, reference)}${sourceSuffix(mark.source)}`
+    ? `${verb}${mark.by ? ` by ${actorText(mark.by)}` : ''} ${plain ? formatInZone(mark.at, 'UTC') : slackDate(mark.at)}${sourceSuffix(mark.source)}`
     : null;
 
 const ACTION_NOUN: Readonly<Record<UpstreamAction, string>> = {
@@ -54,8 +58,8 @@ const ACTION_NOUN: Readonly<Record<UpstreamAction, string>> = {
   note: 'add the note',
 };
 
-/** `Acknowledging… requested by <@U1> at 02:04 UTC`. */
-export const pendingText = (p: PendingView, reference: string | null = null): string => {
+/** `Acknowledging… requested by <@U1> today at 02:04` (a Slack date token). */
+export const pendingText = (p: PendingView): string => {
   const doing: Record<UpstreamAction, string> = {
     trigger: 'Creating the incident…',
     acknowledge: 'Acknowledging…',
@@ -66,7 +70,7 @@ export const pendingText = (p: PendingView, reference: string | null = null): st
       : 'Reassigning…',
     note: 'Adding a note…',
   };
-  return `:hourglass_flowing_sand: ${doing[p.action]} requested by ${mention(p.by)} at ${formatTime(p.requestedAt, reference)}`;
+  return `:hourglass_flowing_sand: ${doing[p.action]} requested by ${mention(p.by)} ${slackDate(p.requestedAt)}`;
 };
 
 /**
@@ -105,13 +109,13 @@ const failureReason = (f: FailureView): string => {
 };
 
 /**
- * `Couldn't reach the incident service, retrying at 02:06 UTC (attempt 2/5)`, or for a final
- * failure `… Gave up trying to acknowledge after 5 attempts.`
+ * `Couldn't reach the incident service, retrying today at 02:06 (attempt 2/5)` (a Slack date token),
+ * or for a final failure `… Gave up trying to acknowledge after 5 attempts.`
  */
-export const failureText = (f: FailureView, reference: string | null = null): string => {
+export const failureText = (f: FailureView): string => {
   const reason = failureReason(f);
   if (!f.final && f.nextAttemptAt) {
-    return `:warning: ${reason}, retrying at ${formatTime(f.nextAttemptAt, reference)} (attempt ${f.attempt + 1}/${f.maxAttempts})`;
+    return `:warning: ${reason}, retrying ${slackDate(f.nextAttemptAt)} (attempt ${f.attempt + 1}/${f.maxAttempts})`;
   }
   const attempts = `${f.attempt} attempt${f.attempt === 1 ? '' : 's'}`;
   return `:x: ${reason}. Gave up trying to ${ACTION_NOUN[f.action]} after ${attempts}; try again, or use the incident service directly.`;
@@ -186,7 +190,6 @@ const actionsBlock = (view: IncidentView, options: IncidentCardOptions): KnownBl
  * await client.chat.update({ channel, ts, text, blocks });
  */
 export const incidentCard = (view: IncidentView, options: IncidentCardOptions = {}): SlackMessage => {
-  const reference = view.triggered?.at ?? view.requested?.at ?? null;
   const status = incidentStatusText(view);
   const blocks: KnownBlock[] = [{ type: 'section', text: mrkdwn(`*${incidentLabel(view)}*`) }];
 
@@ -222,12 +225,12 @@ export const incidentCard = (view: IncidentView, options: IncidentCardOptions = 
 
   const history = [
     view.requested && view.phase !== 'open' && view.phase !== 'resolved'
-      ? `Requested by ${mention(view.requested.by)} at ${formatTime(view.requested.at, reference)}`
+      ? `Requested by ${mention(view.requested.by)} ${slackDate(view.requested.at)}`
       : null,
-    markLine('Triggered', view.triggered, reference),
-    markLine('Acknowledged', view.acknowledged, reference),
+    markLine('Triggered', view.triggered),
+    markLine('Acknowledged', view.acknowledged),
     view.resolved
-      ? `${markLine('Resolved', view.resolved, reference)}${view.resolved.resolution ? `: ${escapeMrkdwn(truncate(view.resolved.resolution, 300))}` : ''}`
+      ? `${markLine('Resolved', view.resolved)}${view.resolved.resolution ? `: ${escapeMrkdwn(truncate(view.resolved.resolution, 300))}` : ''}`
       : null,
   ].filter((line): line is string => line !== null);
   if (history.length) blocks.push({ type: 'context', elements: [mrkdwn(history.join('\n'))] });
@@ -236,13 +239,10 @@ export const incidentCard = (view: IncidentView, options: IncidentCardOptions = 
   if (view.pending.length) {
     blocks.push({
       type: 'context',
-      elements: view.pending
-        .slice(0, SLACK_LIMITS.contextElements)
-        .map((p) => mrkdwn(pendingText(p, reference))),
+      elements: view.pending.slice(0, SLACK_LIMITS.contextElements).map((p) => mrkdwn(pendingText(p))),
     });
   }
-  if (view.lastFailure)
-    blocks.push({ type: 'section', text: mrkdwn(failureText(view.lastFailure, reference)) });
+  if (view.lastFailure) blocks.push({ type: 'section', text: mrkdwn(failureText(view.lastFailure)) });
   if (view.lastNote) {
     const n = view.lastNote;
     const count = `${view.noteCount} note${view.noteCount === 1 ? '' : 's'}`;
@@ -250,7 +250,7 @@ export const incidentCard = (view: IncidentView, options: IncidentCardOptions = 
       type: 'context',
       elements: [
         mrkdwn(
-          `:memo: ${count} · latest by ${actorText(n.by)} at ${formatTime(n.at, reference)}: “${escapeMrkdwn(truncate(n.content, 300))}”`,
+          `:memo: ${count} · latest by ${actorText(n.by)} ${slackDate(n.at)}: “${escapeMrkdwn(truncate(n.content, 300))}”`,
         ),
       ],
     });
@@ -260,9 +260,9 @@ export const incidentCard = (view: IncidentView, options: IncidentCardOptions = 
 
   const who =
     view.phase === 'resolved'
-      ? markLine('Resolved', view.resolved, reference)
+      ? markLine('Resolved', view.resolved, true)
       : view.status === 'acknowledged'
-        ? markLine('Acknowledged', view.acknowledged, reference)
+        ? markLine('Acknowledged', view.acknowledged, true)
         : null;
   // The notification text is mrkdwn too: a title with `<!channel>` must not notify anyone.
   const text = `${view.number === null ? '' : `#${view.number} `}${escapeMrkdwn(truncate(view.title, 200))}: ${status.replace(/^:[a-z_]+: /, '')}${who ? ` (${who})` : ''}`;

@@ -1,6 +1,5 @@
 import {
   escapeMrkdwn,
-  formatTime,
   type KnownBlock,
   mention,
   mrkdwn,
@@ -9,6 +8,7 @@ import {
   type SlackMessage,
   truncate,
 } from '../../slack/blocks/format.ts';
+import { slackDate } from '../../slack/time.ts';
 import { actorText } from './actorText.ts';
 import { incidentLabel, incidentStatusText } from './incidentCard.ts';
 import { INCIDENT_ACTION } from './incidentIds.ts';
@@ -33,7 +33,7 @@ export type IncidentListItem = Pick<
 /** Rows per message: 50 blocks minus the header and the footer. */
 export const MAX_LIST_ROWS = SLACK_LIMITS.blocksPerMessage - 3;
 
-const row = (item: IncidentListItem, reference: string | null): KnownBlock => {
+const row = (item: IncidentListItem): KnownBlock => {
   const assigned = item.assignees.length
     ? item.assignees
         .map((a) => (a.slackUserId ? mention(a.slackUserId) : escapeMrkdwn(a.name ?? a.id)))
@@ -44,7 +44,7 @@ const row = (item: IncidentListItem, reference: string | null): KnownBlock => {
     item.urgency === 'high' ? ':rotating_light: high' : item.urgency === 'low' ? 'low' : null,
     item.service ? escapeMrkdwn(item.service.name ?? item.service.id) : null,
     `assigned ${truncate(assigned, 300)}`,
-    item.triggered ? `since ${formatTime(item.triggered.at, reference)}` : null,
+    item.triggered ? `since ${slackDate(item.triggered.at)}` : null,
     item.acknowledged ? `acked by ${actorText(item.acknowledged.by)}` : null,
   ].filter((x): x is string => x !== null);
   return {
@@ -61,14 +61,11 @@ const row = (item: IncidentListItem, reference: string | null): KnownBlock => {
 
 /**
  * `/incident list`: one row per incident with a Show button, within one message. `total` is how
- * many matched when `items` is a page of them.
- *
- * @param reference ISO time rows are dated against (times on another UTC day show the date); pass
- *   the command's `metadata.now`.
+ * many matched when `items` is a page of them. Times are Slack date tokens (each reader's zone).
  */
 export const incidentList = (
   items: readonly IncidentListItem[],
-  options: Readonly<{ title?: string; total?: number; reference?: string | null }> = {},
+  options: Readonly<{ title?: string; total?: number }> = {},
 ): SlackMessage => {
   const title = options.title ?? 'Open incidents';
   const total = Math.max(options.total ?? items.length, items.length);
@@ -78,7 +75,7 @@ export const incidentList = (
     blocks.push({ type: 'section', text: mrkdwn(':sunny: Nothing open. Quiet night.') });
     return { text: `${escapeMrkdwn(title)}: none`, blocks };
   }
-  for (const item of shown) blocks.push(row(item, options.reference ?? null));
+  for (const item of shown) blocks.push(row(item));
   if (total > shown.length) {
     blocks.push({
       type: 'context',

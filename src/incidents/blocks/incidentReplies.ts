@@ -1,5 +1,6 @@
 import type { IncidentRejectionDetails } from '../../../machines/incident/decider.ts';
-import { formatTime, mention } from '../../slack/blocks/format.ts';
+import { mention } from '../../slack/blocks/format.ts';
+import { slackDate } from '../../slack/time.ts';
 import { actorText } from './actorText.ts';
 
 const ACTION_NAME: Readonly<Record<string, string>> = {
@@ -17,13 +18,13 @@ const ACTION_NAME: Readonly<Record<string, string>> = {
  *
  * @example
  * incidentRejectionText({ reason: 'already_acknowledged', by: { slackUserId: 'U123', … }, at: '…T02:04:00Z', … })
- * // 'Already acknowledged by <@U123> at 02:04 UTC.'
+ * // 'Already acknowledged by <@U123> <!date^…^{date_short_pretty} at {time}|Nov 22, 02:04 UTC>.' ("… today at 02:04")
  */
 export const incidentRejectionText = (
   details: Partial<IncidentRejectionDetails> & Readonly<Record<string, unknown>>,
   viewer: string | null = null,
 ): string => {
-  const at = typeof details.at === 'string' ? ` at ${formatTime(details.at)}` : '';
+  const at = typeof details.at === 'string' ? ` ${slackDate(details.at)}` : '';
   switch (details.reason) {
     case 'already_acknowledged':
       return `Already acknowledged by ${actorText(details.by)}${at}.`;
@@ -35,7 +36,7 @@ export const incidentRejectionText = (
     case 'reassign_in_flight':
     case 'trigger_in_flight': {
       const what = ACTION_NAME[details.reason] ?? 'another change';
-      const when = details.requestedAt ? ` at ${formatTime(details.requestedAt)}` : '';
+      const when = details.requestedAt ? ` ${slackDate(details.requestedAt)}` : '';
       if (details.requestedBy && details.requestedBy === viewer) {
         return `You already asked for ${what}${when}; it's still in progress. The card updates when it's done.`;
       }

@@ -2,7 +2,6 @@ import type { Actor } from '../../../machines/incident/events.ts';
 import { LEFT_THE_COMPANY, type UnreachableReason } from '../../../machines/incident/pagingPlan.ts';
 import {
   escapeMrkdwn,
-  formatTimestamp,
   type KnownBlock,
   mention,
   mrkdwn,
@@ -12,6 +11,7 @@ import {
   truncate,
 } from '../../slack/blocks/format.ts';
 // Why a call failed, in the words the requester's DM uses (never our internal codes).
+import { slackDate } from '../../slack/time.ts';
 import { failureReasonText } from '../notices.reactor.ts';
 import { actorText } from './actorText.ts';
 
@@ -116,13 +116,13 @@ const eventSummary = (type: string, d: Data): string => {
         d.final
           ? ', gave up'
           : str(d.nextAttemptAt)
-            ? `, next try ${formatTimestamp(String(d.nextAttemptAt))}`
+            ? `, next try ${slackDate(String(d.nextAttemptAt), { format: 'dateTimeSecs' })}`
             : ''
       }`;
     case 'IncidentUpstreamCallRetried':
       return `Retrying upstream ${esc(d.action, 20)} call (${attemptText(d)})`;
     case 'IncidentWebhookIgnored':
-      return `Webhook ${esc(d.eventType, 60)} from ${formatTimestamp(String(d.occurredAt))} ignored: ${
+      return `Webhook ${esc(d.eventType, 60)} from ${slackDate(String(d.occurredAt), { format: 'dateTimeSecs' })} ignored: ${
         d.reason === 'already_resolved'
           ? 'the incident was already resolved'
           : 'older than what we already knew'
@@ -379,8 +379,9 @@ export const toTimelineEntries = (
     }));
 };
 
+/** `today at 13:58:48 · Acknowledged by <@U1>`: a Slack date token (never in a code span, where Slack would not render it). */
 const entryLine = (e: TimelineEntry): string =>
-  `\`${formatTimestamp(e.at)}\` ${e.kind === 'command' ? ':inbox_tray: ' : ''}${e.summary}${e.actor ? ` · ${e.actor}` : ''}`;
+  `${slackDate(e.at, { format: 'dateTimeSecs' })} · ${e.kind === 'command' ? ':inbox_tray: ' : ''}${e.summary}${e.actor ? ` · ${e.actor}` : ''}`;
 
 export type TimelinePageOptions = Readonly<{
   /** Blocks per message (Slack allows 50). */

@@ -1,7 +1,7 @@
 import type { types } from '@slack/bolt';
 
-// Small text helpers shared by the Block Kit builders. Pure: times are formatted from the ISO
-// strings recorded on events, in UTC, never from the clock.
+// Small text helpers shared by the Block Kit builders. Pure. Times: src/slack/time.ts (Slack date
+// tokens, each reader's zone).
 
 export type KnownBlock = types.KnownBlock;
 export type ModalView = types.ModalView;
@@ -30,36 +30,6 @@ export const SLACK_LIMITS = {
 import { escapeMrkdwn } from '../text.ts';
 
 export { escapeMrkdwn, truncate } from '../text.ts';
-
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const pad = (n: number): string => String(n).padStart(2, '0');
-
-/**
- * `02:04 UTC`; with the date (`Nov 21 23:58 UTC`) when `reference` is given and falls on another
- * UTC day. Unparseable input is shown as is.
- */
-export const formatTime = (iso: string, reference?: string | null): string => {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  const time = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())} UTC`;
-  if (!reference) return time;
-  const r = new Date(reference);
-  const sameDay =
-    !Number.isNaN(r.getTime()) &&
-    r.getUTCFullYear() === d.getUTCFullYear() &&
-    r.getUTCMonth() === d.getUTCMonth() &&
-    r.getUTCDate() === d.getUTCDate();
-  return sameDay ? time : `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()} ${time}`;
-};
-
-/** `2026-11-22 02:04:31 UTC`, for timelines. */
-export const formatTimestamp = (iso: string): string => {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(
-    d.getUTCMinutes(),
-  )}:${pad(d.getUTCSeconds())} UTC`;
-};
 
 const SLACK_USER = /^[UW][A-Z0-9]{2,}$/;
 

@@ -1,6 +1,5 @@
 import {
   escapeMrkdwn,
-  formatTime,
   type KnownBlock,
   mrkdwn,
   plain,
@@ -8,6 +7,7 @@ import {
   type SlackMessage,
   truncate,
 } from '../../slack/blocks/format.ts';
+import { slackDate } from '../../slack/time.ts';
 import { type CardOnCall, onCallBlocks } from '../coverCard.ts';
 import { TIME_OFF_ACTION, timeOffActionsBlockId, timeOffButton } from './timeOffIds.ts';
 import { formatRange, formatWorkingDays, personText, type TimeOffView } from './timeOffView.ts';
@@ -147,9 +147,7 @@ export const approvalCard = (view: TimeOffView, extras: ApprovalCardExtras): Sla
     const reminder = view.remindersSent > 0 ? `Reminder ${view.remindersSent}. ` : '';
     blocks.push({
       type: 'context',
-      elements: [
-        mrkdwn(`${reminder}Expires ${formatTime(view.expiresAt, view.requestedAt)} unless you decide.`),
-      ],
+      elements: [mrkdwn(`${reminder}Expires ${slackDate(view.expiresAt)} unless you decide.`)],
     });
   } else {
     blocks.push({ type: 'section', text: mrkdwn(decided) });

@@ -6,6 +6,7 @@ import {
   plain,
   type SlackMessage,
 } from '../../slack/blocks/format.ts';
+import { slackDate } from '../../slack/time.ts';
 import type { LeaverReport, LeaverShift } from '../leavers.events.ts';
 
 /**
@@ -31,9 +32,8 @@ export const utcText = (iso: string): string => {
   return `${WEEKDAYS[d.getUTCDay()]} ${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${hh}:${mm} UTC`;
 };
 
-/** A Slack date token: the reader's own time zone, UTC in the fallback. */
-const when = (iso: string): string =>
-  `<!date^${Math.floor(Date.parse(iso) / 1000)}^{date_short_pretty} {time}|${utcText(iso)}>`;
+/** A Slack date token: the reader's own time zone, UTC in the fallback (src/slack/time.ts). */
+const when = (iso: string): string => slackDate(iso);
 
 export const shiftLine = (s: LeaverShift): string =>
   `*${escapeMrkdwn(s.scheduleName ?? s.scheduleId)}*${s.escalationPolicyName ? ` (${escapeMrkdwn(s.escalationPolicyName)}${s.level ? `, level ${s.level}` : ''})` : ''}: ${when(s.start)} → ${when(s.end)}`;

@@ -1,13 +1,13 @@
 import type { types } from '@slack/bolt';
 import {
   escapeMrkdwn,
-  formatTime,
   type KnownBlock,
   mrkdwn,
   plain,
   type SlackMessage,
   truncate,
 } from '../../slack/blocks/format.ts';
+import { slackDate } from '../../slack/time.ts';
 import { requesterStatusMessage } from './requesterStatus.ts';
 import { shortTimeOffId, TIME_OFF_ACTION, timeOffButton } from './timeOffIds.ts';
 import {
@@ -67,7 +67,7 @@ export const requesterStatusDm = (view: TimeOffView, note: string | null = null)
     type: 'context',
     elements: [
       mrkdwn(
-        `Request \`${shortTimeOffId(view.timeOffId)}\` · approver ${personText(view.approver)} · asked ${formatTime(view.requestedAt)} on ${view.requestedAt.slice(0, 10)}`,
+        `Request \`${shortTimeOffId(view.timeOffId)}\` · approver ${personText(view.approver)} · asked ${slackDate(view.requestedAt)}`,
       ),
     ],
   });
@@ -158,12 +158,12 @@ export const submissionFailedDm = (
 
 /** On the status message while HR has not shown a submission it took (`sentAt`). */
 export const notShownNote = (sentAt: string): string =>
-  `:hourglass_flowing_sand: Sent to HR at ${formatTime(sentAt)} on ${sentAt.slice(0, 10)}; HR hasn't shown it yet. Switchboard keeps watching HR.`;
+  `:hourglass_flowing_sand: Sent to HR ${slackDate(sentAt)}; HR hasn't shown it yet. Switchboard keeps watching HR.`;
 
 /** Sent, but HR never showed it within the read-after-write retries: it is still being watched. */
 export const notShownDm = (view: TimeOffView, sentAt: string) =>
   message(
-    `:hourglass_flowing_sand: Your ${askText(view)}: Switchboard sent it to HR at ${formatTime(sentAt)} on ${sentAt.slice(0, 10)} but HR hasn't shown it yet. Switchboard keeps watching HR and will tell you; check HR if it matters now.`,
+    `:hourglass_flowing_sand: Your ${askText(view)}: Switchboard sent it to HR ${slackDate(sentAt)} but HR hasn't shown it yet. Switchboard keeps watching HR and will tell you; check HR if it matters now.`,
   );
 
 export const cancelFailedDm = (view: TimeOffView, words: string) =>
@@ -174,7 +174,7 @@ export const cancelFailedDm = (view: TimeOffView, words: string) =>
 /** To the approver: the request still waits for them (its card has the buttons). */
 export const reminderDm = (view: TimeOffView, reminder: number) =>
   message(
-    `:bell: Reminder${reminder > 1 ? ` ${reminder}` : ''}: ${personText(view.requester)}'s ${askText(view)} has been waiting for you since ${formatTime(view.requestedAt)} on ${view.requestedAt.slice(0, 10)}. Decide on the request's message above (Approve / Deny) or from Switchboard's Home tab; it expires ${formatTime(view.expiresAt)} on ${view.expiresAt.slice(0, 10)} unless you decide.`,
+    `:bell: Reminder${reminder > 1 ? ` ${reminder}` : ''}: ${personText(view.requester)}'s ${askText(view)} has been waiting for you since ${slackDate(view.requestedAt)}. Decide on the request's message above (Approve / Deny) or from Switchboard's Home tab; it expires ${slackDate(view.expiresAt)} unless you decide.`,
   );
 
 /** An earlier card of a request whose dates changed after HR refused it: no buttons, points to the new one. */

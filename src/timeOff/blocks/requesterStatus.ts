@@ -1,11 +1,11 @@
 import {
   escapeMrkdwn,
-  formatTime,
   type KnownBlock,
   mrkdwn,
   type SlackMessage,
   truncate,
 } from '../../slack/blocks/format.ts';
+import { slackDate } from '../../slack/time.ts';
 import { shortTimeOffId } from './timeOffIds.ts';
 import {
   formatRange,
@@ -25,7 +25,7 @@ export const requesterStatusText = (view: TimeOffView): string => {
   switch (view.phase) {
     case 'requested':
     case 'awaitingApproval':
-      return `:hourglass_flowing_sand: Waiting for ${approver} to approve. It expires ${formatTime(view.expiresAt, view.requestedAt)} if nobody decides; \`/timeoff cancel ${shortTimeOffId(view.timeOffId)}\` withdraws it.`;
+      return `:hourglass_flowing_sand: Waiting for ${approver} to approve. It expires ${slackDate(view.expiresAt)} if nobody decides; \`/timeoff cancel ${shortTimeOffId(view.timeOffId)}\` withdraws it.`;
     case 'approved':
       return view.retrying
         ? `:white_check_mark: ${approver} approved it. HR is not answering yet; Switchboard keeps trying to record it.`

@@ -5,6 +5,7 @@ import {
   plain,
   type SlackMessage,
 } from '../../slack/blocks/format.ts';
+import { slackDate } from '../../slack/time.ts';
 import { VERIFICATION_ACTION, VERIFICATION_FIELD, VERIFICATION_VIEW } from './ids.ts';
 
 /**
@@ -50,8 +51,6 @@ const codeButtons = (value: CodeButtonValue, withResend: boolean): KnownBlock =>
   ],
 });
 
-const hhmm = (iso: string): string => `${iso.slice(11, 16)} UTC`;
-
 /**
  * The code DM. `validUntil` is the end of the SMS step, the lifetime the vendor's SMS states
  * ("Valid for 5 minutes"), so the SMS and the DM give one lifetime; then the call reads the same
@@ -63,7 +62,7 @@ export const codeSentMessage = (
   validUntil: string,
   validMinutes: number,
 ): SlackMessage => {
-  const text = `:iphone: Switchboard sent a ${value.codeLength}-digit code by SMS to ${masked}. It is valid for ${validMinutes} minutes. Enter it here before ${hhmm(validUntil)}; if you don't have it by then, Switchboard calls you and reads it out.`;
+  const text = `:iphone: Switchboard sent a ${value.codeLength}-digit code by SMS to ${masked}. It is valid for ${validMinutes} minutes. Enter it here before ${slackDate(validUntil)}; if you don't have it by then, Switchboard calls you and reads it out.`;
   return message(text, [{ type: 'section', text: mrkdwn(text) }, codeButtons(value, true)]);
 };
 
@@ -72,7 +71,7 @@ export const movedToVoiceMessage = (
   value: CodeButtonValue,
   expiresAt: string,
 ): SlackMessage => {
-  const text = `:telephone_receiver: Switchboard is calling ${masked} to read you the code. Enter it here before ${hhmm(expiresAt)}.`;
+  const text = `:telephone_receiver: Switchboard is calling ${masked} to read you the code. Enter it here before ${slackDate(expiresAt)}.`;
   return message(text, [{ type: 'section', text: mrkdwn(text) }, codeButtons(value, false)]);
 };
 
@@ -135,12 +134,12 @@ export const cancelRefusedMessage = (
   if (reason === 'too_early') {
     return message(
       times.allowedFrom
-        ? `:hourglass_flowing_sand: Not yet: you can ${what} from ${times.allowedFrom.slice(11, 19)} UTC.`
+        ? `:hourglass_flowing_sand: Not yet: you can ${what} from ${slackDate(times.allowedFrom, { format: 'dateTimeSecs' })}.`
         : `:hourglass_flowing_sand: Not yet: you can ${what} half a minute after the code is sent.`,
     );
   }
   return message(
-    `:telephone_receiver: Too late to ${what}: Switchboard is calling you with the code now.${times.expiresAt ? ` It stops working at ${hhmm(times.expiresAt)};` : ' Once it stops working,'} then start again with \`/verify &lt;your phone number&gt;\`.`,
+    `:telephone_receiver: Too late to ${what}: Switchboard is calling you with the code now.${times.expiresAt ? ` It stops working ${slackDate(times.expiresAt)};` : ' Once it stops working,'} then start again with \`/verify &lt;your phone number&gt;\`.`,
   );
 };
 

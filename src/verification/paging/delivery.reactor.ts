@@ -28,6 +28,7 @@ import {
   type UpstreamCallSpec,
   type UpstreamCallTarget,
 } from '../../processors/upstreamCall.ts';
+import { formatInZone, spokenInZone } from '../../slack/time.ts';
 import type { NccoAction, VonageClient } from '../../upstream/vonageContract.ts';
 import { PAGE_FAILURE_CODES, PAGER_ACTOR, pagerCommand } from './pager.ts';
 
@@ -62,7 +63,32 @@ export type PagingDeliveryDeps = Readonly<{
   ringingSeconds?: number;
   /** Durable retries of the page's calls (default PAGE_RETRY). */
   retry?: RetryRules<PageAction>;
+  /** The person's Slack time zone (cached): the page's `{since}` is said in it (issue 19). */
+  zoneOf?(slackUserId: string): Promise<string>;
 }>;
+
+/** Where a page's text says when what it is about started: filled in at send time, in the reader's zone. */
+export const PAGE_SINCE = '{since}';
+
+/**
+ * The page's words with `{since}` said in the person's zone, named (`today, 21:58 Asia/Singapore`;
+ * for the call `today at 21:58 Singapore time`): formatted here, at the surface, never recorded.
+ */
+export const pageWords = (
+  text: string,
+  since: string | null,
+  zone: string,
+  now: Date,
+  spoken: boolean,
+): string => {
+  if (!text.includes(PAGE_SINCE)) return text;
+  const when = since
+    ? spoken
+      ? spokenInZone(since, zone, now)
+      : formatInZone(since, zone, { now })
+    : 'at a time not known';
+  return text.replaceAll(PAGE_SINCE, when);
+};
 
 export const readPagerState = async (store: EventStore, streamId: string): Promise<PagerState> =>
   foldHistory(pagerDecider, await store.readStream(streamId));
@@ -161,15 +187,19 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sm
     messageMaxLength: 299,
     readState: readPagerState,
     pendingRequest: pendingPageRequest,
-    async call({ request, state, target }) {
+    async call({ request, state, target, ctx }) {
       const page = state.pages[request.pageId];
       if (!page) throw new ChatOpsError('SB_ILLEGAL_STATE', `no page ${request.pageId}`);
+      const words = async (text: string, spoken: boolean) =>
+        text.includes(PAGE_SINCE)
+          ? pageWords(text, page.since, (await deps.zoneOf?.(target.slackUserId)) ?? 'UTC', ctx.now(), spoken)
+          : text;
       switch (request.action) {
         case 'sms': {
           const sent = await deps.client.sendSms({
             to: await phoneOf(page.phone),
             from: deps.from,
-            text: page.text ?? page.label,
+            text: await words(page.text ?? page.label, false),
             clientRef: page.pageId,
           });
           return {
@@ -181,7 +211,7 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sm
           const call = await deps.client.createCall({
             to: await phoneOf(page.phone),
             from: deps.from,
-            ncco: pageCallNcco(page.spokenText ?? page.label, deps.voiceEventUrl),
+            ncco: pageCallNcco(await words(page.spokenText ?? page.label, true), deps.voiceEventUrl),
             ...(deps.voiceEventUrl ? { eventUrl: deps.voiceEventUrl } : {}),
             ringingSeconds: deps.ringingSeconds ?? 45,
           });

@@ -87,6 +87,7 @@ export const createPager = (
         phoneVerifiedAt: phone.at,
         text: truncate(request.text, 1000),
         spokenText: truncate(request.spokenText ?? request.text, 1500),
+        since: request.since ?? null,
         callAfterMs: request.callAfterMs,
         maxPerHour: request.maxPerHour,
       },

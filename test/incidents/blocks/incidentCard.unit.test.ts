@@ -10,6 +10,7 @@ import {
 } from '../../../src/incidents/blocks/incidentIds.ts';
 import { incidentRejectionText } from '../../../src/incidents/blocks/incidentReplies.ts';
 import { toIncidentView } from '../../../src/incidents/blocks/incidentView.ts';
+import { slackDatesAsFallback } from '../../../src/slack/time.ts';
 import { ACKED, ANA_ACTOR, ev, OPEN, RESOLVED, TRIGGER_ID, t } from '../../machines/incident/fixtures.ts';
 import { factsOf, pathsToEveryState } from '../../machines/incident/paths.ts';
 import {
@@ -27,10 +28,15 @@ const card = (events: readonly IncidentEvent[]) => {
   return {
     view,
     ...message,
-    all: `${message.text}\n${visibleText(message.blocks)}`,
+    // Slack shows each reader the token in their zone; the fallback (UTC, named) is what is compared.
+    all: slackDatesAsFallback(`${message.text}\n${visibleText(message.blocks)}`),
+    raw: visibleText(message.blocks),
     ids: actionIds(message.blocks),
   };
 };
+
+const rejection = (...args: Parameters<typeof incidentRejectionText>) =>
+  slackDatesAsFallback(incidentRejectionText(...args));
 
 const ALL = [
   INCIDENT_ACTION.acknowledge,
@@ -45,7 +51,7 @@ describe('incident card', () => {
     const c = card([ev.triggerRequested()]);
     expect(c.ids).toEqual([]);
     expect(c.all).toContain('Triggering…');
-    expect(c.all).toContain('Requested by <@UANA01> at 02:00 UTC');
+    expect(c.all).toContain('Requested by <@UANA01> Nov 22, 02:00 UTC');
     expect(c.all).toContain('Payments DB');
   });
 
@@ -56,7 +62,7 @@ describe('incident card', () => {
     expect(c.all).toContain(':red_circle: Triggered');
     expect(c.all).toContain('*Urgency*\nHigh');
     expect(c.all).toContain('*Assigned*\n<@UANA01>');
-    expect(c.all).toContain('Triggered by <@UANA01> at 02:00 UTC');
+    expect(c.all).toContain('Triggered by <@UANA01> Nov 22, 02:00 UTC');
     for (const e of interactiveElements(c.blocks)) {
       if (e.type === 'button') expect(e.value).toBe(STREAM);
     }
@@ -73,7 +79,7 @@ describe('incident card', () => {
 
   it('acknowledge in flight: shows who asked, hides Acknowledge and Resolve', () => {
     const c = card([...OPEN, ev.ackRequested('ack-1', t('04:10'))]);
-    expect(c.all).toContain('Acknowledging… requested by <@UANA01> at 02:04 UTC');
+    expect(c.all).toContain('Acknowledging… requested by <@UANA01> Nov 22, 02:04 UTC');
     expect(c.ids).not.toContain(INCIDENT_ACTION.acknowledge);
     expect(c.ids).not.toContain(INCIDENT_ACTION.resolve);
     expect(c.ids).toContain(INCIDENT_ACTION.note);
@@ -82,8 +88,8 @@ describe('incident card', () => {
   it('acknowledged: says by whom and when; no Acknowledge button', () => {
     const c = card(ACKED);
     expect(c.all).toContain(':large_yellow_circle: Acknowledged');
-    expect(c.all).toContain('Acknowledged by <@UANA01> at 02:01 UTC');
-    expect(c.text).toContain('Acknowledged by <@UANA01> at 02:01 UTC');
+    expect(c.all).toContain('Acknowledged by <@UANA01> Nov 22, 02:01 UTC');
+    expect(c.text).toContain('Acknowledged by <@UANA01> Nov 22, 02:01 UTC');
     expect(c.ids).toEqual(ALL.filter((id) => id !== INCIDENT_ACTION.acknowledge));
   });
 
@@ -101,14 +107,14 @@ describe('incident card', () => {
         },
       },
     ]);
-    expect(c.all).toContain('Acknowledged by Wendy &lt;Web&gt; at 02:02 UTC in the incident service');
+    expect(c.all).toContain('Acknowledged by Wendy &lt;Web&gt; Nov 22, 02:02 UTC in the incident service');
   });
 
   it('resolved: only Add note remains', () => {
     const c = card(RESOLVED);
     expect(c.ids).toEqual([INCIDENT_ACTION.note]);
     expect(c.all).toContain(':white_check_mark: Resolved');
-    expect(c.all).toContain('Resolved by <@UANA01> at 02:04 UTC');
+    expect(c.all).toContain('Resolved by <@UANA01> Nov 22, 02:04 UTC');
   });
 
   it('a failing upstream call says what, when the retry is, and which attempt', () => {
@@ -117,7 +123,7 @@ describe('incident card', () => {
       ev.ackRequested('ack-1', t('04:00')),
       ev.failed('ack-1', 'acknowledge', t('04:01'), 1, t('06:00')),
     ]);
-    expect(c.all).toContain("Couldn't reach the incident service, retrying at 02:06 UTC (attempt 2/5)");
+    expect(c.all).toContain("Couldn't reach the incident service, retrying Nov 22, 02:06 UTC (attempt 2/5)");
   });
 
   it('a final failure says it gave up, and the move is offered again', () => {
@@ -138,7 +144,7 @@ describe('incident card', () => {
   it('shows the latest note and escapes user text', () => {
     const c = card([...OPEN, ev.noteAdded(null, t('05:00'), 'N1', 'rm -rf <b>logs</b> & rotate')]);
     expect(c.all).toContain(
-      '1 note · latest by <@UANA01> at 02:05 UTC: “rm -rf &lt;b&gt;logs&lt;/b&gt; &amp; rotate”',
+      '1 note · latest by <@UANA01> Nov 22, 02:05 UTC: “rm -rf &lt;b&gt;logs&lt;/b&gt; &amp; rotate”',
     );
   });
 
@@ -148,7 +154,11 @@ describe('incident card', () => {
       ev.ackRequested('a', '2026-11-23T01:00:00.000Z'),
       ev.acknowledged('a', '2026-11-23T01:00:05.000Z'),
     ]);
-    expect(c.all).toContain('Acknowledged by <@UANA01> at Nov 23 01:00 UTC');
+    expect(c.all).toContain('Acknowledged by <@UANA01> Nov 23, 01:00 UTC');
+    // Issue 19: a Slack date token, which each reader sees in their zone, dated unless it is today for them.
+    expect(c.raw).toContain(
+      `Acknowledged by <@UANA01> <!date^${Date.parse('2026-11-23T01:00:05.000Z') / 1000}^{date_short_pretty} at {time}|Nov 23, 01:00 UTC>`,
+    );
   });
 
   it('in every reachable state: buttons are exactly the legal moves, within Slack limits', () => {
@@ -173,12 +183,12 @@ describe('incident card', () => {
 describe('incident rejection replies', () => {
   it('tells a second clicker who acknowledged and when', () => {
     expect(
-      incidentRejectionText({
+      rejection({
         reason: 'already_acknowledged',
         by: ANA_ACTOR,
         at: '2026-11-22T02:04:00.000Z',
       }),
-    ).toBe('Already acknowledged by <@UANA01> at 02:04 UTC.');
+    ).toBe('Already acknowledged by <@UANA01> Nov 22, 02:04 UTC.');
   });
 
   it('tells a double-clicker their own request is in progress', () => {
@@ -187,22 +197,16 @@ describe('incident rejection replies', () => {
       requestedBy: 'UANA01',
       requestedAt: t('04:00'),
     } as const;
-    expect(incidentRejectionText(details, 'UANA01')).toContain(
-      'You already asked for an acknowledge at 02:04 UTC',
-    );
-    expect(incidentRejectionText(details, 'UBOB02')).toContain(
-      'an acknowledge requested by <@UANA01> at 02:04 UTC',
-    );
+    expect(rejection(details, 'UANA01')).toContain('You already asked for an acknowledge Nov 22, 02:04 UTC');
+    expect(rejection(details, 'UBOB02')).toContain('an acknowledge requested by <@UANA01> Nov 22, 02:04 UTC');
   });
 
   it('explains ack-vs-resolve races and refusals on resolved incidents', () => {
-    expect(
-      incidentRejectionText({ reason: 'resolve_in_flight', requestedBy: 'UBOB02', requestedAt: t('03:00') }),
-    ).toBe(
-      'Hold on: a resolve requested by <@UBOB02> at 02:03 UTC is still in progress. Try again once the card shows the result.',
+    expect(rejection({ reason: 'resolve_in_flight', requestedBy: 'UBOB02', requestedAt: t('03:00') })).toBe(
+      'Hold on: a resolve requested by <@UBOB02> Nov 22, 02:03 UTC is still in progress. Try again once the card shows the result.',
     );
-    expect(incidentRejectionText({ reason: 'already_resolved', by: null, at: t('03:00') })).toBe(
-      'Already resolved by someone outside Slack at 02:03 UTC.',
+    expect(rejection({ reason: 'already_resolved', by: null, at: t('03:00') })).toBe(
+      'Already resolved by someone outside Slack Nov 22, 02:03 UTC.',
     );
   });
 
@@ -223,8 +227,8 @@ describe('incident rejection replies', () => {
       'incident_mismatch',
       'unknown_card',
     ] as const;
-    const fallback = incidentRejectionText({});
-    for (const reason of reasons) expect(incidentRejectionText({ reason }), reason).not.toBe(fallback);
+    const fallback = rejection({});
+    for (const reason of reasons) expect(rejection({ reason }), reason).not.toBe(fallback);
   });
 });
 

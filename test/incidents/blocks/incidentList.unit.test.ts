@@ -13,13 +13,13 @@ const view = (events: typeof OPEN, streamId: string): IncidentView =>
 describe('incident list', () => {
   it('one row per incident with status, who acked, and a Show button carrying the stream id', () => {
     const rows = [view(OPEN, incidentStreamId('PINC042')), view(ACKED, incidentStreamId('PINC043'))];
-    const { text, blocks } = incidentList(rows, { reference: '2026-11-22T03:00:00.000Z' });
+    const { text, blocks } = incidentList(rows);
     expect(text).toBe('Open incidents: 2');
     const shows = interactiveElements(blocks).filter((e) => e.action_id === INCIDENT_ACTION.show);
     expect(shows.map((e) => e.value)).toEqual(['incident-PINC042', 'incident-PINC043']);
     const all = visibleText(blocks);
     expect(all).toContain(
-      ':red_circle: Triggered · :rotating_light: high · Payments DB · assigned <@UANA01> · since 02:00 UTC',
+      ':red_circle: Triggered · :rotating_light: high · Payments DB · assigned <@UANA01> · since <!date^1795312830^{date_short_pretty} at {time}|Nov 22, 02:00 UTC>',
     );
     expect(all).toContain('acked by <@UANA01>');
   });

@@ -178,7 +178,9 @@ describe('incident timeline entries', () => {
     expect(lines[4]).toContain(
       'Upstream acknowledge call failed (attempt 1/5: the incident service could not be reached)',
     );
-    expect(lines[4]).toContain('next try 2026-11-22 02:01:31 UTC');
+    expect(lines[4]).toContain(
+      `next try <!date^${Date.parse('2026-11-22T02:01:31.000Z') / 1000}^{date_short_pretty} at {time_secs}|Nov 22, 02:01:31 UTC>`,
+    );
     expect(lines[5]).toContain(
       '<@UBOB02> Refused acknowledge incident: acknowledge requested by UANA01 is in flight',
     );
@@ -215,7 +217,10 @@ describe('incident timeline pages', () => {
     });
     const text = visibleText(page!.blocks);
     expect(text).toContain('9 entries · the story only');
-    expect(text).toContain('`2026-11-22 02:00:00 UTC` Trigger requested: “db-primary disk 95%” · <@UANA01>');
+    // Issue 19: a Slack date token (the reader's zone, dated unless today for them), never in a code span.
+    expect(text).toContain(
+      `<!date^${Date.parse('2026-11-22T02:00:00.000Z') / 1000}^{date_short_pretty} at {time_secs}|Nov 22, 02:00:00 UTC> · Trigger requested: “db-primary disk 95%” · <@UANA01>`,
+    );
     expect(text).toContain(':inbox_tray: Webhook incident.acknowledged received');
   });
 

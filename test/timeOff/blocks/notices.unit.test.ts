@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TimeOffEvent } from '../../../machines/timeOff/events.ts';
+import { slackDatesAsFallback } from '../../../src/slack/time.ts';
 import {
   approvedDm,
   askText,
@@ -49,12 +50,15 @@ type Block = {
 };
 const actionsOf = (blocks: readonly unknown[]) =>
   (blocks as Block[]).filter((b) => b.type === 'actions').flatMap((b) => b.elements ?? []);
-const all = (m: { text: string; blocks: readonly unknown[] }) => `${m.text}\n${JSON.stringify(m.blocks)}`;
+/** What a reader without Slack's date rendering sees: each date token's fallback, its zone named (issue 19). */
+const seen = (text: string) => slackDatesAsFallback(text);
+const all = (m: { text: string; blocks: readonly unknown[] }) =>
+  seen(`${m.text}\n${JSON.stringify(m.blocks)}`);
 
 describe('the requester’s status message', () => {
   it('names the approver and the short id, with Cancel while there is something to cancel', () => {
     const m = requesterStatusDm(VIEW);
-    expect(all(m)).toContain('Request `7d3c2a` · approver <@U0DANA> · asked 09:00 UTC on 2026-11-23');
+    expect(all(m)).toContain('Request `7d3c2a` · approver <@U0DANA> · asked Nov 23, 09:00 UTC');
     expect(all(m)).toContain('/timeoff cancel 7d3c2a');
     const shown = JSON.stringify(m.blocks.filter((b) => b.type !== 'actions'));
     expect(shown).not.toContain(ID.slice(8));
@@ -106,14 +110,16 @@ describe('the requester’s DMs', () => {
     expect(cancelledDm(VIEW, 'requester', false).text).toContain('no longer waits for <@U0DANA>');
   });
 
-  it('times name their zone', () => {
-    expect(notShownDm(VIEW, '2026-11-23T10:02:00.000Z').text).toContain(
-      "sent it to HR at 10:02 UTC on 2026-11-23 but HR hasn't shown it yet",
+  it('times are Slack date tokens (each reader’s zone) whose fallback names its zone', () => {
+    const sent = notShownDm(VIEW, '2026-11-23T10:02:00.000Z').text;
+    expect(sent).toContain(
+      `sent it to HR <!date^${Date.parse('2026-11-23T10:02:00.000Z') / 1000}^{date_short_pretty} at {time}|Nov 23, 10:02 UTC> but`,
     );
-    const r = reminderDm(VIEW, 2).text;
+    expect(seen(sent)).toContain("sent it to HR Nov 23, 10:02 UTC but HR hasn't shown it yet");
+    const r = seen(reminderDm(VIEW, 2).text);
     expect(r).toContain('Reminder 2');
-    expect(r).toContain('waiting for you since 09:00 UTC on 2026-11-23');
-    expect(r).toContain('expires 09:00 UTC on 2026-12-02');
+    expect(r).toContain('waiting for you since Nov 23, 09:00 UTC');
+    expect(r).toContain('expires Dec 2, 09:00 UTC');
   });
 
   it('an earlier card, replaced, has no buttons', () => {
@@ -170,8 +176,8 @@ describe('what people are shown of a failure', () => {
     };
     const view = { ...VIEW, phase: 'approved' as const };
     const gaveUp = failed('submit', 's1', 'SB_HR_NOT_VISIBLE');
-    expect(statusNote(view, [approved, sent, gaveUp])).toBe(
-      ":hourglass_flowing_sand: Sent to HR at 10:02 UTC on 2026-11-23; HR hasn't shown it yet. Switchboard keeps watching HR.",
+    expect(seen(statusNote(view, [approved, sent, gaveUp]) ?? '')).toBe(
+      ":hourglass_flowing_sand: Sent to HR Nov 23, 10:02 UTC; HR hasn't shown it yet. Switchboard keeps watching HR.",
     );
     expect(statusNote(view, [approved, sent])).toBeNull();
     const found: TimeOffEvent = {
