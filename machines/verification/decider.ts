@@ -1,6 +1,7 @@
 import type { SnapshotFrom } from 'xstate';
 import { DecisionRejected, machineDecider } from '../shared/machineDecider.ts';
 import { exhaustive } from '../shared/messages.ts';
+import { slackDateUtc } from '../shared/slackDate.ts';
 import { decideFailure, decideRetry } from '../shared/upstreamRequest.ts';
 import {
   VERIFICATION_USER_COMMANDS,
@@ -64,9 +65,10 @@ const refuse = (
   details: Record<string, unknown> = {},
 ) => new DecisionRejected(message, { reason, ...details });
 
-const hhmm = (iso: string): string => `${iso.slice(11, 16)} UTC`;
-/** `13:45:30 UTC`: a moment within the minute (when a vendor allows something again). */
-const hhmmss = (iso: string): string => `${iso.slice(11, 19)} UTC`;
+/** A time in a refusal: a Slack date token, so each reader sees it in their own zone (issue 19). */
+const moment = (iso: string): string => slackDateUtc(iso);
+/** A moment within the minute (when a vendor allows something again), with its seconds. */
+const momentSecs = (iso: string): string => slackDateUtc(iso, 'dateTimeSecs');
 const plusMs = (iso: string, ms: number): string => new Date(Date.parse(iso) + ms).toISOString();
 
 export const phaseOf = (state: VerificationState): VerificationPhase => state.value as VerificationPhase;
@@ -96,7 +98,7 @@ const checkLimits = (
   if (mine.count >= VERIFICATION_LIMITS.perPerson) {
     throw refuse(
       'person_limit',
-      `You've asked for ${VERIFICATION_LIMITS.perPerson} codes in the last 10 minutes, the most Switchboard sends one person. Try again after ${hhmm(mine.freeAt)}.`,
+      `You've asked for ${VERIFICATION_LIMITS.perPerson} codes in the last 10 minutes, the most Switchboard sends one person. Try again after ${moment(mine.freeAt)}.`,
       { retryAt: mine.freeAt },
     );
   }
@@ -184,12 +186,12 @@ const toEvents = (command: VerificationCommand, state: VerificationState): Verif
       if (attempt.voice) {
         throw refuse(
           'too_late',
-          `Your code is coming by phone call now, so it can't be resent. It expires at ${hhmm(attempt.expiresAt)}; then start again with \`/verify\`.`,
+          `Your code is coming by phone call now, so it can't be resent. It expires ${moment(attempt.expiresAt)}; then start again with \`/verify\`.`,
         );
       }
       const earliest = plusMs(attempt.codeSentAt ?? attempt.requestedAt, VERIFICATION_LIMITS.cancelAfterMs);
       if (Date.parse(now) < Date.parse(earliest)) {
-        throw refuse('too_early', `You can ask for a new code from ${hhmmss(earliest)}.`, {
+        throw refuse('too_early', `You can ask for a new code from ${momentSecs(earliest)}.`, {
           retryAt: earliest,
         });
       }
@@ -253,12 +255,12 @@ const toEvents = (command: VerificationCommand, state: VerificationState): Verif
       if (attempt.voice) {
         throw refuse(
           'too_late',
-          `Too late to cancel: the code is coming by phone call now. It expires at ${hhmm(attempt.expiresAt)}.`,
+          `Too late to cancel: the code is coming by phone call now. It expires ${moment(attempt.expiresAt)}.`,
         );
       }
       const earliest = plusMs(attempt.codeSentAt ?? attempt.requestedAt, VERIFICATION_LIMITS.cancelAfterMs);
       if (Date.parse(now) < Date.parse(earliest)) {
-        throw refuse('too_early', `You can cancel from ${hhmmss(earliest)}.`, { retryAt: earliest });
+        throw refuse('too_early', `You can cancel from ${momentSecs(earliest)}.`, { retryAt: earliest });
       }
       return [
         {

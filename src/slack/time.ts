@@ -1,3 +1,4 @@
+import { type SlackDateFormat, slackDateToken } from '../../machines/shared/slackDate.ts';
 import type { SwitchboardWebClient } from './webClient.ts';
 
 /**
@@ -36,13 +37,7 @@ import type { SwitchboardWebClient } from './webClient.ts';
  */
 
 /** A Slack date token's shape: a date and a time (default), a date and a time with seconds, or a date alone. */
-export type SlackDateFormat = 'dateTime' | 'dateTimeSecs' | 'date';
-
-const TOKENS: Readonly<Record<SlackDateFormat, string>> = {
-  dateTime: '{date_short_pretty} at {time}',
-  dateTimeSecs: '{date_short_pretty} at {time_secs}',
-  date: '{date_short_pretty}',
-};
+export type { SlackDateFormat };
 
 /** A zone Intl knows, else UTC. */
 export const knownZone = (tz: string | null | undefined): string => {
@@ -198,7 +193,7 @@ export const slackDate = (at: Date | string, options: SlackDateOptions = {}): st
     format === 'date'
       ? `${p.month} ${p.day} ${p.year} (${zone})`
       : `${p.month} ${p.day}, ${p.hh}:${p.mm}${format === 'dateTimeSecs' ? `:${p.ss}` : ''} ${zone}`;
-  return `<!date^${Math.floor(d.getTime() / 1000)}^${TOKENS[format]}|${escapeText(fallback)}>`;
+  return slackDateToken(d, format, fallback);
 };
 
 // ---------------------------------------------------------------- the reader's zone

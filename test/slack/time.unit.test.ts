@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { slackDateUtc } from '../../machines/shared/slackDate.ts';
 import {
   createReaderZones,
   formatInZone,
@@ -126,5 +127,13 @@ describe('slackDatesAsFallback: Slack text for an SMS', () => {
     expect(slackDatesAsFallback(`Already acknowledged by someone ${slackDate(AT)}.`)).toBe(
       'Already acknowledged by someone Nov 27, 13:58 UTC.',
     );
+  });
+
+  it('a machine writes the same token as the surface, with a UTC fallback (refusals shown in Slack)', () => {
+    expect(slackDateUtc('2026-11-27T13:58:48Z')).toBe(slackDate(new Date('2026-11-27T13:58:48Z')));
+    expect(slackDateUtc('2026-11-27T09:00:30Z', 'dateTimeSecs')).toBe(
+      slackDate(new Date('2026-11-27T09:00:30Z'), { format: 'dateTimeSecs' }),
+    );
+    expect(slackDateUtc('not a time')).toBe('not a time');
   });
 });

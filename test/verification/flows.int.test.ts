@@ -90,8 +90,9 @@ describe('verification paths', () => {
       );
     }
     const sixth = await h.verify(PHONE_A.typed);
-    expect(await h.response(sixth.responseUrl, /You've asked for 5 codes in the last 10 minutes/)).toContain(
-      'Try again after 09:10 UTC.',
+    // A Slack date token (each reader's own zone), its fallback naming UTC (issue 19 item 3).
+    expect(await h.response(sixth.responseUrl, /You've asked for 5 codes in the last 10 minutes/)).toMatch(
+      /Try again after <!date\^\d+\^\{date_short_pretty\} at \{time\}\|\w+ \d+, 09:10 UTC>\./,
     );
     expect(h.sim.requestsFor('startVerification')).toHaveLength(5);
 
@@ -141,8 +142,8 @@ describe('verification paths', () => {
     const first = await codeOn(PHONE_A.digits);
     const early = await h.click(VERIFICATION_ACTION.resend);
     // Issue 19 item 5: when, in words people understand, not the vendor's rule.
-    expect(await h.response(early.responseUrl, /You can ask for a new code from/)).toContain(
-      'from 09:00:30 UTC.',
+    expect(await h.response(early.responseUrl, /You can ask for a new code from/)).toMatch(
+      /from <!date\^\d+\^\{date_short_pretty\} at \{time_secs\}\|\w+ \d+, 09:00:30 UTC>\./,
     );
 
     h.clock.advance(31_000);
@@ -182,7 +183,9 @@ describe('verification paths', () => {
     h = await startVerificationHarness();
     await startAndWait(PHONE_A);
     const early = await h.verify('cancel');
-    expect(await h.response(early.responseUrl, /You can cancel from/)).toContain('from 09:00:30 UTC.');
+    expect(await h.response(early.responseUrl, /You can cancel from/)).toMatch(
+      /from <!date\^\d+\^\{date_short_pretty\} at \{time_secs\}\|\w+ \d+, 09:00:30 UTC>\./,
+    );
     h.clock.advance(31_000);
     await h.verify('cancel');
     await h.dm(/The verification of \+44 •••• ••0123 is cancelled/);
