@@ -45,7 +45,7 @@ describe('HR calls: what a failure was and how it reads', () => {
     );
     expect(failureText('auth_circuit', 'cancel', failure(false), NOW)).toEqual([
       'SB_UPSTREAM_AUTH',
-      "HR refused Switchboard's credentials; HR calls wait until 2026-11-23 09:05 UTC, and an admin has been told",
+      "HR refused Switchboard's credentials; HR calls wait until <!date^1795424700^{date_short_pretty} at {time}|Nov 23, 09:05 UTC>, and an admin has been told",
     ]);
     expect(failureText('permission', 'submit', failure(true), NOW)[1]).toBe(
       "HR refused Switchboard's permission to record time off; an admin has been told.",

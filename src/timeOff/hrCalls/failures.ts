@@ -1,3 +1,4 @@
+import { slackDateUtc } from '../../../machines/shared/slackDate.ts';
 import type { TimeOffAction } from '../../../machines/timeOff/events.ts';
 import { ChatOpsError, isChatOpsError } from '../../core/errors.ts';
 import type { FailedAttempt } from '../../processors/upstreamCall.ts';
@@ -94,7 +95,8 @@ const wordsFor = (code: string): string => {
   }
 };
 
-const timeOfDay = (iso: string): string => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
+/** A time in the words people read in Slack: a Slack date token in each reader's zone (issue 19). */
+const timeOfDay = (iso: string): string => slackDateUtc(iso);
 
 /** The code and the words a failed attempt of `action` is recorded with (`now`: when it failed). */
 export const failureText = (
