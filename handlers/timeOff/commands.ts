@@ -30,7 +30,7 @@ import {
   parseTimeOffText,
   parseWhosOutText,
   TIMEOFF_USAGE,
-  utcDay,
+  todayIn,
   WHOSOUT_USAGE,
 } from './parse.ts';
 
@@ -138,7 +138,12 @@ const answer = async (
 export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, policies: PolicyTypes): void => {
   const { inbox, logger } = deps;
   const t = deps.timeOff;
-  const today = () => utcDay(t.clock.now());
+  /** The person's today, in their Slack time zone (and that zone, for the words that name it). */
+  const dayOf = async (slackUserId: string): Promise<Readonly<{ today: string; zone: string }>> => {
+    const zone = await t.zoneOf(slackUserId);
+    return { today: todayIn(t.clock.now(), zone), zone };
+  };
+  const today = async (slackUserId: string): Promise<string> => (await dayOf(slackUserId)).today;
 
   const refuse = async (input: SlackInput, ack: AckFn, problem: string, error?: Error) => {
     await inbox.accept({ input, rejection: error ?? new ValidationError(problem) });
@@ -184,7 +189,8 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
     triggerId: string,
   ) => {
     const names = policies.get(POLICY_BUDGET_MS);
-    const people = await whoAsks(input, ack, slackUserId, today(), false);
+    const day = await today(slackUserId);
+    const people = await whoAsks(input, ack, slackUserId, day, false);
     if (!people) return;
     await inbox.accept({ input });
     await ack();
@@ -194,7 +200,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
         requestTimeOffModal({
           mode: { mode: 'request' },
           policies: await names,
-          today: today(),
+          today: day,
           channel: input.channelId,
         }),
       );
@@ -210,7 +216,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
 
   const request = async (input: SlackInput, ack: AckFn, slackUserId: string, text: string) => {
     const names = await policies.get(POLICY_BUDGET_LAST_MS);
-    const parsed = parseTimeOffText(text, names, today());
+    const parsed = parseTimeOffText(text, names, await today(slackUserId));
     if (!parsed.ok) {
       await refuse(input, ack, parsed.problem);
       return;
@@ -377,9 +383,9 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
       asked = names;
     }
     await inbox.accept({ input });
-    const date = today();
+    const { today: date, zone } = await dayOf(slackUserId);
     await answer({ ack, respond, logger, what: 'your balance in HR' }, () =>
-      t.queries.balance(person, asked, date),
+      t.queries.balance(person, asked, date, zone),
     );
   };
 
@@ -426,7 +432,8 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
       await a(ephemeral(timeOffHelp()));
       return;
     }
-    const parsed = parseWhosOutText(typed, today());
+    const { today: day, zone } = await dayOf(command.user_id);
+    const parsed = parseWhosOutText(typed, day);
     if (!parsed.ok) {
       await inbox.accept({ input, rejection: new ValidationError(parsed.problem) });
       await a(replies.invalid(`:pencil2: ${parsed.problem}`, WHOSOUT_USAGE));
@@ -435,7 +442,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
     await inbox.accept({ input });
     const range: DayRange = parsed.value;
     await answer({ ack: a, respond, logger, what: "who's out" }, () =>
-      t.queries.whosOut(range, command.user_id),
+      t.queries.whosOut({ ...range, zone }, command.user_id),
     );
   });
 };

@@ -580,6 +580,46 @@ describe('/whosout', () => {
     expect(bad.text).toMatch(/`someday` is not a day `\/whosout` knows/);
   });
 
+  it('today, tomorrow and this week are the asker’s days in their Slack time zone, not UTC dates (issue 19)', async () => {
+    // Friday 27 Nov 2026, 20:00 UTC: Saturday 28 Nov 04:00 in Singapore, Friday 15:00 in New York.
+    h = await startTimeOffHarness({
+      start: '2026-11-27T20:00:00.000Z',
+      timeZones: { [ANA]: 'Asia/Singapore', [BEN]: 'America/New_York' },
+    });
+    const ana = await answered(h.whosout('today', ANA));
+    expect(ana.text).toMatch(/^Who's out today, Sat 28 Nov 2026:/);
+    expect(JSON.stringify(ana.body)).toContain('(your days, Asia/Singapore)');
+    expect(JSON.stringify(ana.body)).not.toContain('UTC');
+    const ben = await answered(h.whosout('today', BEN));
+    expect(ben.text).toMatch(/^Who's out today, Fri 27 Nov 2026:/);
+    expect(JSON.stringify(ben.body)).toContain('(your days, America/New_York)');
+    expect((await answered(h.whosout('tomorrow', ANA))).text).toMatch(
+      /^Who's out tomorrow, Sun 29 Nov 2026:/,
+    );
+    expect((await answered(h.whosout('tomorrow', BEN))).text).toMatch(
+      /^Who's out tomorrow, Sat 28 Nov 2026:/,
+    );
+    // Sunday 29 Nov 20:00 UTC: already Monday 30 Nov in Singapore, so a new week there.
+    await h.advance(2 * 86_400_000);
+    expect((await answered(h.whosout('this week', ANA))).text).toMatch(
+      /this week, Mon 30 Nov – Sun 6 Dec 2026:/,
+    );
+    expect((await answered(h.whosout('this week', BEN))).text).toMatch(
+      /this week, Mon 23 Nov – Sun 29 Nov 2026:/,
+    );
+    // `/timeoff … today` asks for the asker's today: Monday for Ana, Sunday (no working day) for Ben.
+    const sick = await h.timeoff('sick today', ANA);
+    expect(sick.text).toMatch(/\*Sick\*, Mon 30 Nov 2026 \(1 working day\)/);
+    const bens = await h.timeoff('sick tomorrow am', BEN);
+    expect(bens.text).toMatch(/\*Sick\*, Mon 30 Nov 2026 \(morning\) \(½ working day\)/);
+    const sunday = await h.timeoff('sick today', BEN);
+    expect(sunday.text).toBe(':calendar: 2026-11-29 has no working days: nothing to take off.');
+    // The balance is HR's as of the asker's today, and says whose today it is.
+    expect((await answered(h.timeoff('balance sick', ANA))).text).toMatch(
+      /as of Mon 30 Nov 2026, your today in Asia\/Singapore/,
+    );
+  });
+
   it('HR unreachable: what Switchboard knows, and a line saying HR could not be asked', async () => {
     h = await startTimeOffHarness();
     await h.timeoff('holiday 2026-11-24');
