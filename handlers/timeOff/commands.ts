@@ -216,7 +216,8 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
 
   const request = async (input: SlackInput, ack: AckFn, slackUserId: string, text: string) => {
     const names = await policies.get(POLICY_BUDGET_LAST_MS);
-    const parsed = parseTimeOffText(text, names, await today(slackUserId));
+    const { today: day, zone } = await dayOf(slackUserId);
+    const parsed = parseTimeOffText(text, names, day);
     if (!parsed.ok) {
       await refuse(input, ack, parsed.problem);
       return;
@@ -250,6 +251,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
             holidays: [...t.holidays],
             approvalRules: t.approvalRules,
             ...routingOf(people),
+            zone,
           },
         }),
       ],

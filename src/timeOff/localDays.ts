@@ -62,10 +62,10 @@ export const localInstant = (date: string, hour: number, tz: string | null | und
   // Two rounds settle the offset (it can differ between the guess and the answer near a change).
   let guess = wanted - (wallClock(wanted, zone) - wanted);
   guess = wanted - (wallClock(guess, zone) - guess);
-  if (wallClock(guess, zone) < wanted) {
-    // In a gap: the wall clock jumps past `wanted`; the instant the jump lands on.
-    const after = guess + 3_600_000;
-    return new Date(after - (wallClock(after, zone) - wanted));
+  const wall = wallClock(guess, zone);
+  if (wall < wanted) {
+    // In a gap: the wall clock jumps over `wanted` at the instant it would have read it.
+    return new Date(guess + (wanted - wall));
   }
   return new Date(guess);
 };
