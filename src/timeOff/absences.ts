@@ -64,6 +64,7 @@ export const createAbsences = (
       end: interval.until,
       kind: entry.policyType,
       status: entry.status,
+      lastDay: entry.endDate,
     };
   };
   return {

@@ -262,4 +262,32 @@ describe('leave-aware paging', () => {
     // Thu 26 Nov 00:30 in Singapore (still Wednesday in UTC): back.
     expect(await pagedAt('2026-11-25T16:30:00Z')).toEqual({ chen: true, ana: false, skipped: false });
   });
+
+  it('west of UTC too: Chen in New York off on Wednesday is skipped at 23:30 Wednesday his time, “until 25 Nov”, and paged at 00:30 Thursday (issue 19)', async () => {
+    h = await startJoinsHarness({ timeZones: { [CHEN]: 'America/New_York' } });
+    for (const person of [ANA, CHEN]) await h.verifyPhone(person);
+    await h.approvedLeave(CHEN, 'holiday 2026-11-25 Day off');
+    const j = h;
+    const pagedAt = async (at: string) => {
+      await j.advanceTimers(Date.parse(at) - 5 * MINUTE - j.clock.now().getTime());
+      const { streamId, number } = await j.trigger(`Gateway 502s at ${at}`, PLATFORM);
+      await pagesDue(j);
+      const tag = `#${number}`;
+      await waitFor(
+        () =>
+          sms(j, CHEN).some((t) => t.includes(tag)) || sms(j, ANA).some((t) => t.includes(tag)) || undefined,
+        {
+          what: `the page of ${tag}`,
+          timeoutMs: 10_000,
+        },
+      );
+      return (await j.pageActivity(streamId))
+        .filter((a) => a.slackUserId === CHEN)
+        .map((a) => [a.kind, a.detail]);
+    };
+    // Wed 25 Nov 23:30 in New York is Thu 26 Nov 04:30 UTC: still his day off, which ends on the 25th.
+    expect(await pagedAt('2026-11-26T04:30:00Z')).toEqual([['on_leave', '2026-11-25']]);
+    // Thu 26 Nov 00:30 in New York: back.
+    expect((await pagedAt('2026-11-26T05:30:00Z')).map(([kind]) => kind)).not.toContain('on_leave');
+  });
 });
