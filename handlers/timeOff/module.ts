@@ -222,7 +222,7 @@ const createTimeOff = (
       });
     },
     webhooks: [hibobWebhookVerifier({ verifySignature, logger, hrLagMs })],
-    home: createTimeOffHomeSection({ readModel, people }),
+    home: createTimeOffHomeSection({ readModel, people, zoneOf: timeZones.of }),
     rejectionText: timeOffRejectionText,
     enrich: createTimeOffEnricher({ readModel, absences, hrChannel: { channelMembers, people, logger } }),
     provides: { absences },

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeMessage } from '../../sandbox/simulators/slack/fakeSlack.ts';
+import { eventCallbackBody } from '../../sandbox/simulators/slack/signing.ts';
 import { approvalCard } from '../../src/timeOff/blocks/approvalCard.ts';
 import { TIME_OFF_REQUEST_FIELD } from '../../src/timeOff/blocks/requestModal.ts';
 import { shortTimeOffId, TIME_OFF_ACTION, TIME_OFF_FIELD } from '../../src/timeOff/blocks/timeOffIds.ts';
+import { postSigned } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 import {
   ANA,
@@ -618,6 +620,32 @@ describe('/whosout', () => {
     expect((await answered(h.timeoff('balance sick', ANA))).text).toMatch(
       /as of Mon 30 Nov 2026, your today in Asia\/Singapore/,
     );
+  });
+
+  it('App Home lists leave as upcoming until the asker’s own day is over, in their zone (issue 19)', async () => {
+    // Thursday 26 Nov 2026, 14:00 UTC: 09:00 in New York.
+    h = await startTimeOffHarness({
+      start: '2026-11-26T14:00:00.000Z',
+      timeZones: { [ANA]: 'America/New_York' },
+    });
+    expect((await h.timeoff('holiday today', ANA)).text).toMatch(
+      /Holiday\*, Thu 26 Nov 2026 \(1 working day\)/,
+    );
+    // 02:00 UTC on Friday is still Thursday evening (21:00) in New York: her day off is not over.
+    await h.advance(12 * 3_600_000);
+    const before = h.fake.homes.get(ANA);
+    await postSigned(
+      `${h.url}/slack/events`,
+      eventCallbackBody({ type: 'app_home_opened', user: ANA, tab: 'home' }),
+      'json',
+      { timestamp: Math.floor(h.clock.now().getTime() / 1000) },
+    );
+    const home = await waitFor(() => (h.fake.homes.get(ANA) !== before ? h.fake.homes.get(ANA) : undefined), {
+      what: "Ana's Home tab",
+    });
+    const shown = JSON.stringify(home.view);
+    expect(shown).toContain('Your upcoming time off');
+    expect(shown).toContain('Thu 26 Nov 2026');
   });
 
   it('HR unreachable: what Switchboard knows, and a line saying HR could not be asked', async () => {
