@@ -43,6 +43,11 @@ export const POLICY_BUDGET_MS = 1_500;
 export const POLICY_BUDGET_LAST_MS = 2_300;
 /** How long a query waits before acking "Looking…" and answering through the response_url. */
 const ANSWER_BUDGET_MS = 2_000;
+/**
+ * Longest wait for the asker's Slack zone (`users.info`, cached an hour) before an ack: past it
+ * their days are UTC days for this answer, and the answer names the zone it used.
+ */
+const ZONE_BUDGET_MS = 1_000;
 
 const ENDED = new Set(['denied', 'expired', 'cancelled']);
 
@@ -140,7 +145,11 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
   const t = deps.timeOff;
   /** The person's today, in their Slack time zone (and that zone, for the words that name it). */
   const dayOf = async (slackUserId: string): Promise<Readonly<{ today: string; zone: string }>> => {
-    const zone = await t.zoneOf(slackUserId);
+    const zone = await within(
+      ZONE_BUDGET_MS,
+      t.zoneOf(slackUserId).catch(() => 'UTC'),
+      'UTC',
+    );
     return { today: todayIn(t.clock.now(), zone), zone };
   };
   const today = async (slackUserId: string): Promise<string> => (await dayOf(slackUserId)).today;
@@ -215,8 +224,10 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
   };
 
   const request = async (input: SlackInput, ack: AckFn, slackUserId: string, text: string) => {
+    // Both looked up at once: the ack's 3 s are shared.
+    const asker = dayOf(slackUserId);
     const names = await policies.get(POLICY_BUDGET_LAST_MS);
-    const { today: day, zone } = await dayOf(slackUserId);
+    const { today: day, zone } = await asker;
     const parsed = parseTimeOffText(text, names, day);
     if (!parsed.ok) {
       await refuse(input, ack, parsed.problem);
