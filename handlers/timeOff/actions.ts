@@ -15,7 +15,7 @@ import { slackInputOf } from '../middleware/slackInput.ts';
 import { POLICY_BUDGET_MS } from './commands.ts';
 import { ephemeral, type PolicyTypes, timeOffCommand } from './common.ts';
 import type { TimeOffListenerDeps } from './deps.ts';
-import { utcDay } from './parse.ts';
+import { todayIn } from './parse.ts';
 
 type ActionArgs = SlackActionMiddlewareArgs<BlockAction> & Pick<AllMiddlewareArgs, 'context'>;
 
@@ -215,7 +215,7 @@ export const registerTimeOffActions = (app: App, deps: TimeOffListenerDeps, poli
       requestTimeOffModal({
         mode: { mode: 'resubmit', timeOffId: id },
         policies: await names,
-        today: utcDay(t.clock.now()),
+        today: todayIn(t.clock.now(), await t.zoneOf(args.body.user.id)),
         prefill: view,
         problem: view.failure,
       }),

@@ -30,7 +30,7 @@ import {
   parseTimeOffText,
   parseWhosOutText,
   TIMEOFF_USAGE,
-  utcDay,
+  todayIn,
   WHOSOUT_USAGE,
 } from './parse.ts';
 
@@ -43,6 +43,11 @@ export const POLICY_BUDGET_MS = 1_500;
 export const POLICY_BUDGET_LAST_MS = 2_300;
 /** How long a query waits before acking "Looking…" and answering through the response_url. */
 const ANSWER_BUDGET_MS = 2_000;
+/**
+ * Longest wait for the asker's Slack zone (`users.info`, cached an hour) before an ack: past it
+ * their days are UTC days for this answer, and the answer names the zone it used.
+ */
+const ZONE_BUDGET_MS = 1_000;
 
 const ENDED = new Set(['denied', 'expired', 'cancelled']);
 
@@ -138,7 +143,16 @@ const answer = async (
 export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, policies: PolicyTypes): void => {
   const { inbox, logger } = deps;
   const t = deps.timeOff;
-  const today = () => utcDay(t.clock.now());
+  /** The person's today, in their Slack time zone (and that zone, for the words that name it). */
+  const dayOf = async (slackUserId: string): Promise<Readonly<{ today: string; zone: string }>> => {
+    const zone = await within(
+      ZONE_BUDGET_MS,
+      t.zoneOf(slackUserId).catch(() => 'UTC'),
+      'UTC',
+    );
+    return { today: todayIn(t.clock.now(), zone), zone };
+  };
+  const today = async (slackUserId: string): Promise<string> => (await dayOf(slackUserId)).today;
 
   const refuse = async (input: SlackInput, ack: AckFn, problem: string, error?: Error) => {
     await inbox.accept({ input, rejection: error ?? new ValidationError(problem) });
@@ -184,7 +198,8 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
     triggerId: string,
   ) => {
     const names = policies.get(POLICY_BUDGET_MS);
-    const people = await whoAsks(input, ack, slackUserId, today(), false);
+    const day = await today(slackUserId);
+    const people = await whoAsks(input, ack, slackUserId, day, false);
     if (!people) return;
     await inbox.accept({ input });
     await ack();
@@ -194,7 +209,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
         requestTimeOffModal({
           mode: { mode: 'request' },
           policies: await names,
-          today: today(),
+          today: day,
           channel: input.channelId,
         }),
       );
@@ -209,8 +224,11 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
   };
 
   const request = async (input: SlackInput, ack: AckFn, slackUserId: string, text: string) => {
+    // Both looked up at once: the ack's 3 s are shared.
+    const asker = dayOf(slackUserId);
     const names = await policies.get(POLICY_BUDGET_LAST_MS);
-    const parsed = parseTimeOffText(text, names, today());
+    const { today: day, zone } = await asker;
+    const parsed = parseTimeOffText(text, names, day);
     if (!parsed.ok) {
       await refuse(input, ack, parsed.problem);
       return;
@@ -244,6 +262,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
             holidays: [...t.holidays],
             approvalRules: t.approvalRules,
             ...routingOf(people),
+            zone,
           },
         }),
       ],
@@ -377,9 +396,9 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
       asked = names;
     }
     await inbox.accept({ input });
-    const date = today();
+    const { today: date, zone } = await dayOf(slackUserId);
     await answer({ ack, respond, logger, what: 'your balance in HR' }, () =>
-      t.queries.balance(person, asked, date),
+      t.queries.balance(person, asked, date, zone),
     );
   };
 
@@ -426,7 +445,8 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
       await a(ephemeral(timeOffHelp()));
       return;
     }
-    const parsed = parseWhosOutText(typed, today());
+    const { today: day, zone } = await dayOf(command.user_id);
+    const parsed = parseWhosOutText(typed, day);
     if (!parsed.ok) {
       await inbox.accept({ input, rejection: new ValidationError(parsed.problem) });
       await a(replies.invalid(`:pencil2: ${parsed.problem}`, WHOSOUT_USAGE));
@@ -435,7 +455,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
     await inbox.accept({ input });
     const range: DayRange = parsed.value;
     await answer({ ack: a, respond, logger, what: "who's out" }, () =>
-      t.queries.whosOut(range, command.user_id),
+      t.queries.whosOut({ ...range, zone }, command.user_id),
     );
   });
 };

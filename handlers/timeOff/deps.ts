@@ -13,6 +13,8 @@ export type TimeOffHandlerDeps = Readonly<{
   holidays: readonly string[];
   approvalRules: ApprovalRules;
   clock: Clock;
+  /** A person's Slack time zone (IANA; UTC when unknown): their "today" and their days are theirs. */
+  zoneOf(slackUserId: string): Promise<string>;
 }>;
 
 export type TimeOffListenerDeps = HandlerDeps & Readonly<{ timeOff: TimeOffHandlerDeps }>;

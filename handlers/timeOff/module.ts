@@ -137,9 +137,10 @@ const createTimeOff = (
     directoryRefreshMs: options?.directoryRefreshMs ?? config.directoryRefreshMinutes * 60_000,
     changesPollMs: options?.changesPollMs ?? config.changesPollMinutes * 60_000,
   });
-  const absences = createAbsences({ readModel, people });
-  // Issue 12: on-call conflicts and cover, through the incident module's ports (looked up when used).
   const timeZones = { of: async (slackUserId: string) => (await deps.readerZones.of(slackUserId)).tz };
+  // Absences are intervals in each requester's zone (issue 19): leave known only from HR in the person's.
+  const absences = createAbsences({ readModel, people, zoneOf: timeZones.of });
+  // Issue 12: on-call conflicts and cover, through the incident module's ports (looked up when used).
   const nameOf = nameOfSlackUser({ readModel, slack });
   const coverOptions = {
     overrides: () => deps.ports.get('scheduleOverrides'),
@@ -216,11 +217,12 @@ const createTimeOff = (
           holidays: config.holidays,
           approvalRules: config.approvalRules,
           clock,
+          zoneOf: timeZones.of,
         },
       });
     },
     webhooks: [hibobWebhookVerifier({ verifySignature, logger, hrLagMs })],
-    home: createTimeOffHomeSection({ readModel, people }),
+    home: createTimeOffHomeSection({ readModel, people, zoneOf: timeZones.of }),
     rejectionText: timeOffRejectionText,
     enrich: createTimeOffEnricher({ readModel, absences, hrChannel: { channelMembers, people, logger } }),
     provides: { absences },

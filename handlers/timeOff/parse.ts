@@ -1,11 +1,13 @@
 import type { TimeOffAsk } from '../../machines/timeOff/events.ts';
 import { isIsoDate } from '../../machines/timeOff/workingDays.ts';
 import { escapeMrkdwn, truncate } from '../../src/slack/blocks/format.ts';
+import { dayIn } from '../../src/timeOff/localDays.ts';
 
 /**
- * Pure parsing of what people type after `/timeoff` and `/whosout`. Dates are calendar days in
- * UTC (`today` is the UTC date of the command). Every problem comes back in words naming what was
- * wrong, with anything the person typed escaped for mrkdwn.
+ * Pure parsing of what people type after `/timeoff` and `/whosout`. Dates are the person's own
+ * calendar days: `today` is the date of the command in their Slack time zone (`todayIn`, computed
+ * by the caller from the clock and the zone; src/timeOff/localDays.ts). Every problem comes back in
+ * words naming what was wrong, with anything the person typed escaped for mrkdwn.
  *
  * `/timeoff <policy> <start> [<end>] [note]`:
  * - `<policy>`: one of HR's policy types, any case (`holiday`, `Sick`); several words allowed;
@@ -32,8 +34,8 @@ const DAY_MS = 86_400_000;
 export const addDays = (date: string, days: number): string =>
   new Date(Date.parse(`${date}T00:00:00.000Z`) + days * DAY_MS).toISOString().slice(0, 10);
 
-/** The UTC calendar day of an instant. */
-export const utcDay = (now: Date): string => now.toISOString().slice(0, 10);
+/** The person's calendar day at `now` in their zone (`Asia/Singapore` at 2026-11-27T20:00Z: 2026-11-28). */
+export const todayIn = (now: Date, tz: string): string => dayIn(now, tz);
 
 const shown = (word: string): string => `\`${escapeMrkdwn(truncate(word, 40))}\``;
 

@@ -130,6 +130,7 @@ export const registerTimeOffViews = (app: App, deps: TimeOffListenerDeps, polici
               holidays: [...t.holidays],
               approvalRules: t.approvalRules,
               ...routingOf(people),
+              zone: await t.zoneOf(body.user.id),
             },
           },
           overrides,

@@ -8,6 +8,7 @@ import {
   conflictShiftSchema,
   coverCandidateSchema,
   coverSlotOutcomeSchema,
+  requesterZoneSchema,
   timeOffActionSchema,
   timeOffAskSchema,
   timeOffPersonSchema,
@@ -89,6 +90,8 @@ export const timeOffCommandDataSchemas = {
     approver: timeOffPersonSchema,
     ...calendar,
     ...routing,
+    /** The requester's Slack time zone, looked up at the edge (absent: UTC). */
+    zone: requesterZoneSchema.optional(),
   }),
   /** The approver's DM was posted. */
   RecordTimeOffApprovalAsked: z.object({

@@ -308,6 +308,7 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
             at: now,
             ...(d.skipped && d.skipped.length > 0 ? { skipped: d.skipped } : {}),
             ...(d.approverAwayUntil ? { approverAwayUntil: d.approverAwayUntil } : {}),
+            ...(d.zone ? { zone: d.zone } : {}),
           },
         },
       ];

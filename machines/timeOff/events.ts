@@ -74,6 +74,14 @@ export const approverSkipSchema = z.object({
 });
 export type ApproverSkip = z.infer<typeof approverSkipSchema>;
 
+/**
+ * The requester's Slack time zone (IANA) when they asked (issue 19 item 4): the request's dates and
+ * halves are days in it (src/timeOff/localDays.ts: a day is local midnight to midnight, a morning
+ * [00:00, 12:00), an afternoon [12:00, 24:00)). Absent on requests from before it was recorded:
+ * those dates meant UTC days, so a missing zone is UTC.
+ */
+export const requesterZoneSchema = z.string().min(1).max(64);
+
 /** How the approver was found (on `TimeOffRequested`; absent on requests from before issue 12). */
 const routingFields = {
   /** Passed over on the way up the reporting line, nearest first. */
@@ -179,6 +187,8 @@ export const timeOffEventDataSchemas = {
     expiresAt: at,
     at,
     ...routingFields,
+    /** The requester's time zone its dates are in; absent (requests from before issue 19): UTC. */
+    zone: requesterZoneSchema.optional(),
   }),
   /** The approver's DM was posted: its buttons are the only ones that decide the request. */
   TimeOffApprovalAsked: z.object({ timeOffId: id, card: cardRefSchema, at }),

@@ -74,6 +74,8 @@ export type TimeOffRequestDetails = TimeOffAsk &
     handedOnFrom?: readonly TimeOffPerson[];
     /** The approver (HR id) who left with nobody to take over, once the requester was told. */
     approverGone?: string;
+    /** The requester's time zone its days are in (issue 19); absent on older requests: UTC. */
+    zone?: string;
   }>;
 
 export type TimeOffContext = Readonly<{

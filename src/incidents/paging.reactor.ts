@@ -104,8 +104,8 @@ const approvedLeaveAt = async (
       .sort((a, b) => b.end.getTime() - a.end.getTime())[0];
     if (!found) return null;
     if (found.status === 'left') return { lastDay: LEFT_THE_COMPANY };
-    // `end` is exclusive (the day after the last day, 00:00 UTC).
-    return { lastDay: new Date(found.end.getTime() - 1).toISOString().slice(0, 10) };
+    // The last day as the person counts days (their zone); else the UTC day before the exclusive `end`.
+    return { lastDay: found.lastDay ?? new Date(found.end.getTime() - 1).toISOString().slice(0, 10) };
   } catch (error) {
     // Better to wake someone than nobody: paged as if not away.
     ctx.logger.warn({ err: asError(error) }, 'absences could not be read: paging without them');

@@ -150,6 +150,11 @@ export type Absence = Readonly<{
    * be paged or asked to cover treats `left` like approved leave.
    */
   status: 'approved' | 'requested' | 'left';
+  /**
+   * Its last calendar day (`YYYY-MM-DD`) as the person counts days, in their zone (issue 19); for
+   * "on leave until 3 Dec". Absent (a provider that does not say): the UTC day before `end`.
+   */
+  lastDay?: string;
 }>;
 
 export type Absences = Readonly<{

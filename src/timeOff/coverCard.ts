@@ -1,7 +1,7 @@
 import type { types } from '@slack/bolt';
 import type { TimeOffConflicts, TimeOffContext, TimeOffCover } from '../../machines/timeOff/machine.ts';
 import { escapeMrkdwn, type KnownBlock, mention, mrkdwn, plain, truncate } from '../slack/blocks/format.ts';
-import { rangeOfDays } from './absences.ts';
+import { rangeOfRequest } from './absences.ts';
 import { coverValue, TIME_OFF_COVER_ACTION, timeOffCoverBlockId } from './coverIds.ts';
 import { formatInstant, formatSpan, scheduleText } from './coverText.ts';
 
@@ -32,7 +32,7 @@ export const cardOnCallOf = (context: TimeOffContext, tz: string): CardOnCall =>
     failure: failure ? failure.message || failure.code : null,
     conflicts,
     cover: context.cover ?? null,
-    requestEnd: context.request ? rangeOfDays(context.request).until.toISOString() : null,
+    requestEnd: context.request ? rangeOfRequest(context.request).until.toISOString() : null,
   };
 };
 

@@ -14,13 +14,14 @@ import {
   type UpstreamCallSpec,
   type UpstreamCallTarget,
 } from '../processors/upstreamCall.ts';
-import { rangeOfDays } from './absences.ts';
+import { rangeOfRequest } from './absences.ts';
 import { clipShift, coverCandidates } from './coverRanking.ts';
 
 /**
  * `timeoff-cover-conflicts` (issue 12): when a request is asked (and again when a resubmission
- * changes its dates), the requester's on-call shifts over its days (`onCall.shiftsOf`, the days as
- * the absences port turns them into instants: `rangeOfDays`), each clipped to the request, and who
+ * changes its dates), the requester's on-call shifts over its interval (`onCall.shiftsOf`; its days and
+ * half days in the requester's zone as the absences port turns them into instants: `rangeOfRequest`,
+ * so `Wed pm – Thu am` is Wed 12:00 to Thu 12:00 where they are), each clipped to the request, and who
  * could cover them (coverRanking.ts), recorded on the request as `TimeOffConflictsChecked`. The
  * approval card, "Approve and cover with …" and a restart all read that fact.
  *
@@ -71,7 +72,7 @@ export const createCoverConflictsReactor = (options: CoverConflictsOptions): Pro
       if (!onCall || !request) {
         throw new ChatOpsError('SB_NOT_FOUND', 'incidents are switched off: no on-call lookups');
       }
-      const range = rangeOfDays(request);
+      const range = rangeOfRequest(request);
       const requester = { slackUserId: request.requester.slackUserId };
       let answer: Awaited<ReturnType<OnCallLookups['shiftsOf']>>;
       try {

@@ -95,7 +95,7 @@ export const coverAway = async (
   const name =
     escapeMrkdwn(conflicts?.candidates.find((c) => c.slackUserId === slackUserId)?.displayName ?? '') ||
     `<@${slackUserId}>`;
-  const lastDay = new Date(found.end.getTime() - 1).toISOString().slice(0, 10);
+  const lastDay = found.lastDay ?? new Date(found.end.getTime() - 1).toISOString().slice(0, 10);
   return {
     name,
     why:

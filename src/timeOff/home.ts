@@ -4,6 +4,7 @@ import type { HomeSection } from '../lifecycles/lifecycle.ts';
 import { escapeMrkdwn, type KnownBlock, mrkdwn, plain } from '../slack/blocks/format.ts';
 import { pendingApprovalsSection, upcomingTimeOffSection } from './blocks/home.ts';
 import { formatRange } from './blocks/timeOffView.ts';
+import { dayIn } from './localDays.ts';
 import type { TimeOffPeople } from './people.ts';
 import type { AbsenceEntry, TimeOffReadModel } from './readModel.projection.ts';
 
@@ -40,7 +41,12 @@ export const hrOnlyTimeOffBlocks = (entries: readonly AbsenceEntry[]): KnownBloc
  * gets one line saying so. Read from the read model only (no HR call when the tab opens).
  */
 export const createTimeOffHomeSection = (
-  deps: Readonly<{ readModel: TimeOffReadModel; people?: TimeOffPeople }>,
+  deps: Readonly<{
+    readModel: TimeOffReadModel;
+    people?: TimeOffPeople;
+    /** The person's Slack time zone: "upcoming" counts from their today (absent: UTC). */
+    zoneOf?: (slackUserId: string) => Promise<string>;
+  }>,
 ): HomeSection => ({
   async render(slackUserId, ctx) {
     const { readModel } = deps;
@@ -71,7 +77,8 @@ export const createTimeOffHomeSection = (
       });
       return blocks;
     }
-    const today = ctx.now().toISOString().slice(0, 10);
+    // The person's today, in their zone (issue 19): leave on a day not over for them is upcoming.
+    const today = dayIn(ctx.now(), deps.zoneOf ? await deps.zoneOf(slackUserId).catch(() => 'UTC') : 'UTC');
     blocks.push(...upcomingTimeOffSection(slackUserId, requests, today));
     if (hrId !== null) {
       const hr = readModel.absences({ from: today, to: addDays(today, HR_HORIZON_DAYS) }, hrId);

@@ -43,11 +43,22 @@ export type TimeOffQueries = Readonly<{
   employee(slackUserId: string): Promise<TimeOffPerson>;
   /** HR's policy types, cached for some minutes on the app's clock. */
   policyTypes: PolicyTypes;
-  /** `/timeoff balance`: the person's balance of each policy on `date` (a policy HR does not answer for says so). */
-  balance(person: TimeOffPerson, policyTypes: readonly string[], date: string): Promise<SlackMessage>;
-  /** `/whosout`: everyone out in `range`; the kind of leave only for the reader and their managers. */
+  /**
+   * `/timeoff balance`: the person's balance of each policy on `date`, their today in `zone` (a
+   * policy HR does not answer for says so).
+   */
+  balance(
+    person: TimeOffPerson,
+    policyTypes: readonly string[],
+    date: string,
+    zone: string,
+  ): Promise<SlackMessage>;
+  /**
+   * `/whosout`: everyone out in `range`, the reader's days in their `zone` (each absence's dates are
+   * its person's days); the kind of leave only for the reader and their managers.
+   */
   whosOut(
-    range: Readonly<{ from: string; to: string; label: string }>,
+    range: Readonly<{ from: string; to: string; label: string; zone: string }>,
     readerSlackUserId: string,
   ): Promise<SlackMessage>;
   /**
@@ -164,7 +175,7 @@ export const createTimeOffQueries = (deps: TimeOffQueriesDeps): TimeOffQueries =
 
     policyTypes: createPolicyTypes(client, deps.clock, logger),
 
-    async balance(person, policyTypes, date) {
+    async balance(person, policyTypes, date, zone) {
       const rows: BalanceRow[] = await Promise.all(
         policyTypes.map(async (policyType): Promise<BalanceRow> => {
           try {
@@ -181,7 +192,7 @@ export const createTimeOffQueries = (deps: TimeOffQueriesDeps): TimeOffQueries =
           }
         }),
       );
-      return balanceMessage(rows, date);
+      return balanceMessage(rows, date, zone);
     },
 
     async whosOut(range, readerSlackUserId) {

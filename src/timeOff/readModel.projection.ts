@@ -61,6 +61,12 @@ export type AbsenceEntry = Readonly<{
   endPortion: DayPortion;
   /** Approved (in HR, or approved in Switchboard and being recorded), or requested and waiting. */
   status: 'approved' | 'requested';
+  /**
+   * The time zone its days are in (issue 19): a Switchboard request's requester's zone when asked
+   * (UTC for requests recorded before zones were: that is what their dates meant);
+   * absent for leave known only from HR (the person's own days: the absences port uses their Slack zone).
+   */
+  zone?: string;
   /** Where it is known from: a Switchboard request (`timeOffId`) or only HR (`hrRequestId`). */
   timeOffId: string | null;
   hrRequestId: string | null;
@@ -328,6 +334,8 @@ export const createTimeOffReadModel = (deps: Readonly<{ store: EventStore }>): T
           startPortion: v.startPortion,
           endPortion: v.endPortion,
           status: APPROVED.has(v.phase) ? 'approved' : 'requested',
+          // Requests recorded before issue 19 carry no zone: their dates were UTC days.
+          zone: v.zone ?? 'UTC',
           timeOffId: v.timeOffId,
           hrRequestId,
         });

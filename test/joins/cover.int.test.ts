@@ -429,3 +429,65 @@ describe('on-call conflicts and cover in one click (issue 12)', () => {
     }
   });
 });
+
+describe('half days are intervals in the requester’s zone (issue 19)', () => {
+  /** The shifts the conflicts check recorded on Chen's request (he is in Asia/Singapore, UTC+8). */
+  const conflictsOf = async (j: JoinsHarness, text: string) => {
+    const before = new Set(await j.requestIds(CHEN));
+    expect((await j.timeoff(text, CHEN)).status).toBe(200);
+    const timeOffId = await waitFor(async () => (await j.requestIds(CHEN)).find((id) => !before.has(id)), {
+      what: `Chen's request ${text}`,
+    });
+    const checked = await waitFor(
+      async () =>
+        (await j.sb.store.readStream(`timeoff-${timeOffId}`)).find(
+          (e) => e.type === 'TimeOffConflictsChecked',
+        ),
+      { what: 'the conflicts checked', timeoutMs: 15_000 },
+    );
+    const shifts = (checked.data as { shifts: { scheduleId: string | null; start: string; end: string }[] })
+      .shifts;
+    const span = (s: { start: string; end: string }) => [
+      new Date(s.start).toISOString(),
+      new Date(s.end).toISOString(),
+    ];
+    return {
+      timeOffId,
+      payments: shifts.filter((s) => s.scheduleId === PAYMENTS_SCHEDULE).map(span),
+      // The Platform policy names Chen directly: "always on call", clipped to the leave itself.
+      direct: shifts.filter((s) => s.scheduleId === null).map(span),
+    };
+  };
+
+  it('“Wed pm – Thu am” conflicts from Wed 12:00 to Thu 12:00 Singapore time, not two whole UTC days; Dana sees it in Warsaw time', async () => {
+    h = await startJoinsHarness();
+    const j = h;
+    // Chen is Payments primary the week of Mon 7 Dec (00:00 UTC) to Mon 14 Dec 00:00 UTC.
+    const wedThu = await conflictsOf(j, 'holiday 2026-12-09 pm to 2026-12-10 am');
+    expect(wedThu.payments).toEqual([['2026-12-09T04:00:00.000Z', '2026-12-10T04:00:00.000Z']]);
+    expect(wedThu.direct).toEqual([['2026-12-09T04:00:00.000Z', '2026-12-10T04:00:00.000Z']]);
+    const card = await waitFor(
+      () =>
+        j
+          .dms(DANA)
+          .map(messageText)
+          .find((t) => /On-call conflicts/.test(t) && !/Checking/.test(t)),
+      { what: "Dana's card with its on-call conflicts", timeoutMs: 15_000 },
+    );
+    expect(card).toContain(
+      '*Payments primary* (Payments, level 1): Wed 9 Dec 05:00 – Thu 10 Dec 2026 05:00 CET',
+    );
+  });
+
+  it('a morning off conflicts with the shift ending that morning in his zone; the afternoon of that day does not', async () => {
+    h = await startJoinsHarness();
+    const j = h;
+    // Mon 14 Dec in Singapore: Chen's week ends at 08:00 there (00:00 UTC).
+    const morning = await conflictsOf(j, 'holiday 2026-12-14 am');
+    expect(morning.payments).toEqual([['2026-12-13T16:00:00.000Z', '2026-12-14T00:00:00.000Z']]);
+    expect(morning.direct).toEqual([['2026-12-13T16:00:00.000Z', '2026-12-14T04:00:00.000Z']]);
+    const afternoon = await conflictsOf(j, 'holiday 2026-12-14 pm');
+    expect(afternoon.payments).toEqual([]);
+    expect(afternoon.direct).toEqual([['2026-12-14T04:00:00.000Z', '2026-12-14T16:00:00.000Z']]);
+  });
+});

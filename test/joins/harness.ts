@@ -274,6 +274,8 @@ export const startJoinsHarness = async (
     lagMs?: number;
     /** The account, given the rota's week start (default `joinsSeed`). */
     seed?: (weekStart: Date) => SimulatorSeed;
+    /** Slack time zones to use instead of the defaults above, by Slack user. */
+    timeZones?: Readonly<Record<string, string>>;
   }> = {},
 ): Promise<JoinsHarness> => {
   const clock: ManualClock = manualClock(options.start ?? '2026-11-23T09:00:00.000Z');
@@ -293,7 +295,14 @@ export const startJoinsHarness = async (
     ...(options.timeOff ? { timeOff: options.timeOff } : {}),
     ...(options.env ? { env: options.env } : {}),
     simulators: [pd, vonage],
-    timeZones: { [FRANK]: TZ.frank, [DANA]: TZ.dana, [ANA]: TZ.ana, [BEN]: TZ.ben, [CHEN]: TZ.chen },
+    timeZones: {
+      [FRANK]: TZ.frank,
+      [DANA]: TZ.dana,
+      [ANA]: TZ.ana,
+      [BEN]: TZ.ben,
+      [CHEN]: TZ.chen,
+      ...options.timeZones,
+    },
     channels: [
       { id: PAYMENTS_CHANNEL, name: 'payments', is_im: false },
       { id: PLATFORM_CHANNEL, name: 'platform', is_im: false },

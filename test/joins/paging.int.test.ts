@@ -227,4 +227,67 @@ describe('leave-aware paging', () => {
     expect(told).toContain('<@U0ANA> skipped: left the company');
     expect(told).toContain('Paging <@U0BEN> instead of <@U0ANA> at level 1');
   });
+
+  it('skips someone only during their leave in their zone: Chen (Singapore) off on Wednesday is paged at 23:30 Tuesday his time, skipped from 00:30 Wednesday to 23:30, paged again at 00:30 Thursday (issue 19)', async () => {
+    h = await startJoinsHarness();
+    for (const person of [ANA, BEN, CHEN, DANA, FRANK]) await h.verifyPhone(person);
+    await h.approvedLeave(CHEN, 'holiday 2026-11-25 Day off');
+    const j = h;
+    /** A Platform incident (level 1: Chen, named directly; level 2: Ana) paged at `at`: who got it. */
+    const pagedAt = async (at: string) => {
+      await j.advanceTimers(Date.parse(at) - 5 * MINUTE - j.clock.now().getTime());
+      const { streamId, number } = await j.trigger(`Gateway 502s at ${at}`, PLATFORM);
+      await pagesDue(j);
+      expect(j.clock.now().toISOString()).toBe(new Date(at).toISOString());
+      const tag = `#${number}`;
+      return waitFor(
+        async () => {
+          const chen = sms(j, CHEN).some((t) => t.includes(tag));
+          const ana = sms(j, ANA).some((t) => t.includes(tag));
+          if (!chen && !ana) return undefined;
+          const skipped = (await j.pageActivity(streamId)).some(
+            (a) => a.kind === 'on_leave' && a.slackUserId === CHEN,
+          );
+          return { chen, ana, skipped };
+        },
+        { what: `the page of ${tag}`, timeoutMs: 10_000 },
+      );
+    };
+    // Tue 24 Nov 23:30 in Singapore (15:30 UTC): the evening before his day off.
+    expect(await pagedAt('2026-11-24T15:30:00Z')).toEqual({ chen: true, ana: false, skipped: false });
+    // Wed 25 Nov 00:30 in Singapore (still Tuesday 16:30 in UTC): on leave, Ana (level 2) instead.
+    expect(await pagedAt('2026-11-24T16:30:00Z')).toEqual({ chen: false, ana: true, skipped: true });
+    // Wed 25 Nov 23:30 in Singapore: still his day off.
+    expect(await pagedAt('2026-11-25T15:30:00Z')).toEqual({ chen: false, ana: true, skipped: true });
+    // Thu 26 Nov 00:30 in Singapore (still Wednesday in UTC): back.
+    expect(await pagedAt('2026-11-25T16:30:00Z')).toEqual({ chen: true, ana: false, skipped: false });
+  });
+
+  it('west of UTC too: Chen in New York off on Wednesday is skipped at 23:30 Wednesday his time, “until 25 Nov”, and paged at 00:30 Thursday (issue 19)', async () => {
+    h = await startJoinsHarness({ timeZones: { [CHEN]: 'America/New_York' } });
+    for (const person of [ANA, CHEN]) await h.verifyPhone(person);
+    await h.approvedLeave(CHEN, 'holiday 2026-11-25 Day off');
+    const j = h;
+    const pagedAt = async (at: string) => {
+      await j.advanceTimers(Date.parse(at) - 5 * MINUTE - j.clock.now().getTime());
+      const { streamId, number } = await j.trigger(`Gateway 502s at ${at}`, PLATFORM);
+      await pagesDue(j);
+      const tag = `#${number}`;
+      await waitFor(
+        () =>
+          sms(j, CHEN).some((t) => t.includes(tag)) || sms(j, ANA).some((t) => t.includes(tag)) || undefined,
+        {
+          what: `the page of ${tag}`,
+          timeoutMs: 10_000,
+        },
+      );
+      return (await j.pageActivity(streamId))
+        .filter((a) => a.slackUserId === CHEN)
+        .map((a) => [a.kind, a.detail]);
+    };
+    // Wed 25 Nov 23:30 in New York is Thu 26 Nov 04:30 UTC: still his day off, which ends on the 25th.
+    expect(await pagedAt('2026-11-26T04:30:00Z')).toEqual([['on_leave', '2026-11-25']]);
+    // Thu 26 Nov 00:30 in New York: back.
+    expect((await pagedAt('2026-11-26T05:30:00Z')).map(([kind]) => kind)).not.toContain('on_leave');
+  });
 });

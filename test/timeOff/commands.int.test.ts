@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeMessage } from '../../sandbox/simulators/slack/fakeSlack.ts';
+import { eventCallbackBody } from '../../sandbox/simulators/slack/signing.ts';
 import { approvalCard } from '../../src/timeOff/blocks/approvalCard.ts';
 import { TIME_OFF_REQUEST_FIELD } from '../../src/timeOff/blocks/requestModal.ts';
 import { shortTimeOffId, TIME_OFF_ACTION, TIME_OFF_FIELD } from '../../src/timeOff/blocks/timeOffIds.ts';
+import { postSigned } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 import {
   ANA,
@@ -578,6 +580,72 @@ describe('/whosout', () => {
     expect(JSON.stringify(nextWeek.body)).toContain('Chen Wei: Wed 2 Dec 2026'); // a teammate's: no kind
     const bad = await h.whosout('someday');
     expect(bad.text).toMatch(/`someday` is not a day `\/whosout` knows/);
+  });
+
+  it('today, tomorrow and this week are the asker’s days in their Slack time zone, not UTC dates (issue 19)', async () => {
+    // Friday 27 Nov 2026, 20:00 UTC: Saturday 28 Nov 04:00 in Singapore, Friday 15:00 in New York.
+    h = await startTimeOffHarness({
+      start: '2026-11-27T20:00:00.000Z',
+      timeZones: { [ANA]: 'Asia/Singapore', [BEN]: 'America/New_York' },
+    });
+    const ana = await answered(h.whosout('today', ANA));
+    expect(ana.text).toMatch(/^Who's out today, Sat 28 Nov 2026:/);
+    expect(JSON.stringify(ana.body)).toContain('(your days, Asia/Singapore)');
+    expect(JSON.stringify(ana.body)).not.toContain('UTC');
+    const ben = await answered(h.whosout('today', BEN));
+    expect(ben.text).toMatch(/^Who's out today, Fri 27 Nov 2026:/);
+    expect(JSON.stringify(ben.body)).toContain('(your days, America/New_York)');
+    expect((await answered(h.whosout('tomorrow', ANA))).text).toMatch(
+      /^Who's out tomorrow, Sun 29 Nov 2026:/,
+    );
+    expect((await answered(h.whosout('tomorrow', BEN))).text).toMatch(
+      /^Who's out tomorrow, Sat 28 Nov 2026:/,
+    );
+    // Sunday 29 Nov 20:00 UTC: already Monday 30 Nov in Singapore, so a new week there.
+    await h.advance(2 * 86_400_000);
+    expect((await answered(h.whosout('this week', ANA))).text).toMatch(
+      /this week, Mon 30 Nov – Sun 6 Dec 2026:/,
+    );
+    expect((await answered(h.whosout('this week', BEN))).text).toMatch(
+      /this week, Mon 23 Nov – Sun 29 Nov 2026:/,
+    );
+    // `/timeoff … today` asks for the asker's today: Monday for Ana, Sunday (no working day) for Ben.
+    const sick = await h.timeoff('sick today', ANA);
+    expect(sick.text).toMatch(/\*Sick\*, Mon 30 Nov 2026 \(1 working day\)/);
+    const bens = await h.timeoff('sick tomorrow am', BEN);
+    expect(bens.text).toMatch(/\*Sick\*, Mon 30 Nov 2026 \(morning\) \(½ working day\)/);
+    const sunday = await h.timeoff('sick today', BEN);
+    expect(sunday.text).toBe(':calendar: 2026-11-29 has no working days: nothing to take off.');
+    // The balance is HR's as of the asker's today, and says whose today it is.
+    expect((await answered(h.timeoff('balance sick', ANA))).text).toMatch(
+      /as of Mon 30 Nov 2026, your today in Asia\/Singapore/,
+    );
+  });
+
+  it('App Home lists leave as upcoming until the asker’s own day is over, in their zone (issue 19)', async () => {
+    // Thursday 26 Nov 2026, 14:00 UTC: 09:00 in New York.
+    h = await startTimeOffHarness({
+      start: '2026-11-26T14:00:00.000Z',
+      timeZones: { [ANA]: 'America/New_York' },
+    });
+    expect((await h.timeoff('holiday today', ANA)).text).toMatch(
+      /Holiday\*, Thu 26 Nov 2026 \(1 working day\)/,
+    );
+    // 02:00 UTC on Friday is still Thursday evening (21:00) in New York: her day off is not over.
+    await h.advance(12 * 3_600_000);
+    const before = h.fake.homes.get(ANA);
+    await postSigned(
+      `${h.url}/slack/events`,
+      eventCallbackBody({ type: 'app_home_opened', user: ANA, tab: 'home' }),
+      'json',
+      { timestamp: Math.floor(h.clock.now().getTime() / 1000) },
+    );
+    const home = await waitFor(() => (h.fake.homes.get(ANA) !== before ? h.fake.homes.get(ANA) : undefined), {
+      what: "Ana's Home tab",
+    });
+    const shown = JSON.stringify(home.view);
+    expect(shown).toContain('Your upcoming time off');
+    expect(shown).toContain('Thu 26 Nov 2026');
   });
 
   it('HR unreachable: what Switchboard knows, and a line saying HR could not be asked', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseTimeOffText, parseWhosOutText } from '../../handlers/timeOff/parse.ts';
+import { parseTimeOffText, parseWhosOutText, todayIn } from '../../handlers/timeOff/parse.ts';
 import { readRequestSubmission, TIME_OFF_REQUEST_FIELD } from '../../src/timeOff/blocks/requestModal.ts';
 import { timeOffRejectionText } from '../../src/timeOff/rejections.ts';
 import { mergeWhosOut } from '../../src/timeOff/whosOut.ts';
@@ -15,6 +15,19 @@ const problem = (r: { ok: true } | { ok: false; problem: string }): string => {
   if (r.ok) throw new Error('expected a problem');
   return r.problem;
 };
+
+describe('today is the person’s (issue 19)', () => {
+  it('the same instant is a different today in Singapore and in New York; an unknown zone is UTC', () => {
+    const now = new Date('2026-11-27T20:00:00.000Z');
+    expect(todayIn(now, 'Asia/Singapore')).toBe('2026-11-28');
+    expect(todayIn(now, 'America/New_York')).toBe('2026-11-27');
+    expect(todayIn(now, 'Not/AZone')).toBe('2026-11-27');
+    expect(
+      ok(parseTimeOffText('sick tomorrow', POLICIES, todayIn(now, 'Asia/Singapore'))).ask.startDate,
+    ).toBe('2026-11-29');
+    expect(todayIn(new Date('2026-11-28T04:30:00.000Z'), 'America/New_York')).toBe('2026-11-27');
+  });
+});
 
 describe('/timeoff text', () => {
   it('reads a policy in any case, dates, today/tomorrow, half days and a note', () => {

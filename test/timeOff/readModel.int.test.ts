@@ -199,6 +199,8 @@ describe('the absences port', () => {
         end: new Date('2026-12-10T00:00:00Z'),
         kind: 'Holiday',
         status: 'requested',
+        // Her last day as she counts days (issue 19: the port says it, for "on leave until").
+        lastDay: '2026-12-09',
       },
     ]);
     const everyone = await absences.whoIsOut(week);

@@ -25,7 +25,7 @@ export const timeOffHelp = (): string =>
     '• `/timeoff cancel &lt;id&gt;`: withdraw one by the short id `status` shows (after approval it is cancelled in HR too).',
     '• `/timeoff balance [policy]`: what HR says you have left, for each policy or the one named.',
     '• `/whosout [today | tomorrow | this week | next week | &lt;date&gt; | &lt;date&gt; &lt;date&gt;]`: who is out, approved and waiting apart. The kind of leave shows only for you and the people you manage.',
-    'Dates are calendar days; `today` is the UTC date.',
+    'Dates are calendar days in your Slack time zone: `today` is your today.',
   ].join('\n');
 
 /** `⏳ Asking Dana Lee to approve Holiday, Thu 3 Dec 2026 (1 working day) (id 3f9a2c)…` */
@@ -136,14 +136,14 @@ const days = (n: number): string => {
   return `${r} day${Math.abs(r) === 1 ? '' : 's'}`;
 };
 
-/** `/timeoff balance [policy]`: HR's balance on `date` for each policy asked. */
-export const balanceMessage = (rows: readonly BalanceRow[], date: string): SlackMessage => {
+/** `/timeoff balance [policy]`: HR's balance on `date` (the person's today in `zone`) for each policy asked. */
+export const balanceMessage = (rows: readonly BalanceRow[], date: string, zone: string): SlackMessage => {
   const lines = rows.map((r) =>
     r.days === null
       ? `• *${escapeMrkdwn(r.policyType)}*: HR could not tell just now.`
       : `• *${escapeMrkdwn(r.policyType)}*: ${days(r.days)} left${r.allowance !== undefined ? ` of ${days(r.allowance)} a year` : ''}${r.taken !== undefined ? `, ${days(r.taken)} taken` : ''}.`,
   );
-  const head = `*Your time-off balance in HR* (as of ${formatDay(date)}, UTC)`;
+  const head = `*Your time-off balance in HR* (as of ${formatDay(date)}, your today in ${escapeMrkdwn(zone)})`;
   const text = `${head}\n${lines.join('\n') || 'HR lists no policy types.'}`;
   return { text: text.replace(/\*/g, ''), blocks: [{ type: 'section', text: mrkdwn(truncate(text, 3000)) }] };
 };
@@ -167,7 +167,8 @@ const MAX_ROWS = 40;
 /** `/whosout`: approved and requested apart; a line when HR could not be asked. */
 export const whosOutMessage = (
   input: Readonly<{
-    range: Readonly<{ from: string; to: string; label: string }>;
+    /** The reader's days, in their Slack time zone `zone`. */
+    range: Readonly<{ from: string; to: string; label: string; zone: string }>;
     rows: readonly WhosOutRow[];
     hrUnreachable: boolean;
   }>,
@@ -186,7 +187,9 @@ export const whosOutMessage = (
     const more = rows.length - shown.length;
     return `*${title}*\n${shown.join('\n')}${more > 0 ? `\n…and ${more} more` : ''}`;
   };
-  const blocks: KnownBlock[] = [{ type: 'section', text: mrkdwn(`*Who's out ${when}* (UTC dates)`) }];
+  const blocks: KnownBlock[] = [
+    { type: 'section', text: mrkdwn(`*Who's out ${when}* (your days, ${escapeMrkdwn(range.zone)})`) },
+  ];
   if (approved.length === 0 && requested.length === 0) {
     blocks.push({ type: 'section', text: mrkdwn('Nobody is out or asking to be.') });
   }

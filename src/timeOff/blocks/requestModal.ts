@@ -44,7 +44,7 @@ export type RequestModalInput = Readonly<{
   mode: RequestModalMode;
   /** HR's policy types; null when HR could not be asked (a text field instead). */
   policies: readonly string[] | null;
-  /** The first date offered (today, UTC). */
+  /** The first date offered: the person's today, in their Slack time zone. */
   today: string;
   /** Prefilled (resubmit): what was asked before. */
   prefill?: TimeOffAsk;

@@ -39,6 +39,8 @@ export type TimeOffView = Readonly<{
   failure: string | null;
   /** True while an HR call HR has not taken yet is retrying after a failure (not while HR's lag passes). */
   retrying: boolean;
+  /** The requester's time zone its days are in (issue 19); absent on requests from before: UTC. */
+  zone?: string;
 }>;
 
 /** The view of a folded request, or null before it was requested. */
@@ -72,6 +74,7 @@ export const toTimeOffView = (state: TimeOffState): TimeOffView | null => {
         q.action !== 'read_back' &&
         !(q.action === 'submit' && context.submissionSent?.submitRequestId === q.requestId),
     ),
+    ...(r.zone ? { zone: r.zone } : {}),
   };
 };
 
