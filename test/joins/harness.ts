@@ -1,4 +1,5 @@
 import type { TimeOffOptions } from '../../handlers/timeOff/module.ts';
+import type { HiBobSimulatorOptions } from '../../sandbox/simulators/hibob/index.ts';
 import {
   type PagerDutySimulator,
   startPagerDutySimulator,
@@ -276,6 +277,8 @@ export const startJoinsHarness = async (
     seed?: (weekStart: Date) => SimulatorSeed;
     /** Slack time zones to use instead of the defaults above, by Slack user. */
     timeZones?: Readonly<Record<string, string>>;
+    /** Options for the HR simulator (e.g. `employees` with other names). */
+    hr?: HiBobSimulatorOptions;
   }> = {},
 ): Promise<JoinsHarness> => {
   const clock: ManualClock = manualClock(options.start ?? '2026-11-23T09:00:00.000Z');
@@ -294,6 +297,7 @@ export const startJoinsHarness = async (
     ...(options.lagMs !== undefined ? { lagMs: options.lagMs } : {}),
     ...(options.timeOff ? { timeOff: options.timeOff } : {}),
     ...(options.env ? { env: options.env } : {}),
+    ...(options.hr ? { hr: options.hr } : {}),
     simulators: [pd, vonage],
     timeZones: {
       [FRANK]: TZ.frank,

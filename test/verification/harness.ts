@@ -54,7 +54,10 @@ export type VerificationHarness = Readonly<{
   fake: FakeSlack;
   logs: LogSink;
   /** `/verify <text>` as `user`; the ack's text. */
-  verify(text: string, user?: string): Promise<{ status: number; text: string; responseUrl: string }>;
+  verify(
+    text: string,
+    user?: string,
+  ): Promise<{ status: number; text: string; responseUrl: string; body: unknown }>;
   /** The person's DMs from Switchboard, oldest first. */
   dms(user?: string): FakeMessage[];
   /** Waits for a DM whose text matches. */
@@ -140,7 +143,7 @@ export const startVerificationHarness = async (
     logs,
     async verify(text, user = ANA) {
       const typed = await slack.slash('/verify', text, { user, channel: fake.dmChannel(user).id });
-      return { status: typed.status, text: typed.text, responseUrl: typed.responseUrl };
+      return { status: typed.status, text: typed.text, responseUrl: typed.responseUrl, body: typed.body };
     },
     dms,
     dm: (match, user = ANA) =>

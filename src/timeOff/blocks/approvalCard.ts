@@ -152,6 +152,7 @@ export const approvalCard = (view: TimeOffView, extras: ApprovalCardExtras): Sla
   } else {
     blocks.push({ type: 'section', text: mrkdwn(decided) });
   }
-  const text = `${view.requester.displayName || 'Someone'} asks for ${view.policyType}: ${when.replace(/[*_]/g, '')} (${days})`;
+  // The notification's text is mrkdwn too: the requester's name and HR's policy name escaped (issue 19).
+  const text = `${escapeMrkdwn(view.requester.displayName || 'Someone')} asks for ${policy}: ${when.replace(/[*_]/g, '')} (${days})`;
   return { text: truncate(text, 3000), blocks };
 };

@@ -90,7 +90,8 @@ describe('the approver’s DM', () => {
     expect((message.blocks as Block[]).find((b) => b.type === 'actions')?.block_id).toBe(
       timeOffActionsBlockId(ID),
     );
-    expect(message.text).toContain('asks for Holiday <b>');
+    // The notification's text is mrkdwn as well (as the requester's DMs, notices.unit.test.ts): escaped.
+    expect(message.text).toContain('Ana &lt;Lima&gt; &amp; co asks for Holiday &lt;b&gt;');
   });
 
   it('escapes the note and names no one through it', () => {
