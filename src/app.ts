@@ -187,6 +187,8 @@ export const createSwitchboard = async (options: SwitchboardOptions): Promise<Sw
   const outbox = createSlackOutbox({
     transport: slackOutboxTransport(slack),
     logger: logger.child({ component: 'slack-outbox' }),
+    // A DM's times in its recipient's zone (issue 19 item 3); a channel's stay in UTC.
+    zoneOf: async (user) => (await readerZones.of(user)).tz,
   });
 
   const boltLogger = createBoltLogger(logger);

@@ -7,6 +7,7 @@ import { errorCodeOf, isPermanentError, retryAfterMsOf } from '../processors/ret
 import type { KnownBlock, SlackMessage } from './blocks/format.ts';
 import type { MessageMarker, OutboxLedger, OutboxRecord, Sent } from './outboxLedger.ts';
 import { createRateGate, type RateGate } from './rateGate.ts';
+import { messageForReader } from './readerDates.ts';
 
 export type { MessageMarker, OutboxLedger, OutboxRecord, Sent } from './outboxLedger.ts';
 export { NOTICE_METADATA_EVENT_TYPE, noticeLedger } from './outboxLedger.ts';
@@ -172,6 +173,11 @@ export type SlackOutboxOptions = Readonly<{
   now?: () => number;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   gate?: RateGate;
+  /**
+   * A person's Slack time zone (IANA; `readerZones` of src/slack/time.ts): a DM's times are written
+   * in its recipient's zone (src/slack/readerDates.ts). Without it every fallback stays in UTC.
+   */
+  zoneOf?: (slackUserId: string) => Promise<string>;
 }>;
 
 /** How far before `since` the history read starts (clock skew between us and Slack). */
@@ -298,6 +304,17 @@ export const createSlackOutbox = (options: SlackOutboxOptions): SlackOutbox => {
   /** Kinds of conversation whose history this token cannot read ('channel' | 'im'). */
   const historyRefused = new Set<string>();
   const noSignal = new AbortController().signal;
+  /** The person each DM conversation (`D…`) posted to in this process is with. */
+  const readers = new Map<string, string>();
+
+  /**
+   * Issue 19 item 3: a message for one person (a DM) carries its times in their zone, its
+   * notification text plain; a channel's keeps UTC fallbacks (many readers, many zones).
+   */
+  const forReader = async (reader: string | undefined, message: SlackMessage): Promise<SlackMessage> =>
+    reader !== undefined && isUser(reader) && options.zoneOf
+      ? messageForReader(message, await options.zoneOf(reader))
+      : message;
 
   const remember = (sent: Sent, message: SlackMessage, rendered = shows(message)) => {
     const where = `${sent.channel}:${sent.ts}`;
@@ -401,8 +418,9 @@ export const createSlackOutbox = (options: SlackOutboxOptions): SlackOutbox => {
     scope: string,
     id: string,
     channel: string,
-    message: SlackMessage,
+    built: SlackMessage,
   ): Promise<Attempt> => {
+    const message = await forReader(channel, built);
     const marker = request.ledger.marker(request.key);
     const doubtSince = doubtOf(scope, id);
     if (doubtSince !== undefined) {
@@ -415,6 +433,7 @@ export const createSlackOutbox = (options: SlackOutboxOptions): SlackOutbox => {
           );
         }
         remember(before.sent, message);
+        if (isUser(channel)) readers.set(before.sent.channel, channel);
         unrecorded.set(id, unrecorded.get(id) ?? now());
         ctx.logger.info(
           { channel, ts: before.sent.ts, key: request.key },
@@ -437,6 +456,10 @@ export const createSlackOutbox = (options: SlackOutboxOptions): SlackOutbox => {
       unrecorded.set(id, now());
       bound(unrecorded, DOUBT_LIMIT);
       remember(sent, message);
+      if (isUser(channel)) {
+        readers.set(sent.channel, channel);
+        bound(readers, SHOWN_LIMIT);
+      }
       return { sent, found: false };
     } catch (error) {
       if (answerLost(error)) {
@@ -489,7 +512,14 @@ export const createSlackOutbox = (options: SlackOutboxOptions): SlackOutbox => {
       if ('refused' in attempt) {
         return { outcome: 'refused', error: attempt.refused, slackError: attempt.slackError, fallback };
       }
-      const record = await settled(ctx, request, attempt.sent, extras);
+      // A DM's record names its reader, so that its redraws (after a restart too) keep their zone.
+      const reader = fallback ? to?.channel : request.channel;
+      const record = await settled(
+        ctx,
+        request,
+        attempt.sent,
+        reader !== undefined && isUser(reader) ? { ...extras, reader } : extras,
+      );
       return { outcome: attempt.found ? 'found' : 'posted', record, sent: attempt.sent, fallback };
     },
 
@@ -542,10 +572,13 @@ export const createSlackOutbox = (options: SlackOutboxOptions): SlackOutbox => {
         if (!record?.channel || !record.ts) return { outcome: 'missing' };
         at = { channel: record.channel, ts: record.ts };
         message = typeof build === 'function' ? await build(record) : build;
+        const reader = typeof record.reader === 'string' ? record.reader : readers.get(at.channel);
+        message = await forReader(reader, message);
       } else {
         at = { channel: target.channel, ts: target.ts };
         message =
           typeof build === 'function' ? await build({ key: '', channel: at.channel, ts: at.ts }) : build;
+        message = await forReader(readers.get(at.channel), message);
       }
       const rendered = shows(message);
       if (shown.get(`${at.channel}:${at.ts}`) === rendered) return { outcome: 'same' };

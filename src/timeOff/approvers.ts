@@ -115,3 +115,25 @@ export const awayUntilOf = (
   }
   return until;
 };
+
+/**
+ * Issue 19: the same rule on absences as intervals of instants in their own zone
+ * (src/timeOff/localDays.ts `absenceInterval`): away now when `now` falls inside one (someone off
+ * on Tuesday in Singapore is away from 00:00 Tuesday to 00:00 Wednesday there, not for the UTC
+ * date), or when one of its dates covers the request's `firstDay`. The last day of the latest
+ * such leave, or null.
+ */
+export const awayUntilAt = (
+  approved: readonly Readonly<{ startDate: string; endDate: string; since: Date; until: Date }>[],
+  now: Date,
+  firstDay: string,
+): string | null => {
+  let until: string | null = null;
+  const t = now.getTime();
+  for (const a of approved) {
+    const coversNow = a.since.getTime() <= t && t < a.until.getTime();
+    const coversFirstDay = a.startDate <= firstDay && a.endDate >= firstDay;
+    if ((coversNow || coversFirstDay) && (until === null || a.endDate > until)) until = a.endDate;
+  }
+  return until;
+};

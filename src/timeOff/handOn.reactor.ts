@@ -93,7 +93,7 @@ export const createTimeOffHandOnReactor = (options: TimeOffHandOnOptions): Proce
     const approver = view.approver;
     if (isHrChannelApprover(approver)) return;
     const left = employeeById(readModel.directory(), approver.hrId)?.status === 'left';
-    const until = left ? null : people.awayUntil(approver.hrId, view.startDate);
+    const until = left ? null : await people.awayUntil(approver.hrId, view.startDate);
     if (!left && until === null) return;
     const route = await people.approverRoute(view.requester.hrId, view.startDate);
     let to: TimeOffPerson;

@@ -4,9 +4,10 @@ import { ChatOpsError } from '../core/errors.ts';
 import type { PeopleDirectory } from '../people/directory.ts';
 import { createIdentityResolver, type IdentityResolver } from '../people/identity.ts';
 import { type SlackUserLookups, slackUserLookups } from '../people/slackUsers.ts';
-import type { ReaderZones } from '../slack/time.ts';
+import { type ReaderZones, UTC_ZONE } from '../slack/time.ts';
 import type { SwitchboardWebClient } from '../slack/webClient.ts';
-import { type ApproverRoute, awayUntilOf, reportingLine, routeApprover } from './approvers.ts';
+import { type ApproverRoute, awayUntilAt, reportingLine, routeApprover } from './approvers.ts';
+import { absenceInterval, candidateDays } from './localDays.ts';
 import type { TimeOffReadModel } from './readModel.projection.ts';
 
 /**
@@ -32,8 +33,11 @@ export type TimeOffPeople = Readonly<{
   route(slackUserId: string, firstDay: string): Promise<RoutedRequest>;
   /** The approver rule for an existing requester (by HR id), as of now: for handing requests on. */
   approverRoute(requesterHrId: string, firstDay: string): Promise<ApproverRoute>;
-  /** The last day of the approved leave covering today or `firstDay`, or null (not away). */
-  awayUntil(employeeHrId: string, firstDay: string): string | null;
+  /**
+   * The last day of the approved leave covering now (its interval in its own zone, issue 19) or
+   * `firstDay`, or null (not away).
+   */
+  awayUntil(employeeHrId: string, firstDay: string): Promise<string | null>;
   /** The person as HR knows them; throws SB_UNMAPPED_USER saying what is missing. */
   employee(slackUserId: string): Promise<TimeOffPerson>;
   /** The Slack user of an HR employee (by email), or null when they have none. Never throws. */
@@ -63,7 +67,7 @@ export const createTimeOffPeople = (
     /** Tests may replace the Slack lookups. */
     lookups?: SlackUserLookups;
     /** Told each profile looked up, so a reader's zone costs no second `users.info` (issue 19). */
-    zones?: Pick<ReaderZones, 'remember'>;
+    zones?: Pick<ReaderZones, 'remember' | 'of'>;
   }>,
 ): TimeOffPeople => {
   const { readModel } = deps;
@@ -124,15 +128,40 @@ export const createTimeOffPeople = (
     }
   };
 
-  const awayUntil = (employeeHrId: string, firstDay: string): string | null => {
-    const today = deps.now().toISOString().slice(0, 10);
+  /**
+   * Issue 19: leave is an interval in its own zone (a Switchboard request's recorded zone; leave
+   * known only from HR: the person's Slack zone), so someone off on Tuesday in Singapore is away
+   * from Tuesday 00:00 there (Monday 16:00 UTC), not from Tuesday 00:00 UTC.
+   */
+  const awayUntil = async (employeeHrId: string, firstDay: string): Promise<string | null> => {
+    const now = deps.now();
+    const near = candidateDays({ since: now, until: new Date(now.getTime() + 1) });
     const approved = readModel
       .absences(
-        { from: today < firstDay ? today : firstDay, to: today < firstDay ? firstDay : today },
+        {
+          from: near.from < firstDay ? near.from : firstDay,
+          to: near.to > firstDay ? near.to : firstDay,
+        },
         employeeHrId,
       )
       .filter((a) => a.status === 'approved');
-    return awayUntilOf(approved, today, firstDay);
+    // Leave known only from HR is in the person's own Slack zone (looked up once, if needed).
+    let ownZone: Promise<string> | undefined;
+    const zoneOfPerson = (slackUserId: string | null): Promise<string> => {
+      ownZone ??= (async () => {
+        const user = slackUserId ?? (await slackUserOfEmployee(employeeHrId));
+        return user && deps.zones ? (await deps.zones.of(user).catch(() => UTC_ZONE)).tz : 'UTC';
+      })();
+      return ownZone;
+    };
+    const withIntervals = await Promise.all(
+      approved.map(async (a) => ({
+        startDate: a.startDate,
+        endDate: a.endDate,
+        ...absenceInterval(a, a.zone ?? (await zoneOfPerson(a.slackUserId))),
+      })),
+    );
+    return awayUntilAt(withIntervals, now, firstDay);
   };
 
   const approverRoute = async (requesterHrId: string, firstDay: string): Promise<ApproverRoute> => {
@@ -141,14 +170,18 @@ export const createTimeOffPeople = (
     // Slack users are looked up (by email, for people not linked yet) only as far up the line as
     // the walk goes: up to the first manager who is here and in Slack.
     const slack = new Map<string, string | null>();
+    const away = new Map<string, string | null>();
     for (const e of line) {
       if (e.status === 'left') continue;
       const found = await slackUserOfEmployee(e.hrId);
       slack.set(e.hrId, found);
-      if (found !== null && awayUntil(e.hrId, firstDay) === null) break;
+      if (found === null) continue;
+      const until = await awayUntil(e.hrId, firstDay);
+      away.set(e.hrId, until);
+      if (until === null) break;
     }
     return routeApprover(line, {
-      awayUntil: (hrId) => awayUntil(hrId, firstDay),
+      awayUntil: (hrId) => away.get(hrId) ?? null,
       slackOf: (hrId) => slack.get(hrId) ?? readModel.slackUserOfEmployee(hrId),
       hrChannel: deps.hrChannel ?? null,
     });

@@ -435,3 +435,37 @@ describe('fallbacks', () => {
     expect(fake.ephemerals.filter((e) => e.text === 'shown once')).toHaveLength(1);
   });
 });
+
+describe('times as the reader sees them (issue 19 item 3)', () => {
+  const at = Date.parse('2026-11-23T09:05:00Z') / 1000;
+  const token = (fallback: string) => `<!date^${at}^{date_short_pretty} at {time}|${fallback}>`;
+  const day = `<!date^${at}^{date_short_pretty}|Nov 23 2026 (UTC)>`;
+  const zoned = (): SlackOutbox =>
+    createSlackOutbox({
+      transport: slackOutboxTransport(slack),
+      logger: logs.logger(),
+      now: time.now,
+      sleep: time.sleep,
+      zoneOf: async (user) => (user === ANA ? 'Asia/Singapore' : 'UTC'),
+    });
+
+  it('a DM: token fallbacks in the reader’s zone, its notification text plain; a channel keeps UTC; a redraw after a restart too', async () => {
+    const said = (v: string) => message(`expires ${token('Nov 23, 09:05 UTC')} on ${day}, ${v}`);
+    await zoned().post(ctx(), { ledger, key: 'z-ops', channel: OPS, message: said('ops') });
+    const ops = fake.messages(OPS).find((m) => m.text.includes(', ops'));
+    // A channel has many readers: as built (UTC fallbacks, tokens in the text).
+    expect(ops?.text).toBe(`expires ${token('Nov 23, 09:05 UTC')} on ${day}, ops`);
+
+    await zoned().post(ctx(), { ledger, key: 'z-dm', channel: ANA, message: said('v1') });
+    const dm = () => fake.messages(fake.dmChannel(ANA).id).find((m) => m.text.startsWith('expires '));
+    // The push notification: plain, in her zone (a date-only token names a day: as it was).
+    expect(dm()?.text).toBe('expires Nov 23, 17:05 Asia/Singapore on Nov 23 2026 (UTC), v1');
+    expect(JSON.stringify(dm()?.blocks)).toContain(
+      `expires ${token('Nov 23, 17:05 Asia/Singapore')} on ${day}, v1`,
+    );
+    // A new process (nothing in memory) redraws it by its key: the record names its reader.
+    await zoned().update(ctx(), { ledger, key: 'z-dm' }, said('v2'));
+    expect(dm()?.text).toBe('expires Nov 23, 17:05 Asia/Singapore on Nov 23 2026 (UTC), v2');
+    expect(JSON.stringify(dm()?.blocks)).toContain(`${token('Nov 23, 17:05 Asia/Singapore')}`);
+  });
+});

@@ -134,6 +134,33 @@ describe('approvals routed around an absent approver (issue 12)', () => {
     expect(await h.types(id)).toContain('TimeOffApproved');
   });
 
+  it("Dana's leave is her own days in Singapore: away from her midnight, back at the next, not UTC dates (issue 19)", async () => {
+    // Monday 23 Nov 2026, 17:00 UTC: already Tuesday 24 Nov, 01:00, in Singapore.
+    h = await startTimeOffHarness({
+      start: '2026-11-23T17:00:00.000Z',
+      timeZones: { [DANA]: 'Asia/Singapore' },
+    });
+    // Off on Tuesday 24 Nov (booked in HR: her days are her Slack zone's).
+    await hrLeave(h, HR_IDS.dana, '2026-11-24', '2026-11-24');
+    const asked = await h.timeoff('holiday 2026-12-07 2026-12-08', ANA);
+    expect(asked.text).toMatch(/Asking Frank Moreau to approve/);
+    const id = await requestOf(h);
+    await settle(h);
+    expect(await requestedEvent(h, id)).toMatchObject({
+      approver: { hrId: HR_IDS.frank, slackUserId: FRANK },
+      skipped: [{ hrId: HR_IDS.dana, reason: 'away', until: '2026-11-24' }],
+    });
+    // Tuesday 24 Nov, 17:00 UTC: Wednesday 01:00 in Singapore, her leave is over there.
+    await advance(h, 24 * 3_600_000);
+    const bens = await h.timeoff('holiday 2026-12-09 2026-12-10', BEN);
+    expect(bens.text).toMatch(/Asking Dana Lee to approve/);
+    const bensId = await requestOf(h, BEN);
+    await settle(h);
+    expect(await requestedEvent(h, bensId)).toMatchObject({
+      approver: { hrId: HR_IDS.dana, slackUserId: DANA },
+    });
+  });
+
   it('Frank away too: the HR channel gets it; a non-member and the requester are refused and recorded, a member decides', async () => {
     h = await start({ hrChannel: true });
     await hrLeave(h, HR_IDS.dana, '2026-11-23', '2026-12-04');

@@ -9,10 +9,12 @@ import { ConfigError, lifecycleConfig, loadConfig } from '../../src/config.ts';
 import { ALL_LIFECYCLES } from '../../src/lifecycleList.ts';
 import {
   type ApproverFacts,
+  awayUntilAt,
   awayUntilOf,
   reportingLine,
   routeApprover,
 } from '../../src/timeOff/approvers.ts';
+import { absenceInterval } from '../../src/timeOff/localDays.ts';
 import { TEST_DATA_KEYS } from '../support/dataKeys.ts';
 
 /** Frank → Dana → Ana, plus Gus (reports to Frank, no Slack). */
@@ -167,6 +169,19 @@ describe('the approver chain rule', () => {
     expect(awayUntilOf(leave, '2026-11-26', '2026-12-02')).toBe('2026-12-04');
     expect(awayUntilOf(leave, '2026-11-23', '2026-12-02')).toBe('2026-12-04');
     expect(awayUntilOf(leave, '2026-11-26', '2026-12-07')).toBeNull();
+  });
+
+  it('issue 19: away while now is inside the leave’s own interval (its zone), not its UTC dates', () => {
+    // Tuesday 24 Nov off in Singapore: [Mon 16:00 UTC, Tue 16:00 UTC).
+    const tuesday = absenceInterval({ startDate: '2026-11-24', endDate: '2026-11-24' }, 'Asia/Singapore');
+    const leave = [{ startDate: '2026-11-24', endDate: '2026-11-24', ...tuesday }];
+    const at = (iso: string) => awayUntilAt(leave, new Date(iso), '2026-12-07');
+    expect(at('2026-11-23T15:59:00Z')).toBeNull(); // Mon 23:59 there
+    expect(at('2026-11-23T16:00:00Z')).toBe('2026-11-24'); // Tue 00:00 there (still Mon in UTC)
+    expect(at('2026-11-24T15:59:00Z')).toBe('2026-11-24');
+    expect(at('2026-11-24T16:00:00Z')).toBeNull(); // Wed 00:00 there (still Tue in UTC)
+    // The request's first day is a date: its leave's dates cover it.
+    expect(awayUntilAt(leave, new Date('2026-11-20T12:00:00Z'), '2026-11-24')).toBe('2026-11-24');
   });
 });
 

@@ -113,14 +113,19 @@ describe('verification paths', () => {
     const sms = h.sim.phones.inbox(PHONE_A.digits).find((m) => m.kind === 'verify')!;
     expect(sms.text).toContain('Valid for 5 minutes.');
     const dm = await h.dm(/sent a 6-digit code/);
-    // A Slack date token: each reader sees their own zone; its fallback names UTC.
-    expect(dm.text).toMatch(
+    // The notification text says it plainly in Ana's zone (Slack's UTC: her profile names none);
+    // the message itself is a Slack date token (each reader's own zone), its fallback naming UTC.
+    expect(dm.text).toContain('It is valid for 5 minutes. Enter it here before Nov 23, 09:05 UTC;');
+    expect(JSON.stringify(dm.blocks)).toMatch(
       /It is valid for 5 minutes\. Enter it here before <!date\^\d+\^\{date_short_pretty\} at \{time\}\|\w+ \d+, 09:05 UTC>;/,
     );
     // The call reads the same code out, and the DM says until when it works.
     await h.click(VERIFICATION_ACTION.voice);
     const voice = await h.dm(/Switchboard is calling/);
-    expect(voice.text).toMatch(/Enter it here before <!date\^\d+\^[^|]+\|\w+ \d+, 09:10 UTC>\./);
+    expect(voice.text).toContain('Enter it here before Nov 23, 09:10 UTC.');
+    expect(JSON.stringify(voice.blocks)).toMatch(
+      /Enter it here before <!date\^\d+\^[^|]+\|\w+ \d+, 09:10 UTC>\./,
+    );
   });
 
   it('expires a code not entered in time', async () => {

@@ -78,7 +78,12 @@ export type VerificationHarness = Readonly<{
 }>;
 
 export const startVerificationHarness = async (
-  options: Readonly<{ env?: Record<string, string>; verification?: VerificationOptions }> = {},
+  options: Readonly<{
+    env?: Record<string, string>;
+    verification?: VerificationOptions;
+    /** Each person's Slack time zone (`users.info` `tz`) by Slack id; Slack's UTC otherwise. */
+    zones?: Readonly<Record<string, string>>;
+  }> = {},
 ): Promise<VerificationHarness> => {
   const clock = manualClock('2026-11-23T09:00:00.000Z');
   const sim = await startVonageSimulator({
@@ -90,7 +95,7 @@ export const startVerificationHarness = async (
       { id: ANA, name: 'ana', real_name: 'Ana Silva', email: 'ana@example.org' },
       { id: BEN, name: 'ben', real_name: 'Ben Okafor', email: 'ben@example.org' },
       { id: CHEN, name: 'chen', real_name: 'Chen Wei', email: 'chen@example.org' },
-    ],
+    ].map((u) => (options.zones?.[u.id] ? { ...u, tz: options.zones[u.id] } : u)),
   });
   const tmp = tempDir('switchboard-verification-');
   const dbPath = join(tmp.dir, 'switchboard.db');
