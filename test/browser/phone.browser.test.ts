@@ -169,13 +169,22 @@ describe('the sandbox phone', () => {
     await browser.screenshot('phone-10-card-acknowledged-by-phone');
     // The timeline says how: by phone, from the keypad, after the SMS and the call.
     const number = /#(\d+) Card payments failing/.exec((await card.textContent()) ?? '')?.[1];
-    await page.getByLabel('Message').fill(`/incident timeline ${number}`);
-    await page.getByLabel('Message').press('Enter');
-    const timeline = page.locator('.msg.ephemeral', { hasText: 'by phone (keypad)' });
-    await timeline.waitFor({ timeout: 15_000 });
+    // The page's receipts reach the timeline through their own processor, which may still be
+    // working through the earlier test's calls: ask again until the timeline has caught up.
+    const timeline = page.locator('.msg.ephemeral', { hasText: 'by phone (keypad)' }).last();
+    await expect
+      .poll(
+        async () => {
+          await page.getByLabel('Message').fill(`/incident timeline ${number}`);
+          await page.getByLabel('Message').press('Enter');
+          await timeline.waitFor({ timeout: 15_000 });
+          return (await timeline.textContent()) ?? '';
+        },
+        { timeout: 60_000, intervals: [1_000] },
+      )
+      .toContain('Paged @Ana Silva by SMS');
     const told = (await timeline.textContent()) ?? '';
     expect(told).toContain('Acknowledged by @Ana Silva by phone (keypad)');
-    expect(told).toContain('Paged @Ana Silva by SMS');
     await timeline.scrollIntoViewIfNeeded();
     await browser.screenshot('phone-11-timeline-acknowledged-by-phone');
     expect(browser.pageErrors).toEqual([]);
