@@ -180,7 +180,7 @@ describe('the sandbox phone', () => {
           await timeline.waitFor({ timeout: 15_000 });
           return (await timeline.textContent()) ?? '';
         },
-        { timeout: 60_000, intervals: [1_000] },
+        { timeout: 60_000, interval: 1_000 },
       )
       .toContain('Paged @Ana Silva by SMS');
     const told = (await timeline.textContent()) ?? '';
