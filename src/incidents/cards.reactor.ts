@@ -9,7 +9,7 @@ import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts
 import { backoffDelayMs, retryAfterMsOf, shouldRetry } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
-import type { OutboxLedger, SlackOutbox } from '../slack/outbox.ts';
+import { type OutboxLedger, type SlackOutbox, UPDATE_GONE } from '../slack/outbox.ts';
 import { incidentCard } from './blocks/incidentCard.ts';
 import { type IncidentView, toIncidentView } from './blocks/incidentView.ts';
 import { pagingSummary } from './blocks/pagingSummary.ts';
@@ -82,19 +82,10 @@ export type IncidentCardsOptions = Readonly<{
 export const INCIDENT_CARDS_PROCESSOR = 'incident-cards';
 const ACTOR = 'system:incident-cards';
 const CARD_EVENTS = new Set(['IncidentCardPosted', 'IncidentCardUpdated']);
-/** Slack answers that mean a card or its channel is gone for good: skip it, never retry. */
-const GONE: ReadonlySet<string> = new Set([
-  'message_not_found',
-  'channel_not_found',
-  'not_in_channel',
-  'is_archived',
-  'cant_update_message',
-  'edit_window_closed',
-  'msg_too_long',
-  'invalid_blocks',
-]);
 /** Refusals that are about the card itself, not its place (besides the outbox's own). */
 const CARD_REFUSED: ReadonlySet<string> = new Set(['msg_too_long', 'invalid_blocks']);
+/** Slack answers that mean a card or its channel is gone for good: skip it, never retry. */
+const GONE: ReadonlySet<string> = new Set([...UPDATE_GONE, ...CARD_REFUSED]);
 
 const SLACK_USER = /^[UW][A-Z0-9]{2,}$/;
 const postKeyOf = (streamId: string, channel: string) => `posted:${streamId}:${channel}`;

@@ -1,4 +1,5 @@
 import { type SlackDateFormat, slackDateToken } from '../../machines/shared/slackDate.ts';
+import { escapeMrkdwn } from './text.ts';
 import type { SwitchboardWebClient } from './webClient.ts';
 
 /**
@@ -54,9 +55,6 @@ const toDate = (at: Date | string): Date | null => {
   const d = typeof at === 'string' ? new Date(at) : at;
   return Number.isNaN(d.getTime()) ? null : d;
 };
-
-const escapeText = (text: string): string =>
-  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 const formats = new Map<string, Intl.DateTimeFormat>();
 const formatOf = (tz: string): Intl.DateTimeFormat => {
@@ -185,7 +183,7 @@ export type SlackDateOptions = Readonly<{
  */
 export const slackDate = (at: Date | string, options: SlackDateOptions = {}): string => {
   const d = toDate(at);
-  if (!d) return escapeText(String(at));
+  if (!d) return escapeMrkdwn(String(at));
   const format = options.format ?? 'dateTime';
   const zone = knownZone(options.fallbackZone);
   const p = partsIn(d, zone);
