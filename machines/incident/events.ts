@@ -27,6 +27,8 @@ export const upstreamActionSchema = z.enum([
   'escalate',
   'reassign',
   'note',
+  'set_priority',
+  'set_urgency',
 ]);
 export type UpstreamAction = z.infer<typeof upstreamActionSchema>;
 
@@ -158,8 +160,22 @@ export const incidentEventDataSchemas = {
     ...factBase,
     by: actorSchema.nullable(),
     priority: prioritySchema.nullable(),
+    /**
+     * The vendor took our change, but a later one (already recorded, newer on the vendor's clock)
+     * replaced it: this fact only confirms our request and changes nothing shown.
+     */
+    superseded: z.boolean().optional(),
   }),
-  IncidentUrgencyChanged: z.object({ ...factBase, by: actorSchema.nullable(), urgency: urgencySchema }),
+  IncidentUrgencyChanged: z.object({
+    ...factBase,
+    by: actorSchema.nullable(),
+    urgency: urgencySchema,
+    superseded: z.boolean().optional(),
+  }),
+  /** A Slack user asked to set the priority (one of the service's priorities, as listed). */
+  IncidentPriorityChangeRequested: z.object({ ...requestBase, priority: prioritySchema }),
+  /** A Slack user asked to set the urgency. */
+  IncidentUrgencyChangeRequested: z.object({ ...requestBase, urgency: urgencySchema }),
   /** An attempt of a pending request failed (see machines/shared/upstreamRequest.ts). */
   IncidentUpstreamCallFailed: upstreamCallFailedSchema(upstreamActionSchema),
   /** The scheduler started attempt `attempt` of a still-pending request (the reactor calls again). */
@@ -209,6 +225,14 @@ export type IncidentNoteRequested = Event<'IncidentNoteRequested', DataOf<'Incid
 export type IncidentNoteAdded = Event<'IncidentNoteAdded', DataOf<'IncidentNoteAdded'>>;
 export type IncidentPriorityChanged = Event<'IncidentPriorityChanged', DataOf<'IncidentPriorityChanged'>>;
 export type IncidentUrgencyChanged = Event<'IncidentUrgencyChanged', DataOf<'IncidentUrgencyChanged'>>;
+export type IncidentPriorityChangeRequested = Event<
+  'IncidentPriorityChangeRequested',
+  DataOf<'IncidentPriorityChangeRequested'>
+>;
+export type IncidentUrgencyChangeRequested = Event<
+  'IncidentUrgencyChangeRequested',
+  DataOf<'IncidentUrgencyChangeRequested'>
+>;
 export type IncidentUpstreamCallFailed = Event<
   'IncidentUpstreamCallFailed',
   DataOf<'IncidentUpstreamCallFailed'>
@@ -239,6 +263,8 @@ export type IncidentEvent =
   | IncidentNoteAdded
   | IncidentPriorityChanged
   | IncidentUrgencyChanged
+  | IncidentPriorityChangeRequested
+  | IncidentUrgencyChangeRequested
   | IncidentUpstreamCallFailed
   | IncidentUpstreamCallRetried
   | IncidentWebhookIgnored

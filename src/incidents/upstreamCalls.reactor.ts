@@ -87,6 +87,8 @@ const REQUEST_EVENT_TYPES = [
   'IncidentEscalateRequested',
   'IncidentReassignRequested',
   'IncidentNoteRequested',
+  'IncidentPriorityChangeRequested',
+  'IncidentUrgencyChangeRequested',
   'IncidentUpstreamCallRetried',
 ] as const;
 
@@ -114,6 +116,7 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
   const fromRest = (i: Parameters<typeof upstreamIncidentFromRest>[0]): UpstreamIncident => ({
     ...upstreamIncidentFromRest(i, slackUserOf),
     statusChangedAt: i.last_status_change_at ?? null,
+    updatedAt: i.updated_at ?? null,
   });
 
   const upstreamIdOf = (state: IncidentState): string => {
@@ -262,6 +265,17 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
         const note = await pd.addIncidentNote(upstreamIdOf(state), { from, content: r.content ?? '' });
         return { incident: null, noteId: note.id };
       }
+      // Setting the same value again is a no-op upstream: safe to repeat, no check needed.
+      case 'set_priority': {
+        if (!r.priority) throw new ChatOpsError('SB_ILLEGAL_STATE', 'no priority recorded on the request');
+        const updated = await pd.updateIncident(upstreamIdOf(state), { from, priority: { id: r.priority.id } });
+        return { incident: fromRest(updated), noteId: null };
+      }
+      case 'set_urgency': {
+        if (!r.urgency) throw new ChatOpsError('SB_ILLEGAL_STATE', 'no urgency recorded on the request');
+        const updated = await pd.updateIncident(upstreamIdOf(state), { from, urgency: r.urgency });
+        return { incident: fromRest(updated), noteId: null };
+      }
       default:
         return exhaustive(r.action, 'upstream action');
     }
@@ -341,6 +355,7 @@ export const createIncidentReadBackReactor = (
   const fromRest = (i: Parameters<typeof upstreamIncidentFromRest>[0]): UpstreamIncident => ({
     ...upstreamIncidentFromRest(i, slackUserOf),
     statusChangedAt: i.last_status_change_at ?? null,
+    updatedAt: i.updated_at ?? null,
   });
 
   /**

@@ -56,6 +56,8 @@ const ACTION_NOUN: Readonly<Record<UpstreamAction, string>> = {
   escalate: 'escalate',
   reassign: 'reassign',
   note: 'add the note',
+  set_priority: 'change the priority',
+  set_urgency: 'change the urgency',
 };
 
 /** `Acknowledging… requested by <@U1> today at 02:04` (a Slack date token). */
@@ -69,6 +71,8 @@ export const pendingText = (p: PendingView): string => {
       ? `Reassigning to ${p.assignees.map((a) => (a.slackUserId ? mention(a.slackUserId) : escapeMrkdwn(a.name ?? a.id))).join(', ')}…`
       : 'Reassigning…',
     note: 'Adding a note…',
+    set_priority: 'Changing the priority…',
+    set_urgency: 'Changing the urgency…',
   };
   return `:hourglass_flowing_sand: ${doing[p.action]} requested by ${mention(p.by)} ${slackDate(p.requestedAt)}`;
 };

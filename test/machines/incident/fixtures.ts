@@ -3,7 +3,7 @@ import type {
   RecordIncidentWebhook,
   UpstreamIncident,
 } from '../../../machines/incident/commands.ts';
-import type { Actor, Assignee, IncidentEvent, UpstreamUser } from '../../../machines/incident/events.ts';
+import type { Actor, Assignee, IncidentEvent, UpstreamAction, UpstreamUser } from '../../../machines/incident/events.ts';
 import { incidentKeyForRequest } from '../../../machines/incident/streams.ts';
 
 // Data builders for the incident decider tests: a Slack-triggered incident with request id
@@ -85,7 +85,7 @@ export const cmd = {
   }),
   succeeded: (
     requestId: string,
-    action: 'trigger' | 'acknowledge' | 'resolve' | 'escalate' | 'reassign' | 'note',
+    action: UpstreamAction,
     now: string,
     over: { incident?: UpstreamIncident | null; noteId?: string | null; via?: 'rest' | 'events_api' } = {},
   ): IncidentCommand => ({
@@ -102,7 +102,7 @@ export const cmd = {
   }),
   failed: (
     requestId: string,
-    action: 'trigger' | 'acknowledge' | 'resolve' | 'escalate' | 'reassign' | 'note',
+    action: UpstreamAction,
     now: string,
     attempt: number,
     nextAttemptAt: string | null,
@@ -121,7 +121,7 @@ export const cmd = {
   }),
   retry: (
     requestId: string,
-    action: 'trigger' | 'acknowledge' | 'resolve' | 'escalate' | 'reassign' | 'note',
+    action: UpstreamAction,
     now: string,
     attempt: number,
   ): IncidentCommand => ({
@@ -355,7 +355,7 @@ export const ev = {
   }),
   failed: (
     requestId: string,
-    action: 'trigger' | 'acknowledge' | 'resolve' | 'escalate' | 'reassign' | 'note',
+    action: UpstreamAction,
     at: string,
     attempt: number,
     nextAttemptAt: string | null,
@@ -375,7 +375,7 @@ export const ev = {
   }),
   retried: (
     requestId: string,
-    action: 'trigger' | 'acknowledge' | 'resolve' | 'escalate' | 'reassign' | 'note',
+    action: UpstreamAction,
     at: string,
     attempt: number,
   ): IncidentEvent => ({ type: 'IncidentUpstreamCallRetried', data: { requestId, action, attempt, at } }),
