@@ -152,7 +152,7 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
         if (r.sub === 'show') {
           await answerQuery(
             { ack, respond, logger, what: 'the incident' },
-            async () => (await queries.card(found.streamId)) ?? { text: 'Nothing to show yet.', blocks: [] },
+            async () => (await queries.show(found.streamId)) ?? { text: 'Nothing to show yet.', blocks: [] },
           );
         } else {
           await answerQuery({ ack, respond, logger, what: 'the timeline' }, () =>
@@ -225,6 +225,31 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
           ],
           PENDING_TEXT.reassign!(found.label),
         );
+        return;
+      }
+
+      case 'priority':
+      case 'urgency': {
+        const found = await find(r.ref, r.sub);
+        if (!found) return;
+        const { streamId } = found;
+        const label = mrkdwnText(found.label, 300);
+        if (r.sub === 'priority') {
+          await record(
+            [
+              slackCommand(input, {
+                type: 'SetIncidentPriority',
+                data: { streamId, priorityQuery: r.priority },
+              }),
+            ],
+            `:hourglass_flowing_sand: Setting the priority of ${label} to ${escapeMrkdwn(r.priority)}… its card updates when the incident service confirms.`,
+          );
+        } else {
+          await record(
+            [slackCommand(input, { type: 'SetIncidentUrgency', data: { streamId, urgency: r.urgency } })],
+            `:hourglass_flowing_sand: Setting the urgency of ${label} to ${r.urgency}… its card updates when the incident service confirms.`,
+          );
+        }
         return;
       }
 

@@ -343,7 +343,10 @@ const alignFields = (
   if (inc.urgency !== current.urgency && !olderThan(at, ctx.upstreamUrgencyAt)) {
     push({ type: 'IncidentUrgencyChanged', data: { ...base, urgency: inc.urgency } });
   }
-  if ((inc.priority?.id ?? null) !== (current.priority?.id ?? null) && !olderThan(at, ctx.upstreamPriorityAt)) {
+  if (
+    (inc.priority?.id ?? null) !== (current.priority?.id ?? null) &&
+    !olderThan(at, ctx.upstreamPriorityAt)
+  ) {
     push({ type: 'IncidentPriorityChanged', data: { ...base, priority: inc.priority } });
   }
 };

@@ -237,13 +237,8 @@ export const incidentMachine = setup({
     isFinalFailure: ({ event }) => event.type === 'IncidentUpstreamCallFailed' && event.data.final,
     retryIsDue: ({ context, event }) =>
       event.type === 'IncidentUpstreamCallRetried' &&
-      [
-        context.statusRequest,
-        context.assignmentRequest,
-        context.fieldRequest,
-        ...context.pendingNotes,
-      ].some((r) =>
-        retryApplies(r, event.data),
+      [context.statusRequest, context.assignmentRequest, context.fieldRequest, ...context.pendingNotes].some(
+        (r) => retryApplies(r, event.data),
       ),
     triggerRetryIsDue: ({ context, event }) =>
       event.type === 'IncidentUpstreamCallRetried' && retryApplies(context.trigger?.request, event.data),

@@ -1,3 +1,4 @@
+import type { Priority } from '../../machines/incident/events.ts';
 import { isChatOpsError } from '../core/errors.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { IdentityResolver } from '../people/identity.ts';
@@ -13,7 +14,8 @@ import {
   truncate,
 } from '../slack/blocks/format.ts';
 import { slackDate } from '../slack/time.ts';
-import type { PagerDutyClient, PagerDutyOnCall } from '../upstream/pagerduty.ts';
+import { type PagerDutyClient, type PagerDutyOnCall, paginate } from '../upstream/pagerduty.ts';
+import { type AlertLine, incidentAlertsBlocks } from './blocks/incidentAlerts.ts';
 import { incidentCard } from './blocks/incidentCard.ts';
 import { incidentList } from './blocks/incidentList.ts';
 import type { ServiceOption } from './blocks/incidentModals.ts';
@@ -43,6 +45,11 @@ export type IncidentQueries = Readonly<{
   findIncident(ref: string): Promise<{ streamId: string; label: string } | null>;
   /** The incident's card as it is now (null for a stream without an incident). */
   card(streamId: string): Promise<SlackMessage | null>;
+  /**
+   * `/incident show`: the card, then the incident's alerts (count, first and last, latest
+   * summaries), read from the incident service following its pages.
+   */
+  show(streamId: string): Promise<SlackMessage | null>;
   /** Open incidents, optionally of one service (by name or id). */
   list(input: Readonly<{ service?: string; now: string }>): Promise<SlackMessage>;
   /**
@@ -72,8 +79,15 @@ export type IncidentQueriesDeps = Readonly<{
   readModels: IncidentReadModels;
   services: ServiceDirectory;
   identity: IdentityResolver;
-  pagerduty: Pick<PagerDutyClient, 'listOnCalls'>;
+  pagerduty: Pick<PagerDutyClient, 'listOnCalls'> & Partial<Pick<PagerDutyClient, 'listIncidentAlerts'>>;
+  /** The incident service's priorities for the card's select (bounded by the caller). */
+  priorities?(): Promise<readonly Priority[] | null>;
+  /** Alerts asked per page in `show` (default 100, the vendor's maximum). */
+  alertsPageSize?: number;
 }>;
+
+/** Alerts `show` reads at most (its count says "at least" beyond). */
+export const MAX_ALERTS_READ = 1_000;
 
 /** How far ahead `/oncall` looks. */
 const ONCALL_AHEAD_MS = 7 * 24 * 3600 * 1000;
@@ -173,7 +187,41 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
 
     async card(streamId) {
       const v = await view(streamId);
-      return v ? incidentCard(v) : null;
+      const priorities = deps.priorities ? await deps.priorities() : null;
+      return v ? incidentCard(v, { priorities }) : null;
+    },
+
+    async show(streamId) {
+      const v = await view(streamId);
+      if (!v) return null;
+      const priorities = deps.priorities ? await deps.priorities() : null;
+      const card = incidentCard(v, { priorities });
+      const listAlerts = deps.pagerduty.listIncidentAlerts;
+      if (!v.upstreamId || !listAlerts) return card;
+      const upstreamId = v.upstreamId;
+      const alerts: AlertLine[] = [];
+      let complete = true;
+      try {
+        for await (const a of paginate((p) => listAlerts(upstreamId, p), {
+          limit: deps.alertsPageSize ?? 100,
+          maxItems: MAX_ALERTS_READ + 1,
+        })) {
+          if (alerts.length === MAX_ALERTS_READ) {
+            complete = false;
+            break;
+          }
+          alerts.push({ status: a.status, summary: a.summary ?? null, createdAt: a.created_at });
+        }
+      } catch (error) {
+        // The card is still worth showing; the alerts part says it could not be read.
+        const note = ":warning: Switchboard couldn't read this incident's alerts just now.";
+        if (isChatOpsError(error)) {
+          return { ...card, blocks: [...(card.blocks ?? []), { type: 'context', elements: [mrkdwn(note)] }] };
+        }
+        throw error;
+      }
+      const blocks = [...(card.blocks ?? []), ...incidentAlertsBlocks(alerts, complete)];
+      return { ...card, blocks: blocks.slice(0, SLACK_LIMITS.blocksPerMessage) };
     },
 
     async list({ service }) {

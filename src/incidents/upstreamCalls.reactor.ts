@@ -268,7 +268,10 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
       // Setting the same value again is a no-op upstream: safe to repeat, no check needed.
       case 'set_priority': {
         if (!r.priority) throw new ChatOpsError('SB_ILLEGAL_STATE', 'no priority recorded on the request');
-        const updated = await pd.updateIncident(upstreamIdOf(state), { from, priority: { id: r.priority.id } });
+        const updated = await pd.updateIncident(upstreamIdOf(state), {
+          from,
+          priority: { id: r.priority.id },
+        });
         return { incident: fromRest(updated), noteId: null };
       }
       case 'set_urgency': {

@@ -18,8 +18,8 @@ import {
   type PagerDutyNote,
   type PagerDutyPriority,
   pageFields,
-  prioritySchema,
   pagerDutyIncidentSchema,
+  prioritySchema,
 } from './schemas.ts';
 
 /** `PUT /incidents` refuses more than this many with 413. */

@@ -3,7 +3,13 @@ import type {
   RecordIncidentWebhook,
   UpstreamIncident,
 } from '../../../machines/incident/commands.ts';
-import type { Actor, Assignee, IncidentEvent, UpstreamAction, UpstreamUser } from '../../../machines/incident/events.ts';
+import type {
+  Actor,
+  Assignee,
+  IncidentEvent,
+  UpstreamAction,
+  UpstreamUser,
+} from '../../../machines/incident/events.ts';
 import { incidentKeyForRequest } from '../../../machines/incident/streams.ts';
 
 // Data builders for the incident decider tests: a Slack-triggered incident with request id
@@ -119,12 +125,7 @@ export const cmd = {
     },
     metadata: meta(`failed:${requestId}:${attempt}`, now, 'system:upstream-calls'),
   }),
-  retry: (
-    requestId: string,
-    action: UpstreamAction,
-    now: string,
-    attempt: number,
-  ): IncidentCommand => ({
+  retry: (requestId: string, action: UpstreamAction, now: string, attempt: number): IncidentCommand => ({
     type: 'RetryIncidentUpstreamCall',
     data: { requestId, action, attempt },
     metadata: meta(`retry:${requestId}:${attempt}`, now, 'system:scheduler'),
@@ -373,12 +374,10 @@ export const ev = {
       at,
     },
   }),
-  retried: (
-    requestId: string,
-    action: UpstreamAction,
-    at: string,
-    attempt: number,
-  ): IncidentEvent => ({ type: 'IncidentUpstreamCallRetried', data: { requestId, action, attempt, at } }),
+  retried: (requestId: string, action: UpstreamAction, at: string, attempt: number): IncidentEvent => ({
+    type: 'IncidentUpstreamCallRetried',
+    data: { requestId, action, attempt, at },
+  }),
   webhookIgnored: (
     webhookEventId: string,
     eventType: string,
