@@ -767,6 +767,16 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
         model.setPriority(inc, priorityName, userAgent(userEmail), 'web');
         return inc;
       }),
+    /** An alert grouped into the incident (monitoring sent another related one). */
+    addAlert: (incidentId: string, summary: string) =>
+      webAction(() => model.addAlert(model.requireIncident(incidentId), { summary })),
+    /** Urgency changed in the web app: the vendor sends no webhook for it (read-backs see it). */
+    setUrgency: (incidentId: string, urgency: 'high' | 'low', userEmail: string) =>
+      webAction(() => {
+        const inc = model.requireIncident(incidentId);
+        model.updateIncident(inc, { urgency }, userAgent(userEmail), 'web');
+        return inc;
+      }),
     addNote: (incidentId: string, content: string, userEmail: string) =>
       webAction(() => model.addNote(model.requireIncident(incidentId), content, userAgent(userEmail), 'web')),
     createService: (
