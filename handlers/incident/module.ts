@@ -225,6 +225,7 @@ const createIncidents = (
             priorities: prioritiesForCard,
             ...(options?.alertsPageSize ? { alertsPageSize: options.alertsPageSize } : {}),
           }),
+          ...(options?.bulkLimit ? { bulkLimit: options.bulkLimit } : {}),
           openView: async (triggerId, view) => {
             await slack.views.open({ trigger_id: triggerId, view });
           },

@@ -4,6 +4,7 @@ import { recordUpstreamCallFailedSchema, retryUpstreamCallSchema } from '../shar
 import {
   actorSchema,
   assigneeSchema,
+  bulkRequestSchema,
   monitoringAlertSchema,
   prioritySchema,
   serviceRefSchema,
@@ -31,8 +32,13 @@ export const triggerIncidentSchema = z.object({
   details: z.string().nullable(),
   channel: z.string().nullable(),
 });
-export const acknowledgeIncidentSchema = z.object({ ...byUser });
-export const resolveIncidentSchema = z.object({ ...byUser, resolution: z.string().nullable() });
+/** `bulk`: one of several asked for at once (see `bulkRequestSchema`). */
+export const acknowledgeIncidentSchema = z.object({ ...byUser, bulk: bulkRequestSchema.optional() });
+export const resolveIncidentSchema = z.object({
+  ...byUser,
+  resolution: z.string().nullable(),
+  bulk: bulkRequestSchema.optional(),
+});
 /** `level` null means "the next level". */
 export const escalateIncidentSchema = z.object({ ...byUser, level: z.number().int().min(1).nullable() });
 export const reassignIncidentSchema = z.object({ ...byUser, assignees: z.array(assigneeSchema) });

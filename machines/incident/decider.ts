@@ -234,7 +234,10 @@ const acknowledge = (command: AcknowledgeIncident, state: IncidentState): Incide
     );
   }
   if (ctx.statusRequest) throw rejectInFlight(command, state, ctx.statusRequest);
-  return [{ type: 'IncidentAcknowledgeRequested', data: requestBase(command) }];
+  const bulk = command.data.bulk;
+  return [
+    { type: 'IncidentAcknowledgeRequested', data: { ...requestBase(command), ...(bulk ? { bulk } : {}) } },
+  ];
 };
 
 const resolve = (command: ResolveIncident, state: IncidentState): IncidentEvent[] => {
@@ -244,7 +247,11 @@ const resolve = (command: ResolveIncident, state: IncidentState): IncidentEvent[
   return [
     {
       type: 'IncidentResolveRequested',
-      data: { ...requestBase(command), resolution: command.data.resolution },
+      data: {
+        ...requestBase(command),
+        resolution: command.data.resolution,
+        ...(command.data.bulk ? { bulk: command.data.bulk } : {}),
+      },
     },
   ];
 };

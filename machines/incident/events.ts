@@ -60,6 +60,20 @@ export { type ServiceRef, serviceRefSchema } from '../shared/serviceRef.ts';
 export const prioritySchema = z.object({ id: z.string().min(1), name: z.string() });
 export type Priority = z.infer<typeof prioritySchema>;
 
+/**
+ * One of several acknowledges (resolves) asked for at once (`/incident ack mine`, `/incident
+ * resolve 41 42 43`): the requests of one chunk, at most the vendor's per-call limit, go upstream
+ * in one `PUT /incidents` on their first attempt. `members` names each request of the chunk.
+ */
+export const bulkRequestSchema = z.object({
+  batchId: z.string().min(1),
+  members: z
+    .array(z.object({ streamId: z.string().min(1), requestId: z.string().min(1) }))
+    .min(1)
+    .max(250),
+});
+export type BulkRequest = z.infer<typeof bulkRequestSchema>;
+
 /** Common to every `…Requested` event: the request id is the command id of the Slack input. */
 const requestBase = {
   requestId: z.string().min(1),
@@ -125,14 +139,18 @@ export const incidentEventDataSchemas = {
     /** The monitoring alert that opened it (events route); absent on events stored before it existed. */
     alert: monitoringAlertSchema.nullable().optional(),
   }),
-  IncidentAcknowledgeRequested: z.object({ ...requestBase }),
+  IncidentAcknowledgeRequested: z.object({ ...requestBase, bulk: bulkRequestSchema.optional() }),
   IncidentAcknowledged: z.object({ ...factBase, by: actorSchema.nullable() }),
   IncidentUnacknowledged: z.object({
     ...factBase,
     by: actorSchema.nullable(),
     reason: z.string().nullable(),
   }),
-  IncidentResolveRequested: z.object({ ...requestBase, resolution: z.string().nullable() }),
+  IncidentResolveRequested: z.object({
+    ...requestBase,
+    resolution: z.string().nullable(),
+    bulk: bulkRequestSchema.optional(),
+  }),
   IncidentResolved: z.object({ ...factBase, by: actorSchema.nullable(), resolution: z.string().nullable() }),
   /** Upstream reopened a resolved incident (`incident.reopened`); the only way out of resolved. */
   IncidentReopened: z.object({ ...factBase, by: actorSchema.nullable() }),

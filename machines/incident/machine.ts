@@ -10,6 +10,7 @@ import {
 import type {
   Actor,
   Assignee,
+  BulkRequest,
   FactSource,
   IncidentEvent,
   IncidentUpstreamCallFailed,
@@ -43,6 +44,8 @@ export type PendingRequest = UpstreamRequest<UpstreamAction> &
     priority?: Priority | null;
     /** set_urgency: the urgency asked for. */
     urgency?: Urgency | null;
+    /** acknowledge / resolve asked for with others at once (one bulk call on the first attempt). */
+    bulk?: BulkRequest;
   }>;
 
 export type TriggerInfo = Readonly<{
@@ -157,7 +160,7 @@ const pending = (
   data: { requestId: string; by: string; asUser: UpstreamUser; requestedAt: string },
   action: UpstreamAction,
   extra: Partial<
-    Pick<PendingRequest, 'level' | 'assignees' | 'content' | 'resolution' | 'priority' | 'urgency'>
+    Pick<PendingRequest, 'level' | 'assignees' | 'content' | 'resolution' | 'priority' | 'urgency' | 'bulk'>
   > = {},
 ): PendingRequest => ({
   requestId: data.requestId,
@@ -172,6 +175,7 @@ const pending = (
   resolution: extra.resolution ?? null,
   ...(extra.priority ? { priority: extra.priority } : {}),
   ...(extra.urgency ? { urgency: extra.urgency } : {}),
+  ...(extra.bulk ? { bulk: extra.bulk } : {}),
 });
 
 /** Every request still in flight, wherever it is kept. */
@@ -301,14 +305,17 @@ export const incidentMachine = setup({
     recordStatusRequest: assign(({ context, event }) => {
       if (event.type === 'IncidentAcknowledgeRequested') {
         return {
-          statusRequest: pending(event.data, 'acknowledge'),
+          statusRequest: pending(event.data, 'acknowledge', event.data.bulk ? { bulk: event.data.bulk } : {}),
           requestIds: withRequest(context.requestIds, event.data.requestId),
           lastFailure: null,
         };
       }
       if (event.type === 'IncidentResolveRequested') {
         return {
-          statusRequest: pending(event.data, 'resolve', { resolution: event.data.resolution }),
+          statusRequest: pending(event.data, 'resolve', {
+            resolution: event.data.resolution,
+            ...(event.data.bulk ? { bulk: event.data.bulk } : {}),
+          }),
           requestIds: withRequest(context.requestIds, event.data.requestId),
           lastFailure: null,
         };

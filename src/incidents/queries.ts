@@ -65,6 +65,21 @@ export type IncidentQueries = Readonly<{
   subscriptions(channel: string): Promise<string[]>;
   /** The incident stream whose card is message `ts` in `channel`, or null for another message. */
   cardOwner(channel: string, ts: string): Promise<string | null>;
+  /**
+   * Where an incident stands, for the bulk moves' answers: its label, status and whether an
+   * acknowledge or resolve is in flight (null before the incident exists).
+   */
+  standing(streamId: string): Promise<IncidentStanding | null>;
+  /** `/incident ack mine`: the open incidents assigned to this Slack user, newest first. */
+  assignedTo(slackUserId: string): Promise<IncidentStanding[]>;
+}>;
+
+export type IncidentStanding = Readonly<{
+  streamId: string;
+  number: number | null;
+  label: string;
+  status: 'triggered' | 'acknowledged' | 'resolved' | null;
+  statusInFlight: 'acknowledge' | 'resolve' | null;
 }>;
 
 /** What incident handlers get besides the shared HandlerDeps. */
@@ -72,6 +87,8 @@ export type IncidentHandlerDeps = Readonly<{
   queries: IncidentQueries;
   /** `views.open`: call it at once, inside the 3 s trigger window. Throws coded errors. */
   openView(triggerId: string, view: ModalView): Promise<void>;
+  /** Incidents per bulk `PUT /incidents` (the vendor's limit, 250): bulk moves are chunked by it. */
+  bulkLimit?: number;
 }>;
 
 export type IncidentQueriesDeps = Readonly<{
@@ -91,6 +108,17 @@ export const MAX_ALERTS_READ = 1_000;
 
 /** How far ahead `/oncall` looks. */
 const ONCALL_AHEAD_MS = 7 * 24 * 3600 * 1000;
+
+const standingOf = (v: IncidentView): IncidentStanding => {
+  const inFlight = v.pending.find((p) => p.action === 'acknowledge' || p.action === 'resolve');
+  return {
+    streamId: v.streamId,
+    number: v.number,
+    label: `${v.number === null ? '' : `#${v.number} `}${v.title}`,
+    status: v.status,
+    statusInFlight: inFlight ? (inFlight.action as 'acknowledge' | 'resolve') : null,
+  };
+};
 
 const message = (text: string): SlackMessage => ({ text, blocks: [{ type: 'section', text: mrkdwn(text) }] });
 
@@ -183,6 +211,20 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
       const v = await view(streamId);
       if (!v) return null;
       return { streamId, label: `${v.number === null ? '' : `#${v.number} `}${v.title}` };
+    },
+
+    async standing(streamId) {
+      const v = await view(streamId);
+      return v ? standingOf(v) : null;
+    },
+
+    async assignedTo(slackUserId) {
+      await readModels.catchUp();
+      const views = await Promise.all(readModels.openIncidents().map((r) => view(r.streamId)));
+      return views
+        .filter((v): v is IncidentView => v !== null && v.phase === 'open')
+        .filter((v) => v.assignees.some((a) => a.slackUserId === slackUserId))
+        .map(standingOf);
     },
 
     async card(streamId) {

@@ -116,11 +116,16 @@ describe('races with the web app', () => {
     const landing = gate();
     h.sim.delayNext('updateIncident', { until: landing.promise });
     await selectPriority(streamId, 'PPRI002');
-    await waitFor(() => (cardText(h.cardOf(OPS, number)).includes('Setting the priority to P2') ? true : undefined), {
-      what: 'the card shows the change in flight',
-    });
+    await waitFor(
+      () => (cardText(h.cardOf(OPS, number)).includes('Setting the priority to P2') ? true : undefined),
+      {
+        what: 'the card shows the change in flight',
+      },
+    );
     h.sim.webApp.setPriority(incidentId, 'P1', BEN.email);
-    await waitFor(() => (cardPriority(number) === 'P1' ? true : undefined), { what: 'the web app’s P1 on the card' });
+    await waitFor(() => (cardPriority(number) === 'P1' ? true : undefined), {
+      what: 'the web app’s P1 on the card',
+    });
     landing.open();
     await waitFor(() => (vendorPriority(incidentId) === 'P2' ? true : undefined), { what: 'our P2 lands' });
     await h.idle();

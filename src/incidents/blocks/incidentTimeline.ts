@@ -113,7 +113,8 @@ const eventSummary = (type: string, d: Data): string => {
       return `Urgency ${esc(d.urgency, 10)} requested`;
     case 'IncidentPriorityChanged': {
       const p = d.priority as { name?: unknown } | null;
-      if (d.superseded === true) return `Priority ${p ? esc(p.name, 40) : 'change'} taken, then replaced by a later change${via(d)}`;
+      if (d.superseded === true)
+        return `Priority ${p ? esc(p.name, 40) : 'change'} taken, then replaced by a later change${via(d)}`;
       return `Priority set to ${p ? esc(p.name, 40) : 'none'}${via(d)}`;
     }
     case 'IncidentUrgencyChanged':
