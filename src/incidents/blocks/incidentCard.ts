@@ -142,7 +142,8 @@ export type IncidentCardOptions = Readonly<{
   paging?: string | null;
   /**
    * The incident service's priorities (most to least severe), for the priority select; null or
-   * empty: no select (not read yet, or the account has none).
+   * empty: no priority select (not read yet, or the account has none). Left out: neither the
+   * priority nor the urgency select (a card drawn without the account, as in block tests).
    */
   priorities?: readonly Priority[] | null;
 }>;
@@ -157,6 +158,8 @@ const option = (text: string, value: string): types.PlainTextOption => ({
 /** The priority and urgency selects, when the decider takes a change of them now. */
 const fieldSelects = (view: IncidentView, options: IncidentCardOptions): types.ActionsBlockElement[] => {
   const out: types.ActionsBlockElement[] = [];
+  // Only on cards drawn for the incident service's account (priorities given, even as null).
+  if (options.priorities === undefined) return out;
   const moves = view.fieldMoves;
   const priorities = (options.priorities ?? []).slice(0, MAX_SELECT_OPTIONS);
   if (moves?.priority && priorities.length > 0) {
