@@ -527,6 +527,10 @@ const READ_BACK_AFTER = [
   'IncidentResolved',
   'IncidentReopened',
   'IncidentWebhookIgnored',
+  // The vendor sends no webhook for an urgency changed in its web app: reading the incident back
+  // after a priority or urgency fact brings that (and anything else) to the card.
+  'IncidentPriorityChanged',
+  'IncidentUrgencyChanged',
 ] as const;
 
 /**

@@ -110,6 +110,20 @@ describe('priority and urgency from Slack', () => {
   });
 });
 
+describe('urgency changed in the web app (no webhook for it)', () => {
+  it('is learnt with the next priority change (its webhook, or the read-back after our answer) and the card follows', async () => {
+    const { incidentId, number } = await h.trigger('urgency in the web app');
+    h.sim.webApp.setUrgency(incidentId, 'low', BEN.email);
+    await h.idle();
+    expect(cardUrgency(number)).toBe('High');
+    await h.slash(`priority ${number} P5`);
+    await waitFor(() => (cardUrgency(number) === 'Low' ? true : undefined), {
+      what: 'the card to show the urgency read back',
+    });
+    await cardShowsVendorPriority(incidentId, number);
+  });
+});
+
 describe('races with the web app', () => {
   it('priority changed in the web app while a click is held before the vendor applies it: the card ends with the vendor’s value', async () => {
     const { streamId, incidentId, number } = await h.trigger('priority race before');
