@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createPagerDutyClient } from '../../src/upstream/pagerduty.ts';
 import { waitFor } from '../support/waitFor.ts';
 import { ANA, BEN, cardText, type IncidentHarness, OPS, startIncidentHarness } from './harness.ts';
 
@@ -92,5 +93,23 @@ describe('bulk moves', () => {
     // Again: nothing left to acknowledge, said so.
     const again = await h.slash('ack mine');
     expect(JSON.stringify(again.body)).toContain('Nothing to acknowledge');
+  });
+  it('the simulator refuses a bulk call over its limit with 413, as the vendor documents', async () => {
+    const a = await h.trigger('over the limit one');
+    const b = await h.trigger('over the limit two');
+    const c = await h.trigger('over the limit three');
+    const pagerduty = createPagerDutyClient({
+      apiUrl: h.sim.url,
+      eventsUrl: h.sim.eventsUrl,
+      token: h.sim.token,
+    });
+    await expect(
+      pagerduty.bulkUpdateStatus({
+        from: ANA.email,
+        status: 'acknowledged',
+        incidentIds: [a.incidentId, b.incidentId, c.incidentId],
+      }),
+    ).rejects.toThrow(/413|Too many/);
+    for (const x of [a, b, c]) expect(vendorStatus(x.incidentId)).toBe('triggered');
   });
 });
