@@ -115,6 +115,29 @@ export const registerIncidentActions = (app: App, deps: IncidentListenerDeps): v
     }),
   );
 
+  // The card's selects: the picked option is a request, checked later against the recorded list
+  // (a priority id the incident service does not list is refused in words by the enricher).
+  const picked = (args: ActionArgs): string | null => {
+    const v = (args.action as { selected_option?: { value?: unknown } | null }).selected_option?.value;
+    return typeof v === 'string' && v !== '' && v.length <= 150 ? v : null;
+  };
+  app.action(
+    INCIDENT_ACTION.priority,
+    move((streamId, args) => {
+      const value = picked(args);
+      return value ? { type: 'SetIncidentPriority', data: { streamId, priorityQuery: value } } : null;
+    }),
+  );
+  app.action(
+    INCIDENT_ACTION.urgency,
+    move((streamId, args) => {
+      const value = picked(args);
+      return value === 'high' || value === 'low'
+        ? { type: 'SetIncidentUrgency', data: { streamId, urgency: value } }
+        : null;
+    }),
+  );
+
   // Add note: open the form inside the trigger window; the submission becomes the command.
   app.action(INCIDENT_ACTION.note, async (args) => {
     const a = args as unknown as ActionArgs;

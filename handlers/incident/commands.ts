@@ -1,5 +1,5 @@
 import type { App } from '@slack/bolt';
-import type { SlackInput } from '../../src/application/inbox.ts';
+import { commandMetadata, type SlackInput } from '../../src/application/inbox.ts';
 import { asError, NotFoundError, ValidationError } from '../../src/core/errors.ts';
 import { INCIDENT_USAGE, incidentHelp } from '../../src/incidents/blocks/incidentHelp.ts';
 import {
@@ -7,10 +7,11 @@ import {
   reassignIncidentModal,
   triggerIncidentModal,
 } from '../../src/incidents/blocks/incidentModals.ts';
-import type { IncidentHandlerDeps } from '../../src/incidents/queries.ts';
+import type { IncidentHandlerDeps, IncidentStanding } from '../../src/incidents/queries.ts';
 import { type IncidentSlackCommand, slackAssignee } from '../../src/incidents/slackCommands.ts';
 import type { HandlerDeps } from '../../src/lifecycles/lifecycle.ts';
 import { code, decodeSlackText, escapeMrkdwn, mrkdwnText } from '../../src/slack/text.ts';
+import { PAGERDUTY_BULK_UPDATE_MAX } from '../../src/upstream/pagerduty.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import { replies } from '../replies.ts';
 import { withChannel } from './modals.ts';
@@ -18,6 +19,11 @@ import { type IncidentRequest, parseIncidentText, parseOnCallText, UNSUBSCRIBE_U
 import { answerQuery, ephemeral, type IncidentCommandRequest, slackCommand } from './reply.ts';
 
 export type IncidentListenerDeps = HandlerDeps & Readonly<{ incidents: IncidentHandlerDeps }>;
+
+/** Incidents one bulk call takes at most (the vendor's `PUT /incidents` limit). */
+const BULK_MAX = PAGERDUTY_BULK_UPDATE_MAX;
+/** Incidents named one per line in a bulk move's answer (the rest are counted). */
+const BULK_LINES = 30;
 
 /** `timeline 42 all` (or `full`, `audit`; `history` too): the request without the last word. */
 const TIMELINE_ALL = /^\s*((?:timeline|history)\s+\S+)\s+(?:all|full|audit)\s*$/i;
@@ -152,7 +158,7 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
         if (r.sub === 'show') {
           await answerQuery(
             { ack, respond, logger, what: 'the incident' },
-            async () => (await queries.card(found.streamId)) ?? { text: 'Nothing to show yet.', blocks: [] },
+            async () => (await queries.show(found.streamId)) ?? { text: 'Nothing to show yet.', blocks: [] },
           );
         } else {
           await answerQuery({ ack, respond, logger, what: 'the timeline' }, () =>
@@ -225,6 +231,95 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
           ],
           PENDING_TEXT.reassign!(found.label),
         );
+        return;
+      }
+
+      case 'priority':
+      case 'urgency': {
+        const found = await find(r.ref, r.sub);
+        if (!found) return;
+        const { streamId } = found;
+        const label = mrkdwnText(found.label, 300);
+        if (r.sub === 'priority') {
+          await record(
+            [
+              slackCommand(input, {
+                type: 'SetIncidentPriority',
+                data: { streamId, priorityQuery: r.priority },
+              }),
+            ],
+            `:hourglass_flowing_sand: Setting the priority of ${label} to ${escapeMrkdwn(r.priority)}… its card updates when the incident service confirms.`,
+          );
+        } else {
+          await record(
+            [slackCommand(input, { type: 'SetIncidentUrgency', data: { streamId, urgency: r.urgency } })],
+            `:hourglass_flowing_sand: Setting the urgency of ${label} to ${r.urgency}… its card updates when the incident service confirms.`,
+          );
+        }
+        return;
+      }
+
+      case 'ackMine':
+      case 'resolveMany': {
+        const ack = r.sub === 'ackMine';
+        const verb = ack ? 'acknowledge' : 'resolve';
+        const take: IncidentStanding[] = [];
+        const skipped: string[] = [];
+        const skip = (label: string, why: string) => skipped.push(`• ${mrkdwnText(label, 200)}: ${why}`);
+        if (ack) {
+          for (const s of await queries.assignedTo(command.user_id)) {
+            if (s.status !== 'triggered') continue; // acknowledged ones are not asked about
+            if (s.statusInFlight) skip(s.label, `a ${s.statusInFlight} is already in progress`);
+            else take.push(s);
+          }
+        } else {
+          for (const ref of r.refs) {
+            const found = await queries.findIncident(ref);
+            const s = found ? await queries.standing(found.streamId) : null;
+            if (!s) skip(`#${ref}`, "Switchboard doesn't know it");
+            else if (s.status === 'resolved') skip(s.label, 'already resolved');
+            else if (s.status === null) skip(s.label, 'not in the incident service yet');
+            else if (s.statusInFlight === 'resolve') skip(s.label, 'a resolve is already in progress');
+            else take.push(s);
+          }
+        }
+        if (take.length === 0) {
+          const none = ack
+            ? ':white_check_mark: Nothing to acknowledge: no triggered incident is assigned to you.'
+            : ':warning: None of those can be resolved now.';
+          await refuse(
+            new ValidationError(`nothing to ${verb}`),
+            [none, ...skipped.slice(0, BULK_LINES)].join('\n'),
+          );
+          return;
+        }
+        // One command per incident (each decided, refused and answered on its own), chunked so
+        // that each chunk goes upstream in one bulk call within the vendor's per-call limit.
+        const limit = Math.max(1, Math.min(deps.incidents.bulkLimit ?? BULK_MAX, BULK_MAX));
+        const ids = take.map((_, index) => commandMetadata(input, index).commandId);
+        const commands: IncidentSlackCommand[] = take.map((s, index) => {
+          const first = index - (index % limit);
+          const chunk = take.slice(first, first + limit);
+          const bulk = {
+            batchId: ids[first]!,
+            members: chunk.map((c, k) => ({ streamId: c.streamId, requestId: ids[first + k]! })),
+          };
+          const request: IncidentCommandRequest = ack
+            ? { type: 'AcknowledgeIncident', data: { streamId: s.streamId, bulk } }
+            : { type: 'ResolveIncident', data: { streamId: s.streamId, resolution: null, bulk } };
+          return slackCommand(input, request, { commandId: ids[index]! });
+        });
+        const lines = take.map((s) => `• ${mrkdwnText(s.label, 200)}`);
+        const text = [
+          `:hourglass_flowing_sand: ${ack ? 'Acknowledging' : 'Resolving'} ${take.length} incident${take.length === 1 ? '' : 's'}… each card updates when the incident service confirms:`,
+          ...lines.slice(0, BULK_LINES),
+          ...(lines.length > BULK_LINES ? [`…and ${lines.length - BULK_LINES} more`] : []),
+          ...(skipped.length
+            ? [`Not ${ack ? 'acknowledged' : 'resolved'}:`, ...skipped.slice(0, BULK_LINES)]
+            : []),
+          ...(skipped.length > BULK_LINES ? [`…and ${skipped.length - BULK_LINES} more`] : []),
+        ].join('\n');
+        await record(commands, text);
         return;
       }
 

@@ -11,6 +11,7 @@ import { createOnCallLookups, createScheduleOverridesPort } from '../../src/inci
 import { createIncidentPagingReactor, createPagingRota } from '../../src/incidents/paging.reactor.ts';
 import { createIncidentResponses, pagingRoutes } from '../../src/incidents/paging.ts';
 import { incidentParkedNotices } from '../../src/incidents/parkedNotices.ts';
+import { createPriorityDirectory } from '../../src/incidents/priorities.ts';
 import { createIncidentQueries } from '../../src/incidents/queries.ts';
 import {
   createIncidentReadModels,
@@ -66,6 +67,13 @@ export type IncidentsOptions = Readonly<{
   requestsPerMinute?: number;
   /** The clock the request budget counts on (default the app's; tests pass a manual one). */
   budgetClock?: Clock;
+  /** Alerts asked per page by `/incident show` (default 100, the vendor's maximum; tests page smaller). */
+  alertsPageSize?: number;
+  /**
+   * Incidents per bulk `PUT /incidents` (default and maximum 250, the vendor's limit: more is
+   * refused with 413); tests set it lower to see the chunks.
+   */
+  bulkLimit?: number;
 }>;
 
 /** Cards name people the incident service knows; looking up their Slack users waits at most this long. */
@@ -101,6 +109,26 @@ const createIncidents = (
       return out;
     },
   });
+  // Read once and cached (see priorities.ts); an account has a handful, one page holds them all.
+  const priorities = createPriorityDirectory({
+    now: () => clock.now().getTime(),
+    listPriorities: async () => {
+      const out: { id: string; name: string }[] = [];
+      for await (const p of paginate((q) => pagerduty.listPriorities(q), { maxItems: 500 })) {
+        out.push({ id: p.id, name: p.name });
+      }
+      return out;
+    },
+  });
+  /** The list for a card: at most MENTION_LOOKUP_MS on a first read, then the card goes without. */
+  const prioritiesForCard = async () => {
+    const known = priorities.cached();
+    if (known) return known;
+    return Promise.race([
+      priorities.all().catch(() => null),
+      new Promise<null>((r) => setTimeout(() => r(null), MENTION_LOOKUP_MS).unref()),
+    ]);
+  };
   const escalationLevels = createEscalationLevels({
     services,
     getEscalationPolicy: (id) => pagerduty.getEscalationPolicy(id),
@@ -155,6 +183,7 @@ const createIncidents = (
           if (found?.some((id) => id !== null)) await readModels.catchUp();
         },
         lastEscalationLevel: escalationLevels.lastLevel,
+        priorities: prioritiesForCard,
         channelsFor: async (serviceId) => {
           await readModels.catchUp();
           return readModels.channelsForService(serviceId);
@@ -187,7 +216,16 @@ const createIncidents = (
       registerIncidentListeners(app, {
         ...handlerDeps,
         incidents: {
-          queries: createIncidentQueries({ store, readModels, services, identity, pagerduty }),
+          queries: createIncidentQueries({
+            store,
+            readModels,
+            services,
+            identity,
+            pagerduty,
+            priorities: prioritiesForCard,
+            ...(options?.alertsPageSize ? { alertsPageSize: options.alertsPageSize } : {}),
+          }),
+          ...(options?.bulkLimit ? { bulkLimit: options.bulkLimit } : {}),
           openView: async (triggerId, view) => {
             await slack.views.open({ trigger_id: triggerId, view });
           },
@@ -205,6 +243,7 @@ const createIncidents = (
       identity,
       services,
       readModels,
+      priorities,
       lastEscalationLevel: escalationLevels.lastLevel,
       firstAlertOf: async (incidentId) => {
         const first = (await pagerduty.listIncidentAlerts(incidentId, { limit: 1 })).items[0];

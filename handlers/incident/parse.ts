@@ -30,6 +30,12 @@ export type IncidentRequest =
   | Readonly<{ sub: 'escalate'; ref: string; level: number | null }>
   | Readonly<{ sub: 'note'; ref: string; content: string | null }>
   | Readonly<{ sub: 'reassign'; ref: string; users: readonly string[] }>
+  | Readonly<{ sub: 'priority'; ref: string; priority: string }>
+  | Readonly<{ sub: 'urgency'; ref: string; urgency: 'high' | 'low' }>
+  /** `/incident ack mine`: every triggered incident assigned to the asker. */
+  | Readonly<{ sub: 'ackMine' }>
+  /** `/incident resolve 41 42 43`: several incidents, no resolution text. */
+  | Readonly<{ sub: 'resolveMany'; refs: readonly string[] }>
   | Readonly<{ sub: 'subscribe' | 'unsubscribe'; service: string | null }>;
 
 export type ParseProblem = Readonly<{ error: string; usage: string }>;
@@ -61,6 +67,11 @@ const tooLong = (what: string, length: number, max: number, usage: string): Pars
   usage,
 });
 
+/** Incidents one `/incident resolve <n> <n>…` may name (the bulk route chunks them further). */
+export const MAX_BULK_REFS = 100;
+/** A priority's name as typed (the vendor's names are short: P1…P5, SEV-1). */
+const MAX_PRIORITY_NAME = 100;
+
 const words = (text: string): string[] => text.trim().split(/\s+/).filter(Boolean);
 
 /** The text after the first `n` words, spacing kept. */
@@ -86,6 +97,12 @@ export const parseIncidentText = (text: string): IncidentRequest | ParseProblem 
         usage: usage(k),
       };
     return parsed.data.replace(/^#/, '');
+  };
+  const oneRef = (k: 'show' | 'ack' | 'timeline'): IncidentRequest | ParseProblem => {
+    const ref = needRef(k);
+    if (typeof ref !== 'string') return ref;
+    if (w.length > 2) return { error: `\`${k}\` takes only the incident.`, usage: usage(k) };
+    return { sub: k, ref };
   };
   switch (sub) {
     case 'help':
@@ -117,15 +134,28 @@ export const parseIncidentText = (text: string): IncidentRequest | ParseProblem 
       const service = after(text, 1);
       return { sub: 'list', service: service === '' ? null : service };
     }
-    case 'show':
     case 'ack':
-    case 'timeline': {
-      const ref = needRef(sub);
-      if (typeof ref !== 'string') return ref;
-      if (w.length > 2) return { error: `\`${sub}\` takes only the incident.`, usage: usage(sub) };
-      return { sub, ref };
-    }
+      if ((w[1] ?? '').toLowerCase() === 'mine') {
+        if (w.length > 2) return { error: '`ack mine` takes nothing more.', usage: usage('ackMine') };
+        return { sub: 'ackMine' };
+      }
+      return oneRef('ack');
+    case 'show':
+    case 'timeline':
+      return oneRef(sub);
     case 'resolve': {
+      // Only incident numbers after `resolve`, two or more: each of them (a resolution is words).
+      const rest = w.slice(1);
+      if (rest.length >= 2 && rest.every((x) => /^#?\d{1,9}$/.test(x))) {
+        const refs = [...new Set(rest.map((x) => x.replace(/^#/, '')))];
+        if (refs.length > MAX_BULK_REFS) {
+          return {
+            error: `That is ${refs.length} incidents; give at most ${MAX_BULK_REFS} at a time.`,
+            usage: usage('resolveMany'),
+          };
+        }
+        return { sub: 'resolveMany', refs };
+      }
       const ref = needRef('resolve');
       if (typeof ref !== 'string') return ref;
       const resolution = after(text, 2);
@@ -169,6 +199,40 @@ export const parseIncidentText = (text: string): IncidentRequest | ParseProblem 
         if (!users.includes(m[1]!)) users.push(m[1]!);
       }
       return { sub: 'reassign', ref, users };
+    }
+    case 'priority': {
+      const ref = needRef('priority');
+      if (typeof ref !== 'string') return ref;
+      const priority = after(text, 2);
+      if (priority === '') {
+        return {
+          error:
+            'Which priority? Give its name as the incident service shows it, e.g. `/incident priority 42 P1`.',
+          usage: usage('priority'),
+        };
+      }
+      if (priority.length > MAX_PRIORITY_NAME) {
+        return {
+          error: `“${esc(priority.slice(0, 40))}…” is too long for a priority name.`,
+          usage: usage('priority'),
+        };
+      }
+      return { sub: 'priority', ref, priority };
+    }
+    case 'urgency': {
+      const ref = needRef('urgency');
+      if (typeof ref !== 'string') return ref;
+      const given = (w[2] ?? '').toLowerCase();
+      if (w.length > 3 || (given !== 'high' && given !== 'low')) {
+        return {
+          error:
+            w[2] === undefined
+              ? 'High or low? e.g. `/incident urgency 42 low`.'
+              : `The urgency is high or low, not “${esc(after(text, 2))}”.`,
+          usage: usage('urgency'),
+        };
+      }
+      return { sub: 'urgency', ref, urgency: given };
     }
     case 'subscribe':
     case 'unsubscribe': {

@@ -4,6 +4,7 @@ import { recordUpstreamCallFailedSchema, retryUpstreamCallSchema } from '../shar
 import {
   actorSchema,
   assigneeSchema,
+  bulkRequestSchema,
   monitoringAlertSchema,
   prioritySchema,
   serviceRefSchema,
@@ -31,12 +32,20 @@ export const triggerIncidentSchema = z.object({
   details: z.string().nullable(),
   channel: z.string().nullable(),
 });
-export const acknowledgeIncidentSchema = z.object({ ...byUser });
-export const resolveIncidentSchema = z.object({ ...byUser, resolution: z.string().nullable() });
+/** `bulk`: one of several asked for at once (see `bulkRequestSchema`). */
+export const acknowledgeIncidentSchema = z.object({ ...byUser, bulk: bulkRequestSchema.optional() });
+export const resolveIncidentSchema = z.object({
+  ...byUser,
+  resolution: z.string().nullable(),
+  bulk: bulkRequestSchema.optional(),
+});
 /** `level` null means "the next level". */
 export const escalateIncidentSchema = z.object({ ...byUser, level: z.number().int().min(1).nullable() });
 export const reassignIncidentSchema = z.object({ ...byUser, assignees: z.array(assigneeSchema) });
 export const addIncidentNoteSchema = z.object({ ...byUser, content: z.string() });
+/** The priority as listed by the incident service (`GET /priorities`): its id and name. */
+export const setIncidentPrioritySchema = z.object({ ...byUser, priority: prioritySchema });
+export const setIncidentUrgencySchema = z.object({ ...byUser, urgency: urgencySchema });
 
 /** Dispatch to `incidentStreamIdForRequest(metadata.commandId)` (see streams.ts). */
 export type TriggerIncident = Command<'TriggerIncident', z.infer<typeof triggerIncidentSchema>>;
@@ -45,6 +54,8 @@ export type ResolveIncident = Command<'ResolveIncident', z.infer<typeof resolveI
 export type EscalateIncident = Command<'EscalateIncident', z.infer<typeof escalateIncidentSchema>>;
 export type ReassignIncident = Command<'ReassignIncident', z.infer<typeof reassignIncidentSchema>>;
 export type AddIncidentNote = Command<'AddIncidentNote', z.infer<typeof addIncidentNoteSchema>>;
+export type SetIncidentPriority = Command<'SetIncidentPriority', z.infer<typeof setIncidentPrioritySchema>>;
+export type SetIncidentUrgency = Command<'SetIncidentUrgency', z.infer<typeof setIncidentUrgencySchema>>;
 
 /** The incident as the incident service reports it (webhook `data`, or a REST response). */
 export const upstreamIncidentSchema = z.object({
@@ -67,6 +78,11 @@ export const upstreamIncidentSchema = z.object({
    * vendor's clock), which orders a response or a read-back against webhooks' `occurred_at`.
    */
   statusChangedAt: z.string().nullable().optional(),
+  /**
+   * REST only: `updated_at`, the vendor's time of its last change of any kind (its clock), which
+   * orders the priority and urgency of a response or a read-back against webhooks' `occurred_at`.
+   */
+  updatedAt: z.string().nullable().optional(),
   /** The severity and source of the alert that opened it (monitoring incidents), when read. */
   alert: monitoringAlertSchema.nullable().optional(),
 });
@@ -175,6 +191,8 @@ export type IncidentCommand =
   | EscalateIncident
   | ReassignIncident
   | AddIncidentNote
+  | SetIncidentPriority
+  | SetIncidentUrgency
   | RecordIncidentUpstreamCallSucceeded
   | RecordIncidentUpstreamCallFailed
   | RetryIncidentUpstreamCall
@@ -193,6 +211,8 @@ export const incidentCommandDataSchemas = {
   EscalateIncident: escalateIncidentSchema,
   ReassignIncident: reassignIncidentSchema,
   AddIncidentNote: addIncidentNoteSchema,
+  SetIncidentPriority: setIncidentPrioritySchema,
+  SetIncidentUrgency: setIncidentUrgencySchema,
   RecordIncidentUpstreamCallSucceeded: recordIncidentUpstreamCallSucceededSchema,
   RecordIncidentUpstreamCallFailed: recordIncidentUpstreamCallFailedSchema,
   RetryIncidentUpstreamCall: retryIncidentUpstreamCallSchema,
@@ -210,4 +230,6 @@ export const INCIDENT_USER_COMMANDS: ReadonlySet<string> = new Set<IncidentComma
   'EscalateIncident',
   'ReassignIncident',
   'AddIncidentNote',
+  'SetIncidentPriority',
+  'SetIncidentUrgency',
 ]);

@@ -16,6 +16,8 @@ import type {
   RecordIncidentWebhook,
   ResolveIncident,
   RetryIncidentUpstreamCall,
+  SetIncidentPriority,
+  SetIncidentUrgency,
   TriggerIncident,
   UpstreamIncident,
 } from './commands.ts';
@@ -71,6 +73,9 @@ export type IncidentRejectionReason =
   | 'resolve_in_flight'
   | 'escalate_in_flight'
   | 'reassign_in_flight'
+  | 'set_priority_in_flight'
+  | 'set_urgency_in_flight'
+  | 'already_set'
   | 'already_assigned'
   | 'already_at_level'
   | 'incident_mismatch'
@@ -92,6 +97,8 @@ export type IncidentRejectionDetails = Readonly<{
   number?: number | null;
   level?: number;
   assignees?: readonly Assignee[];
+  /** already_set: the priority's name or the urgency it already has. */
+  value?: string;
 }>;
 
 const actorLabel = (actor: Actor | null | undefined): string =>
@@ -174,6 +181,8 @@ const requestBase = (
     | EscalateIncident
     | ReassignIncident
     | AddIncidentNote
+    | SetIncidentPriority
+    | SetIncidentUrgency
     | TriggerIncident,
 ) => ({
   requestId: command.metadata.commandId,
@@ -225,7 +234,10 @@ const acknowledge = (command: AcknowledgeIncident, state: IncidentState): Incide
     );
   }
   if (ctx.statusRequest) throw rejectInFlight(command, state, ctx.statusRequest);
-  return [{ type: 'IncidentAcknowledgeRequested', data: requestBase(command) }];
+  const bulk = command.data.bulk;
+  return [
+    { type: 'IncidentAcknowledgeRequested', data: { ...requestBase(command), ...(bulk ? { bulk } : {}) } },
+  ];
 };
 
 const resolve = (command: ResolveIncident, state: IncidentState): IncidentEvent[] => {
@@ -235,7 +247,11 @@ const resolve = (command: ResolveIncident, state: IncidentState): IncidentEvent[
   return [
     {
       type: 'IncidentResolveRequested',
-      data: { ...requestBase(command), resolution: command.data.resolution },
+      data: {
+        ...requestBase(command),
+        resolution: command.data.resolution,
+        ...(command.data.bulk ? { bulk: command.data.bulk } : {}),
+      },
     },
   ];
 };
@@ -279,6 +295,67 @@ const addNote = (command: AddIncidentNote, state: IncidentState): IncidentEvent[
   const content = command.data.content.trim();
   if (content === '') throw new TypeError('AddIncidentNote needs content');
   return [{ type: 'IncidentNoteRequested', data: { ...requestBase(command), content } }];
+};
+
+/** Priority and urgency: one change of either in flight at a time, none while a resolve is. */
+const requireFieldChangeable = (command: SetIncidentPriority | SetIncidentUrgency, state: IncidentState) => {
+  requireOpen(command, state);
+  const ctx = state.context;
+  if (ctx.statusRequest?.action === 'resolve') throw rejectInFlight(command, state, ctx.statusRequest);
+  if (ctx.fieldRequest) throw rejectInFlight(command, state, ctx.fieldRequest);
+};
+
+const setPriority = (command: SetIncidentPriority, state: IncidentState): IncidentEvent[] => {
+  requireFieldChangeable(command, state);
+  const current = state.context.incident?.priority ?? null;
+  const wanted = command.data.priority;
+  if (current?.id === wanted.id) {
+    throw reject(command, state, 'already_set', `the priority is already ${current.name}`, {
+      value: current.name,
+    });
+  }
+  return [{ type: 'IncidentPriorityChangeRequested', data: { ...requestBase(command), priority: wanted } }];
+};
+
+const setUrgency = (command: SetIncidentUrgency, state: IncidentState): IncidentEvent[] => {
+  requireFieldChangeable(command, state);
+  const wanted = command.data.urgency;
+  if (state.context.incident?.urgency === wanted) {
+    throw reject(command, state, 'already_set', `the urgency is already ${wanted}`, { value: wanted });
+  }
+  return [{ type: 'IncidentUrgencyChangeRequested', data: { ...requestBase(command), urgency: wanted } }];
+};
+
+/** Whether a vendor time is older than the one we hold (both on the vendor's clock). */
+const olderThan = (at: string | null | undefined, held: string | null): boolean =>
+  at != null && held !== null && Date.parse(at) < Date.parse(held);
+
+/**
+ * The priority and urgency an incident snapshot says (a call's answer, a read-back, a webhook's
+ * payload) at vendor time `at`, as facts: only what differs from what we hold, and only when the
+ * snapshot is not older than the priority (urgency) we hold. A snapshot without a vendor time
+ * changes neither (it cannot be ordered).
+ */
+const alignFields = (
+  state: IncidentState,
+  inc: UpstreamIncident,
+  at: string | null,
+  fact: Omit<FactData, 'upstreamAt'>,
+  push: (e: IncidentEvent) => void,
+): void => {
+  const ctx = state.context;
+  const current = ctx.incident;
+  if (!current || at === null) return;
+  const base = { ...fact, upstreamAt: at };
+  if (inc.urgency !== current.urgency && !olderThan(at, ctx.upstreamUrgencyAt)) {
+    push({ type: 'IncidentUrgencyChanged', data: { ...base, urgency: inc.urgency } });
+  }
+  if (
+    (inc.priority?.id ?? null) !== (current.priority?.id ?? null) &&
+    !olderThan(at, ctx.upstreamPriorityAt)
+  ) {
+    push({ type: 'IncidentPriorityChanged', data: { ...base, priority: inc.priority } });
+  }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -407,6 +484,33 @@ const callSucceeded = (
       if (!r) return [];
       return [
         { type: 'IncidentNoteAdded', data: { ...fact(r), noteId: d.noteId, content: r.content ?? '' } },
+      ];
+    }
+    case 'set_priority': {
+      const r = ctx.fieldRequest;
+      if (r?.requestId !== d.requestId || r.action !== 'set_priority') return [];
+      // The vendor's time of the answer orders it against a change made meanwhile in the web app.
+      const when = d.incident?.updatedAt ?? null;
+      const priority = d.incident ? d.incident.priority : (r.priority ?? null);
+      const superseded = olderThan(when, ctx.upstreamPriorityAt);
+      return [
+        {
+          type: 'IncidentPriorityChanged',
+          data: { ...fact(r), upstreamAt: when, priority, ...(superseded ? { superseded } : {}) },
+        },
+      ];
+    }
+    case 'set_urgency': {
+      const r = ctx.fieldRequest;
+      if (r?.requestId !== d.requestId || r.action !== 'set_urgency') return [];
+      const when = d.incident?.updatedAt ?? null;
+      const urgency = d.incident?.urgency ?? r.urgency ?? 'high';
+      const superseded = olderThan(when, ctx.upstreamUrgencyAt);
+      return [
+        {
+          type: 'IncidentUrgencyChanged',
+          data: { ...fact(r), upstreamAt: when, urgency, ...(superseded ? { superseded } : {}) },
+        },
       ];
     }
     default:
@@ -625,12 +729,23 @@ const webhook = (command: RecordIncidentWebhook, state: IncidentState): Incident
       push({ type: 'IncidentNoteAdded', data: { ...attributed(r), noteId: note.id, content: note.content } });
       break;
     }
-    case 'incident.priority_updated':
-      if (status() === 'resolved') ignore('already_resolved');
-      else if (inc && inc.priority?.id !== ctx().incident?.priority?.id) {
-        push({ type: 'IncidentPriorityChanged', data: { ...attributed(null), priority: inc.priority } });
+    case 'incident.priority_updated': {
+      if (status() === 'resolved') {
+        ignore('already_resolved');
+        break;
+      }
+      // Ordered by the vendor's clock against the priority we hold (our answer, an earlier webhook).
+      if (olderThan(d.occurredAt, ctx().upstreamPriorityAt)) {
+        ignore('stale');
+        break;
+      }
+      const r = confirms(ctx().fieldRequest, 'set_priority');
+      const mine = r && r.priority?.id === inc?.priority?.id ? r : null;
+      if (inc && (mine || inc.priority?.id !== ctx().incident?.priority?.id)) {
+        push({ type: 'IncidentPriorityChanged', data: { ...attributed(mine), priority: inc.priority } });
       }
       break;
+    }
     default:
       return exhaustive(d.eventType, 'incident webhook type');
   }
@@ -638,13 +753,8 @@ const webhook = (command: RecordIncidentWebhook, state: IncidentState): Incident
   // The payload is upstream's truth at `occurredAt`: catch up on what we missed (a status change,
   // urgency, priority), unless the webhook was out of order.
   if (inc && !ignored && incidentPhase(s) === 'open' && !stale()) {
-    const current = ctx().incident;
-    if (current && inc.urgency !== current.urgency) {
-      push({ type: 'IncidentUrgencyChanged', data: { ...attributed(null), urgency: inc.urgency } });
-    }
-    if (current && (inc.priority?.id ?? null) !== (current.priority?.id ?? null)) {
-      push({ type: 'IncidentPriorityChanged', data: { ...attributed(null), priority: inc.priority } });
-    }
+    const { upstreamAt: _at, ...fact } = attributed(null);
+    alignFields(s, inc, d.occurredAt, fact, push);
     const wanted =
       inc.status === 'acknowledged' ? 'acknowledge' : inc.status === 'resolved' ? 'resolve' : null;
     const r = wanted ? confirms(ctx().statusRequest, wanted) : null;
@@ -664,7 +774,7 @@ const webhook = (command: RecordIncidentWebhook, state: IncidentState): Incident
  */
 const STATUS_RANK: Readonly<Record<IncidentStatus, number>> = { triggered: 0, acknowledged: 1, resolved: 2 };
 
-const snapshot = (command: RecordIncidentUpstreamSnapshot, state: IncidentState): IncidentEvent[] => {
+const snapshotStatus = (command: RecordIncidentUpstreamSnapshot, state: IncidentState): IncidentEvent[] => {
   const { incident: inc, statusChangedBy } = command.data;
   const ctx = state.context;
   const phase = incidentPhase(state);
@@ -718,6 +828,29 @@ const snapshot = (command: RecordIncidentUpstreamSnapshot, state: IncidentState)
   return out;
 };
 
+/**
+ * A read-back: its status (above), then its priority and urgency, each applied when the vendor's
+ * `updated_at` of the read is not older than the vendor time of the value we hold (a change made in
+ * the web app sends no webhook for urgency: this read is how the card learns it).
+ */
+const snapshot = (command: RecordIncidentUpstreamSnapshot, state: IncidentState): IncidentEvent[] => {
+  const out = snapshotStatus(command, state);
+  let s = state;
+  for (const e of out) s = fold(s, e);
+  const inc = command.data.incident;
+  if (incidentPhase(s) !== 'open' || (s.context.link && s.context.link.upstreamId !== inc.id)) return out;
+  alignFields(
+    s,
+    inc,
+    inc.updatedAt ?? null,
+    { by: null, at: command.metadata.now, source: 'webhook', requestId: null, webhookEventId: null },
+    (e) => {
+      out.push(e);
+    },
+  );
+  return out;
+};
+
 // ---------------------------------------------------------------------------------------------
 
 const cardPosted = (command: RecordIncidentCardPosted, state: IncidentState): IncidentEvent[] => {
@@ -754,6 +887,10 @@ const toEvents = (command: IncidentCommand, state: IncidentState): IncidentEvent
       return reassign(command, state);
     case 'AddIncidentNote':
       return addNote(command, state);
+    case 'SetIncidentPriority':
+      return setPriority(command, state);
+    case 'SetIncidentUrgency':
+      return setUrgency(command, state);
     case 'RecordIncidentUpstreamCallSucceeded':
       return callSucceeded(command, state);
     case 'RecordIncidentUpstreamCallFailed':
@@ -829,5 +966,39 @@ export const availableIncidentMoves = (state: IncidentState): IncidentMoves => {
       metadata,
     }),
     note: allowed({ type: 'AddIncidentNote', data: { ...by, content: 'probe' }, metadata }),
+  };
+};
+
+/**
+ * Whether `decide` would take a priority or an urgency change now: the card shows its selects only
+ * then. Asks the decider itself, like `availableIncidentMoves`.
+ */
+export const availableIncidentFieldMoves = (
+  state: IncidentState,
+): Readonly<{ priority: boolean; urgency: boolean }> => {
+  const metadata = {
+    now: state.context.statusChangedAt ?? '1970-01-01T00:00:00.000Z',
+    commandId: '\u0000probe',
+    actor: 'probe',
+  };
+  const by = { by: 'probe', asUser: PROBE_USER };
+  const allowed = (command: IncidentCommand): boolean => {
+    try {
+      return incidentDecider.decide(command, state).length > 0;
+    } catch (e) {
+      if (e instanceof DecisionRejected) return false;
+      throw e;
+    }
+  };
+  return {
+    priority: allowed({
+      type: 'SetIncidentPriority',
+      data: { ...by, priority: { id: '\u0000probe', name: 'probe' } },
+      metadata,
+    }),
+    // Either urgency: the one it has is refused as already set, the other is the move.
+    urgency:
+      allowed({ type: 'SetIncidentUrgency', data: { ...by, urgency: 'high' }, metadata }) ||
+      allowed({ type: 'SetIncidentUrgency', data: { ...by, urgency: 'low' }, metadata }),
   };
 };

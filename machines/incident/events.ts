@@ -27,6 +27,8 @@ export const upstreamActionSchema = z.enum([
   'escalate',
   'reassign',
   'note',
+  'set_priority',
+  'set_urgency',
 ]);
 export type UpstreamAction = z.infer<typeof upstreamActionSchema>;
 
@@ -57,6 +59,20 @@ export { type ServiceRef, serviceRefSchema } from '../shared/serviceRef.ts';
 
 export const prioritySchema = z.object({ id: z.string().min(1), name: z.string() });
 export type Priority = z.infer<typeof prioritySchema>;
+
+/**
+ * One of several acknowledges (resolves) asked for at once (`/incident ack mine`, `/incident
+ * resolve 41 42 43`): the requests of one chunk, at most the vendor's per-call limit, go upstream
+ * in one `PUT /incidents` on their first attempt. `members` names each request of the chunk.
+ */
+export const bulkRequestSchema = z.object({
+  batchId: z.string().min(1),
+  members: z
+    .array(z.object({ streamId: z.string().min(1), requestId: z.string().min(1) }))
+    .min(1)
+    .max(250),
+});
+export type BulkRequest = z.infer<typeof bulkRequestSchema>;
 
 /** Common to every `…Requested` event: the request id is the command id of the Slack input. */
 const requestBase = {
@@ -123,14 +139,18 @@ export const incidentEventDataSchemas = {
     /** The monitoring alert that opened it (events route); absent on events stored before it existed. */
     alert: monitoringAlertSchema.nullable().optional(),
   }),
-  IncidentAcknowledgeRequested: z.object({ ...requestBase }),
+  IncidentAcknowledgeRequested: z.object({ ...requestBase, bulk: bulkRequestSchema.optional() }),
   IncidentAcknowledged: z.object({ ...factBase, by: actorSchema.nullable() }),
   IncidentUnacknowledged: z.object({
     ...factBase,
     by: actorSchema.nullable(),
     reason: z.string().nullable(),
   }),
-  IncidentResolveRequested: z.object({ ...requestBase, resolution: z.string().nullable() }),
+  IncidentResolveRequested: z.object({
+    ...requestBase,
+    resolution: z.string().nullable(),
+    bulk: bulkRequestSchema.optional(),
+  }),
   IncidentResolved: z.object({ ...factBase, by: actorSchema.nullable(), resolution: z.string().nullable() }),
   /** Upstream reopened a resolved incident (`incident.reopened`); the only way out of resolved. */
   IncidentReopened: z.object({ ...factBase, by: actorSchema.nullable() }),
@@ -158,8 +178,22 @@ export const incidentEventDataSchemas = {
     ...factBase,
     by: actorSchema.nullable(),
     priority: prioritySchema.nullable(),
+    /**
+     * The vendor took our change, but a later one (already recorded, newer on the vendor's clock)
+     * replaced it: this fact only confirms our request and changes nothing shown.
+     */
+    superseded: z.boolean().optional(),
   }),
-  IncidentUrgencyChanged: z.object({ ...factBase, by: actorSchema.nullable(), urgency: urgencySchema }),
+  IncidentUrgencyChanged: z.object({
+    ...factBase,
+    by: actorSchema.nullable(),
+    urgency: urgencySchema,
+    superseded: z.boolean().optional(),
+  }),
+  /** A Slack user asked to set the priority (one of the service's priorities, as listed). */
+  IncidentPriorityChangeRequested: z.object({ ...requestBase, priority: prioritySchema }),
+  /** A Slack user asked to set the urgency. */
+  IncidentUrgencyChangeRequested: z.object({ ...requestBase, urgency: urgencySchema }),
   /** An attempt of a pending request failed (see machines/shared/upstreamRequest.ts). */
   IncidentUpstreamCallFailed: upstreamCallFailedSchema(upstreamActionSchema),
   /** The scheduler started attempt `attempt` of a still-pending request (the reactor calls again). */
@@ -209,6 +243,14 @@ export type IncidentNoteRequested = Event<'IncidentNoteRequested', DataOf<'Incid
 export type IncidentNoteAdded = Event<'IncidentNoteAdded', DataOf<'IncidentNoteAdded'>>;
 export type IncidentPriorityChanged = Event<'IncidentPriorityChanged', DataOf<'IncidentPriorityChanged'>>;
 export type IncidentUrgencyChanged = Event<'IncidentUrgencyChanged', DataOf<'IncidentUrgencyChanged'>>;
+export type IncidentPriorityChangeRequested = Event<
+  'IncidentPriorityChangeRequested',
+  DataOf<'IncidentPriorityChangeRequested'>
+>;
+export type IncidentUrgencyChangeRequested = Event<
+  'IncidentUrgencyChangeRequested',
+  DataOf<'IncidentUrgencyChangeRequested'>
+>;
 export type IncidentUpstreamCallFailed = Event<
   'IncidentUpstreamCallFailed',
   DataOf<'IncidentUpstreamCallFailed'>
@@ -239,6 +281,8 @@ export type IncidentEvent =
   | IncidentNoteAdded
   | IncidentPriorityChanged
   | IncidentUrgencyChanged
+  | IncidentPriorityChangeRequested
+  | IncidentUrgencyChangeRequested
   | IncidentUpstreamCallFailed
   | IncidentUpstreamCallRetried
   | IncidentWebhookIgnored

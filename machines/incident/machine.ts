@@ -10,6 +10,7 @@ import {
 import type {
   Actor,
   Assignee,
+  BulkRequest,
   FactSource,
   IncidentEvent,
   IncidentUpstreamCallFailed,
@@ -39,6 +40,12 @@ export type PendingRequest = UpstreamRequest<UpstreamAction> &
     content: string | null;
     /** resolve: resolution text. */
     resolution: string | null;
+    /** set_priority: the priority asked for (absent on requests recorded before it existed). */
+    priority?: Priority | null;
+    /** set_urgency: the urgency asked for. */
+    urgency?: Urgency | null;
+    /** acknowledge / resolve asked for with others at once (one bulk call on the first attempt). */
+    bulk?: BulkRequest;
   }>;
 
 export type TriggerInfo = Readonly<{
@@ -107,6 +114,14 @@ export type IncidentContext = Readonly<{
   statusRequest: PendingRequest | null;
   /** Escalate or reassign in flight. */
   assignmentRequest: PendingRequest | null;
+  /** A priority or urgency change in flight (one at a time). */
+  fieldRequest: PendingRequest | null;
+  /**
+   * The incident service's time (its clock) of the priority, and of the urgency, we hold: a fact
+   * about either that the vendor dates earlier is out of order and changes nothing.
+   */
+  upstreamPriorityAt: string | null;
+  upstreamUrgencyAt: string | null;
   pendingNotes: readonly PendingRequest[];
   notes: readonly NoteInfo[];
   /** Last failed upstream attempt; cleared when its request is confirmed, a new one starts, or the status changes. */
@@ -129,6 +144,9 @@ export const emptyIncident: IncidentContext = {
   upstreamStatusAt: null,
   statusRequest: null,
   assignmentRequest: null,
+  fieldRequest: null,
+  upstreamPriorityAt: null,
+  upstreamUrgencyAt: null,
   pendingNotes: [],
   notes: [],
   lastFailure: null,
@@ -141,7 +159,9 @@ export const emptyIncident: IncidentContext = {
 const pending = (
   data: { requestId: string; by: string; asUser: UpstreamUser; requestedAt: string },
   action: UpstreamAction,
-  extra: Partial<Pick<PendingRequest, 'level' | 'assignees' | 'content' | 'resolution'>> = {},
+  extra: Partial<
+    Pick<PendingRequest, 'level' | 'assignees' | 'content' | 'resolution' | 'priority' | 'urgency' | 'bulk'>
+  > = {},
 ): PendingRequest => ({
   requestId: data.requestId,
   action,
@@ -153,6 +173,9 @@ const pending = (
   assignees: extra.assignees ?? null,
   content: extra.content ?? null,
   resolution: extra.resolution ?? null,
+  ...(extra.priority ? { priority: extra.priority } : {}),
+  ...(extra.urgency ? { urgency: extra.urgency } : {}),
+  ...(extra.bulk ? { bulk: extra.bulk } : {}),
 });
 
 /** Every request still in flight, wherever it is kept. */
@@ -160,8 +183,13 @@ export const pendingRequests = (context: IncidentContext, inTriggering: boolean)
   ...(inTriggering && context.trigger ? [context.trigger.request] : []),
   ...(context.statusRequest ? [context.statusRequest] : []),
   ...(context.assignmentRequest ? [context.assignmentRequest] : []),
+  ...(context.fieldRequest ? [context.fieldRequest] : []),
   ...context.pendingNotes,
 ];
+
+/** The later of two vendor times (either may be unknown). */
+const laterOf = (held: string | null, next: string | null): string | null =>
+  next === null ? held : held === null || Date.parse(next) > Date.parse(held) ? next : held;
 
 // The attempt rules are the shared ones: a failure report applies to the attempt in progress, once;
 // a retry applies to a request waiting for one, for the next attempt only.
@@ -204,14 +232,17 @@ export const incidentMachine = setup({
       event.type === 'IncidentUpstreamCallFailed' && failureApplies(context.statusRequest, event.data),
     forAssignmentRequest: ({ context, event }) =>
       event.type === 'IncidentUpstreamCallFailed' && failureApplies(context.assignmentRequest, event.data),
+    forFieldRequest: ({ context, event }) =>
+      event.type === 'IncidentUpstreamCallFailed' && failureApplies(context.fieldRequest, event.data),
+    noFieldRequest: ({ context }) => context.fieldRequest === null,
     forPendingNote: ({ context, event }) =>
       event.type === 'IncidentUpstreamCallFailed' &&
       context.pendingNotes.some((n) => failureApplies(n, event.data)),
     isFinalFailure: ({ event }) => event.type === 'IncidentUpstreamCallFailed' && event.data.final,
     retryIsDue: ({ context, event }) =>
       event.type === 'IncidentUpstreamCallRetried' &&
-      [context.statusRequest, context.assignmentRequest, ...context.pendingNotes].some((r) =>
-        retryApplies(r, event.data),
+      [context.statusRequest, context.assignmentRequest, context.fieldRequest, ...context.pendingNotes].some(
+        (r) => retryApplies(r, event.data),
       ),
     triggerRetryIsDue: ({ context, event }) =>
       event.type === 'IncidentUpstreamCallRetried' && retryApplies(context.trigger?.request, event.data),
@@ -274,14 +305,17 @@ export const incidentMachine = setup({
     recordStatusRequest: assign(({ context, event }) => {
       if (event.type === 'IncidentAcknowledgeRequested') {
         return {
-          statusRequest: pending(event.data, 'acknowledge'),
+          statusRequest: pending(event.data, 'acknowledge', event.data.bulk ? { bulk: event.data.bulk } : {}),
           requestIds: withRequest(context.requestIds, event.data.requestId),
           lastFailure: null,
         };
       }
       if (event.type === 'IncidentResolveRequested') {
         return {
-          statusRequest: pending(event.data, 'resolve', { resolution: event.data.resolution }),
+          statusRequest: pending(event.data, 'resolve', {
+            resolution: event.data.resolution,
+            ...(event.data.bulk ? { bulk: event.data.bulk } : {}),
+          }),
           requestIds: withRequest(context.requestIds, event.data.requestId),
           lastFailure: null,
         };
@@ -344,6 +378,7 @@ export const incidentMachine = setup({
         upstreamStatusAt: vendorTime(d),
         statusRequest: null,
         assignmentRequest: null,
+        fieldRequest: null,
         lastFailure: null,
         webhookEventIds: withWebhook(context.webhookEventIds, d.webhookEventId),
       };
@@ -397,17 +432,51 @@ export const incidentMachine = setup({
     }),
     recordPriorityChanged: assign(({ context, event }) => {
       if (event.type !== 'IncidentPriorityChanged' || !context.incident) return {};
+      const d = event.data;
+      const mine =
+        d.requestId !== null &&
+        context.fieldRequest?.action === 'set_priority' &&
+        context.fieldRequest.requestId === d.requestId;
       return {
-        incident: { ...context.incident, priority: event.data.priority },
-        webhookEventIds: withWebhook(context.webhookEventIds, event.data.webhookEventId),
+        // A superseded fact (our change, already replaced by a later one we show) only confirms.
+        incident: d.superseded ? context.incident : { ...context.incident, priority: d.priority },
+        upstreamPriorityAt: laterOf(context.upstreamPriorityAt, vendorTime(d)),
+        fieldRequest: mine ? null : context.fieldRequest,
+        lastFailure: mine ? null : context.lastFailure,
+        webhookEventIds: withWebhook(context.webhookEventIds, d.webhookEventId),
       };
     }),
     recordUrgencyChanged: assign(({ context, event }) => {
       if (event.type !== 'IncidentUrgencyChanged' || !context.incident) return {};
+      const d = event.data;
+      const mine =
+        d.requestId !== null &&
+        context.fieldRequest?.action === 'set_urgency' &&
+        context.fieldRequest.requestId === d.requestId;
       return {
-        incident: { ...context.incident, urgency: event.data.urgency },
-        webhookEventIds: withWebhook(context.webhookEventIds, event.data.webhookEventId),
+        incident: d.superseded ? context.incident : { ...context.incident, urgency: d.urgency },
+        upstreamUrgencyAt: laterOf(context.upstreamUrgencyAt, vendorTime(d)),
+        fieldRequest: mine ? null : context.fieldRequest,
+        lastFailure: mine ? null : context.lastFailure,
+        webhookEventIds: withWebhook(context.webhookEventIds, d.webhookEventId),
       };
+    }),
+    recordFieldRequest: assign(({ context, event }) => {
+      if (event.type === 'IncidentPriorityChangeRequested') {
+        return {
+          fieldRequest: pending(event.data, 'set_priority', { priority: event.data.priority }),
+          requestIds: withRequest(context.requestIds, event.data.requestId),
+          lastFailure: null,
+        };
+      }
+      if (event.type === 'IncidentUrgencyChangeRequested') {
+        return {
+          fieldRequest: pending(event.data, 'set_urgency', { urgency: event.data.urgency }),
+          requestIds: withRequest(context.requestIds, event.data.requestId),
+          lastFailure: null,
+        };
+      }
+      return {};
     }),
     recordFailure: assign(({ context, event }) => {
       if (event.type !== 'IncidentUpstreamCallFailed') return {};
@@ -424,6 +493,7 @@ export const incidentMachine = setup({
         trigger,
         statusRequest: keep(context.statusRequest),
         assignmentRequest: keep(context.assignmentRequest),
+        fieldRequest: keep(context.fieldRequest),
         pendingNotes: context.pendingNotes.flatMap((n) => {
           const next = keep(n);
           return next ? [next] : [];
@@ -445,6 +515,7 @@ export const incidentMachine = setup({
         trigger,
         statusRequest: bump(context.statusRequest),
         assignmentRequest: bump(context.assignmentRequest),
+        fieldRequest: bump(context.fieldRequest),
         pendingNotes: context.pendingNotes.map((n) => bump(n) ?? n),
       };
     }),
@@ -523,9 +594,20 @@ export const incidentMachine = setup({
         IncidentReassigned: { actions: 'recordReassigned' },
         IncidentPriorityChanged: { actions: 'recordPriorityChanged' },
         IncidentUrgencyChanged: { actions: 'recordUrgencyChanged' },
+        IncidentPriorityChangeRequested: {
+          guard: and(['noFieldRequest', 'newRequest']),
+          actions: 'recordFieldRequest',
+        },
+        IncidentUrgencyChangeRequested: {
+          guard: and(['noFieldRequest', 'newRequest']),
+          actions: 'recordFieldRequest',
+        },
         IncidentNoteRequested: { guard: 'newRequest', actions: 'recordNoteRequested' },
         IncidentNoteAdded: { guard: 'newNote', actions: 'recordNoteAdded' },
-        IncidentUpstreamCallFailed: { guard: 'forPendingNote', actions: 'recordFailure' },
+        IncidentUpstreamCallFailed: [
+          { guard: 'forPendingNote', actions: 'recordFailure' },
+          { guard: 'forFieldRequest', actions: 'recordFailure' },
+        ],
       },
       states: {
         status: {

@@ -1,5 +1,5 @@
 import type { IncidentState } from '../../machines/incident/decider.ts';
-import type { Actor, Assignee } from '../../machines/incident/events.ts';
+import type { Actor, Assignee, Priority } from '../../machines/incident/events.ts';
 import { hasCode } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { Command } from '../core/messages.ts';
@@ -75,6 +75,11 @@ export type IncidentCardsOptions = Readonly<{
   findSlackUsers?(upstreamUserIds: readonly string[]): Promise<void>;
   /** The last level of a service's escalation policy (Escalate is offered only below it). */
   lastEscalationLevel?(serviceId: string): Promise<number | null>;
+  /**
+   * The incident service's priorities for the card's priority select (the cached list; bounded by
+   * the caller); null: no select.
+   */
+  priorities?(): Promise<readonly Priority[] | null>;
   /** Attempts per render on transient Slack failures (not rate limits) before giving up. Default 5. */
   maxTransientTries?: number;
 }>;
@@ -207,7 +212,8 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     const view = withSlackUsers(raw, slackUserOf);
     const lastLevel =
       view.service && options.lastEscalationLevel ? await options.lastEscalationLevel(view.service.id) : null;
-    const message = incidentCard(view, { lastEscalationLevel: lastLevel, paging });
+    const priorities = options.priorities ? await options.priorities() : null;
+    const message = incidentCard(view, { lastEscalationLevel: lastLevel, paging, priorities });
     const log = ctx.logger.child({ streamId });
 
     const trigger = state.context.trigger;

@@ -5,6 +5,8 @@ import type {
   ReassignIncident,
   RecordIncidentWebhook,
   ResolveIncident,
+  SetIncidentPriority,
+  SetIncidentUrgency,
   TriggerIncident,
 } from '../../machines/incident/commands.ts';
 import type { Assignee, MonitoringAlert, ServiceRef, UpstreamUser } from '../../machines/incident/events.ts';
@@ -17,6 +19,7 @@ import { shouldRetry } from '../processors/retryPolicy.ts';
 import type { ProcessorContext } from '../processors/runner.ts';
 import { MAX_TITLE } from './blocks/incidentModals.ts';
 import { readIncidentState } from './incidentState.ts';
+import type { PriorityDirectory } from './priorities.ts';
 import type { IncidentReadModels } from './readModels.projection.ts';
 import type { ServiceDirectory } from './services.ts';
 import { toServiceRef } from './services.ts';
@@ -56,6 +59,8 @@ export type IncidentEnricherDeps = Readonly<{
    * their alerts, not on the incident); null when it has none.
    */
   firstAlertOf?(incidentId: string): Promise<MonitoringAlert | null>;
+  /** The incident service's priorities (cached), for `/incident priority` and the card's select. */
+  priorities?: PriorityDirectory;
   /** Delivery attempt from which transient lookup failures become refusals (default 4). */
   giveUpAfter?: number;
 }>;
@@ -85,6 +90,8 @@ export type EnrichedIncidentCommand =
   | OnIncident<EscalateIncident>
   | OnIncident<ReassignIncident>
   | OnIncident<AddIncidentNote>
+  | OnIncident<SetIncidentPriority>
+  | OnIncident<SetIncidentUrgency>
   | IncidentRoutingCommand
   | RecordIncidentWebhook;
 
@@ -95,6 +102,8 @@ const SLACK_COMMAND_TYPES: ReadonlySet<string> = new Set<IncidentSlackCommandTyp
   'EscalateIncident',
   'ReassignIncident',
   'AddIncidentNote',
+  'SetIncidentPriority',
+  'SetIncidentUrgency',
   'SubscribeChannelToIncidents',
   'UnsubscribeChannelFromIncidents',
 ]);
@@ -111,7 +120,9 @@ export const createIncidentEnricher = (deps: IncidentEnricherDeps): Enrich => {
     const text =
       what === 'identity'
         ? "Switchboard couldn't look you up in the incident service just now"
-        : "Switchboard couldn't reach the incident service to look that service up just now";
+        : what === 'priority'
+          ? "Switchboard couldn't reach the incident service to read its priorities just now"
+          : "Switchboard couldn't reach the incident service to look that service up just now";
     return new ChatOpsError(
       what === 'identity' ? 'SB_UNMAPPED_USER' : 'SB_NOT_FOUND',
       `${text} (${code}), so nothing was changed. Please try again in a minute.`,
@@ -231,6 +242,32 @@ export const createIncidentEnricher = (deps: IncidentEnricherDeps): Enrich => {
       }
       case 'AddIncidentNote':
         return { ...command, data: { ...command.data, by, asUser: await asUser(ctx, by) } };
+      case 'SetIncidentUrgency': {
+        const urgency = command.data.urgency;
+        if (urgency !== 'high' && urgency !== 'low') {
+          throw new ValidationError('The urgency is `high` or `low`.', {
+            details: { reason: 'bad_urgency' },
+          });
+        }
+        return { ...command, data: { ...command.data, urgency, by, asUser: await asUser(ctx, by) } };
+      }
+      case 'SetIncidentPriority': {
+        const directory = deps.priorities;
+        const query = str(command.data.priorityQuery);
+        if (!directory || query === undefined) {
+          throw new ValidationError('Which priority? e.g. `/incident priority 42 P1`.', {
+            details: { reason: 'no_priority' },
+          });
+        }
+        const user = await asUser(ctx, by);
+        const priority = await lookup(ctx, 'priority', () => directory.resolve(query));
+        const { priorityQuery: _q, ...rest } = command.data;
+        return {
+          type: command.type,
+          data: { ...rest, by, asUser: user, priority: { id: priority.id, name: priority.name } },
+          metadata,
+        };
+      }
       case 'ReassignIncident': {
         const user = await asUser(ctx, by);
         const assignees: Assignee[] = [];

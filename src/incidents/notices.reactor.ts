@@ -88,6 +88,8 @@ const VERB: Readonly<Record<UpstreamAction, string>> = {
   escalate: 'escalate',
   reassign: 'reassign',
   note: 'add your note to',
+  set_priority: 'change the priority of',
+  set_urgency: 'change the urgency of',
 };
 
 /** Why the last attempt failed, for people. */

@@ -1,3 +1,4 @@
+import type { Priority } from '../../machines/incident/events.ts';
 import { isChatOpsError } from '../core/errors.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { IdentityResolver } from '../people/identity.ts';
@@ -13,7 +14,8 @@ import {
   truncate,
 } from '../slack/blocks/format.ts';
 import { slackDate } from '../slack/time.ts';
-import type { PagerDutyClient, PagerDutyOnCall } from '../upstream/pagerduty.ts';
+import { type PagerDutyClient, type PagerDutyOnCall, paginate } from '../upstream/pagerduty.ts';
+import { type AlertLine, incidentAlertsBlocks } from './blocks/incidentAlerts.ts';
 import { incidentCard } from './blocks/incidentCard.ts';
 import { incidentList } from './blocks/incidentList.ts';
 import type { ServiceOption } from './blocks/incidentModals.ts';
@@ -43,6 +45,11 @@ export type IncidentQueries = Readonly<{
   findIncident(ref: string): Promise<{ streamId: string; label: string } | null>;
   /** The incident's card as it is now (null for a stream without an incident). */
   card(streamId: string): Promise<SlackMessage | null>;
+  /**
+   * `/incident show`: the card, then the incident's alerts (count, first and last, latest
+   * summaries), read from the incident service following its pages.
+   */
+  show(streamId: string): Promise<SlackMessage | null>;
   /** Open incidents, optionally of one service (by name or id). */
   list(input: Readonly<{ service?: string; now: string }>): Promise<SlackMessage>;
   /**
@@ -58,6 +65,21 @@ export type IncidentQueries = Readonly<{
   subscriptions(channel: string): Promise<string[]>;
   /** The incident stream whose card is message `ts` in `channel`, or null for another message. */
   cardOwner(channel: string, ts: string): Promise<string | null>;
+  /**
+   * Where an incident stands, for the bulk moves' answers: its label, status and whether an
+   * acknowledge or resolve is in flight (null before the incident exists).
+   */
+  standing(streamId: string): Promise<IncidentStanding | null>;
+  /** `/incident ack mine`: the open incidents assigned to this Slack user, newest first. */
+  assignedTo(slackUserId: string): Promise<IncidentStanding[]>;
+}>;
+
+export type IncidentStanding = Readonly<{
+  streamId: string;
+  number: number | null;
+  label: string;
+  status: 'triggered' | 'acknowledged' | 'resolved' | null;
+  statusInFlight: 'acknowledge' | 'resolve' | null;
 }>;
 
 /** What incident handlers get besides the shared HandlerDeps. */
@@ -65,6 +87,8 @@ export type IncidentHandlerDeps = Readonly<{
   queries: IncidentQueries;
   /** `views.open`: call it at once, inside the 3 s trigger window. Throws coded errors. */
   openView(triggerId: string, view: ModalView): Promise<void>;
+  /** Incidents per bulk `PUT /incidents` (the vendor's limit, 250): bulk moves are chunked by it. */
+  bulkLimit?: number;
 }>;
 
 export type IncidentQueriesDeps = Readonly<{
@@ -72,11 +96,29 @@ export type IncidentQueriesDeps = Readonly<{
   readModels: IncidentReadModels;
   services: ServiceDirectory;
   identity: IdentityResolver;
-  pagerduty: Pick<PagerDutyClient, 'listOnCalls'>;
+  pagerduty: Pick<PagerDutyClient, 'listOnCalls'> & Partial<Pick<PagerDutyClient, 'listIncidentAlerts'>>;
+  /** The incident service's priorities for the card's select (bounded by the caller). */
+  priorities?(): Promise<readonly Priority[] | null>;
+  /** Alerts asked per page in `show` (default 100, the vendor's maximum). */
+  alertsPageSize?: number;
 }>;
+
+/** Alerts `show` reads at most (its count says "at least" beyond). */
+export const MAX_ALERTS_READ = 1_000;
 
 /** How far ahead `/oncall` looks. */
 const ONCALL_AHEAD_MS = 7 * 24 * 3600 * 1000;
+
+const standingOf = (v: IncidentView): IncidentStanding => {
+  const inFlight = v.pending.find((p) => p.action === 'acknowledge' || p.action === 'resolve');
+  return {
+    streamId: v.streamId,
+    number: v.number,
+    label: `${v.number === null ? '' : `#${v.number} `}${v.title}`,
+    status: v.status,
+    statusInFlight: inFlight ? (inFlight.action as 'acknowledge' | 'resolve') : null,
+  };
+};
 
 const message = (text: string): SlackMessage => ({ text, blocks: [{ type: 'section', text: mrkdwn(text) }] });
 
@@ -171,9 +213,57 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
       return { streamId, label: `${v.number === null ? '' : `#${v.number} `}${v.title}` };
     },
 
+    async standing(streamId) {
+      const v = await view(streamId);
+      return v ? standingOf(v) : null;
+    },
+
+    async assignedTo(slackUserId) {
+      await readModels.catchUp();
+      const views = await Promise.all(readModels.openIncidents().map((r) => view(r.streamId)));
+      return views
+        .filter((v): v is IncidentView => v !== null && v.phase === 'open')
+        .filter((v) => v.assignees.some((a) => a.slackUserId === slackUserId))
+        .map(standingOf);
+    },
+
     async card(streamId) {
       const v = await view(streamId);
-      return v ? incidentCard(v) : null;
+      const priorities = deps.priorities ? await deps.priorities() : null;
+      return v ? incidentCard(v, { priorities }) : null;
+    },
+
+    async show(streamId) {
+      const v = await view(streamId);
+      if (!v) return null;
+      const priorities = deps.priorities ? await deps.priorities() : null;
+      const card = incidentCard(v, { priorities });
+      const listAlerts = deps.pagerduty.listIncidentAlerts;
+      if (!v.upstreamId || !listAlerts) return card;
+      const upstreamId = v.upstreamId;
+      const alerts: AlertLine[] = [];
+      let complete = true;
+      try {
+        for await (const a of paginate((p) => listAlerts(upstreamId, p), {
+          limit: deps.alertsPageSize ?? 100,
+          maxItems: MAX_ALERTS_READ + 1,
+        })) {
+          if (alerts.length === MAX_ALERTS_READ) {
+            complete = false;
+            break;
+          }
+          alerts.push({ status: a.status, summary: a.summary ?? null, createdAt: a.created_at });
+        }
+      } catch (error) {
+        // The card is still worth showing; the alerts part says it could not be read.
+        const note = ":warning: Switchboard couldn't read this incident's alerts just now.";
+        if (isChatOpsError(error)) {
+          return { ...card, blocks: [...(card.blocks ?? []), { type: 'context', elements: [mrkdwn(note)] }] };
+        }
+        throw error;
+      }
+      const blocks = [...(card.blocks ?? []), ...incidentAlertsBlocks(alerts, complete)];
+      return { ...card, blocks: blocks.slice(0, SLACK_LIMITS.blocksPerMessage) };
     },
 
     async list({ service }) {

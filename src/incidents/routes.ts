@@ -59,6 +59,8 @@ const EXISTING_INCIDENT_COMMANDS: readonly IncidentCommand['type'][] = [
   'EscalateIncident',
   'ReassignIncident',
   'AddIncidentNote',
+  'SetIncidentPriority',
+  'SetIncidentUrgency',
   'RecordIncidentUpstreamCallSucceeded',
   'RecordIncidentUpstreamCallFailed',
   'RetryIncidentUpstreamCall',

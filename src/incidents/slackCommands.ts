@@ -4,6 +4,8 @@ import type {
   EscalateIncident,
   ReassignIncident,
   ResolveIncident,
+  SetIncidentPriority,
+  SetIncidentUrgency,
   TriggerIncident,
 } from '../../machines/incident/commands.ts';
 import type {
@@ -59,6 +61,17 @@ export type ResolveIncidentFromSlack = FromSlack<ResolveIncident, never, OnIncid
 export type EscalateIncidentFromSlack = FromSlack<EscalateIncident, never, OnIncident>;
 export type AddIncidentNoteFromSlack = FromSlack<AddIncidentNote, never, OnIncident>;
 
+/**
+ * The priority as the person named it: the select's option value (an id) or the name they typed;
+ * the enricher resolves it against the incident service's list (and refuses anything else).
+ */
+export type SetIncidentPriorityFromSlack = FromSlack<
+  SetIncidentPriority,
+  'priority',
+  OnIncident & Readonly<{ priorityQuery: string }>
+>;
+export type SetIncidentUrgencyFromSlack = FromSlack<SetIncidentUrgency, never, OnIncident>;
+
 /** A reassignment target picked in Slack. */
 export type SlackAssignee = Readonly<{ id: `slack:${string}`; name: null; slackUserId: string }>;
 export type ReassignIncidentFromSlack = FromSlack<
@@ -84,6 +97,8 @@ export type IncidentSlackCommand =
   | EscalateIncidentFromSlack
   | ReassignIncidentFromSlack
   | AddIncidentNoteFromSlack
+  | SetIncidentPriorityFromSlack
+  | SetIncidentUrgencyFromSlack
   | SubscribeChannelToIncidentsFromSlack
   | UnsubscribeChannelFromIncidentsFromSlack;
 

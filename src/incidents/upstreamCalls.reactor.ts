@@ -61,6 +61,7 @@ import { actorFromWebhookAgent, type SlackUserOf, upstreamIncidentFromRest } fro
  */
 export type IncidentUpstreamPort = Pick<
   PagerDutyClient,
+  | 'bulkUpdateStatus'
   | 'createIncident'
   | 'updateIncident'
   | 'getIncident'
@@ -87,8 +88,17 @@ const REQUEST_EVENT_TYPES = [
   'IncidentEscalateRequested',
   'IncidentReassignRequested',
   'IncidentNoteRequested',
+  'IncidentPriorityChangeRequested',
+  'IncidentUrgencyChangeRequested',
   'IncidentUpstreamCallRetried',
 ] as const;
+
+/** How long a bulk call waits for the rest of its chunk to be recorded: 50 polls of 20 ms, at most. */
+const BULK_GATHER_POLLS = 50;
+const BULK_GATHER_POLL_MS = 20;
+
+const data = (d: object, target: Pick<UpstreamCallTarget, 'streamId'>): JsonObject =>
+  ({ ...d, streamId: target.streamId }) as unknown as JsonObject;
 
 /** Timer id of the retry after failed attempt `attempt` of a request. */
 export const incidentRetryTimerId = (requestId: string, attempt: number): string =>
@@ -114,6 +124,7 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
   const fromRest = (i: Parameters<typeof upstreamIncidentFromRest>[0]): UpstreamIncident => ({
     ...upstreamIncidentFromRest(i, slackUserOf),
     statusChangedAt: i.last_status_change_at ?? null,
+    updatedAt: i.updated_at ?? null,
   });
 
   const upstreamIdOf = (state: IncidentState): string => {
@@ -181,8 +192,86 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
     return name ? ` by ${name}` : '';
   };
 
-  const call = async ({ request: r, state }: Args): Promise<Outcome> => {
+  /**
+   * The first attempt of an acknowledge (resolve) asked for with others at once: one `PUT
+   * /incidents` for every request of its chunk still waiting for its first attempt, made as the
+   * same user. The requests of a chunk are recorded one after the other, so this waits (briefly,
+   * bounded) until all of them are; a member refused by the decider never is, and the wait ends
+   * without it. The others' answers are recorded in their own streams here, so their own events
+   * find nothing left to call; a member recorded after the call makes its own. A failed bulk call
+   * is this request's failed attempt (retried alone, by the scheduler); the other members are still
+   * waiting for their first attempt, and the next of their events calls for them.
+   */
+  const bulkCall = async ({ request: r, target, ctx }: Args): Promise<Outcome> => {
+    const bulk = r.bulk!;
+    const action = r.action;
+    type Ready = { streamId: string; upstreamId: string; requestId: string };
+    let ready: Ready[] = [];
+    for (let poll = 0; ; poll++) {
+      const states = await Promise.all(
+        bulk.members.map(async (m) => ({ m, state: (await readIncidentState(ctx.store, m.streamId)).state })),
+      );
+      ready = states.flatMap(({ m, state }) => {
+        const p = findPendingRequest(state, m.requestId);
+        const upstreamId = state.context.link?.upstreamId;
+        const waiting =
+          p &&
+          upstreamId &&
+          p.action === action &&
+          p.asUser.id === r.asUser.id &&
+          p.attempt === 1 &&
+          p.failedAttempts === 0 &&
+          p.bulk?.batchId === bulk.batchId;
+        return waiting ? [{ streamId: m.streamId, upstreamId, requestId: m.requestId }] : [];
+      });
+      const recorded = states.filter(({ m, state }) => state.context.requestIds.includes(m.requestId));
+      if (recorded.length === bulk.members.length || poll >= BULK_GATHER_POLLS) break;
+      await abortableSleep(BULK_GATHER_POLL_MS, ctx.signal);
+    }
+    const self = upstreamIdOf(await readIncidentState(ctx.store, target.streamId).then((x) => x.state));
+    if (!ready.some((m) => m.streamId === target.streamId)) {
+      ready.push({ streamId: target.streamId, upstreamId: self, requestId: r.requestId });
+    }
+    const updated = await pd.bulkUpdateStatus({
+      from: r.asUser.email,
+      status: action === 'resolve' ? 'resolved' : 'acknowledged',
+      incidentIds: ready.map((m) => m.upstreamId),
+    });
+    const byId = new Map(updated.map((i) => [i.id, fromRest(i)]));
+    for (const m of ready) {
+      if (m.streamId === target.streamId) continue;
+      const d: RecordIncidentUpstreamCallSucceeded['data'] = {
+        requestId: m.requestId,
+        action,
+        via: 'rest',
+        incident: byId.get(m.upstreamId) ?? null,
+        noteId: null,
+      };
+      const outcome = await dispatchCommand(options.dispatch, {
+        type: 'RecordIncidentUpstreamCallSucceeded',
+        data: data(d, { streamId: m.streamId }),
+        metadata: {
+          now: ctx.now().toISOString(),
+          commandId: uuidv5(`${INCIDENT_UPSTREAM_PROCESSOR}:bulk:${m.requestId}:1`),
+          actor: ACTOR,
+        },
+      });
+      if (outcome.outcome === 'rejected') {
+        ctx.logger.warn(
+          { code: outcome.code, streamId: m.streamId },
+          `bulk answer not recorded: ${outcome.message}`,
+        );
+      }
+    }
+    return { incident: byId.get(self) ?? null, noteId: null };
+  };
+
+  const call = async (args: Args): Promise<Outcome> => {
+    const { request: r, state } = args;
     const from = r.asUser.email;
+    if (r.bulk && r.attempt === 1 && (r.action === 'acknowledge' || r.action === 'resolve')) {
+      return bulkCall(args);
+    }
     switch (r.action) {
       case 'trigger': {
         const t = triggerOf(state);
@@ -262,13 +351,24 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
         const note = await pd.addIncidentNote(upstreamIdOf(state), { from, content: r.content ?? '' });
         return { incident: null, noteId: note.id };
       }
+      // Setting the same value again is a no-op upstream: safe to repeat, no check needed.
+      case 'set_priority': {
+        if (!r.priority) throw new ChatOpsError('SB_ILLEGAL_STATE', 'no priority recorded on the request');
+        const updated = await pd.updateIncident(upstreamIdOf(state), {
+          from,
+          priority: { id: r.priority.id },
+        });
+        return { incident: fromRest(updated), noteId: null };
+      }
+      case 'set_urgency': {
+        if (!r.urgency) throw new ChatOpsError('SB_ILLEGAL_STATE', 'no urgency recorded on the request');
+        const updated = await pd.updateIncident(upstreamIdOf(state), { from, urgency: r.urgency });
+        return { incident: fromRest(updated), noteId: null };
+      }
       default:
         return exhaustive(r.action, 'upstream action');
     }
   };
-
-  const data = (d: object, target: UpstreamCallTarget): JsonObject =>
-    ({ ...d, streamId: target.streamId }) as unknown as JsonObject;
 
   const spec: UpstreamCallSpec<IncidentState, PendingRequest, UpstreamCallTarget, Outcome> = {
     processorId: INCIDENT_UPSTREAM_PROCESSOR,
@@ -341,6 +441,7 @@ export const createIncidentReadBackReactor = (
   const fromRest = (i: Parameters<typeof upstreamIncidentFromRest>[0]): UpstreamIncident => ({
     ...upstreamIncidentFromRest(i, slackUserOf),
     statusChangedAt: i.last_status_change_at ?? null,
+    updatedAt: i.updated_at ?? null,
   });
 
   /**
@@ -426,6 +527,10 @@ const READ_BACK_AFTER = [
   'IncidentResolved',
   'IncidentReopened',
   'IncidentWebhookIgnored',
+  // The vendor sends no webhook for an urgency changed in its web app: reading the incident back
+  // after a priority or urgency fact brings that (and anything else) to the card.
+  'IncidentPriorityChanged',
+  'IncidentUrgencyChanged',
 ] as const;
 
 /**

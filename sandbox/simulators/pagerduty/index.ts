@@ -24,7 +24,7 @@ import {
   type SimulatorSeed,
   type WebhookEventType,
 } from './model.ts';
-import { createRestRoutes, type RouteHandler } from './routes.ts';
+import { BULK_UPDATE_MAX, createRestRoutes, type RouteHandler } from './routes.ts';
 import { rotationAnchor } from './schedules.ts';
 import { createViews } from './views.ts';
 import {
@@ -158,6 +158,11 @@ export type PagerDutySimulatorOptions = {
   readonly clock?: Clock;
   /** REST requests per minute per key; over it → 429 with ratelimit-* headers. Default: unlimited. */
   readonly requestsPerMinute?: number;
+  /**
+   * Incidents one bulk `PUT /incidents` may name; more is refused with 413 (default 250, the
+   * vendor's documented maximum; tests lower it to see a bot chunk).
+   */
+  readonly bulkLimit?: number;
   /** Reads of an incident lag its writes by this long, on `clock` (eventual consistency). Default 0. */
   readonly readLagMs?: number;
   readonly webhooks?: WebhookOptions;
@@ -301,6 +306,7 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
     committed,
     subscribe: (opts) => webhooks.subscribe(opts),
     webhookSubscriptions: () => [...webhooks.subscriptions.values()],
+    bulkLimit: options.bulkLimit ?? BULK_UPDATE_MAX,
   });
 
   // ---------------------------------------------------------------- faults, rate limit, records
@@ -765,6 +771,16 @@ export const startPagerDutySimulator = async (options: PagerDutySimulatorOptions
       webAction(() => {
         const inc = model.requireIncident(incidentId);
         model.setPriority(inc, priorityName, userAgent(userEmail), 'web');
+        return inc;
+      }),
+    /** An alert grouped into the incident (monitoring sent another related one). */
+    addAlert: (incidentId: string, summary: string) =>
+      webAction(() => model.addAlert(model.requireIncident(incidentId), { summary })),
+    /** Urgency changed in the web app: the vendor sends no webhook for it (read-backs see it). */
+    setUrgency: (incidentId: string, urgency: 'high' | 'low', userEmail: string) =>
+      webAction(() => {
+        const inc = model.requireIncident(incidentId);
+        model.updateIncident(inc, { urgency }, userAgent(userEmail), 'web');
         return inc;
       }),
     addNote: (incidentId: string, content: string, userEmail: string) =>

@@ -717,6 +717,31 @@ export const createModel = (seed: SimulatorSeed, clock: Clock, onChange: (change
     emit('incident.priority_updated', inc, agent, source);
   };
 
+  /**
+   * Another alert grouped into an open incident (the service's alert grouping puts related
+   * alerts together); the incident keeps its status. Newest last, as `GET /incidents/{id}/alerts`
+   * lists them.
+   */
+  const addAlert = (
+    inc: SimIncident,
+    input: { summary: string; severity?: SimAlert['severity']; source?: string },
+  ): SimAlert => {
+    const alert: SimAlert = {
+      id: newId('A'),
+      status: 'triggered',
+      alertKey: randomUUID().replace(/-/g, ''),
+      summary: input.summary,
+      severity: input.severity ?? 'error',
+      source: input.source ?? 'monitoring',
+      details: {},
+      createdAt: nowIso(),
+      resolvedAt: null,
+    };
+    inc.alerts.push(alert);
+    touch(inc);
+    return alert;
+  };
+
   const addNote = (inc: SimIncident, content: string, agent: Agent, source: ChangeSource): SimNote => {
     if (content.trim() === '') throw invalid('Note content cannot be empty');
     if (inc.notes.length >= MAX_NOTES_PER_INCIDENT) throw invalid('Incident has too many notes');
@@ -1058,6 +1083,7 @@ export const createModel = (seed: SimulatorSeed, clock: Clock, onChange: (change
     escalate,
     reassign,
     setPriority,
+    addAlert,
     addNote,
     enqueueEvent,
     recordChangeEvent,

@@ -30,7 +30,12 @@ export type RouteDeps = {
   readonly committed: () => void;
   readonly subscribe: (opts: SubscribeOptions) => Subscription;
   readonly webhookSubscriptions: () => Subscription[];
+  /** Incidents one bulk update may name (the OpenAPI's `PUT /incidents`: at most 250, else 413). */
+  readonly bulkLimit: number;
 };
+
+/** `PUT /incidents`: "A maximum of 250 incidents may be updated at a time" (the vendored OpenAPI). */
+export const BULK_UPDATE_MAX = 250;
 
 const MONTH_MS = 30 * 24 * 3600 * 1000;
 const MAX_RANGE_MS = 6 * 31 * 24 * 3600 * 1000;
@@ -218,8 +223,10 @@ export const createRestRoutes = (deps: RouteDeps): Record<string, RouteHandler> 
 
     updateIncidents: ({ body, from }) => {
       const items = (body as { incidents: UpdateBody[] }).incidents;
-      if (items.length > 250)
-        throw new SimApiError(413, 'Request Entity Too Large', undefined, ['Too many incidents (max 250)']);
+      if (items.length > deps.bulkLimit)
+        throw new SimApiError(413, 'Request Entity Too Large', undefined, [
+          `Too many incidents (max ${deps.bulkLimit})`,
+        ]);
       // Check every id first so a bad id changes nothing.
       for (const item of items) model.requireIncident(String(item.id));
       const out = items.map((item) => {

@@ -1,5 +1,5 @@
 import type { types } from '@slack/bolt';
-import type { FactSource, UpstreamAction } from '../../../machines/incident/events.ts';
+import type { FactSource, Priority, UpstreamAction } from '../../../machines/incident/events.ts';
 import {
   escapeMrkdwn,
   type KnownBlock,
@@ -56,6 +56,8 @@ const ACTION_NOUN: Readonly<Record<UpstreamAction, string>> = {
   escalate: 'escalate',
   reassign: 'reassign',
   note: 'add the note',
+  set_priority: 'change the priority',
+  set_urgency: 'change the urgency',
 };
 
 /** `Acknowledging… requested by <@U1> today at 02:04` (a Slack date token). */
@@ -69,6 +71,10 @@ export const pendingText = (p: PendingView): string => {
       ? `Reassigning to ${p.assignees.map((a) => (a.slackUserId ? mention(a.slackUserId) : escapeMrkdwn(a.name ?? a.id))).join(', ')}…`
       : 'Reassigning…',
     note: 'Adding a note…',
+    set_priority: p.priority
+      ? `Setting the priority to ${escapeMrkdwn(truncate(p.priority.name, 40))}…`
+      : 'Changing the priority…',
+    set_urgency: p.urgency ? `Setting the urgency to ${p.urgency}…` : 'Changing the urgency…',
   };
   return `:hourglass_flowing_sand: ${doing[p.action]} requested by ${mention(p.by)} ${slackDate(p.requestedAt)}`;
 };
@@ -134,7 +140,51 @@ export type IncidentCardOptions = Readonly<{
   lastEscalationLevel?: number | null;
   /** One line on paging by phone (blocks/pagingSummary.ts), shown under the fields; null: none. */
   paging?: string | null;
+  /**
+   * The incident service's priorities (most to least severe), for the priority select; null or
+   * empty: no priority select (not read yet, or the account has none). Left out: neither the
+   * priority nor the urgency select (a card drawn without the account, as in block tests).
+   */
+  priorities?: readonly Priority[] | null;
 }>;
+
+/** Slack's limits on a static_select: 100 options, 75 characters of text each. */
+const MAX_SELECT_OPTIONS = 100;
+const option = (text: string, value: string): types.PlainTextOption => ({
+  text: plain(truncate(text, 75)),
+  value,
+});
+
+/** The priority and urgency selects, when the decider takes a change of them now. */
+const fieldSelects = (view: IncidentView, options: IncidentCardOptions): types.ActionsBlockElement[] => {
+  const out: types.ActionsBlockElement[] = [];
+  // Only on cards drawn for the incident service's account (priorities given, even as null).
+  if (options.priorities === undefined) return out;
+  const moves = view.fieldMoves;
+  const priorities = (options.priorities ?? []).slice(0, MAX_SELECT_OPTIONS);
+  if (moves?.priority && priorities.length > 0) {
+    const current = view.priority ? priorities.find((p) => p.id === view.priority!.id) : undefined;
+    out.push({
+      type: 'static_select',
+      action_id: INCIDENT_ACTION.priority,
+      placeholder: plain('Priority…'),
+      options: priorities.map((p) => option(p.name, p.id)),
+      ...(current ? { initial_option: option(current.name, current.id) } : {}),
+    });
+  }
+  if (moves?.urgency) {
+    const high = option('High urgency', 'high');
+    const low = option('Low urgency', 'low');
+    out.push({
+      type: 'static_select',
+      action_id: INCIDENT_ACTION.urgency,
+      placeholder: plain('Urgency…'),
+      options: [high, low],
+      ...(view.urgency ? { initial_option: view.urgency === 'high' ? high : low } : {}),
+    });
+  }
+  return out;
+};
 
 const actionsBlock = (view: IncidentView, options: IncidentCardOptions): KnownBlock | null => {
   const m = view.moves;
@@ -176,6 +226,7 @@ const actionsBlock = (view: IncidentView, options: IncidentCardOptions): KnownBl
       },
     });
   }
+  elements.push(...fieldSelects(view, options));
   if (elements.length === 0) return null;
   return { type: 'actions', block_id: incidentActionsBlockId(view.streamId), elements };
 };

@@ -16,6 +16,10 @@ export const INCIDENT_USAGE = {
   escalate: '/incident escalate <id or number> [level]',
   note: '/incident note <id or number> <text>  (no text: opens a form)',
   reassign: '/incident reassign <id or number> @user',
+  priority: '/incident priority <id or number> <priority, e.g. P1>',
+  urgency: '/incident urgency <id or number> high|low',
+  ackMine: '/incident ack mine  (every triggered incident assigned to you)',
+  resolveMany: '/incident resolve <number> <number>…  (several at once)',
   timeline: '/incident timeline <id or number> [all]',
   subscribe: '/incident subscribe <service>  (post that service’s incidents in this channel)',
   help: '/incident help',
@@ -46,6 +50,10 @@ export const incidentHelp = (): SlackMessage => {
           [INCIDENT_USAGE.escalate, 'page the next escalation level'],
           [INCIDENT_USAGE.note, 'add a note'],
           [INCIDENT_USAGE.reassign, 'hand it to someone else'],
+          [INCIDENT_USAGE.priority, 'set its priority (one of the incident service’s)'],
+          [INCIDENT_USAGE.urgency, 'set its urgency'],
+          [INCIDENT_USAGE.ackMine, 'acknowledge them all in one go'],
+          [INCIDENT_USAGE.resolveMany, 'resolve each of them'],
           [
             INCIDENT_USAGE.timeline,
             'what people did and how the incident changed, with who and when (`all`: the full audit)',
@@ -68,7 +76,7 @@ export const incidentHelp = (): SlackMessage => {
     },
   ];
   return {
-    text: 'Incident commands: /incident trigger, list, show, ack, resolve, escalate, note, reassign, timeline, subscribe; /oncall',
+    text: 'Incident commands: /incident trigger, list, show, ack, resolve, escalate, note, reassign, priority, urgency, timeline, subscribe; /oncall',
     blocks,
   };
 };

@@ -17,6 +17,10 @@ export const INCIDENT_ACTION = {
   note: 'incident.note',
   /** users_select on the card: picking someone reassigns at once (after a confirm dialog). */
   reassign: 'incident.reassign',
+  /** static_select on the card: the service's priorities; picking one sets it. */
+  priority: 'incident.priority',
+  /** static_select on the card: High / Low. */
+  urgency: 'incident.urgency',
   /** "Show" on a list row: post that incident's card (ephemerally). */
   show: 'incident.show',
 } as const;

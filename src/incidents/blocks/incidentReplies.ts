@@ -1,5 +1,5 @@
 import type { IncidentRejectionDetails } from '../../../machines/incident/decider.ts';
-import { mention } from '../../slack/blocks/format.ts';
+import { escapeMrkdwn, mention } from '../../slack/blocks/format.ts';
 import { slackDate } from '../../slack/time.ts';
 import { actorText } from './actorText.ts';
 
@@ -9,6 +9,8 @@ const ACTION_NAME: Readonly<Record<string, string>> = {
   resolve_in_flight: 'a resolve',
   escalate_in_flight: 'an escalation',
   reassign_in_flight: 'a reassignment',
+  set_priority_in_flight: 'a priority change',
+  set_urgency_in_flight: 'an urgency change',
 };
 
 /**
@@ -34,6 +36,8 @@ export const incidentRejectionText = (
     case 'resolve_in_flight':
     case 'escalate_in_flight':
     case 'reassign_in_flight':
+    case 'set_priority_in_flight':
+    case 'set_urgency_in_flight':
     case 'trigger_in_flight': {
       const what = ACTION_NAME[details.reason] ?? 'another change';
       const when = details.requestedAt ? ` ${slackDate(details.requestedAt)}` : '';
@@ -53,6 +57,10 @@ export const incidentRejectionText = (
         : 'That incident already exists.';
     case 'already_assigned':
       return "It's already assigned to them.";
+    case 'already_set':
+      return typeof details.value === 'string'
+        ? `It's already ${escapeMrkdwn(details.value)}.`
+        : "It's already set to that.";
     case 'already_at_level':
       return `It's already at escalation level ${details.level}.`;
     case 'incident_mismatch':

@@ -105,8 +105,16 @@ const eventSummary = (type: string, d: Data): string => {
       return `Note requested: “${esc(d.content, 150)}”`;
     case 'IncidentNoteAdded':
       return `Note added${via(d)}: “${esc(d.content, 150)}”`;
+    case 'IncidentPriorityChangeRequested': {
+      const p = d.priority as { name?: unknown } | null;
+      return `Priority ${p ? esc(p.name, 40) : 'change'} requested`;
+    }
+    case 'IncidentUrgencyChangeRequested':
+      return `Urgency ${esc(d.urgency, 10)} requested`;
     case 'IncidentPriorityChanged': {
       const p = d.priority as { name?: unknown } | null;
+      if (d.superseded === true)
+        return `Priority ${p ? esc(p.name, 40) : 'change'} taken, then replaced by a later change${via(d)}`;
       return `Priority set to ${p ? esc(p.name, 40) : 'none'}${via(d)}`;
     }
     case 'IncidentUrgencyChanged':

@@ -1,4 +1,5 @@
 import {
+  availableIncidentFieldMoves,
   availableIncidentMoves,
   type IncidentMoves,
   type IncidentPhase,
@@ -37,6 +38,9 @@ export type PendingView = Readonly<{
   level: number | null;
   assignees: readonly Assignee[] | null;
   content: string | null;
+  /** set_priority / set_urgency: the value asked for. */
+  priority?: Priority | null;
+  urgency?: Urgency | null;
 }>;
 
 /** The last failed attempt as the card shows it (the request id stays inside). */
@@ -76,6 +80,8 @@ export type IncidentView = Readonly<{
   lastNote: NoteInfo | null;
   /** Which moves the decider accepts now: the buttons to show. */
   moves: IncidentMoves;
+  /** Whether the decider takes a priority / urgency change now: the selects to show. */
+  fieldMoves?: Readonly<{ priority: boolean; urgency: boolean }>;
   cards: readonly CardRef[];
 }>;
 
@@ -102,6 +108,8 @@ export const toIncidentView = (streamId: string, state: IncidentState): Incident
         level: r.level,
         assignees: r.assignees,
         content: r.content,
+        ...(r.priority ? { priority: r.priority } : {}),
+        ...(r.urgency ? { urgency: r.urgency } : {}),
       }),
     )
     .sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
@@ -143,6 +151,7 @@ export const toIncidentView = (streamId: string, state: IncidentState): Incident
     noteCount: ctx.notes.length,
     lastNote: ctx.notes.at(-1) ?? null,
     moves: availableIncidentMoves(state),
+    fieldMoves: availableIncidentFieldMoves(state),
     cards: ctx.cards,
   };
 };

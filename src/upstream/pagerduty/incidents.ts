@@ -16,8 +16,10 @@ import {
   type PagerDutyAlert,
   type PagerDutyIncident,
   type PagerDutyNote,
+  type PagerDutyPriority,
   pageFields,
   pagerDutyIncidentSchema,
+  prioritySchema,
 } from './schemas.ts';
 
 /** `PUT /incidents` refuses more than this many with 413. */
@@ -241,6 +243,19 @@ export const createIncidentCalls = (rest: UpstreamHttp) => {
     return toPage(data, data.alerts);
   };
 
+  /** `GET /priorities`: the account's priorities, most to least severe (one page). */
+  const listPriorities = async (params: PageParams = {}): Promise<Page<PagerDutyPriority>> => {
+    checkPage(params, 'listPriorities');
+    const { data } = await rest.request({
+      operation: 'listPriorities',
+      method: 'GET',
+      path: '/priorities',
+      query: { ...pageQuery(params) },
+      schema: z.looseObject({ ...pageFields, priorities: z.array(prioritySchema) }),
+    });
+    return toPage(data, data.priorities);
+  };
+
   /** Every incident matching the filters, following `more` (bounded by the 10,000 window). */
   const listAllIncidents = async (
     params: Omit<ListIncidentsParams, 'limit' | 'offset'> = {},
@@ -277,5 +292,6 @@ export const createIncidentCalls = (rest: UpstreamHttp) => {
     listIncidentNotes,
     addIncidentNote,
     listIncidentAlerts,
+    listPriorities,
   };
 };

@@ -51,6 +51,13 @@ export const noteSchema = z.looseObject({
 });
 export type PagerDutyNote = z.infer<typeof noteSchema>;
 
+export const prioritySchema = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullish(),
+});
+export type PagerDutyPriority = z.infer<typeof prioritySchema>;
+
 export const alertSchema = z.looseObject({
   id: z.string(),
   type: z.string(),

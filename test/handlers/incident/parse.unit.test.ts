@@ -70,3 +70,41 @@ describe('the trigger example (issue 9 item 10)', () => {
     expect(JSON.stringify(parsed)).not.toContain('Payments API');
   });
 });
+
+describe('priority, urgency and bulk moves (issue 22 items 1 and 5)', () => {
+  it.each([
+    ['priority 42 P1', { sub: 'priority', ref: '42', priority: 'P1' }],
+    ['priority #42 SEV 1', { sub: 'priority', ref: '42', priority: 'SEV 1' }],
+    ['urgency 42 LOW', { sub: 'urgency', ref: '42', urgency: 'low' }],
+    ['urgency 42 high', { sub: 'urgency', ref: '42', urgency: 'high' }],
+    ['ack mine', { sub: 'ackMine' }],
+    ['acknowledge MINE', { sub: 'ackMine' }],
+    ['resolve 41 42 #43 42', { sub: 'resolveMany', refs: ['41', '42', '43'] }],
+    // One number and words: a resolution, as before.
+    ['resolve 42 rolled back 3', { sub: 'resolve', ref: '42', resolution: 'rolled back 3' }],
+    ['resolve 42 43 rolled back', { sub: 'resolve', ref: '42', resolution: '43 rolled back' }],
+  ])('%s', (text, expected) => {
+    expect(parseIncidentText(text)).toEqual(expected);
+  });
+
+  it.each([
+    ['priority', 'Which incident?', '/incident priority <id or number> <priority, e.g. P1>'],
+    ['priority 42', 'Which priority?', '/incident priority'],
+    ['urgency 42', 'High or low?', '/incident urgency <id or number> high|low'],
+    ['urgency 42 <!channel>', 'not “&lt;!channel&gt;”', '/incident urgency'],
+    ['urgency 42 high now', 'high or low', '/incident urgency'],
+    ['ack mine please', '`ack mine` takes nothing more.', '/incident ack mine'],
+  ])('%s is refused with the usage', (text, error, usage) => {
+    const parsed = parseIncidentText(text) as { error: string; usage: string };
+    expect(parsed.error).toContain(error);
+    expect(parsed.usage).toContain(usage);
+    expect(parsed.error).not.toContain('<!channel>');
+  });
+
+  it('refuses more incidents at once than it takes', () => {
+    const many = Array.from({ length: 101 }, (_, i) => String(i + 1)).join(' ');
+    expect(parseIncidentText(`resolve ${many}`)).toMatchObject({
+      error: 'That is 101 incidents; give at most 100 at a time.',
+    });
+  });
+});

@@ -266,3 +266,53 @@ describe('what the card shows of the trigger (issue 9 item 10)', () => {
     expect(card(OPEN).all).not.toContain('*Details*');
   });
 });
+
+describe('priority and urgency selects (issue 22 item 1)', () => {
+  const PRIORITIES = [
+    { id: 'PP1', name: 'P1' },
+    { id: 'PP2', name: 'P2 <!here>' },
+  ];
+  const selects = (events: readonly IncidentEvent[]) => {
+    const state = events.reduce(incidentDecider.evolve, incidentDecider.initialState());
+    const message = incidentCard(toIncidentView(STREAM, state), { priorities: PRIORITIES });
+    const actions = (message.blocks ?? []).filter((b) => b.type === 'actions') as {
+      elements: {
+        type: string;
+        action_id: string;
+        options?: unknown[];
+        initial_option?: { value: string };
+      }[];
+    }[];
+    return actions.flatMap((b) => b.elements).filter((e) => e.type === 'static_select');
+  };
+  const priorityRequested = (priority: { id: string; name: string }): IncidentEvent => ({
+    type: 'IncidentPriorityChangeRequested',
+    data: {
+      requestId: 'prio-1',
+      by: 'U0ANA',
+      asUser: { id: 'PANA', email: 'ana@example.org', name: 'Ana' },
+      requestedAt: t('01:30'),
+      priority,
+    },
+  });
+
+  it('an open incident offers the priorities (plain text, never mrkdwn) and high/low, with the current urgency picked', () => {
+    const s = selects(OPEN);
+    expect(s.map((e) => e.action_id)).toEqual(['incident.priority', 'incident.urgency']);
+    expect(JSON.stringify(s[0]!.options)).toContain('"type":"plain_text","text":"P2 <!here>"');
+    expect(s[1]!.initial_option?.value).toBe('high');
+  });
+
+  it('while a priority change is in flight neither select is offered, and the card says what was asked', () => {
+    const events = [...OPEN, priorityRequested({ id: 'PP1', name: 'P1' })];
+    expect(selects(events)).toEqual([]);
+    const state = events.reduce(incidentDecider.evolve, incidentDecider.initialState());
+    expect(visibleText(incidentCard(toIncidentView(STREAM, state)).blocks)).toContain(
+      'Setting the priority to P1…',
+    );
+  });
+
+  it('a resolved incident offers neither', () => {
+    expect(selects(RESOLVED)).toEqual([]);
+  });
+});

@@ -3,7 +3,13 @@ import type {
   RecordIncidentWebhook,
   UpstreamIncident,
 } from '../../../machines/incident/commands.ts';
-import type { Actor, Assignee, IncidentEvent, UpstreamUser } from '../../../machines/incident/events.ts';
+import type {
+  Actor,
+  Assignee,
+  IncidentEvent,
+  UpstreamAction,
+  UpstreamUser,
+} from '../../../machines/incident/events.ts';
 import { incidentKeyForRequest } from '../../../machines/incident/streams.ts';
 
 // Data builders for the incident decider tests: a Slack-triggered incident with request id
@@ -85,7 +91,7 @@ export const cmd = {
   }),
   succeeded: (
     requestId: string,
-    action: 'trigger' | 'acknowledge' | 'resolve' | 'escalate' | 'reassign' | 'note',
+    action: UpstreamAction,
     now: string,
     over: { incident?: UpstreamIncident | null; noteId?: string | null; via?: 'rest' | 'events_api' } = {},
   ): IncidentCommand => ({
@@ -102,7 +108,7 @@ export const cmd = {
   }),
   failed: (
     requestId: string,
-    action: 'trigger' | 'acknowledge' | 'resolve' | 'escalate' | 'reassign' | 'note',
+    action: UpstreamAction,
     now: string,
     attempt: number,
     nextAttemptAt: string | null,
@@ -119,12 +125,7 @@ export const cmd = {
     },
     metadata: meta(`failed:${requestId}:${attempt}`, now, 'system:upstream-calls'),
   }),
-  retry: (
-    requestId: string,
-    action: 'trigger' | 'acknowledge' | 'resolve' | 'escalate' | 'reassign' | 'note',
-    now: string,
-    attempt: number,
-  ): IncidentCommand => ({
+  retry: (requestId: string, action: UpstreamAction, now: string, attempt: number): IncidentCommand => ({
     type: 'RetryIncidentUpstreamCall',
     data: { requestId, action, attempt },
     metadata: meta(`retry:${requestId}:${attempt}`, now, 'system:scheduler'),
@@ -355,7 +356,7 @@ export const ev = {
   }),
   failed: (
     requestId: string,
-    action: 'trigger' | 'acknowledge' | 'resolve' | 'escalate' | 'reassign' | 'note',
+    action: UpstreamAction,
     at: string,
     attempt: number,
     nextAttemptAt: string | null,
@@ -373,12 +374,10 @@ export const ev = {
       at,
     },
   }),
-  retried: (
-    requestId: string,
-    action: 'trigger' | 'acknowledge' | 'resolve' | 'escalate' | 'reassign' | 'note',
-    at: string,
-    attempt: number,
-  ): IncidentEvent => ({ type: 'IncidentUpstreamCallRetried', data: { requestId, action, attempt, at } }),
+  retried: (requestId: string, action: UpstreamAction, at: string, attempt: number): IncidentEvent => ({
+    type: 'IncidentUpstreamCallRetried',
+    data: { requestId, action, attempt, at },
+  }),
   webhookIgnored: (
     webhookEventId: string,
     eventType: string,
