@@ -16,6 +16,7 @@ import { replies } from '../replies.ts';
 import { withChannel } from './modals.ts';
 import { type IncidentRequest, parseIncidentText, parseOnCallText, UNSUBSCRIBE_USAGE } from './parse.ts';
 import { answerQuery, ephemeral, type IncidentCommandRequest, slackCommand } from './reply.ts';
+import { incidentChannelCommand } from './working.ts';
 
 export type IncidentListenerDeps = HandlerDeps & Readonly<{ incidents: IncidentHandlerDeps }>;
 
@@ -224,6 +225,19 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
             }),
           ],
           PENDING_TEXT.reassign!(found.label),
+        );
+        return;
+      }
+
+      case 'channel': {
+        // Issue 22 item 7: the incident's own channel, once (src/incidents/incidentChannel.reactor.ts).
+        const found = await find(r.ref, 'channel');
+        if (!found) return;
+        await inbox.accept({ input, commands: [incidentChannelCommand(input, found.streamId)] });
+        await ack(
+          ephemeral(
+            `:hourglass_flowing_sand: Creating a channel for ${mrkdwnText(found.label, 300)}… everyone on the incident is invited, and its card is posted there.`,
+          ),
         );
         return;
       }

@@ -25,7 +25,7 @@ export type IncidentRequest =
       title: string;
     }>
   | Readonly<{ sub: 'list'; service: string | null }>
-  | Readonly<{ sub: 'show' | 'ack' | 'timeline'; ref: string }>
+  | Readonly<{ sub: 'show' | 'ack' | 'timeline' | 'channel'; ref: string }>
   | Readonly<{ sub: 'resolve'; ref: string; resolution: string | null }>
   | Readonly<{ sub: 'escalate'; ref: string; level: number | null }>
   | Readonly<{ sub: 'note'; ref: string; content: string | null }>
@@ -119,7 +119,8 @@ export const parseIncidentText = (text: string): IncidentRequest | ParseProblem 
     }
     case 'show':
     case 'ack':
-    case 'timeline': {
+    case 'timeline':
+    case 'channel': {
       const ref = needRef(sub);
       if (typeof ref !== 'string') return ref;
       if (w.length > 2) return { error: `\`${sub}\` takes only the incident.`, usage: usage(sub) };

@@ -134,6 +134,12 @@ export type IncidentCardOptions = Readonly<{
   lastEscalationLevel?: number | null;
   /** One line on paging by phone (blocks/pagingSummary.ts), shown under the fields; null: none. */
   paging?: string | null;
+  /**
+   * The incident's own channel (issue 22 item 7): `{ channel: null }` offers **Create channel**
+   * while the incident is open; a channel id names it on the card. Undefined: neither (a card
+   * rendered outside the card reactor, such as `/incident show`).
+   */
+  incidentChannel?: Readonly<{ channel: string | null; archived?: boolean }> | undefined;
 }>;
 
 const actionsBlock = (view: IncidentView, options: IncidentCardOptions): KnownBlock | null => {
@@ -175,6 +181,9 @@ const actionsBlock = (view: IncidentView, options: IncidentCardOptions): KnownBl
         deny: plain('Cancel'),
       },
     });
+  }
+  if (options.incidentChannel && options.incidentChannel.channel === null && view.phase === 'open') {
+    elements.push(button('Create channel', INCIDENT_ACTION.channel, view.streamId));
   }
   if (elements.length === 0) return null;
   return { type: 'actions', block_id: incidentActionsBlockId(view.streamId), elements };
@@ -235,6 +244,11 @@ export const incidentCard = (view: IncidentView, options: IncidentCardOptions = 
   ].filter((line): line is string => line !== null);
   if (history.length) blocks.push({ type: 'context', elements: [mrkdwn(history.join('\n'))] });
   if (options.paging) blocks.push({ type: 'context', elements: [mrkdwn(options.paging)] });
+  const own = options.incidentChannel?.channel;
+  if (own) {
+    const archived = options.incidentChannel?.archived ? ' (archived)' : '';
+    blocks.push({ type: 'context', elements: [mrkdwn(`:hash: Incident channel: <#${own}>${archived}`)] });
+  }
 
   if (view.pending.length) {
     blocks.push({
