@@ -66,13 +66,16 @@ export const registerIncidentWorkActions = (app: App, deps: IncidentListenerDeps
     const input = slackInputOf(args.context);
     const action = args.action as { value?: unknown; block_id?: unknown };
     const streamId = typeof action.value === 'string' ? action.value : null;
-    const fromBlock = typeof action.block_id === 'string' ? streamIdFromActionsBlockId(action.block_id) : null;
+    const fromBlock =
+      typeof action.block_id === 'string' ? streamIdFromActionsBlockId(action.block_id) : null;
     const body = args.body as {
       container?: { channel_id?: unknown; message_ts?: unknown; is_ephemeral?: unknown } | null;
     };
     const where = body.container;
     const owner =
-      typeof where?.channel_id === 'string' && typeof where.message_ts === 'string' && where.is_ephemeral !== true
+      typeof where?.channel_id === 'string' &&
+      typeof where.message_ts === 'string' &&
+      where.is_ephemeral !== true
         ? await deps.incidents.queries.cardOwner(where.channel_id, where.message_ts)
         : null;
     if (

@@ -24,7 +24,8 @@ export const ACK_REMINDER_STREAM_PREFIX = 'incidentackreminder-';
 const INCIDENT_PREFIX = 'incident-';
 
 export const ackReminderStreamId = (incidentStreamId: string): string => {
-  if (!isIncidentStreamId(incidentStreamId)) throw new TypeError(`not an incident stream: ${incidentStreamId}`);
+  if (!isIncidentStreamId(incidentStreamId))
+    throw new TypeError(`not an incident stream: ${incidentStreamId}`);
   return ACK_REMINDER_STREAM_PREFIX + incidentStreamId.slice(INCIDENT_PREFIX.length);
 };
 
@@ -109,10 +110,9 @@ export const ackReminderDecider: Decider<AckReminderState, AckReminderCommand, A
       case 'KeepIncidentAcknowledged': {
         const to = state.sent[key];
         if (!to) {
-          throw new DecisionRejected(
-            "That reminder isn't one Switchboard sent, so nothing was changed.",
-            { reason: 'not_reminded' },
-          );
+          throw new DecisionRejected("That reminder isn't one Switchboard sent, so nothing was changed.", {
+            reason: 'not_reminded',
+          });
         }
         if (!to.includes(command.data.by)) {
           throw new DecisionRejected(
@@ -138,7 +138,10 @@ export const ackReminderDecider: Decider<AckReminderState, AckReminderCommand, A
         return {
           ...state,
           due: [...state.due, key],
-          latest: { ...state.latest, [event.data.ack]: Math.max(state.latest[event.data.ack] ?? 0, event.data.round) },
+          latest: {
+            ...state.latest,
+            [event.data.ack]: Math.max(state.latest[event.data.ack] ?? 0, event.data.round),
+          },
         };
       case 'IncidentAckReminderSent':
         return { ...state, sent: { ...state.sent, [key]: event.data.to } };
@@ -189,7 +192,10 @@ export const recordIncidentWorkActivitySchema = z.object({
   /** Who it is about (reminded, answered, asked for the channel). */
   slackUserIds: z.array(slackUser).max(20),
   /** The incident channel, for `channel_*`. */
-  channel: z.string().regex(/^[CG][A-Z0-9]{2,30}$/).nullable(),
+  channel: z
+    .string()
+    .regex(/^[CG][A-Z0-9]{2,30}$/)
+    .nullable(),
   /** A short detail in words (a channel's name, why it failed). */
   detail: z.string().max(300).nullable(),
 });

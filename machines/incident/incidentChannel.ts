@@ -23,7 +23,8 @@ export const INCIDENT_CHANNEL_STREAM_PREFIX = 'incidentchannel-';
 const INCIDENT_PREFIX = 'incident-';
 
 export const incidentChannelStreamId = (incidentStreamId: string): string => {
-  if (!isIncidentStreamId(incidentStreamId)) throw new TypeError(`not an incident stream: ${incidentStreamId}`);
+  if (!isIncidentStreamId(incidentStreamId))
+    throw new TypeError(`not an incident stream: ${incidentStreamId}`);
   return INCIDENT_CHANNEL_STREAM_PREFIX + incidentStreamId.slice(INCIDENT_PREFIX.length);
 };
 export const incidentOfChannelStream = (streamId: string): string =>
@@ -54,7 +55,10 @@ export const recordIncidentChannelFailedSchema = z.object({
 export const archiveIncidentChannelSchema = z.object({ streamId, resolved: z.string().min(1).max(64) });
 export const recordIncidentChannelArchivedSchema = z.object({ streamId, channel: channelId });
 
-export type CreateIncidentChannel = Command<'CreateIncidentChannel', z.infer<typeof createIncidentChannelSchema>>;
+export type CreateIncidentChannel = Command<
+  'CreateIncidentChannel',
+  z.infer<typeof createIncidentChannelSchema>
+>;
 export type RecordIncidentChannelCreated = Command<
   'RecordIncidentChannelCreated',
   z.infer<typeof recordIncidentChannelCreatedSchema>
@@ -115,94 +119,104 @@ export type IncidentChannelState = Readonly<{
   archiveDue: readonly string[];
 }>;
 
-export const incidentChannelDecider: Decider<IncidentChannelState, IncidentChannelCommand, IncidentChannelEvent> =
-  {
-    decide: (command, state) => {
-      const now = command.metadata.now;
-      switch (command.type) {
-        case 'CreateIncidentChannel': {
-          if (state.phase === 'requested') {
-            throw new DecisionRejected(
-              `This incident's channel is being created (asked for by <@${state.by}>): it appears in a moment, and everyone on the incident is invited.`,
-              { reason: 'channel_pending' },
-            );
-          }
-          if (state.phase === 'created' || state.phase === 'archived') {
-            throw new DecisionRejected(
-              state.phase === 'created'
-                ? `This incident already has its channel: <#${state.channel}>.`
-                : `This incident's channel <#${state.channel}> was archived after it was resolved.`,
-              { reason: 'channel_exists', channel: state.channel },
-            );
-          }
-          return [
-            {
-              type: 'IncidentChannelRequested',
-              data: {
-                streamId: command.data.streamId,
-                requestId: command.metadata.commandId,
-                by: command.data.by,
-                at: now,
-              },
-            },
-          ];
+export const incidentChannelDecider: Decider<
+  IncidentChannelState,
+  IncidentChannelCommand,
+  IncidentChannelEvent
+> = {
+  decide: (command, state) => {
+    const now = command.metadata.now;
+    switch (command.type) {
+      case 'CreateIncidentChannel': {
+        if (state.phase === 'requested') {
+          throw new DecisionRejected(
+            `This incident's channel is being created (asked for by <@${state.by}>): it appears in a moment, and everyone on the incident is invited.`,
+            { reason: 'channel_pending' },
+          );
         }
-        case 'RecordIncidentChannelCreated':
-          return state.phase === 'requested' && state.requestId === command.data.requestId
-            ? [{ type: 'IncidentChannelCreated', data: { ...command.data, at: now } }]
-            : [];
-        case 'RecordIncidentChannelFailed':
-          return state.phase === 'requested' && state.requestId === command.data.requestId
-            ? [{ type: 'IncidentChannelFailed', data: { ...command.data, at: now } }]
-            : [];
-        case 'ArchiveIncidentChannel':
-          return state.phase === 'created' && !state.archiveDue.includes(command.data.resolved)
-            ? [
-                {
-                  type: 'IncidentChannelArchiveDue',
-                  data: { ...command.data, channel: state.channel!, at: now },
-                },
-              ]
-            : [];
-        case 'RecordIncidentChannelArchived':
-          return state.phase === 'created' && state.channel === command.data.channel
-            ? [{ type: 'IncidentChannelArchived', data: { ...command.data, at: now } }]
-            : [];
+        if (state.phase === 'created' || state.phase === 'archived') {
+          throw new DecisionRejected(
+            state.phase === 'created'
+              ? `This incident already has its channel: <#${state.channel}>.`
+              : `This incident's channel <#${state.channel}> was archived after it was resolved.`,
+            { reason: 'channel_exists', channel: state.channel },
+          );
+        }
+        return [
+          {
+            type: 'IncidentChannelRequested',
+            data: {
+              streamId: command.data.streamId,
+              requestId: command.metadata.commandId,
+              by: command.data.by,
+              at: now,
+            },
+          },
+        ];
       }
+      case 'RecordIncidentChannelCreated':
+        return state.phase === 'requested' && state.requestId === command.data.requestId
+          ? [{ type: 'IncidentChannelCreated', data: { ...command.data, at: now } }]
+          : [];
+      case 'RecordIncidentChannelFailed':
+        return state.phase === 'requested' && state.requestId === command.data.requestId
+          ? [{ type: 'IncidentChannelFailed', data: { ...command.data, at: now } }]
+          : [];
+      case 'ArchiveIncidentChannel':
+        return state.phase === 'created' && !state.archiveDue.includes(command.data.resolved)
+          ? [
+              {
+                type: 'IncidentChannelArchiveDue',
+                data: { ...command.data, channel: state.channel!, at: now },
+              },
+            ]
+          : [];
+      case 'RecordIncidentChannelArchived':
+        return state.phase === 'created' && state.channel === command.data.channel
+          ? [{ type: 'IncidentChannelArchived', data: { ...command.data, at: now } }]
+          : [];
+    }
+  },
+  evolve: (state, event) => {
+    switch (event.type) {
+      case 'IncidentChannelRequested':
+        return { ...state, phase: 'requested', requestId: event.data.requestId, by: event.data.by };
+      case 'IncidentChannelCreated':
+        return { ...state, phase: 'created', channel: event.data.channel, name: event.data.name };
+      case 'IncidentChannelFailed':
+        return { ...state, phase: 'none', requestId: null };
+      case 'IncidentChannelArchiveDue':
+        return { ...state, archiveDue: [...state.archiveDue, event.data.resolved] };
+      case 'IncidentChannelArchived':
+        return { ...state, phase: 'archived' };
+    }
+  },
+  initialState: () => ({
+    phase: 'none',
+    requestId: null,
+    by: null,
+    channel: null,
+    name: null,
+    archiveDue: [],
+  }),
+  parseEvent: eventParser<IncidentChannelEvent>('incident channel', {
+    schemas: {
+      IncidentChannelRequested: z.object({ streamId, requestId: z.string().min(1), by: slackUser, at }),
+      IncidentChannelCreated: recordIncidentChannelCreatedSchema.extend({ at }),
+      IncidentChannelFailed: recordIncidentChannelFailedSchema.extend({ at }),
+      IncidentChannelArchiveDue: archiveIncidentChannelSchema.extend({ channel: channelId, at }),
+      IncidentChannelArchived: recordIncidentChannelArchivedSchema.extend({ at }),
     },
-    evolve: (state, event) => {
-      switch (event.type) {
-        case 'IncidentChannelRequested':
-          return { ...state, phase: 'requested', requestId: event.data.requestId, by: event.data.by };
-        case 'IncidentChannelCreated':
-          return { ...state, phase: 'created', channel: event.data.channel, name: event.data.name };
-        case 'IncidentChannelFailed':
-          return { ...state, phase: 'none', requestId: null };
-        case 'IncidentChannelArchiveDue':
-          return { ...state, archiveDue: [...state.archiveDue, event.data.resolved] };
-        case 'IncidentChannelArchived':
-          return { ...state, phase: 'archived' };
-      }
-    },
-    initialState: () => ({ phase: 'none', requestId: null, by: null, channel: null, name: null, archiveDue: [] }),
-    parseEvent: eventParser<IncidentChannelEvent>('incident channel', {
-      schemas: {
-        IncidentChannelRequested: z.object({ streamId, requestId: z.string().min(1), by: slackUser, at }),
-        IncidentChannelCreated: recordIncidentChannelCreatedSchema.extend({ at }),
-        IncidentChannelFailed: recordIncidentChannelFailedSchema.extend({ at }),
-        IncidentChannelArchiveDue: archiveIncidentChannelSchema.extend({ channel: channelId, at }),
-        IncidentChannelArchived: recordIncidentChannelArchivedSchema.extend({ at }),
-      },
-      upcasters: {},
-    }),
-    commandSchemas: {
-      CreateIncidentChannel: createIncidentChannelSchema,
-      RecordIncidentChannelCreated: recordIncidentChannelCreatedSchema,
-      RecordIncidentChannelFailed: recordIncidentChannelFailedSchema,
-      ArchiveIncidentChannel: archiveIncidentChannelSchema,
-      RecordIncidentChannelArchived: recordIncidentChannelArchivedSchema,
-    },
-  };
+    upcasters: {},
+  }),
+  commandSchemas: {
+    CreateIncidentChannel: createIncidentChannelSchema,
+    RecordIncidentChannelCreated: recordIncidentChannelCreatedSchema,
+    RecordIncidentChannelFailed: recordIncidentChannelFailedSchema,
+    ArchiveIncidentChannel: archiveIncidentChannelSchema,
+    RecordIncidentChannelArchived: recordIncidentChannelArchivedSchema,
+  },
+};
 
 /**
  * A Slack channel name for incident `number` titled `title` (Slack's rules: lowercase letters,

@@ -90,7 +90,12 @@ export const createAckRemindersReactor = (options: AckRemindersOptions): Process
   const slackUserOf = options.slackUserOf ?? (() => null);
   const ledger = incidentAckReminderLedger;
 
-  const send = async (ctx: ProcessorContext, cause: RecordedEvent, command: Omit<Command, 'metadata'>, key: string) => {
+  const send = async (
+    ctx: ProcessorContext,
+    cause: RecordedEvent,
+    command: Omit<Command, 'metadata'>,
+    key: string,
+  ) => {
     const outcome = await dispatchCommand(options.dispatch, {
       ...command,
       metadata: {
@@ -175,7 +180,14 @@ export const createAckRemindersReactor = (options: AckRemindersOptions): Process
       .slice(0, at < 0 ? history.length : at)
       .findLast((m) => m.kind === 'event' && m.type === 'IncidentAcknowledged');
     if (before) await cancelAll(ctx, incident, before.id, 'acknowledged again');
-    await schedule(ctx, event, incident, event.id, 0, String((event.data as { at?: unknown }).at ?? event.recordedAt.toISOString()));
+    await schedule(
+      ctx,
+      event,
+      incident,
+      event.id,
+      0,
+      String((event.data as { at?: unknown }).at ?? event.recordedAt.toISOString()),
+    );
   };
 
   const resolved = async (ctx: ProcessorContext, event: RecordedEvent) => {

@@ -77,7 +77,8 @@ export const incidentChannelOf = (
   const channel = typeof created?.data.channel === 'string' ? created.data.channel : null;
   return {
     channel,
-    archived: channel !== null && lines.some((m) => m.data.kind === 'channel_archived' && m.data.channel === channel),
+    archived:
+      channel !== null && lines.some((m) => m.data.kind === 'channel_archived' && m.data.channel === channel),
   };
 };
 

@@ -1,4 +1,8 @@
-import { ackReminderDecider, ackReminderStreamId, workActivityDecider } from '../../machines/incident/ackReminder.ts';
+import {
+  ackReminderDecider,
+  ackReminderStreamId,
+  workActivityDecider,
+} from '../../machines/incident/ackReminder.ts';
 import { incidentChannelDecider, incidentChannelStreamId } from '../../machines/incident/incidentChannel.ts';
 import { isIncidentStreamId } from '../../machines/incident/streams.ts';
 import type { CommandRoute } from '../application/dispatch.ts';

@@ -564,7 +564,8 @@ export class FakeSlack implements Simulator<FakeSlackState> {
           .filter(Boolean);
         if (users.length === 0) throw new SlackApiError('no_user');
         if (users.length > 1000) throw new SlackApiError('too_many_users');
-        if (channel.members && !channel.members.includes(this.botUserId)) throw new SlackApiError('not_in_channel');
+        if (channel.members && !channel.members.includes(this.botUserId))
+          throw new SlackApiError('not_in_channel');
         for (const id of users) {
           if (id === this.botUserId) throw new SlackApiError('cant_invite_self');
           const user = this.users.get(id);
@@ -581,7 +582,8 @@ export class FakeSlack implements Simulator<FakeSlackState> {
         this.needScope(channel.is_private ? 'groups:write' : 'channels:manage');
         if (channel.is_im) throw new SlackApiError('method_not_supported_for_channel_type');
         if (channel.is_archived) throw new SlackApiError('already_archived');
-        if (channel.members && !channel.members.includes(this.botUserId)) throw new SlackApiError('not_in_channel');
+        if (channel.members && !channel.members.includes(this.botUserId))
+          throw new SlackApiError('not_in_channel');
         channel.is_archived = true;
         return {};
       },
