@@ -1,7 +1,7 @@
 import { INCIDENT_USER_COMMANDS } from '../../machines/incident/commands.ts';
 import type { Clock } from '../../src/core/clock.ts';
-import { incidentRejectionText } from '../../src/incidents/blocks/incidentReplies.ts';
 import { createAckRemindersReactor } from '../../src/incidents/ackReminders.reactor.ts';
+import { incidentRejectionText } from '../../src/incidents/blocks/incidentReplies.ts';
 import { createIncidentCardsReactor } from '../../src/incidents/cards.reactor.ts';
 import { type IncidentsConfig, incidentsDeclaration } from '../../src/incidents/config.ts';
 import { createIncidentEnricher } from '../../src/incidents/enrich.ts';
@@ -24,12 +24,12 @@ import {
 } from '../../src/incidents/readModels.projection.ts';
 import { incidentRoutes } from '../../src/incidents/routes.ts';
 import { createServiceDirectory } from '../../src/incidents/services.ts';
-import { DEFAULT_WORKING } from '../../src/incidents/workingConfig.ts';
-import { workingRoutes } from '../../src/incidents/workingRoutes.ts';
 import {
   createIncidentReadBackReactor,
   createIncidentUpstreamReactor,
 } from '../../src/incidents/upstreamCalls.reactor.ts';
+import { DEFAULT_WORKING } from '../../src/incidents/workingConfig.ts';
+import { workingRoutes } from '../../src/incidents/workingRoutes.ts';
 import {
   defineLifecycle,
   type LifecycleDeps,
