@@ -16,7 +16,7 @@ import { replies } from '../replies.ts';
 import { withChannel } from './modals.ts';
 import { type IncidentRequest, parseIncidentText, parseOnCallText, UNSUBSCRIBE_USAGE } from './parse.ts';
 import { answerQuery, ephemeral, type IncidentCommandRequest, slackCommand } from './reply.ts';
-import { incidentChannelCommand } from './working.ts';
+import { incidentChannelCommand } from './workingCommands.ts';
 
 export type IncidentListenerDeps = HandlerDeps & Readonly<{ incidents: IncidentHandlerDeps }>;
 

@@ -2,12 +2,12 @@ import type { AllMiddlewareArgs, App, BlockAction, SlackActionMiddlewareArgs } f
 import { isIncidentStreamId } from '../../machines/incident/streams.ts';
 import { commandMetadata, type SlackInput } from '../../src/application/inbox.ts';
 import { ValidationError } from '../../src/core/errors.ts';
-import type { Command } from '../../src/core/messages.ts';
 import { parseKeepButtonValue } from '../../src/incidents/ackReminders.reactor.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import type { IncidentListenerDeps } from './commands.ts';
 import { INCIDENT_ACTION, streamIdFromActionsBlockId } from './ids.ts';
 import { ephemeral } from './reply.ts';
+import { incidentChannelCommand } from './workingCommands.ts';
 
 type ActionArgs = SlackActionMiddlewareArgs<BlockAction> & Pick<AllMiddlewareArgs, 'context'>;
 
@@ -19,11 +19,6 @@ type ActionArgs = SlackActionMiddlewareArgs<BlockAction> & Pick<AllMiddlewareArg
  * acknowledgement id, a round) and the decider refuses, in words, a reminder that was not sent to
  * the person clicking, or one that was not sent at all.
  */
-export const incidentChannelCommand = (input: SlackInput, streamId: string): Command => {
-  const metadata = commandMetadata(input, 0);
-  return { type: 'CreateIncidentChannel', data: { streamId, by: metadata.actor }, metadata };
-};
-
 const NOT_A_REMINDER =
   ":warning: That button doesn't belong to a reminder Switchboard sent, so nothing was changed.";
 const NOT_AN_INCIDENT =
