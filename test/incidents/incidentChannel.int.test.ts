@@ -146,6 +146,28 @@ describe('an incident channel on demand', () => {
     expect(incidentChannels(number)).toHaveLength(1);
   });
 
+  it('is not archived when the incident was reopened before the time was up', async () => {
+    const { number, streamId, incidentId } = await h.trigger('Webhooks delayed');
+    await h.slash(`channel ${number}`, { user: ANA.slack });
+    const channel = await created(number);
+    await h.slash(`resolve ${number}`, { user: ANA.slack });
+    await waitFor(() => (cardText(h.cardOf(channel.id, number)).includes('Resolved') ? true : undefined), {
+      what: 'resolved',
+    });
+    await h.idle();
+    clock.advance(2 * HOUR);
+    h.sim.webApp.acknowledge(incidentId, ANA.email); // reopened in the incident service's web app
+    await waitFor(
+      async () => ((await h.stream(streamId)).some((m) => m.type === 'IncidentReopened') ? true : undefined),
+      { what: 'reopened' },
+    );
+    await h.idle();
+    clock.advance(30 * HOUR);
+    await h.idle();
+    expect(h.fake.channels.get(channel.id)?.is_archived).toBeFalsy();
+    expect(await activity(streamId)).toEqual(['channel_created']);
+  });
+
   it('a taken name gets a suffix', async () => {
     const { number } = await h.trigger('Ledger drift');
     h.fake.addChannel({ id: 'C0TAKEN', name: `inc-${number}-ledger-drift`, is_im: false });
