@@ -46,14 +46,9 @@ export const registerIncidentWorkActions = (app: App, deps: IncidentListenerDeps
       input,
       commands: [{ type: 'KeepIncidentAcknowledged', data: { ...parsed, by: metadata.actor }, metadata }],
     });
+    // Decided later against the reminder as recorded: a refusal comes back through the
+    // response_url; "noted" comes by DM once it is kept.
     await args.ack();
-    await args
-      .respond(
-        ephemeral(
-          ':thumbsup: Noted: you are still working on it. Switchboard reminds you again later if it is still open.',
-        ),
-      )
-      .catch(() => undefined);
   });
 
   app.action(INCIDENT_ACTION.channel, async (raw) => {

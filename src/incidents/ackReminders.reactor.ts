@@ -282,8 +282,20 @@ export const createAckRemindersReactor = (options: AckRemindersOptions): Process
       now: ctx.now(),
       reason: 'answered',
     });
-    const { isCurrent } = await current(ctx, d.incident, d.ack);
-    if (isCurrent) await schedule(ctx, event, d.incident, d.ack, d.round + 1, d.at);
+    const { isCurrent, view } = await current(ctx, d.incident, d.ack);
+    if (!isCurrent) return;
+    await schedule(ctx, event, d.incident, d.ack, d.round + 1, d.at);
+    const minutes = Math.round(settings.ackReminderMs / 60_000);
+    const text = `:thumbsup: Noted: you are still working on ${incidentLabel(view)}. Switchboard asks again in ${minutes} minute${minutes === 1 ? '' : 's'} unless it is resolved by then.`;
+    orThrow(
+      await outbox.post(ctx, {
+        ledger,
+        key: `ack-kept:${key}`,
+        channel: d.by,
+        message: { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] },
+        since: event.recordedAt,
+      }),
+    );
   };
 
   const unanswered = async (ctx: ProcessorContext, event: RecordedEvent) => {

@@ -118,6 +118,12 @@ describe('acknowledge reminders', () => {
     await slack.click('incident.keep', value, { user: CHEN.slack, channel: h.fake.dmChannel(CHEN.slack).id });
     await h.idle();
     expect(await workActivity(streamId)).toEqual(['ack_reminder_sent', 'ack_reminder_kept']);
+    expect(slack.responses(ana.responseUrl).join('\n')).not.toContain('Noted');
+    expect(
+      h.fake
+        .messages(h.fake.dmChannel(CHEN.slack).id)
+        .filter((m) => m.text.includes(`Noted: you are still working on`) && m.text.includes(`#${number} `)),
+    ).toHaveLength(1);
     // The unanswered notice is off; the next reminder is 30 minutes after the answer.
     await h.advance(15 * MINUTE);
     expect(thread(number)).toHaveLength(0);
