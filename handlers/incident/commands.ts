@@ -17,6 +17,7 @@ import { replies } from '../replies.ts';
 import { withChannel } from './modals.ts';
 import { type IncidentRequest, parseIncidentText, parseOnCallText, UNSUBSCRIBE_USAGE } from './parse.ts';
 import { answerQuery, ephemeral, type IncidentCommandRequest, slackCommand } from './reply.ts';
+import { incidentChannelCommand } from './workingCommands.ts';
 
 export type IncidentListenerDeps = HandlerDeps & Readonly<{ incidents: IncidentHandlerDeps }>;
 
@@ -320,6 +321,19 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
           ...(skipped.length > BULK_LINES ? [`…and ${skipped.length - BULK_LINES} more`] : []),
         ].join('\n');
         await record(commands, text);
+        return;
+      }
+
+      case 'channel': {
+        // Issue 22 item 7: the incident's own channel, once (src/incidents/incidentChannel.reactor.ts).
+        const found = await find(r.ref, 'channel');
+        if (!found) return;
+        await inbox.accept({ input, commands: [incidentChannelCommand(input, found.streamId)] });
+        await ack(
+          ephemeral(
+            `:hourglass_flowing_sand: Creating a channel for ${mrkdwnText(found.label, 300)}… everyone on the incident is invited, and its card is posted there.`,
+          ),
+        );
         return;
       }
 

@@ -1,11 +1,16 @@
 import { INCIDENT_USER_COMMANDS } from '../../machines/incident/commands.ts';
 import type { Clock } from '../../src/core/clock.ts';
+import { createAckRemindersReactor } from '../../src/incidents/ackReminders.reactor.ts';
 import { incidentRejectionText } from '../../src/incidents/blocks/incidentReplies.ts';
 import { createIncidentCardsReactor } from '../../src/incidents/cards.reactor.ts';
 import { type IncidentsConfig, incidentsDeclaration } from '../../src/incidents/config.ts';
 import { createIncidentEnricher } from '../../src/incidents/enrich.ts';
 import { createEscalationLevels } from '../../src/incidents/escalationLevels.ts';
 import { createIncidentHomeSection } from '../../src/incidents/home.ts';
+import {
+  createIncidentChannelReactor,
+  slackChannelsApi,
+} from '../../src/incidents/incidentChannel.reactor.ts';
 import { createIncidentNoticesReactor } from '../../src/incidents/notices.reactor.ts';
 import { createOnCallLookups, createScheduleOverridesPort } from '../../src/incidents/onCall.ts';
 import { createIncidentPagingReactor, createPagingRota } from '../../src/incidents/paging.reactor.ts';
@@ -24,6 +29,8 @@ import {
   createIncidentReadBackReactor,
   createIncidentUpstreamReactor,
 } from '../../src/incidents/upstreamCalls.reactor.ts';
+import { DEFAULT_WORKING } from '../../src/incidents/workingConfig.ts';
+import { workingRoutes } from '../../src/incidents/workingRoutes.ts';
 import {
   defineLifecycle,
   type LifecycleDeps,
@@ -159,6 +166,7 @@ const createIncidents = (
     routes: {
       ...incidentRoutes({ streamForUpstreamId: readModels.streamForUpstreamId }),
       ...pagingRoutes(),
+      ...workingRoutes(),
     },
     processors: [
       readModels.processor,
@@ -210,6 +218,20 @@ const createIncidents = (
       createIncidentNoticesReactor({
         outbox: deps.outbox,
         respond: (responseUrl, m) => deps.replies.respond(responseUrl, m),
+      }),
+      // Issue 22 items 4 and 7: acknowledge reminders, and an incident channel on demand.
+      createAckRemindersReactor({
+        outbox: deps.outbox,
+        dispatch,
+        settings: config.working ?? DEFAULT_WORKING,
+        slackUserOf: readModels.slackUserOf,
+      }),
+      createIncidentChannelReactor({
+        channels: slackChannelsApi(slack, slack.variant({ retries: 0 })),
+        outbox: deps.outbox,
+        dispatch,
+        settings: config.working ?? DEFAULT_WORKING,
+        slackUserOf: readModels.slackUserOf,
       }),
     ],
     listeners: (app, handlerDeps) =>

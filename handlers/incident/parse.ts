@@ -25,7 +25,7 @@ export type IncidentRequest =
       title: string;
     }>
   | Readonly<{ sub: 'list'; service: string | null }>
-  | Readonly<{ sub: 'show' | 'ack' | 'timeline'; ref: string }>
+  | Readonly<{ sub: 'show' | 'ack' | 'timeline' | 'channel'; ref: string }>
   | Readonly<{ sub: 'resolve'; ref: string; resolution: string | null }>
   | Readonly<{ sub: 'escalate'; ref: string; level: number | null }>
   | Readonly<{ sub: 'note'; ref: string; content: string | null }>
@@ -98,7 +98,7 @@ export const parseIncidentText = (text: string): IncidentRequest | ParseProblem 
       };
     return parsed.data.replace(/^#/, '');
   };
-  const oneRef = (k: 'show' | 'ack' | 'timeline'): IncidentRequest | ParseProblem => {
+  const oneRef = (k: 'show' | 'ack' | 'timeline' | 'channel'): IncidentRequest | ParseProblem => {
     const ref = needRef(k);
     if (typeof ref !== 'string') return ref;
     if (w.length > 2) return { error: `\`${k}\` takes only the incident.`, usage: usage(k) };
@@ -142,6 +142,7 @@ export const parseIncidentText = (text: string): IncidentRequest | ParseProblem 
       return oneRef('ack');
     case 'show':
     case 'timeline':
+    case 'channel':
       return oneRef(sub);
     case 'resolve': {
       // Only incident numbers after `resolve`, two or more: each of them (a resolution is words).

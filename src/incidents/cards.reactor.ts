@@ -1,3 +1,4 @@
+import { WORK_ACTIVITY } from '../../machines/incident/ackReminder.ts';
 import type { IncidentState } from '../../machines/incident/decider.ts';
 import type { Actor, Assignee, Priority } from '../../machines/incident/events.ts';
 import { hasCode } from '../core/errors.ts';
@@ -61,6 +62,25 @@ export type CardMarker = Readonly<{ stream: string; postKey: string }>;
 export const CARD_METADATA_EVENT_TYPE = 'switchboard_incident_card';
 /** Page activity, recorded as commands in the incident's stream (src/incidents/paging.ts). */
 const PAGE_ACTIVITY = 'RecordIncidentPageActivity';
+/** Recorded commands that change what the card shows: page activity, and work activity (its channel). */
+const RENDERED_COMMANDS: ReadonlySet<string> = new Set([PAGE_ACTIVITY, WORK_ACTIVITY]);
+
+/**
+ * The incident's own channel as its timeline records it (issue 22 item 7,
+ * src/incidents/incidentChannel.reactor.ts): the card is posted there too and kept in step.
+ */
+export const incidentChannelOf = (
+  history: readonly RecordedEvent[],
+): Readonly<{ channel: string | null; archived: boolean }> => {
+  const lines = history.filter((m) => m.kind === 'command' && m.type === WORK_ACTIVITY);
+  const created = lines.findLast((m) => m.data.kind === 'channel_created');
+  const channel = typeof created?.data.channel === 'string' ? created.data.channel : null;
+  return {
+    channel,
+    archived:
+      channel !== null && lines.some((m) => m.data.kind === 'channel_archived' && m.data.channel === channel),
+  };
+};
 
 export type IncidentCardsOptions = Readonly<{
   outbox: SlackOutbox;
@@ -203,6 +223,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     state: IncidentState,
     since: Date,
     paging: string | null = null,
+    own: Readonly<{ channel: string | null; archived: boolean }> = { channel: null, archived: false },
   ): Promise<'done' | 'newer'> => {
     const streamId = cause.streamId;
     const raw = toIncidentView(streamId, state);
@@ -213,7 +234,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     const lastLevel =
       view.service && options.lastEscalationLevel ? await options.lastEscalationLevel(view.service.id) : null;
     const priorities = options.priorities ? await options.priorities() : null;
-    const message = incidentCard(view, { lastEscalationLevel: lastLevel, paging, priorities });
+    const message = incidentCard(view, { lastEscalationLevel: lastLevel, paging, priorities, incidentChannel: own });
     const log = ctx.logger.child({ streamId });
 
     const trigger = state.context.trigger;
@@ -244,6 +265,8 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     const wanted = new Set<string>();
     if (trigger?.channel) wanted.add(trigger.channel);
     if (view.service) for (const c of await options.channelsFor(view.service.id)) wanted.add(c);
+    // Its own channel (issue 22 item 7), until archived.
+    if (own.channel && !own.archived) wanted.add(own.channel);
     // A card that went to the requester's DM because the trigger channel refused it.
     const inDm = state.context.cards.some((c) => c.channel.startsWith('D'));
     for (const channel of wanted) {
@@ -289,7 +312,8 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
       // Any event of an incident that may have been handled before puts the incident in doubt,
       // whether or not this one renders (a newer one may, without being a redelivery itself).
       outbox.suspect(ctx, event.streamId);
-      if ((event.kind !== 'event' && event.type !== PAGE_ACTIVITY) || CARD_EVENTS.has(event.type)) return;
+      if ((event.kind !== 'event' && !RENDERED_COMMANDS.has(event.type)) || CARD_EVENTS.has(event.type))
+        return;
       const streamId = event.streamId;
       // When a post this event may have made could have happened at the earliest: after the stream's
       // last card bookkeeping, or its first event (read before this delivery records anything).
@@ -300,7 +324,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
           ?.recordedAt;
         const newest = history.reduce(
           (max, m) =>
-            (m.kind === 'event' && !CARD_EVENTS.has(m.type)) || m.type === PAGE_ACTIVITY
+            (m.kind === 'event' && !CARD_EVENTS.has(m.type)) || RENDERED_COMMANDS.has(m.type)
               ? Math.max(max, m.revision)
               : max,
           -1,
@@ -316,6 +340,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
             foldIncidentHistory(history),
             since ?? ctx.now(),
             pagingSummary(history),
+            incidentChannelOf(history),
           );
           if (outcome === 'done') {
             rendered.set(streamId, newest);

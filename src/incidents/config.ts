@@ -9,6 +9,7 @@ import {
   withoutSlash,
 } from '../lifecycles/config.ts';
 import { PAGING_VARIABLES, type PagingSettings, readPagingSettings } from './pagingConfig.ts';
+import { readWorkingSettings, WORKING_VARIABLES, type WorkingSettings } from './workingConfig.ts';
 
 /** The incident lifecycle's configuration: the incident service (PagerDuty-shaped). */
 export type IncidentsConfig = Readonly<{
@@ -29,6 +30,11 @@ export type IncidentsConfig = Readonly<{
    * undefined when no PAGING_* variable is set: DEFAULT_PAGING.
    */
   paging?: PagingSettings | undefined;
+  /**
+   * Acknowledge reminders and incident channels (src/incidents/workingConfig.ts); undefined when
+   * none of their variables is set: DEFAULT_WORKING.
+   */
+  working?: WorkingSettings | undefined;
 }>;
 
 export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
@@ -56,6 +62,7 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
       schema: z.string().regex(/^[1-9][0-9]{0,6}$/, 'a whole number of requests, 1 or more'),
     },
     ...PAGING_VARIABLES,
+    ...WORKING_VARIABLES,
   },
   credentials: ['PAGERDUTY_TOKEN', 'PAGERDUTY_WEBHOOK_SECRET'],
   read: (v) => {
@@ -77,6 +84,7 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
       ],
       requestsPerMinute: Number(v.optional('PAGERDUTY_REQUESTS_PER_MINUTE') ?? 960),
       paging: readPagingSettings(v),
+      working: readWorkingSettings(v),
     };
   },
 };

@@ -1,3 +1,11 @@
+import {
+  ACK_REMINDER_STREAM_PREFIX,
+  incidentOfAckReminderStream,
+} from '../../machines/incident/ackReminder.ts';
+import {
+  INCIDENT_CHANNEL_STREAM_PREFIX,
+  incidentOfChannelStream,
+} from '../../machines/incident/incidentChannel.ts';
 import { INCIDENT_PAGING_STREAM_PREFIX, incidentOfPagingStream } from '../../machines/incident/paging.ts';
 import { INCIDENT_ROUTING_STREAM_PREFIX } from '../../machines/incidentRouting/streams.ts';
 import type { ParkedNotice, ParkedNotices } from '../slack/parkedNotices.reactor.ts';
@@ -22,11 +30,24 @@ export const incidentParkedNotices: ParkedNotices = {
     INCIDENT_PAGING_STREAM_PREFIX,
     INCIDENT_ROUTING_STREAM_PREFIX,
     INCIDENT_NOTICE_STREAM_PREFIX,
+    // Issue 22 items 4 and 7: acknowledge reminders and incident channels, and their notices' ledgers.
+    ACK_REMINDER_STREAM_PREFIX,
+    INCIDENT_CHANNEL_STREAM_PREFIX,
+    'incidentAckReminderNotice-',
+    'incidentChannelNotice-',
   ],
   async noticesFor(parked, ctx) {
     const paging = parked.streamId.startsWith(INCIDENT_PAGING_STREAM_PREFIX);
-    if (!paging && !parked.streamId.startsWith(INCIDENT_PREFIX)) return [];
-    const stream = paging ? incidentOfPagingStream(parked.streamId) : parked.streamId;
+    const reminder = parked.streamId.startsWith(ACK_REMINDER_STREAM_PREFIX);
+    const ownChannel = parked.streamId.startsWith(INCIDENT_CHANNEL_STREAM_PREFIX);
+    if (!paging && !reminder && !ownChannel && !parked.streamId.startsWith(INCIDENT_PREFIX)) return [];
+    const stream = paging
+      ? incidentOfPagingStream(parked.streamId)
+      : reminder
+        ? incidentOfAckReminderStream(parked.streamId)
+        : ownChannel
+          ? incidentOfChannelStream(parked.streamId)
+          : parked.streamId;
     const cards = new Map<string, string>();
     let number: number | undefined;
     let triggerChannel: string | undefined;
@@ -46,7 +67,11 @@ export const incidentParkedNotices: ParkedNotices = {
     }
     const what = paging
       ? 'Switchboard could not finish paging for this incident: someone on call may not have been paged. If nobody has acknowledged it, page them by hand.'
-      : 'Switchboard could not finish updating this incident; what you see here may be out of date.';
+      : reminder
+        ? "Switchboard could not finish reminding this incident's assignee that it is still open."
+        : ownChannel
+          ? "Switchboard could not finish making (or archiving) this incident's channel. Ask again with `/incident channel`, or do it by hand."
+          : 'Switchboard could not finish updating this incident; what you see here may be out of date.';
     if (cards.size > 0) {
       return [...cards].map(([channel, ts]): ParkedNotice => ({ channel, threadTs: ts, text: what }));
     }

@@ -68,6 +68,8 @@ describe('manifest.yml', () => {
         // Issue 12: conversations.members, who may decide time off sent to the HR channel.
         'channels:read',
         'groups:read',
+        // Issue 22 item 7: an incident channel on demand (conversations.create, invite, archive).
+        'channels:manage',
         'chat:write',
         'commands',
         'groups:history',

@@ -98,6 +98,8 @@ export type IncidentHarness = Readonly<{
   cardOf(channel: string, number: number): FakeMessage | undefined;
   /** Ephemeral messages a user got through response_url or chat.postEphemeral (from index `from` on). */
   ephemeralsFor(user: string, from?: number): string[];
+  /** The bot's messages in a person's DM, oldest first. */
+  dms(user: string): FakeMessage[];
   /** Warnings, processor states and the last requests: printed when a wait times out. */
   diagnose(): Promise<string>;
   idle(): Promise<void>;
@@ -122,6 +124,10 @@ export const startIncidentHarness = async (
     clock?: Clock;
     /** The incident-service simulator's clock, e.g. skewed from the app's (default: the system's). */
     simClock?: Clock;
+    /** More environment for the app (e.g. INCIDENT_ACK_REMINDER_MINUTES). */
+    env?: Readonly<Record<string, string>>;
+    /** The fake Slack's bot token scopes (default: every scope). */
+    slackScopes?: readonly string[];
   }> = {},
 ): Promise<IncidentHarness> => {
   const sim = await startPagerDutySimulator({
@@ -141,11 +147,13 @@ export const startIncidentHarness = async (
       { id: OPS, name: 'ops', is_im: false },
       { id: PAYMENTS_CHANNEL, name: 'payments', is_im: false },
     ],
+    ...(options.slackScopes ? { scopes: options.slackScopes } : {}),
   });
   const tmp = tempDir('switchboard-incident-');
   const dbPath = join(tmp.dir, 'switchboard.db');
   const simulators: readonly Simulator[] = [fake, sim];
-  const env = (port: number) => testEnv(fake, dbPath, { ...simulatorEnv(simulators), PORT: String(port) });
+  const env = (port: number) =>
+    testEnv(fake, dbPath, { ...simulatorEnv(simulators), PORT: String(port), ...options.env });
   const logs = createLogSink();
   const boot = async (port: number) => {
     const config = loadConfig(env(port), ALL_LIFECYCLES);
@@ -257,6 +265,7 @@ export const startIncidentHarness = async (
       const streamId = await harness.streamOfNumber(incident.number);
       return { streamId, incidentId: incident.id, number: incident.number, card };
     },
+    dms: (user) => slack.dms(user),
     async diagnose() {
       const warnings = logs
         .lines()

@@ -65,6 +65,10 @@ export type FakeChannel = {
   members?: string[];
   /** A private channel: reading its history needs `groups:history` (public: `channels:history`). */
   is_private?: boolean;
+  /** Archived (conversations.archive): posts and updates there are refused with `is_archived`. */
+  is_archived?: boolean;
+  /** Who created it (conversations.create: the bot). */
+  creator?: string;
 };
 
 /** Message metadata (https://api.slack.com/metadata/using), kept with the message as posted. */
@@ -344,6 +348,7 @@ export class FakeSlack implements Simulator<FakeSlackState> {
       'chat.postMessage': (p) => {
         refuse(checkMessage(p['text'], blocks(p['blocks'])));
         const channel = this.resolveChannel(p['channel']);
+        if (channel.is_archived) throw new SlackApiError('is_archived');
         const message = this.addMessage(
           channel.id,
           str(p['text']),
@@ -357,6 +362,7 @@ export class FakeSlack implements Simulator<FakeSlackState> {
       'chat.update': (p) => {
         refuse(checkMessage(p['text'], blocks(p['blocks'])));
         const message = this.findMessage(str(p['channel']), str(p['ts']));
+        if (this.channels.get(message.channel)?.is_archived) throw new SlackApiError('is_archived');
         this.editMessage(
           message,
           p['text'] === undefined ? message.text : str(p['text']),
@@ -524,6 +530,62 @@ export class FakeSlack implements Simulator<FakeSlackState> {
             ? [channel.user ?? '', this.botUserId]
             : [...this.users.values()].filter((u) => !u.deleted).map((u) => u.id));
         return { members: members.filter(Boolean), response_metadata: { next_cursor: '' } };
+      },
+      // Issue 22 item 7: channels on demand (https://api.slack.com/methods/conversations.create,
+      // …invite, …archive). Public channels need `channels:manage` (private: `groups:write`).
+      'conversations.create': (p) => {
+        const isPrivate = p['is_private'] === true || p['is_private'] === 'true';
+        this.needScope(isPrivate ? 'groups:write' : 'channels:manage');
+        const name = str(p['name'] ?? '');
+        const problem = channelNameProblem(name);
+        if (problem) throw new SlackApiError(problem);
+        if ([...this.channels.values()].some((c) => !c.is_im && c.name === name)) {
+          throw new SlackApiError('name_taken');
+        }
+        const channel: FakeChannel = {
+          id: this.newId(isPrivate ? 'G' : 'C'),
+          name,
+          is_im: false,
+          members: [this.botUserId],
+          creator: this.botUserId,
+          ...(isPrivate ? { is_private: true } : {}),
+        };
+        this.channels.set(channel.id, channel);
+        return { channel: publicChannel(channel, this.now()) };
+      },
+      'conversations.invite': (p) => {
+        const channel = this.resolveChannel(p['channel']);
+        this.needScope(channel.is_private ? 'groups:write' : 'channels:manage');
+        if (channel.is_im) throw new SlackApiError('method_not_supported_for_channel_type');
+        if (channel.is_archived) throw new SlackApiError('is_archived');
+        const users = str(p['users'] ?? '')
+          .split(',')
+          .map((u) => u.trim())
+          .filter(Boolean);
+        if (users.length === 0) throw new SlackApiError('no_user');
+        if (users.length > 1000) throw new SlackApiError('too_many_users');
+        if (channel.members && !channel.members.includes(this.botUserId))
+          throw new SlackApiError('not_in_channel');
+        for (const id of users) {
+          if (id === this.botUserId) throw new SlackApiError('cant_invite_self');
+          const user = this.users.get(id);
+          if (!user || user.deleted) throw new SlackApiError('user_not_found');
+          if (user.is_bot) throw new SlackApiError('cant_invite');
+        }
+        const members = channel.members ?? [...this.users.keys()];
+        if (users.every((u) => members.includes(u))) throw new SlackApiError('already_in_channel');
+        channel.members = [...members, ...users.filter((u) => !members.includes(u))];
+        return { channel: publicChannel(channel, this.now()) };
+      },
+      'conversations.archive': (p) => {
+        const channel = this.resolveChannel(p['channel']);
+        this.needScope(channel.is_private ? 'groups:write' : 'channels:manage');
+        if (channel.is_im) throw new SlackApiError('method_not_supported_for_channel_type');
+        if (channel.is_archived) throw new SlackApiError('already_archived');
+        if (channel.members && !channel.members.includes(this.botUserId))
+          throw new SlackApiError('not_in_channel');
+        channel.is_archived = true;
+        return {};
       },
       'users.info': (p) => {
         const user = this.requireUser(p['user']);
@@ -1063,6 +1125,13 @@ export class FakeSlack implements Simulator<FakeSlackState> {
     return `${seconds}.${String(++this.tsCounter % 1_000_000).padStart(6, '0')}`;
   }
 
+  /** `missing_scope` unless the bot token has `needed` (every scope when none were given). */
+  private needScope(needed: string): void {
+    if (this.scopes && !this.scopes.has(needed)) {
+      throw new SlackApiError('missing_scope', { needed, provided: [...this.scopes].join(',') });
+    }
+  }
+
   private newId(prefix: string): string {
     return `${prefix}${String(++this.idCounter).padStart(8, '0')}`;
   }
@@ -1271,3 +1340,28 @@ const tryJson = (v: string, otherwise: unknown = v): unknown => {
     return otherwise;
   }
 };
+
+/**
+ * Why Slack would refuse `name` for a new channel, or undefined: lowercase letters, digits,
+ * hyphens and underscores only, 1 to 80 characters (https://api.slack.com/methods/conversations.create).
+ */
+export const channelNameProblem = (name: string): string | undefined => {
+  if (name === '') return 'invalid_name_required';
+  if (name.length > 80) return 'invalid_name_maxlength';
+  if (/^[-_]+$/.test(name)) return 'invalid_name_punctuation';
+  if (!/^[a-z0-9_-]+$/.test(name)) return 'invalid_name_specials';
+  return undefined;
+};
+
+const publicChannel = (c: FakeChannel, nowMs: number): Record<string, unknown> => ({
+  id: c.id,
+  name: c.name,
+  is_channel: !c.is_private,
+  is_group: c.is_private === true,
+  is_im: false,
+  is_private: c.is_private === true,
+  is_archived: c.is_archived === true,
+  created: Math.floor(nowMs / 1000),
+  creator: c.creator ?? '',
+  is_member: true,
+});

@@ -146,6 +146,12 @@ export type IncidentCardOptions = Readonly<{
    * priority nor the urgency select (a card drawn without the account, as in block tests).
    */
   priorities?: readonly Priority[] | null;
+  /**
+   * The incident's own channel (issue 22 item 7): `{ channel: null }` offers **Create channel**
+   * while the incident is open; a channel id names it on the card. Undefined: neither (a card
+   * rendered outside the card reactor, such as `/incident show`).
+   */
+  incidentChannel?: Readonly<{ channel: string | null; archived?: boolean }> | undefined;
 }>;
 
 /** Slack's limits on a static_select: 100 options, 75 characters of text each. */
@@ -227,6 +233,9 @@ const actionsBlock = (view: IncidentView, options: IncidentCardOptions): KnownBl
     });
   }
   elements.push(...fieldSelects(view, options));
+  if (options.incidentChannel && options.incidentChannel.channel === null && view.phase === 'open') {
+    elements.push(button('Create channel', INCIDENT_ACTION.channel, view.streamId));
+  }
   if (elements.length === 0) return null;
   return { type: 'actions', block_id: incidentActionsBlockId(view.streamId), elements };
 };
@@ -286,6 +295,11 @@ export const incidentCard = (view: IncidentView, options: IncidentCardOptions = 
   ].filter((line): line is string => line !== null);
   if (history.length) blocks.push({ type: 'context', elements: [mrkdwn(history.join('\n'))] });
   if (options.paging) blocks.push({ type: 'context', elements: [mrkdwn(options.paging)] });
+  const own = options.incidentChannel?.channel;
+  if (own) {
+    const archived = options.incidentChannel?.archived ? ' (archived)' : '';
+    blocks.push({ type: 'context', elements: [mrkdwn(`:hash: Incident channel: <#${own}>${archived}`)] });
+  }
 
   if (view.pending.length) {
     blocks.push({

@@ -22,6 +22,7 @@ export const INCIDENT_USAGE = {
   resolveMany: '/incident resolve <number> <number>…  (several at once)',
   timeline: '/incident timeline <id or number> [all]',
   subscribe: '/incident subscribe <service>  (post that service’s incidents in this channel)',
+  channel: '/incident channel <id or number>',
   help: '/incident help',
 } as const;
 export type IncidentSubcommand = keyof typeof INCIDENT_USAGE;
@@ -59,6 +60,10 @@ export const incidentHelp = (): SlackMessage => {
             'what people did and how the incident changed, with who and when (`all`: the full audit)',
           ],
           [INCIDENT_USAGE.subscribe, 'route a service’s incidents to this channel'],
+          [
+            INCIDENT_USAGE.channel,
+            'a channel for this incident (`#inc-42-…`): everyone on it invited, its card there too, archived a while after it is resolved',
+          ],
         ]),
       ),
     },
@@ -76,7 +81,7 @@ export const incidentHelp = (): SlackMessage => {
     },
   ];
   return {
-    text: 'Incident commands: /incident trigger, list, show, ack, resolve, escalate, note, reassign, priority, urgency, timeline, subscribe; /oncall',
+    text: 'Incident commands: /incident trigger, list, show, ack, resolve, escalate, note, reassign, priority, urgency, timeline, subscribe, channel; /oncall',
     blocks,
   };
 };

@@ -23,6 +23,10 @@ export const INCIDENT_ACTION = {
   urgency: 'incident.urgency',
   /** "Show" on a list row: post that incident's card (ephemerally). */
   show: 'incident.show',
+  /** "Still working on it" on an acknowledge reminder's DM (issue 22 item 4). */
+  keep: 'incident.keep',
+  /** "Create channel" on the card (issue 22 item 7). */
+  channel: 'incident.channel',
 } as const;
 export type IncidentActionId = (typeof INCIDENT_ACTION)[keyof typeof INCIDENT_ACTION];
 

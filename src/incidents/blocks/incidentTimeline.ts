@@ -159,12 +159,44 @@ const commandSummary = (type: string, d: Data): string => {
       return `Scheduled retry of ${esc(d.action, 20)} (${attemptText(d)})`;
     case 'RecordIncidentPageActivity':
       return pageActivityText(d);
+    case 'RecordIncidentWorkActivity':
+      return workActivityText(d);
     case 'RecordIncidentCardPosted':
       return 'Card posted';
     case 'RecordIncidentCardUpdated':
       return 'Card updated';
     default:
       return humanize(type);
+  }
+};
+
+/** Working the incident (issue 22 items 4 and 7): acknowledge reminders and its own channel. */
+export const workActivityText = (d: Data): string => {
+  const people = Array.isArray(d.slackUserIds)
+    ? d.slackUserIds.filter((u): u is string => typeof u === 'string' && isPerson(u)).map(mention)
+    : [];
+  const who = people.length > 0 ? people.join(', ') : 'nobody Switchboard knows in Slack';
+  const channel =
+    str(d.channel) && /^[CG][A-Z0-9]{2,}$/.test(String(d.channel))
+      ? `<#${String(d.channel)}>`
+      : 'its channel';
+  switch (d.kind) {
+    case 'ack_reminder_sent':
+      return `:alarm_clock: Still acknowledged and open: reminded ${who} by DM`;
+    case 'ack_reminder_kept':
+      return `:thumbsup: ${who} is still working on it`;
+    case 'ack_reminder_unanswered':
+      return `:hourglass: The reminder to ${who} went unanswered; the channel was told`;
+    case 'channel_created':
+      return `:hash: Incident channel ${channel} created${people.length ? ` for ${people.join(', ')}` : ''}`;
+    case 'channel_failed':
+      return d.detail === 'missing_scope'
+        ? ":warning: The incident channel couldn't be created: Switchboard's Slack app lacks the channels:manage permission"
+        : ":warning: The incident channel couldn't be created";
+    case 'channel_archived':
+      return `:file_cabinet: Incident channel ${channel} archived`;
+    default:
+      return 'Worked on the incident';
   }
 };
 
@@ -341,7 +373,9 @@ const isPerson = (actor: unknown): boolean => typeof actor === 'string' && /^[UW
 const inStory = (r: TimelineRecord): boolean => {
   if (r.kind === 'command') {
     return (
-      (r.type === 'CommandRefused' && isPerson(r.metadata.actor)) || r.type === 'RecordIncidentPageActivity'
+      (r.type === 'CommandRefused' && isPerson(r.metadata.actor)) ||
+      r.type === 'RecordIncidentPageActivity' ||
+      r.type === 'RecordIncidentWorkActivity'
     );
   }
   if (r.type === 'IncidentUpstreamCallFailed') return r.data.final === true;
