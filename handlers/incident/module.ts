@@ -11,6 +11,8 @@ import { createOnCallLookups, createScheduleOverridesPort } from '../../src/inci
 import { createIncidentPagingReactor, createPagingRota } from '../../src/incidents/paging.reactor.ts';
 import { createIncidentResponses, pagingRoutes } from '../../src/incidents/paging.ts';
 import { incidentParkedNotices } from '../../src/incidents/parkedNotices.ts';
+import { createIncidentStatusUpdatesReactor } from '../../src/incidents/statusUpdates.reactor.ts';
+import { createIncidentThreadReactor } from '../../src/incidents/thread.reactor.ts';
 import { createIncidentQueries } from '../../src/incidents/queries.ts';
 import {
   createIncidentReadModels,
@@ -181,6 +183,13 @@ const createIncidents = (
       createIncidentNoticesReactor({
         outbox: deps.outbox,
         respond: (responseUrl, m) => deps.replies.respond(responseUrl, m),
+      }),
+      // Issue 22 items 2 and 3: the card's thread tells the story; status updates and their reminders.
+      createIncidentThreadReactor({ outbox: deps.outbox }),
+      createIncidentStatusUpdatesReactor({
+        outbox: deps.outbox,
+        reminderMinutes: config.updateReminderMinutes,
+        slackUserOf: readModels.slackUserOf,
       }),
     ],
     listeners: (app, handlerDeps) =>

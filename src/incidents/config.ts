@@ -29,6 +29,11 @@ export type IncidentsConfig = Readonly<{
    * undefined when no PAGING_* variable is set: DEFAULT_PAGING.
    */
   paging?: PagingSettings | undefined;
+  /**
+   * Issue 22 item 3: minutes an open incident may go without a status update before its assignee
+   * is reminded by DM (INCIDENT_UPDATE_REMINDER_MINUTES); 0 when unset: no reminders.
+   */
+  updateReminderMinutes?: number | undefined;
 }>;
 
 export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
@@ -56,6 +61,11 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
       schema: z.string().regex(/^[1-9][0-9]{0,6}$/, 'a whole number of requests, 1 or more'),
     },
     ...PAGING_VARIABLES,
+    INCIDENT_UPDATE_REMINDER_MINUTES: {
+      purpose:
+        'minutes an open incident may go without a status update (`/incident update`) before its assignee is reminded by DM, and again after each reminder; unset or 0: no reminders',
+      schema: z.string().regex(/^[0-9]{1,5}$/, 'a whole number of minutes, 0 to switch reminders off'),
+    },
   },
   credentials: ['PAGERDUTY_TOKEN', 'PAGERDUTY_WEBHOOK_SECRET'],
   read: (v) => {
@@ -77,6 +87,7 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
       ],
       requestsPerMinute: Number(v.optional('PAGERDUTY_REQUESTS_PER_MINUTE') ?? 960),
       paging: readPagingSettings(v),
+      updateReminderMinutes: Number(v.optional('INCIDENT_UPDATE_REMINDER_MINUTES') ?? 0),
     };
   },
 };
