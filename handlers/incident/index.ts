@@ -1,6 +1,7 @@
 import type { App } from '@slack/bolt';
 import { registerIncidentActions } from './actions.ts';
 import { type IncidentListenerDeps, registerIncidentCommand, registerOnCallCommand } from './commands.ts';
+import { registerStatusUpdateListeners } from './statusUpdates.ts';
 import { registerIncidentViews } from './views.ts';
 
 export type { IncidentListenerDeps } from './commands.ts';
@@ -14,4 +15,5 @@ export const register = (app: App, deps: IncidentListenerDeps): void => {
   registerOnCallCommand(app, deps);
   registerIncidentActions(app, deps);
   registerIncidentViews(app, deps);
+  registerStatusUpdateListeners(app, deps);
 };

@@ -11,8 +11,6 @@ import { createOnCallLookups, createScheduleOverridesPort } from '../../src/inci
 import { createIncidentPagingReactor, createPagingRota } from '../../src/incidents/paging.reactor.ts';
 import { createIncidentResponses, pagingRoutes } from '../../src/incidents/paging.ts';
 import { incidentParkedNotices } from '../../src/incidents/parkedNotices.ts';
-import { createIncidentStatusUpdatesReactor } from '../../src/incidents/statusUpdates.reactor.ts';
-import { createIncidentThreadReactor } from '../../src/incidents/thread.reactor.ts';
 import { createIncidentQueries } from '../../src/incidents/queries.ts';
 import {
   createIncidentReadModels,
@@ -21,6 +19,8 @@ import {
 } from '../../src/incidents/readModels.projection.ts';
 import { incidentRoutes } from '../../src/incidents/routes.ts';
 import { createServiceDirectory } from '../../src/incidents/services.ts';
+import { createIncidentStatusUpdatesReactor } from '../../src/incidents/statusUpdates.reactor.ts';
+import { createIncidentThreadReactor } from '../../src/incidents/thread.reactor.ts';
 import {
   createIncidentReadBackReactor,
   createIncidentUpstreamReactor,

@@ -1,12 +1,12 @@
 import type { IncidentCommand, RecordIncidentWebhook } from '../../machines/incident/commands.ts';
 import { incidentDecider } from '../../machines/incident/decider.ts';
+import { incidentStoryDecider } from '../../machines/incident/statusUpdates.ts';
 import {
   incidentStreamId,
   incidentStreamIdForRequest,
   incidentStreamIdForUpstream,
   isIncidentStreamId,
 } from '../../machines/incident/streams.ts';
-import { incidentStoryDecider } from '../../machines/incident/statusUpdates.ts';
 import type { IncidentRoutingCommand } from '../../machines/incidentRouting/commands.ts';
 import { incidentRoutingDecider } from '../../machines/incidentRouting/decider.ts';
 import { incidentRoutingStreamId } from '../../machines/incidentRouting/streams.ts';

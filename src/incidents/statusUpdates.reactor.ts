@@ -109,8 +109,7 @@ export const createIncidentStatusUpdatesReactor = (options: IncidentStatusUpdate
     const view = toIncidentView(event.streamId, state);
     const at = String(event.metadata.now ?? event.recordedAt.toISOString());
     const by = typeof d.by === 'string' && SLACK_USER.test(d.by) ? mention(d.by) : 'a responder';
-    const status =
-      view.phase === 'resolved' ? 'Resolved' : view.acknowledged ? 'Acknowledged' : 'Triggered';
+    const status = view.phase === 'resolved' ? 'Resolved' : view.acknowledged ? 'Acknowledged' : 'Triggered';
     const text =
       `:mega: *Status update on ${incidentLabel(view)}* (${status})\n` +
       `${escapeMrkdwn(truncate(String(d.text ?? ''), 2_500))}\n` +
@@ -201,7 +200,8 @@ export const createIncidentStatusUpdatesReactor = (options: IncidentStatusUpdate
     filter: { streamPrefixes: ['incident-', INCIDENT_STAKEHOLDERS_STREAM_PREFIX] },
     async handle(event, ctx) {
       if (event.streamId.startsWith(INCIDENT_STAKEHOLDERS_STREAM_PREFIX)) {
-        if (event.kind === 'event' && event.type === 'IncidentChannelSubscribed') await subscribed(ctx, event);
+        if (event.kind === 'event' && event.type === 'IncidentChannelSubscribed')
+          await subscribed(ctx, event);
         return;
       }
       if (event.kind === 'event' && event.type === 'IncidentTriggered') {

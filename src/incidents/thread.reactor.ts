@@ -31,7 +31,8 @@ export const incidentThreadLedger = noticeLedger({
 });
 
 /** The key of one timeline entry's reply. */
-export const threadReplyKey = (streamId: string, revision: number): string => `thread:${streamId}:${revision}`;
+export const threadReplyKey = (streamId: string, revision: number): string =>
+  `thread:${streamId}:${revision}`;
 
 /** Timeline entries that are not told again in the thread. */
 const inThread = (e: TimelineEntry): boolean =>

@@ -17,7 +17,9 @@ export const INCIDENT_USAGE = {
   note: '/incident note <id or number> <text>  (no text: opens a form)',
   reassign: '/incident reassign <id or number> @user',
   timeline: '/incident timeline <id or number> [all]',
-  subscribe: '/incident subscribe <service>  (post that service’s incidents in this channel)',
+  subscribe:
+    '/incident subscribe <service> [stakeholders]  (post that service’s incidents, or with `stakeholders` its status updates, in this channel)',
+  update: '/incident update <id or number> <text>  (no text: opens a form)',
   help: '/incident help',
 } as const;
 export type IncidentSubcommand = keyof typeof INCIDENT_USAGE;
@@ -50,7 +52,14 @@ export const incidentHelp = (): SlackMessage => {
             INCIDENT_USAGE.timeline,
             'what people did and how the incident changed, with who and when (`all`: the full audit)',
           ],
-          [INCIDENT_USAGE.subscribe, 'route a service’s incidents to this channel'],
+          [
+            INCIDENT_USAGE.subscribe,
+            'route a service’s incidents (or only its status updates) to this channel',
+          ],
+          [
+            INCIDENT_USAGE.update,
+            'a status update for people who are not responding: posted to the incident’s channels and its stakeholder channels',
+          ],
         ]),
       ),
     },
@@ -68,7 +77,7 @@ export const incidentHelp = (): SlackMessage => {
     },
   ];
   return {
-    text: 'Incident commands: /incident trigger, list, show, ack, resolve, escalate, note, reassign, timeline, subscribe; /oncall',
+    text: 'Incident commands: /incident trigger, list, show, ack, resolve, escalate, note, reassign, timeline, subscribe, update; /oncall',
     blocks,
   };
 };

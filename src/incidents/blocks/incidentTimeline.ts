@@ -340,7 +340,10 @@ const PLUMBING_EVENTS: ReadonlySet<string> = new Set([
 const isPerson = (actor: unknown): boolean => typeof actor === 'string' && /^[UW][A-Z0-9]{2,}$/.test(actor);
 
 /** Issue 22: status updates and thread notes are part of the story (recorded as commands). */
-const STORY_COMMANDS: ReadonlySet<string> = new Set(['RecordIncidentStatusUpdate', 'RecordIncidentThreadNote']);
+const STORY_COMMANDS: ReadonlySet<string> = new Set([
+  'RecordIncidentStatusUpdate',
+  'RecordIncidentThreadNote',
+]);
 
 const inStory = (r: TimelineRecord): boolean => {
   if (r.kind === 'command') {
