@@ -1,6 +1,5 @@
 import type { App } from '@slack/bolt';
 import {
-  MAX_STATUS_UPDATE,
   type RecordIncidentStatusUpdate,
   type RecordIncidentThreadNote,
   slackTsTime,
