@@ -189,7 +189,7 @@ const createIncidents = (
       createIncidentStatusUpdatesReactor({
         outbox: deps.outbox,
         reminderMinutes: config.updateReminderMinutes,
-        slackUserOf: readModels.slackUserOf,
+        slackUserOf: async (id) => readModels.slackUserOf(id) ?? (await identity.slackUserFor(id)),
       }),
     ],
     listeners: (app, handlerDeps) =>

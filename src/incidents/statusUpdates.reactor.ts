@@ -52,8 +52,8 @@ export type IncidentStatusUpdatesOptions = Readonly<{
   outbox: SlackOutbox;
   /** Minutes without an update before the assignee is reminded; 0 (or undefined): no reminders. */
   reminderMinutes?: number | undefined;
-  /** The Slack user of an incident-service user, when known. */
-  slackUserOf?: (upstreamUserId: string) => string | null;
+  /** The Slack user of an incident-service user (looked up by email when not known yet), or null. */
+  slackUserOf?: (upstreamUserId: string) => Promise<string | null>;
 }>;
 
 const stamp = (iso: string): string => iso.replace(/[^0-9]/g, '').slice(0, 17);
@@ -149,7 +149,7 @@ export const createIncidentStatusUpdatesReactor = (options: IncidentStatusUpdate
     const view = toIncidentView(event.streamId, state);
     const people = new Set<string>();
     for (const a of view.assignees) {
-      const slack = a.slackUserId ?? options.slackUserOf?.(a.id) ?? null;
+      const slack = a.slackUserId ?? (await options.slackUserOf?.(a.id)) ?? null;
       if (slack && SLACK_USER.test(slack)) people.add(slack);
     }
     const number = view.number === null ? '' : String(view.number);

@@ -122,6 +122,8 @@ export const startIncidentHarness = async (
     clock?: Clock;
     /** The incident-service simulator's clock, e.g. skewed from the app's (default: the system's). */
     simClock?: Clock;
+    /** More environment for the app (e.g. INCIDENT_UPDATE_REMINDER_MINUTES). */
+    env?: Readonly<Record<string, string>>;
   }> = {},
 ): Promise<IncidentHarness> => {
   const sim = await startPagerDutySimulator({
@@ -145,7 +147,8 @@ export const startIncidentHarness = async (
   const tmp = tempDir('switchboard-incident-');
   const dbPath = join(tmp.dir, 'switchboard.db');
   const simulators: readonly Simulator[] = [fake, sim];
-  const env = (port: number) => testEnv(fake, dbPath, { ...simulatorEnv(simulators), PORT: String(port) });
+  const env = (port: number) =>
+    testEnv(fake, dbPath, { ...simulatorEnv(simulators), ...options.env, PORT: String(port) });
   const logs = createLogSink();
   const boot = async (port: number) => {
     const config = loadConfig(env(port), ALL_LIFECYCLES);
