@@ -14,10 +14,11 @@ import {
   readStatusUpdateSubmission,
   statusUpdateModal,
 } from '../../src/incidents/blocks/statusUpdateModal.ts';
+import type { IncidentHandlerDeps } from '../../src/incidents/queries.ts';
+import type { HandlerDeps } from '../../src/lifecycles/lifecycle.ts';
 import { mention } from '../../src/slack/blocks/format.ts';
 import { decodeSlackText, mrkdwnText, truncate } from '../../src/slack/text.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
-import type { IncidentListenerDeps } from './commands.ts';
 import { INCIDENT_ACTION, INCIDENT_SHORTCUT, INCIDENT_VIEW } from './ids.ts';
 import { channelOf, withChannel } from './modals.ts';
 import { ephemeral } from './reply.ts';
@@ -68,6 +69,9 @@ type ShortcutBody = Readonly<{
     text?: unknown;
   } | null;
 }>;
+
+/** What commands.ts calls IncidentListenerDeps (not imported from there: commands.ts imports this file). */
+type IncidentListenerDeps = HandlerDeps & Readonly<{ incidents: IncidentHandlerDeps }>;
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 

@@ -31,7 +31,7 @@ export type IncidentsConfig = Readonly<{
   paging?: PagingSettings | undefined;
   /**
    * Issue 22 item 3: minutes an open incident may go without a status update before its assignee
-   * is reminded by DM (INCIDENT_UPDATE_REMINDER_MINUTES); 0 when unset: no reminders.
+   * is reminded by DM (INCIDENT_UPDATE_REMINDER_MINUTES); undefined (unset) or 0: no reminders.
    */
   updateReminderMinutes?: number | undefined;
 }>;
@@ -87,7 +87,10 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
       ],
       requestsPerMinute: Number(v.optional('PAGERDUTY_REQUESTS_PER_MINUTE') ?? 960),
       paging: readPagingSettings(v),
-      updateReminderMinutes: Number(v.optional('INCIDENT_UPDATE_REMINDER_MINUTES') ?? 0),
+      updateReminderMinutes:
+        v.optional('INCIDENT_UPDATE_REMINDER_MINUTES') === undefined
+          ? undefined
+          : Number(v.optional('INCIDENT_UPDATE_REMINDER_MINUTES')),
     };
   },
 };

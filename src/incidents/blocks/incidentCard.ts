@@ -163,8 +163,6 @@ const actionsBlock = (view: IncidentView, options: IncidentCardOptions): KnownBl
     );
   }
   if (m.note) elements.push(button('Add note', INCIDENT_ACTION.note, view.streamId));
-  // Issue 22 item 3: a status update for stakeholders, while the incident is open.
-  if (view.phase === 'open') elements.push(button('Post update', INCIDENT_ACTION.update, view.streamId));
   if (m.reassign) {
     elements.push({
       type: 'users_select',
@@ -178,6 +176,8 @@ const actionsBlock = (view: IncidentView, options: IncidentCardOptions): KnownBl
       },
     });
   }
+  // Issue 22 item 3: a status update for stakeholders, while the incident is open.
+  if (view.phase === 'open') elements.push(button('Post update', INCIDENT_ACTION.update, view.streamId));
   if (elements.length === 0) return null;
   return { type: 'actions', block_id: incidentActionsBlockId(view.streamId), elements };
 };
