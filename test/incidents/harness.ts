@@ -76,6 +76,8 @@ export type IncidentHarness = Readonly<{
       actionTs?: string;
       triggerId?: string;
       extra?: Record<string, unknown>;
+      /** The message the button is on (`container.message_ts`). */
+      messageTs?: string;
     }>,
   ): Promise<{ status: number; responseUrl: string; payload: Record<string, unknown> }>;
   submitView(

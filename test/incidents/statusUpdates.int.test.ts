@@ -140,6 +140,54 @@ describe('/incident update', () => {
   });
 });
 
+describe('Post update on the card', () => {
+  it("opens the form for the card's incident; a button naming another incident is refused", async () => {
+    const { number, streamId } = await h.trigger('Payouts delayed');
+    const other = await h.trigger('Payouts report empty');
+    await h.click('incident.update', streamId, { user: CHEN.slack, channel: OPS, messageTs: other.card.ts });
+    await h.idle();
+    expect(
+      [...h.fake.views.values()].some(
+        (v) => v.view.callback_id === 'incident.update' && v.user === CHEN.slack,
+      ),
+    ).toBe(false);
+    await h.click('incident.update', streamId, {
+      user: CHEN.slack,
+      channel: OPS,
+      messageTs: h.cardOf(OPS, number)!.ts,
+    });
+    const view = await waitFor(
+      () =>
+        [...h.fake.views.values()].find(
+          (v) => v.view.callback_id === 'incident.update' && v.user === CHEN.slack,
+        ),
+      { what: 'the form from the card' },
+    );
+    expect(JSON.stringify(view.view.blocks)).toContain(`#${number} Payouts delayed`);
+    await h.submitView(
+      'incident.update',
+      { 'incident.update.text': { text: { type: 'plain_text_input', value: 'Payouts resume at 10:00' } } },
+      String(view.view.private_metadata),
+      CHEN.slack,
+    );
+    await waitFor(
+      () => h.fake.messages(OPS).find((m) => updateOf(m.text, number) && m.text.includes('Payouts resume')),
+      { what: 'the update from the card' },
+    );
+    for (const id of [streamId, other.streamId]) {
+      await h.click('incident.resolve', id, { user: ANA.slack, channel: OPS });
+    }
+    await waitFor(
+      async () =>
+        (await h.stream(other.streamId)).some((m) => m.type === 'IncidentResolved') &&
+        (await h.stream(streamId)).some((m) => m.type === 'IncidentResolved')
+          ? true
+          : undefined,
+      { what: 'both resolved' },
+    );
+  });
+});
+
 describe('reminders to post an update', () => {
   it('DMs the assignee after the configured time without an update, again across a restart, and never after resolve', async () => {
     const { number, streamId } = await h.trigger('Checkout timeouts in US-East');
