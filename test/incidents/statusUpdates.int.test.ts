@@ -36,7 +36,7 @@ const PEOPLE = [ANA, BEN, CHEN];
 /** The Slack user the incident is assigned to (the simulator's on-call). */
 const assigneeOf = async (streamId: string): Promise<string> => {
   const triggered = (await h.stream(streamId)).find((m) => m.type === 'IncidentTriggered');
-  const id = (triggered?.data as { assignees?: { id: string }[] }).assignees?.[0]?.id;
+  const id = (triggered?.data as { assignees?: { id: string }[] } | undefined)?.assignees?.[0]?.id;
   const person = PEOPLE.find((p) => p.pd === id);
   if (!person) throw new Error(`assigned to ${id}, not one of the harness's people`);
   return person.slack;
