@@ -7,6 +7,7 @@ import {
   reassignIncidentModal,
   triggerIncidentModal,
 } from '../../src/incidents/blocks/incidentModals.ts';
+import { statusUpdateModal } from '../../src/incidents/blocks/statusUpdateModal.ts';
 import type { IncidentHandlerDeps, IncidentStanding } from '../../src/incidents/queries.ts';
 import { type IncidentSlackCommand, slackAssignee } from '../../src/incidents/slackCommands.ts';
 import type { HandlerDeps } from '../../src/lifecycles/lifecycle.ts';
@@ -17,6 +18,7 @@ import { replies } from '../replies.ts';
 import { withChannel } from './modals.ts';
 import { type IncidentRequest, parseIncidentText, parseOnCallText, UNSUBSCRIBE_USAGE } from './parse.ts';
 import { answerQuery, ephemeral, type IncidentCommandRequest, slackCommand } from './reply.ts';
+import { statusUpdateCommand } from './statusUpdates.ts';
 import { incidentChannelCommand } from './workingCommands.ts';
 
 export type IncidentListenerDeps = HandlerDeps & Readonly<{ incidents: IncidentHandlerDeps }>;
@@ -353,11 +355,41 @@ export const registerIncidentCommand = (app: App, deps: IncidentListenerDeps): v
         }
         const type =
           r.sub === 'subscribe' ? 'SubscribeChannelToIncidents' : 'UnsubscribeChannelFromIncidents';
+        // Issue 22 item 3: `… stakeholders` is about the service's status updates, not its cards.
+        const what = r.stakeholders ? 'the status updates of ' : '';
         await record(
-          [slackCommand(input, { type, data: { serviceQuery: r.service, channel } })],
+          [
+            slackCommand(input, {
+              type,
+              data: { serviceQuery: r.service, channel, ...(r.stakeholders ? { kind: 'stakeholders' } : {}) },
+            }),
+          ],
           r.sub === 'subscribe'
-            ? `:hourglass_flowing_sand: Subscribing this channel to incidents of “${escapeMrkdwn(r.service)}”…`
-            : `:hourglass_flowing_sand: Unsubscribing this channel from incidents of “${escapeMrkdwn(r.service)}”…`,
+            ? `:hourglass_flowing_sand: Subscribing this channel to ${what}incidents of “${escapeMrkdwn(r.service)}”…`
+            : `:hourglass_flowing_sand: Unsubscribing this channel from ${what}incidents of “${escapeMrkdwn(r.service)}”…`,
+        );
+        return;
+      }
+
+      // Issue 22 item 3: a status update for stakeholders (no text: the form).
+      case 'update': {
+        const found = await find(r.ref, 'update');
+        if (!found) return;
+        if (r.text === null) {
+          await inbox.accept({ input });
+          await ack();
+          await openForm(
+            'status update',
+            withChannel(statusUpdateModal({ streamId: found.streamId, label: found.label }), channel),
+            `Use ${code(INCIDENT_USAGE.update)} instead.`,
+          );
+          return;
+        }
+        await inbox.accept({ input, commands: [statusUpdateCommand(input, found.streamId, r.text)] });
+        await ack(
+          ephemeral(
+            `:hourglass_flowing_sand: Posting your update on ${mrkdwnText(found.label, 300)} to its channels and stakeholders…`,
+          ),
         );
         return;
       }

@@ -3,6 +3,7 @@
 export {
   INCIDENT_ACTION,
   INCIDENT_FIELD,
+  INCIDENT_SHORTCUT,
   INCIDENT_VIEW,
   type IncidentActionId,
   type IncidentViewId,

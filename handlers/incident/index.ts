@@ -1,6 +1,7 @@
 import type { App } from '@slack/bolt';
 import { registerIncidentActions } from './actions.ts';
 import { type IncidentListenerDeps, registerIncidentCommand, registerOnCallCommand } from './commands.ts';
+import { registerStatusUpdateListeners } from './statusUpdates.ts';
 import { registerIncidentViews } from './views.ts';
 import { registerIncidentWorkActions } from './working.ts';
 
@@ -16,4 +17,5 @@ export const register = (app: App, deps: IncidentListenerDeps): void => {
   registerIncidentActions(app, deps);
   registerIncidentViews(app, deps);
   registerIncidentWorkActions(app, deps);
+  registerStatusUpdateListeners(app, deps);
 };

@@ -25,6 +25,8 @@ import {
 } from '../../src/incidents/readModels.projection.ts';
 import { incidentRoutes } from '../../src/incidents/routes.ts';
 import { createServiceDirectory } from '../../src/incidents/services.ts';
+import { createIncidentStatusUpdatesReactor } from '../../src/incidents/statusUpdates.reactor.ts';
+import { createIncidentThreadReactor } from '../../src/incidents/thread.reactor.ts';
 import {
   createIncidentReadBackReactor,
   createIncidentUpstreamReactor,
@@ -232,6 +234,13 @@ const createIncidents = (
         dispatch,
         settings: config.working ?? DEFAULT_WORKING,
         slackUserOf: readModels.slackUserOf,
+      }),
+      // Issue 22 items 2 and 3: the card's thread tells the story; status updates and their reminders.
+      createIncidentThreadReactor({ outbox: deps.outbox }),
+      createIncidentStatusUpdatesReactor({
+        outbox: deps.outbox,
+        reminderMinutes: config.updateReminderMinutes,
+        slackUserOf: async (id) => readModels.slackUserOf(id) ?? (await identity.slackUserFor(id)),
       }),
     ],
     listeners: (app, handlerDeps) =>

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_STATUS_UPDATE } from '../../machines/incident/statusUpdates.ts';
 import { INCIDENT_USAGE, ONCALL_USAGE } from '../../src/incidents/blocks/incidentHelp.ts';
 import { MAX_NOTE, MAX_TITLE } from '../../src/incidents/blocks/incidentModals.ts';
 import { escapeMrkdwn as esc } from '../../src/slack/blocks/format.ts';
@@ -36,11 +37,18 @@ export type IncidentRequest =
   | Readonly<{ sub: 'ackMine' }>
   /** `/incident resolve 41 42 43`: several incidents, no resolution text. */
   | Readonly<{ sub: 'resolveMany'; refs: readonly string[] }>
-  | Readonly<{ sub: 'subscribe' | 'unsubscribe'; service: string | null }>;
+  | Readonly<{
+      sub: 'subscribe' | 'unsubscribe';
+      service: string | null;
+      /** Issue 22 item 3: `… stakeholders` (the service's status updates, not its cards). */
+      stakeholders?: boolean;
+    }>
+  /** Issue 22 item 3: a status update for stakeholders; `text` null opens the form. */
+  | Readonly<{ sub: 'update'; ref: string; text: string | null }>;
 
 export type ParseProblem = Readonly<{ error: string; usage: string }>;
 
-export const UNSUBSCRIBE_USAGE = '/incident unsubscribe <service>';
+export const UNSUBSCRIBE_USAGE = '/incident unsubscribe <service> [stakeholders]';
 
 const refSchema = z
   .string()
@@ -237,8 +245,23 @@ export const parseIncidentText = (text: string): IncidentRequest | ParseProblem 
     }
     case 'subscribe':
     case 'unsubscribe': {
-      const service = after(text, 1);
-      return { sub, service: service === '' ? null : service };
+      const typed = after(text, 1);
+      // `/incident subscribe Payments API stakeholders`: the last word says which kind.
+      const stakeholders = /(^|\s)stakeholders$/i.test(typed);
+      const service = stakeholders ? typed.replace(/\s*stakeholders$/i, '').trim() : typed;
+      return { sub, service: service === '' ? null : service, ...(stakeholders ? { stakeholders } : {}) };
+    }
+    case 'update': {
+      const ref = needRef('update');
+      if (typeof ref !== 'string') return ref;
+      const update = after(text, 2);
+      if (update.length > MAX_STATUS_UPDATE) {
+        return {
+          error: `That update is ${update.length} characters long; keep it to ${MAX_STATUS_UPDATE}.`,
+          usage: usage('update'),
+        };
+      }
+      return { sub: 'update', ref, text: update === '' ? null : update };
     }
     default:
       return {

@@ -7,6 +7,11 @@ const subscriptionSchema = z.object({
   service: serviceRefSchema,
   channel: z.string().min(1),
   by: z.string().min(1),
+  /**
+   * Issue 22 item 3: `stakeholders` subscribes the channel to the service's status updates (its
+   * own stream, see src/incidents/routes.ts) instead of its cards. Absent: cards.
+   */
+  kind: z.enum(['cards', 'stakeholders']).optional(),
 });
 
 export type SubscribeChannelToIncidents = Command<

@@ -16,11 +16,12 @@ const toEvents = (command: IncidentRoutingCommand, state: IncidentRoutingState):
   const { service, channel, by } = command.data;
   const at = command.metadata.now;
   const subscribed = state.context.channels.includes(channel);
+  const what = command.data.kind === 'stakeholders' ? 'status updates' : 'cards';
   switch (command.type) {
     case 'SubscribeChannelToIncidents':
       if (subscribed) {
         throw new DecisionRejected(
-          `This channel already gets the cards of ${serviceLabel(service.name, service.id)} incidents.`,
+          `This channel already gets the ${what} of ${serviceLabel(service.name, service.id)} incidents.`,
           { reason: 'already_subscribed', serviceId: service.id, channel },
         );
       }
@@ -33,7 +34,7 @@ const toEvents = (command: IncidentRoutingCommand, state: IncidentRoutingState):
     case 'UnsubscribeChannelFromIncidents':
       if (!subscribed) {
         throw new DecisionRejected(
-          `This channel is not subscribed to ${serviceLabel(service.name, service.id)} incidents.`,
+          `This channel is not subscribed to ${command.data.kind === 'stakeholders' ? 'the status updates of ' : ''}${serviceLabel(service.name, service.id)} incidents.`,
           { reason: 'not_subscribed', serviceId: service.id, channel },
         );
       }

@@ -234,7 +234,12 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     const lastLevel =
       view.service && options.lastEscalationLevel ? await options.lastEscalationLevel(view.service.id) : null;
     const priorities = options.priorities ? await options.priorities() : null;
-    const message = incidentCard(view, { lastEscalationLevel: lastLevel, paging, priorities, incidentChannel: own });
+    const message = incidentCard(view, {
+      lastEscalationLevel: lastLevel,
+      paging,
+      priorities,
+      incidentChannel: own,
+    });
     const log = ctx.logger.child({ streamId });
 
     const trigger = state.context.trigger;

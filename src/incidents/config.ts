@@ -35,6 +35,11 @@ export type IncidentsConfig = Readonly<{
    * none of their variables is set: DEFAULT_WORKING.
    */
   working?: WorkingSettings | undefined;
+  /**
+   * Issue 22 item 3: minutes an open incident may go without a status update before its assignee
+   * is reminded by DM (INCIDENT_UPDATE_REMINDER_MINUTES); undefined (unset) or 0: no reminders.
+   */
+  updateReminderMinutes?: number | undefined;
 }>;
 
 export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
@@ -63,6 +68,11 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
     },
     ...PAGING_VARIABLES,
     ...WORKING_VARIABLES,
+    INCIDENT_UPDATE_REMINDER_MINUTES: {
+      purpose:
+        'minutes an open incident may go without a status update (`/incident update`) before its assignee is reminded by DM, and again after each reminder; unset or 0: no reminders',
+      schema: z.string().regex(/^[0-9]{1,5}$/, 'a whole number of minutes, 0 to switch reminders off'),
+    },
   },
   credentials: ['PAGERDUTY_TOKEN', 'PAGERDUTY_WEBHOOK_SECRET'],
   read: (v) => {
@@ -85,6 +95,10 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
       requestsPerMinute: Number(v.optional('PAGERDUTY_REQUESTS_PER_MINUTE') ?? 960),
       paging: readPagingSettings(v),
       working: readWorkingSettings(v),
+      updateReminderMinutes:
+        v.optional('INCIDENT_UPDATE_REMINDER_MINUTES') === undefined
+          ? undefined
+          : Number(v.optional('INCIDENT_UPDATE_REMINDER_MINUTES')),
     };
   },
 };

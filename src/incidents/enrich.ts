@@ -329,8 +329,34 @@ export const createIncidentEnricher = (deps: IncidentEnricherDeps): Enrich => {
     return { ...command, data: { ...command.data, incident: { ...inc, alert } } };
   };
 
+  /**
+   * Issue 22 item 2: a thread reply added to the timeline ("Add to timeline") is a note of a person
+   * the incident service knows, added by one: both are looked up; the command goes on as it came.
+   */
+  const checkThreadNote = async (command: Command, ctx: ProcessorContext): Promise<void> => {
+    await asUser(ctx, command.metadata.actor);
+    const author = String((command.data as { by?: unknown }).by ?? '');
+    if (author === command.metadata.actor) return;
+    try {
+      await asUser(ctx, author);
+    } catch (error) {
+      const reason = isChatOpsError(error) ? error.details.reason : undefined;
+      if (!isChatOpsError(error) || error.code !== 'SB_UNMAPPED_USER' || reason === 'lookup_unavailable') {
+        throw error;
+      }
+      throw new ValidationError(
+        `Only replies by people Switchboard knows in the incident service can be added to the timeline, and <@${author}> isn't one (no incident-service user has their Slack email), so nothing was added.`,
+        { details: { reason: 'author_unmapped' } },
+      );
+    }
+  };
+
   return async (command, ctx) => {
     if (isSlackCommand(command)) return enrichSlackCommand(command, ctx);
+    if (command.type === 'RecordIncidentThreadNote') {
+      await checkThreadNote(command, ctx);
+      return command;
+    }
     if (command.type === 'RecordIncidentWebhook') {
       command = await withAlert(command as RecordIncidentWebhook, ctx);
     }

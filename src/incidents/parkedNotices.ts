@@ -10,6 +10,11 @@ import { INCIDENT_PAGING_STREAM_PREFIX, incidentOfPagingStream } from '../../mac
 import { INCIDENT_ROUTING_STREAM_PREFIX } from '../../machines/incidentRouting/streams.ts';
 import type { ParkedNotice, ParkedNotices } from '../slack/parkedNotices.reactor.ts';
 import { INCIDENT_NOTICE_STREAM_PREFIX } from './notices.reactor.ts';
+import {
+  INCIDENT_STAKEHOLDERS_STREAM_PREFIX,
+  INCIDENT_UPDATE_STREAM_PREFIX,
+} from './statusUpdates.reactor.ts';
+import { INCIDENT_THREAD_STREAM_PREFIX } from './thread.reactor.ts';
 
 /**
  * Whom the incident lifecycle tells when a processor parks an event of one of its streams (issue
@@ -17,7 +22,8 @@ import { INCIDENT_NOTICE_STREAM_PREFIX } from './notices.reactor.ts';
  * the channel it was triggered from, else the person who triggered it by DM. A parked paging event
  * says that someone may not have been paged. The stream is read raw (it may hold the corrupt event
  * that caused the park): only the card records and the trigger's channel and person are looked at.
- * Routing and notice bookkeeping streams are owned here and name nobody (operators only).
+ * Routing, notice, thread-reply, status-update and stakeholder streams are owned here and name
+ * nobody (operators only).
  */
 
 const INCIDENT_PREFIX = 'incident-';
@@ -35,6 +41,10 @@ export const incidentParkedNotices: ParkedNotices = {
     INCIDENT_CHANNEL_STREAM_PREFIX,
     'incidentAckReminderNotice-',
     'incidentChannelNotice-',
+    // Issue 22: the thread's and the status updates' records, stakeholder subscriptions.
+    INCIDENT_THREAD_STREAM_PREFIX,
+    INCIDENT_UPDATE_STREAM_PREFIX,
+    INCIDENT_STAKEHOLDERS_STREAM_PREFIX,
   ],
   async noticesFor(parked, ctx) {
     const paging = parked.streamId.startsWith(INCIDENT_PAGING_STREAM_PREFIX);

@@ -1,5 +1,6 @@
 import type { IncidentCommand, RecordIncidentWebhook } from '../../machines/incident/commands.ts';
 import { incidentDecider } from '../../machines/incident/decider.ts';
+import { incidentStoryDecider } from '../../machines/incident/statusUpdates.ts';
 import {
   incidentStreamId,
   incidentStreamIdForRequest,
@@ -12,6 +13,7 @@ import { incidentRoutingStreamId } from '../../machines/incidentRouting/streams.
 import type { CommandRoute } from '../application/dispatch.ts';
 import { ValidationError } from '../core/errors.ts';
 import type { Command } from '../core/messages.ts';
+import { incidentStakeholdersStreamId } from './statusUpdates.reactor.ts';
 
 /**
  * Where each incident command goes (the CommandBus's routes for the incident lifecycle).
@@ -71,6 +73,7 @@ const EXISTING_INCIDENT_COMMANDS: readonly IncidentCommand['type'][] = [
 
 const decider = incidentDecider as unknown as CommandRoute['decider'];
 const routingDecider = incidentRoutingDecider as unknown as CommandRoute['decider'];
+const storyDecider = incidentStoryDecider as unknown as CommandRoute['decider'];
 
 const routingStream = (command: Command): string => {
   const service = (command.data as IncidentRoutingCommand['data']).service as { id?: unknown } | undefined;
@@ -79,7 +82,10 @@ const routingStream = (command: Command): string => {
       details: { reason: 'no_service' },
     });
   }
-  return incidentRoutingStreamId(service.id);
+  // Issue 22 item 3: `/incident subscribe <service> stakeholders` is kept in its own stream.
+  return (command.data as { kind?: unknown }).kind === 'stakeholders'
+    ? incidentStakeholdersStreamId(service.id)
+    : incidentRoutingStreamId(service.id);
 };
 
 export const incidentRoutes = (
@@ -93,4 +99,8 @@ export const incidentRoutes = (
   ...Object.fromEntries(EXISTING_INCIDENT_COMMANDS.map((type) => [type, { decider, streamId: streamIdOf }])),
   SubscribeChannelToIncidents: { decider: routingDecider, streamId: routingStream },
   UnsubscribeChannelFromIncidents: { decider: routingDecider, streamId: routingStream },
+  // Issue 22 items 2 and 3: recorded in the incident's stream as commands (no events).
+  RecordIncidentStatusUpdate: { decider: storyDecider, streamId: streamIdOf },
+  RecordIncidentThreadNote: { decider: storyDecider, streamId: streamIdOf },
+  RemindIncidentStatusUpdate: { decider: storyDecider, streamId: streamIdOf },
 });

@@ -52,11 +52,21 @@ const newFake = async (scopes?: readonly string[]): Promise<FakeSlack> => {
 const start = (fake: FakeSlack, dbPath: string): Promise<MainProcess> =>
   rig.startMain(testEnv(fake, dbPath, { ...simulatorEnv([fake, sim]), LOG_LEVEL: 'info' }));
 
-/** The incident's cards in #ops: the bot's posted messages naming its title (a unique one per test). */
+/**
+ * The incident's cards in #ops: the bot's posted messages naming its title (a unique one per test),
+ * not in a thread (the card's thread tells the story, naming the title too: issue 22).
+ */
 const cardsOf = (fake: FakeSlack, title: string) =>
   fake
     .messages(OPS)
-    .filter((m) => !m.deleted && m.via === 'api' && Array.isArray(m.blocks) && m.text.includes(title));
+    .filter(
+      (m) =>
+        !m.deleted &&
+        m.via === 'api' &&
+        Array.isArray(m.blocks) &&
+        m.thread_ts === undefined &&
+        m.text.includes(title),
+    );
 
 /** Triggers an incident from #ops and kills the app as soon as Slack has its card (unanswered). */
 const triggerAndCrash = async (fake: FakeSlack, main: MainProcess, title: string) => {

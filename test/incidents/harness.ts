@@ -76,6 +76,8 @@ export type IncidentHarness = Readonly<{
       actionTs?: string;
       triggerId?: string;
       extra?: Record<string, unknown>;
+      /** The message the button is on (`container.message_ts`). */
+      messageTs?: string;
     }>,
   ): Promise<{ status: number; responseUrl: string; payload: Record<string, unknown> }>;
   submitView(
@@ -237,7 +239,14 @@ export const startIncidentHarness = async (
         { what: `the stream of incident #${number}` },
       );
     },
-    cards: (channel) => fake.messages(channel).filter((m) => m.bot_id !== '' && Array.isArray(m.blocks)),
+    // A card is never a thread reply (the card's thread tells the story: issue 22).
+    cards: (channel) =>
+      fake
+        .messages(channel)
+        .filter(
+          (m) =>
+            m.bot_id !== '' && Array.isArray(m.blocks) && (m.thread_ts === undefined || m.thread_ts === m.ts),
+        ),
     cardOf: (channel, number) => harness.cards(channel).find((m) => m.text.startsWith(`#${number} `)),
     ephemeralsFor: (user, from = 0) =>
       fake.ephemerals

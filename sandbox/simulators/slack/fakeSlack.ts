@@ -797,11 +797,15 @@ export class FakeSlack implements Simulator<FakeSlackState> {
    * A message a person typed in a channel (Slack shows it; the app gets no request for it here).
    * `typed` is stored as Slack stores message text: entities, mentions and links encoded (./typed.ts).
    */
-  postAsUser(channel: string, user: string, typed: string): FakeMessage {
+  postAsUser(channel: string, user: string, typed: string, threadTs?: string): FakeMessage {
     const text = encodeTyped(typed, { kind: 'message', ...this.directory() });
     const c = this.channels.get(channel);
     if (!c) throw new Error(`fake Slack: no channel ${channel}`);
     if (!this.users.has(user)) throw new Error(`fake Slack: no user ${user}`);
+    // A reply in a thread (issue 22): `threadTs` must be a message of the channel.
+    if (threadTs !== undefined && !this.messagesByChannel.get(channel)?.some((m) => m.ts === threadTs)) {
+      throw new Error(`fake Slack: no message ${threadTs} in ${channel} to reply to`);
+    }
     const message: FakeMessage = {
       channel,
       ts: this.nextTs(),
@@ -809,7 +813,7 @@ export class FakeSlack implements Simulator<FakeSlackState> {
       bot_id: '',
       text,
       blocks: undefined,
-      thread_ts: undefined,
+      thread_ts: threadTs,
       edits: 0,
       history: [],
       deleted: false,

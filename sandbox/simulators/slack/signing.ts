@@ -134,6 +134,47 @@ export const blockActionPayload = (
   ],
 });
 
+/**
+ * A message shortcut (`message_action`) as Slack sends it when someone picks it in a message's
+ * menu: the message as Slack has it (its `ts`, `thread_ts` for a reply, its author, its text).
+ */
+export const messageActionPayload = (
+  input: Readonly<{
+    callback_id: string;
+    user_id: string;
+    channel_id: string;
+    message: Readonly<{
+      ts: string;
+      thread_ts?: string | undefined;
+      user?: string | undefined;
+      bot_id?: string | undefined;
+      text: string;
+    }>;
+    trigger_id?: string;
+    response_url?: string;
+  }>,
+): Record<string, unknown> => ({
+  type: 'message_action',
+  token: 'deprecated-verification-token',
+  action_ts: `${nowSeconds()}.${String(++counter).padStart(6, '0')}`,
+  team: { id: 'T0SWITCH', domain: 'switchboard' },
+  user: { id: input.user_id, name: 'someone', team_id: 'T0SWITCH' },
+  channel: { id: input.channel_id, name: 'channel' },
+  is_enterprise_install: false,
+  callback_id: input.callback_id,
+  trigger_id: input.trigger_id ?? newTriggerId(),
+  response_url: input.response_url ?? 'https://hooks.slack.com/app/T0SWITCH/1/abcdef',
+  message_ts: input.message.ts,
+  message: {
+    type: 'message',
+    ts: input.message.ts,
+    text: input.message.text,
+    ...(input.message.thread_ts ? { thread_ts: input.message.thread_ts } : {}),
+    ...(input.message.user ? { user: input.message.user } : {}),
+    ...(input.message.bot_id ? { bot_id: input.message.bot_id } : {}),
+  },
+});
+
 export const viewSubmissionPayload = (
   overrides: Readonly<{
     callback_id?: string;

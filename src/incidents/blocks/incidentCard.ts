@@ -236,6 +236,8 @@ const actionsBlock = (view: IncidentView, options: IncidentCardOptions): KnownBl
   if (options.incidentChannel && options.incidentChannel.channel === null && view.phase === 'open') {
     elements.push(button('Create channel', INCIDENT_ACTION.channel, view.streamId));
   }
+  // Issue 22 item 3: a status update for stakeholders, while the incident is open.
+  if (view.phase === 'open') elements.push(button('Post update', INCIDENT_ACTION.update, view.streamId));
   if (elements.length === 0) return null;
   return { type: 'actions', block_id: incidentActionsBlockId(view.streamId), elements };
 };

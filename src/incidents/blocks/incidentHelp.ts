@@ -21,7 +21,9 @@ export const INCIDENT_USAGE = {
   ackMine: '/incident ack mine  (every triggered incident assigned to you)',
   resolveMany: '/incident resolve <number> <number>…  (several at once)',
   timeline: '/incident timeline <id or number> [all]',
-  subscribe: '/incident subscribe <service>  (post that service’s incidents in this channel)',
+  subscribe:
+    '/incident subscribe <service> [stakeholders]  (post that service’s incidents, or with `stakeholders` its status updates, in this channel)',
+  update: '/incident update <id or number> <text>  (no text: opens a form)',
   channel: '/incident channel <id or number>',
   help: '/incident help',
 } as const;
@@ -59,7 +61,14 @@ export const incidentHelp = (): SlackMessage => {
             INCIDENT_USAGE.timeline,
             'what people did and how the incident changed, with who and when (`all`: the full audit)',
           ],
-          [INCIDENT_USAGE.subscribe, 'route a service’s incidents to this channel'],
+          [
+            INCIDENT_USAGE.subscribe,
+            'route a service’s incidents (or only its status updates) to this channel',
+          ],
+          [
+            INCIDENT_USAGE.update,
+            'a status update for people who are not responding: posted to the incident’s channels and its stakeholder channels',
+          ],
           [
             INCIDENT_USAGE.channel,
             'a channel for this incident (`#inc-42-…`): everyone on it invited, its card there too, archived a while after it is resolved',
@@ -81,7 +90,7 @@ export const incidentHelp = (): SlackMessage => {
     },
   ];
   return {
-    text: 'Incident commands: /incident trigger, list, show, ack, resolve, escalate, note, reassign, priority, urgency, timeline, subscribe, channel; /oncall',
+    text: 'Incident commands: /incident trigger, list, show, ack, resolve, escalate, note, reassign, priority, urgency, timeline, subscribe, update, channel; /oncall',
     blocks,
   };
 };

@@ -27,6 +27,8 @@ export const INCIDENT_ACTION = {
   keep: 'incident.keep',
   /** "Create channel" on the card (issue 22 item 7). */
   channel: 'incident.channel',
+  /** Issue 22 item 3: button that opens the status update form. */
+  update: 'incident.update',
 } as const;
 export type IncidentActionId = (typeof INCIDENT_ACTION)[keyof typeof INCIDENT_ACTION];
 
@@ -35,6 +37,8 @@ export const INCIDENT_VIEW = {
   trigger: 'incident.trigger',
   note: 'incident.note',
   reassign: 'incident.reassign',
+  /** Issue 22 item 3: the status update form. */
+  update: 'incident.update',
 } as const;
 export type IncidentViewId = (typeof INCIDENT_VIEW)[keyof typeof INCIDENT_VIEW];
 
@@ -46,7 +50,11 @@ export const INCIDENT_FIELD = {
   triggerDetails: { blockId: 'incident.trigger.details', actionId: 'details' },
   noteContent: { blockId: 'incident.note.content', actionId: 'content' },
   reassignUsers: { blockId: 'incident.reassign.users', actionId: 'users' },
+  updateText: { blockId: 'incident.update.text', actionId: 'text' },
 } as const;
+
+/** Issue 22 item 2: the message shortcut "Add to timeline" (`callback_id`, also in the manifest). */
+export const INCIDENT_SHORTCUT = { addToTimeline: 'incident.add_to_timeline' } as const;
 
 const ACTIONS_BLOCK_PREFIX = 'incident.actions:';
 

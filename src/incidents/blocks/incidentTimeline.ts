@@ -161,6 +161,15 @@ const commandSummary = (type: string, d: Data): string => {
       return pageActivityText(d);
     case 'RecordIncidentWorkActivity':
       return workActivityText(d);
+    // Issue 22: a status update for stakeholders, and a thread reply added to the timeline.
+    case 'RecordIncidentStatusUpdate':
+      return `:mega: Status update: “${esc(d.text, 300)}”`;
+    case 'RecordIncidentThreadNote':
+      return `:memo: Note (from the thread${
+        str(d.addedBy) && d.addedBy !== d.by ? `, added by ${mention(String(d.addedBy))}` : ''
+      }): “${esc(d.content, 300)}”`;
+    case 'RemindIncidentStatusUpdate':
+      return 'Reminded the assignee to post a status update';
     case 'RecordIncidentCardPosted':
       return 'Card posted';
     case 'RecordIncidentCardUpdated':
@@ -370,12 +379,19 @@ const PLUMBING_EVENTS: ReadonlySet<string> = new Set([
 /** A Slack user id (`U…`, `W…`): an input a person sent, not a webhook or a processor. */
 const isPerson = (actor: unknown): boolean => typeof actor === 'string' && /^[UW][A-Z0-9]{2,}$/.test(actor);
 
+/** Issue 22: status updates and thread notes are part of the story (recorded as commands). */
+const STORY_COMMANDS: ReadonlySet<string> = new Set([
+  'RecordIncidentStatusUpdate',
+  'RecordIncidentThreadNote',
+]);
+
 const inStory = (r: TimelineRecord): boolean => {
   if (r.kind === 'command') {
     return (
       (r.type === 'CommandRefused' && isPerson(r.metadata.actor)) ||
       r.type === 'RecordIncidentPageActivity' ||
-      r.type === 'RecordIncidentWorkActivity'
+      r.type === 'RecordIncidentWorkActivity' ||
+      STORY_COMMANDS.has(r.type)
     );
   }
   if (r.type === 'IncidentUpstreamCallFailed') return r.data.final === true;
@@ -422,7 +438,7 @@ export const toTimelineEntries = (
 };
 
 /** `today at 13:58:48 · Acknowledged by <@U1>`: a Slack date token (never in a code span, where Slack would not render it). */
-const entryLine = (e: TimelineEntry): string =>
+export const entryLine = (e: TimelineEntry): string =>
   `${slackDate(e.at, { format: 'dateTimeSecs' })} · ${e.kind === 'command' ? ':inbox_tray: ' : ''}${e.summary}${e.actor ? ` · ${e.actor}` : ''}`;
 
 export type TimelinePageOptions = Readonly<{

@@ -46,6 +46,9 @@ const ALL = [
   INCIDENT_ACTION.reassign,
 ];
 
+/** Not a move of the incident: a status update for stakeholders (issue 22 item 3), offered while it is open. */
+const WHILE_OPEN: string[] = [INCIDENT_ACTION.update];
+
 describe('incident card', () => {
   it('while triggering: says who asked and when, and offers no buttons', () => {
     const c = card([ev.triggerRequested()]);
@@ -57,7 +60,7 @@ describe('incident card', () => {
 
   it('triggered: title with link and number, fields, and every button carrying only the stream id', () => {
     const c = card(OPEN);
-    expect(c.ids).toEqual(ALL);
+    expect(c.ids).toEqual([...ALL, ...WHILE_OPEN]);
     expect(c.all).toContain('<https://acme.pagerduty.com/incidents/PINC042|#42 db-primary disk 95%>');
     expect(c.all).toContain(':red_circle: Triggered');
     expect(c.all).toContain('*Urgency*\nHigh');
@@ -90,7 +93,7 @@ describe('incident card', () => {
     expect(c.all).toContain(':large_yellow_circle: Acknowledged');
     expect(c.all).toContain('Acknowledged by <@UANA01> Nov 22, 02:01 UTC');
     expect(c.text).toContain('Acknowledged by <@UANA01> Nov 22, 02:01 UTC');
-    expect(c.ids).toEqual(ALL.filter((id) => id !== INCIDENT_ACTION.acknowledge));
+    expect(c.ids).toEqual([...ALL.filter((id) => id !== INCIDENT_ACTION.acknowledge), ...WHILE_OPEN]);
   });
 
   it('acknowledged in the incident service: names the upstream user and where', () => {
@@ -174,7 +177,8 @@ describe('incident card', () => {
       expectWithinSlackLimits(c.blocks);
       const expected = (Object.keys(byMove) as (keyof typeof byMove)[])
         .filter((m) => c.view.moves[m])
-        .map((m) => byMove[m]);
+        .map((m): string => byMove[m]);
+      if (c.view.phase === 'open') expected.push(...WHILE_OPEN);
       expect(c.ids.sort(), key).toEqual([...expected].sort());
     }
   });
