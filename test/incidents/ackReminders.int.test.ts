@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ackAnswerTimerId, ackReminderTimerId } from '../../machines/incident/ackReminder.ts';
 import { manualClock } from '../../src/core/clock.ts';
+import { INCIDENT_THREAD_STREAM_PREFIX } from '../../src/incidents/thread.reactor.ts';
 import { readTimer } from '../../src/processors/scheduler.ts';
 import { buttonValue, type SlackDriver, slackDriver } from '../support/slackHarness.ts';
 import { waitFor } from '../support/waitFor.ts';
@@ -41,7 +42,15 @@ const reminders = (number: number) =>
 /** What was said in the thread of #number's card in #ops. */
 const thread = (number: number) => {
   const card = h.fake.messages(OPS).find((m) => m.bot_id !== '' && m.text.startsWith(`#${number} `));
-  return h.fake.messages(OPS).filter((m) => card && m.thread_ts === card.ts && m.ts !== card.ts);
+  return h.fake
+    .messages(OPS)
+    .filter(
+      (m) =>
+        card &&
+        m.thread_ts === card.ts &&
+        m.ts !== card.ts &&
+        !String(m.metadata?.event_payload.record ?? '').startsWith(INCIDENT_THREAD_STREAM_PREFIX),
+    );
 };
 
 const workActivity = async (streamId: string) =>

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeChannel } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { manualClock } from '../../src/core/clock.ts';
+import { INCIDENT_THREAD_STREAM_PREFIX } from '../../src/incidents/thread.reactor.ts';
 import { waitFor } from '../support/waitFor.ts';
 import {
   ANA,
@@ -74,7 +75,14 @@ describe('an incident channel on demand', () => {
     const original = h.cardOf(OPS, number)!;
     expect(cardText(original)).toContain(`Incident channel: <#${channel.id}>`);
     expect(cardActions(original)).not.toContain('incident.channel');
-    const thread = h.fake.messages(OPS).filter((m) => m.thread_ts === original.ts && m.ts !== original.ts);
+    const thread = h.fake
+      .messages(OPS)
+      .filter(
+        (m) =>
+          m.thread_ts === original.ts &&
+          m.ts !== original.ts &&
+          !String(m.metadata?.event_payload.record ?? '').startsWith(INCIDENT_THREAD_STREAM_PREFIX),
+      );
     expect(thread.map((m) => m.text)).toEqual([expect.stringContaining(`<#${channel.id}>`)]);
     expect(await activity(streamId)).toEqual(['channel_created']);
 
