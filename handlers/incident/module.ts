@@ -19,6 +19,7 @@ import {
 } from '../../src/incidents/readModels.projection.ts';
 import { incidentRoutes } from '../../src/incidents/routes.ts';
 import { createServiceDirectory } from '../../src/incidents/services.ts';
+import { createShiftNoticesReactor, shiftWatchRoutes } from '../../src/incidents/shiftNotices.reactor.ts';
 import {
   createIncidentReadBackReactor,
   createIncidentUpstreamReactor,
@@ -131,6 +132,7 @@ const createIncidents = (
     routes: {
       ...incidentRoutes({ streamForUpstreamId: readModels.streamForUpstreamId }),
       ...pagingRoutes(),
+      ...shiftWatchRoutes,
     },
     processors: [
       readModels.processor,
@@ -181,6 +183,16 @@ const createIncidents = (
       createIncidentNoticesReactor({
         outbox: deps.outbox,
         respond: (responseUrl, m) => deps.replies.respond(responseUrl, m),
+      }),
+      // Issue 20 item 4: the DM before each shift and the handoff posts.
+      createShiftNoticesReactor({
+        pagerduty,
+        services,
+        readModels,
+        identity,
+        outbox: deps.outbox,
+        phoneStanding: () => deps.ports.get('phoneStanding'),
+        noticeMs: config.shiftNoticeHours * 3_600_000,
       }),
     ],
     listeners: (app, handlerDeps) =>

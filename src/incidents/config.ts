@@ -29,7 +29,14 @@ export type IncidentsConfig = Readonly<{
    * undefined when no PAGING_* variable is set: DEFAULT_PAGING.
    */
   paging?: PagingSettings | undefined;
+  /**
+   * Issue 20 item 4: how many hours before an on-call shift starts its person is told by DM
+   * (SHIFT_NOTICE_HOURS, default 12).
+   */
+  shiftNoticeHours: number;
 }>;
+
+export const DEFAULT_SHIFT_NOTICE_HOURS = 12;
 
 export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
   variables: {
@@ -56,6 +63,14 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
       schema: z.string().regex(/^[1-9][0-9]{0,6}$/, 'a whole number of requests, 1 or more'),
     },
     ...PAGING_VARIABLES,
+    SHIFT_NOTICE_HOURS: {
+      purpose:
+        'hours before an on-call shift starts that its person is told by DM (schedule, hours, open incidents, whether their phone can be paged); default 12',
+      schema: z
+        .string()
+        .regex(/^\d{1,3}$/, 'a whole number of hours')
+        .refine((v) => Number(v) >= 1 && Number(v) <= 168, 'between 1 and 168 hours'),
+    },
   },
   credentials: ['PAGERDUTY_TOKEN', 'PAGERDUTY_WEBHOOK_SECRET'],
   read: (v) => {
@@ -77,6 +92,7 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
       ],
       requestsPerMinute: Number(v.optional('PAGERDUTY_REQUESTS_PER_MINUTE') ?? 960),
       paging: readPagingSettings(v),
+      shiftNoticeHours: Number(v.optional('SHIFT_NOTICE_HOURS') ?? DEFAULT_SHIFT_NOTICE_HOURS),
     };
   },
 };

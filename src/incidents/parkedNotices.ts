@@ -1,4 +1,5 @@
 import { INCIDENT_PAGING_STREAM_PREFIX, incidentOfPagingStream } from '../../machines/incident/paging.ts';
+import { SHIFT_WATCH_STREAM_PREFIX } from '../../machines/incident/shiftWatch.ts';
 import { INCIDENT_ROUTING_STREAM_PREFIX } from '../../machines/incidentRouting/streams.ts';
 import type { ParkedNotice, ParkedNotices } from '../slack/parkedNotices.reactor.ts';
 import { INCIDENT_NOTICE_STREAM_PREFIX } from './notices.reactor.ts';
@@ -22,6 +23,7 @@ export const incidentParkedNotices: ParkedNotices = {
     INCIDENT_PAGING_STREAM_PREFIX,
     INCIDENT_ROUTING_STREAM_PREFIX,
     INCIDENT_NOTICE_STREAM_PREFIX,
+    SHIFT_WATCH_STREAM_PREFIX,
   ],
   async noticesFor(parked, ctx) {
     const paging = parked.streamId.startsWith(INCIDENT_PAGING_STREAM_PREFIX);
