@@ -128,6 +128,14 @@ const createIncidents = (
     'Incidents where nobody on call at any level could be paged',
     [],
   );
+  const onCall = createOnCallLookups({
+    pagerduty,
+    identity,
+    readModels,
+    services,
+    store,
+    now: () => clock.now(),
+  });
   return {
     routes: {
       ...incidentRoutes({ streamForUpstreamId: readModels.streamForUpstreamId }),
@@ -212,7 +220,14 @@ const createIncidents = (
         slackUserOf: readModels.slackUserOf,
       }),
     ],
-    home: createIncidentHomeSection({ readModels, identity }),
+    home: createIncidentHomeSection({
+      readModels,
+      identity,
+      myShifts: {
+        shiftsOf: async (slackUserId, range) => (await onCall.shiftsOf({ slackUserId }, range)).shifts,
+        zoneOf: async (slackUserId) => (await deps.readerZones.of(slackUserId)).tz,
+      },
+    }),
     enrich: createIncidentEnricher({
       identity,
       services,
@@ -236,14 +251,7 @@ const createIncidents = (
         ? { text: `:warning: ${incidentRejectionText(r.details, r.actor)}` }
         : undefined,
     provides: {
-      onCall: createOnCallLookups({
-        pagerduty,
-        identity,
-        readModels,
-        services,
-        store,
-        now: () => clock.now(),
-      }),
+      onCall,
       scheduleOverrides: createScheduleOverridesPort({ pagerduty, identity, now: () => clock.now() }),
       incidentResponse: createIncidentResponses({
         store,

@@ -1,4 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { eventCallbackBody } from '../../sandbox/simulators/slack/signing.ts';
+import { INCIDENT_ACTION } from '../../src/incidents/blocks/incidentIds.ts';
+import { slackDriver } from '../support/slackHarness.ts';
 import { waitFor } from '../support/waitFor.ts';
 import {
   ANA,
@@ -105,5 +108,52 @@ describe('shifts people see coming', () => {
     expect(hers).toContain(`<!date^${(monday.getTime() + DAY) / 1000}^`);
     expect(shiftDms(j, ANA)).toHaveLength(1);
     expect(shiftDms(j, CHEN)).toHaveLength(1);
+  });
+
+  it('App Home shows My shifts for the next 14 days, covers included, each with Ask for cover', async () => {
+    h = await startJoinsHarness();
+    const j = h;
+    const pagerduty = j.sb.lifecycle('incidents')?.pagerduty;
+    if (!pagerduty) throw new Error('incidents off');
+    const at = (ms: number) => new Date(j.weekStart.getTime() + ms).toISOString();
+    // Ana covers Ben on Wednesday, and someone on a day past the 14 days.
+    await pagerduty.createScheduleOverrides(PAYMENTS_SCHEDULE, [
+      { start: at(2 * DAY), end: at(3 * DAY), userId: PD_IDS.ana },
+      { start: at(15 * DAY), end: at(16 * DAY), userId: PD_IDS.ana },
+    ]);
+    const slack = slackDriver(j.fake, { url: () => j.url, clock: j.clock });
+    await slack.post(
+      eventCallbackBody({ type: 'app_home_opened', user: ANA, channel: j.fake.dmChannel(ANA).id, tab: 'home' }),
+      'json',
+    );
+    const home = await waitFor(() => j.fake.homes.get(ANA), { what: 'Ana’s home tab' });
+    const blocks = (home.view as { blocks: { text?: { text?: string }; accessory?: { action_id?: string; value?: string } }[] })
+      .blocks;
+    const text = JSON.stringify(blocks);
+    expect(text).toContain('*My shifts* (next 14 days, covers included)');
+    const rows = blocks.filter((b) => b.accessory?.action_id === INCIDENT_ACTION.askCover);
+    const starts = rows.map((b) => b.text?.text ?? '');
+    // The cover (Wednesday) and her own week; not the day past 14 days.
+    expect(rows).toHaveLength(2);
+    expect(starts[0]).toContain(`<!date^${Date.parse(at(2 * DAY)) / 1000}^`);
+    expect(starts[1]).toContain(`<!date^${Date.parse(at(7 * DAY)) / 1000}^`);
+    expect(text).not.toContain(`<!date^${Date.parse(at(15 * DAY)) / 1000}^`);
+
+    // Ask for cover: how to ask for that shift's days (her zone, Europe/Lisbon).
+    const first = rows[0]?.accessory?.value ?? '';
+    const clicked = await slack.click(INCIDENT_ACTION.askCover, first, {
+      user: ANA,
+      channel: j.fake.dmChannel(ANA).id,
+    });
+    expect(clicked.status).toBe(200);
+    const wednesday = at(2 * DAY).slice(0, 10);
+    const view = await waitFor(() => j.lastView(ANA), { what: 'the ask-for-cover view' });
+    expect(JSON.stringify(view)).toContain(`/oncall cover ${wednesday}`);
+
+    // A forged value is refused in words.
+    await slack.click(INCIDENT_ACTION.askCover, 'v1|not|a|shift|!', { user: ANA, channel: j.fake.dmChannel(ANA).id });
+    await waitFor(() => JSON.stringify(j.lastView(ANA)).includes("doesn't name a shift") || undefined, {
+      what: 'the refusal',
+    });
   });
 });

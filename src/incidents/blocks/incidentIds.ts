@@ -19,6 +19,8 @@ export const INCIDENT_ACTION = {
   reassign: 'incident.reassign',
   /** "Show" on a list row: post that incident's card (ephemerally). */
   show: 'incident.show',
+  /** "Ask for cover" on a shift in App Home's My shifts (issue 20 item 4). */
+  askCover: 'oncall.ask_cover',
 } as const;
 export type IncidentActionId = (typeof INCIDENT_ACTION)[keyof typeof INCIDENT_ACTION];
 
