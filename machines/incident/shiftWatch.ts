@@ -16,7 +16,11 @@ export const SHIFT_WATCH_STREAM_PREFIX = 'oncallwatch-';
 const minute = z.string().regex(/^\d{12}$/, 'must be a UTC minute, YYYYMMDDHHMM');
 
 /** `2026-11-29T12:00:00.000Z` → `202611291200`. */
-export const shiftWatchMinute = (at: Date): string => at.toISOString().replace(/[^0-9]/g, '').slice(0, 12);
+export const shiftWatchMinute = (at: Date): string =>
+  at
+    .toISOString()
+    .replace(/[^0-9]/g, '')
+    .slice(0, 12);
 
 export const shiftWatchStreamId = (m: string): string => {
   if (!minute.safeParse(m).success) throw new TypeError(`not a watch minute: ${JSON.stringify(m)}`);

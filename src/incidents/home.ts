@@ -41,7 +41,10 @@ export const createIncidentHomeSection = (
      * "Ask for cover" suggests). Absent: no My shifts.
      */
     myShifts?: Readonly<{
-      shiftsOf(slackUserId: string, range: Readonly<{ since: Date; until: Date }>): Promise<readonly OnCallShift[]>;
+      shiftsOf(
+        slackUserId: string,
+        range: Readonly<{ since: Date; until: Date }>,
+      ): Promise<readonly OnCallShift[]>;
       zoneOf(slackUserId: string): Promise<string>;
     }>;
   }>,

@@ -216,7 +216,9 @@ export const shiftWatchRoutes: Readonly<Record<string, CommandRoute>> = {
       try {
         return shiftWatchStreamId(String((command.data as { minute?: unknown }).minute));
       } catch {
-        throw new ValidationError(`${command.type} names no minute`, { details: { reason: 'invalid_minute' } });
+        throw new ValidationError(`${command.type} names no minute`, {
+          details: { reason: 'invalid_minute' },
+        });
       }
     },
   },

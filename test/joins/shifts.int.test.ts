@@ -91,7 +91,11 @@ describe('shifts people see coming', () => {
     const pagerduty = j.sb.lifecycle('incidents')?.pagerduty;
     if (!pagerduty) throw new Error('incidents off');
     await pagerduty.createScheduleOverrides(PAYMENTS_SCHEDULE, [
-      { start: monday.toISOString(), end: new Date(monday.getTime() + DAY).toISOString(), userId: PD_IDS.chen },
+      {
+        start: monday.toISOString(),
+        end: new Date(monday.getTime() + DAY).toISOString(),
+        userId: PD_IDS.chen,
+      },
     ]);
 
     await moveTo(j, new Date(monday.getTime() - 6 * HOUR - MINUTE));
@@ -123,12 +127,20 @@ describe('shifts people see coming', () => {
     ]);
     const slack = slackDriver(j.fake, { url: () => j.url, clock: j.clock });
     await slack.post(
-      eventCallbackBody({ type: 'app_home_opened', user: ANA, channel: j.fake.dmChannel(ANA).id, tab: 'home' }),
+      eventCallbackBody({
+        type: 'app_home_opened',
+        user: ANA,
+        channel: j.fake.dmChannel(ANA).id,
+        tab: 'home',
+      }),
       'json',
     );
     const home = await waitFor(() => j.fake.homes.get(ANA), { what: 'Ana’s home tab' });
-    const blocks = (home.view as { blocks: { text?: { text?: string }; accessory?: { action_id?: string; value?: string } }[] })
-      .blocks;
+    const blocks = (
+      home.view as {
+        blocks: { text?: { text?: string }; accessory?: { action_id?: string; value?: string } }[];
+      }
+    ).blocks;
     const text = JSON.stringify(blocks);
     expect(text).toContain('*My shifts* (next 14 days, covers included)');
     const rows = blocks.filter((b) => b.accessory?.action_id === INCIDENT_ACTION.askCover);
@@ -151,7 +163,10 @@ describe('shifts people see coming', () => {
     expect(JSON.stringify(view)).toContain(`/oncall cover ${wednesday}`);
 
     // A forged value is refused in words.
-    await slack.click(INCIDENT_ACTION.askCover, 'v1|not|a|shift|!', { user: ANA, channel: j.fake.dmChannel(ANA).id });
+    await slack.click(INCIDENT_ACTION.askCover, 'v1|not|a|shift|!', {
+      user: ANA,
+      channel: j.fake.dmChannel(ANA).id,
+    });
     await waitFor(() => JSON.stringify(j.lastView(ANA)).includes("doesn't name a shift") || undefined, {
       what: 'the refusal',
     });

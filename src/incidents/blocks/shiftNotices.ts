@@ -64,7 +64,10 @@ export const shiftStartDm = (
     },
   ];
   if (input.phone !== null) blocks.push({ type: 'section', text: mrkdwn(PHONE_LINE[input.phone]) });
-  const warn = input.phone !== null && input.phone !== 'pageable' ? ' Verify your phone now or you cannot be paged.' : '';
+  const warn =
+    input.phone !== null && input.phone !== 'pageable'
+      ? ' Verify your phone now or you cannot be paged.'
+      : '';
   return { text: `${head}${warn}`, blocks };
 };
 
