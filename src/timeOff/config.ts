@@ -172,7 +172,10 @@ export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
     const hrChannel = v.optional('TIME_OFF_HR_CHANNEL');
     const webhookSecrets = rotatingSecret(v, 'HIBOB_WEBHOOK_SECRET');
     const whosOutChannels = v.optional('WHOS_OUT_CHANNELS');
+    // Each is read (so checked) whether or not a channel is set: a typo shows before it matters.
     const [hh, mm] = (v.optional('WHOS_OUT_TIME') ?? '09:00').split(':').map(Number);
+    const whosOutZone = v.optional('WHOS_OUT_TIME_ZONE')?.trim() || 'UTC';
+    const whosOutKinds = v.optional('WHOS_OUT_SHOWN_KINDS') ?? '';
     return {
       apiUrl: withoutSlash(v.optional('HIBOB_API_URL') ?? 'https://api.hibob.com/v1'),
       serviceUserId: v.required('HIBOB_SERVICE_USER_ID'),
@@ -201,8 +204,8 @@ export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
                 ),
               ],
               minuteOfDay: (hh ?? 9) * 60 + (mm ?? 0),
-              timeZone: v.optional('WHOS_OUT_TIME_ZONE')?.trim() || 'UTC',
-              shownKinds: (v.optional('WHOS_OUT_SHOWN_KINDS') ?? '')
+              timeZone: whosOutZone,
+              shownKinds: whosOutKinds
                 .split(',')
                 .map((k) => k.trim())
                 .filter((k) => k !== ''),
