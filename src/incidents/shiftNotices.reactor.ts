@@ -11,6 +11,7 @@ import type { Command } from '../core/messages.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { PhoneStandings } from '../lifecycles/ports.ts';
 import type { IdentityResolver } from '../people/identity.ts';
+import type { ProcessorLogger } from '../processors/ports.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { scheduleTimer } from '../processors/scheduler.ts';
 import type { SlackOutbox } from '../slack/outbox.ts';
@@ -88,7 +89,7 @@ export const scheduleShiftWatch = async (
 };
 
 export const createShiftNoticesReactor = (options: ShiftNoticesOptions): Processor => {
-  let started: { store: EventStore; clock: Clock } | null = null;
+  let started: { store: EventStore; clock: Clock; logger: ProcessorLogger } | null = null;
 
   const slackUserOf = async (userId: string): Promise<string | null> =>
     options.readModels.slackUserOf(userId) ?? (await options.identity.slackUserFor(userId));
@@ -116,15 +117,16 @@ export const createShiftNoticesReactor = (options: ShiftNoticesOptions): Process
     id: SHIFT_NOTICES_PROCESSOR,
     filter: { streamPrefixes: [SHIFT_WATCH_STREAM_PREFIX], eventTypes: ['OnCallShiftsWatched'] },
     onStart(ctx) {
-      started = { store: ctx.store, clock: ctx.clock };
+      started = { store: ctx.store, clock: ctx.clock, logger: ctx.logger };
     },
     onCaughtUp() {
       const s = started;
       if (!s) return;
       const now = s.clock.now();
       const nextMinute = (Math.floor(now.getTime() / 60_000) + 1) * 60_000;
-      scheduleShiftWatch(s.store, nextMinute, now).catch(() => {
+      scheduleShiftWatch(s.store, nextMinute, now).catch((err: unknown) => {
         // The next start tries again; a chain already scheduled goes on.
+        s.logger.warn({ err }, 'could not schedule the next on-call watch at start');
       });
     },
     async handle(event, ctx) {

@@ -9,6 +9,7 @@ import type { Clock } from '../core/clock.ts';
 import { ValidationError } from '../core/errors.ts';
 import type { Command } from '../core/messages.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
+import type { ProcessorLogger } from '../processors/ports.ts';
 import type { Processor } from '../processors/runner.ts';
 import { scheduleTimer } from '../processors/scheduler.ts';
 import type { SlackOutbox } from '../slack/outbox.ts';
@@ -74,7 +75,7 @@ const scheduleDay = async (
 
 export const createWhosOutDailyReactor = (options: WhosOutDailyOptions): Processor => {
   const { config, readModel } = options;
-  let started: { store: EventStore; clock: Clock } | null = null;
+  let started: { store: EventStore; clock: Clock; logger: ProcessorLogger } | null = null;
 
   const rowsFor = async (day: string): Promise<{ rows: WhosOutTodayRow[]; hrUnreachable: boolean }> => {
     const fromHr = await options.client
@@ -116,7 +117,7 @@ export const createWhosOutDailyReactor = (options: WhosOutDailyOptions): Process
     id: WHOS_OUT_DAILY_PROCESSOR,
     filter: { streamPrefixes: [WHOS_OUT_DAY_STREAM_PREFIX], eventTypes: ['WhosOutDayReached'] },
     onStart(ctx) {
-      started = { store: ctx.store, clock: ctx.clock };
+      started = { store: ctx.store, clock: ctx.clock, logger: ctx.logger };
     },
     onCaughtUp() {
       const s = started;
@@ -124,8 +125,9 @@ export const createWhosOutDailyReactor = (options: WhosOutDailyOptions): Process
       const now = s.clock.now();
       const today = dayIn(now, config.timeZone);
       const day = whosOutDueAt(config, today).getTime() >= now.getTime() ? today : addDays(today, 1);
-      scheduleDay(s.store, config, day, now).catch(() => {
-        // The next start tries again; a day already scheduled goes on.
+      scheduleDay(s.store, config, day, now).catch((err: unknown) => {
+        // The next start tries again; a chain already scheduled goes on.
+        s.logger.warn({ err }, "could not schedule the next who's-out post at start");
       });
     },
     async handle(event, ctx) {
