@@ -114,6 +114,20 @@ describe('shifts people see coming', () => {
     expect(shiftDms(j, CHEN)).toHaveLength(1);
   });
 
+  it('Switchboard down when the notice fell due: the DM goes out when it is back, before the shift', async () => {
+    h = await startJoinsHarness();
+    const j = h;
+    const monday = j.nextWeek().monday;
+    await moveTo(j, new Date(monday.getTime() - 13 * HOUR));
+    expect(shiftDms(j, ANA)).toEqual([]);
+    await j.sb.stop();
+    j.clock.advance(3 * HOUR);
+    await j.restart();
+    await j.advanceTimers(MINUTE);
+    await j.dm(/Your on-call shift for/, ANA);
+    expect(shiftDms(j, ANA)).toHaveLength(1);
+  });
+
   it('App Home shows My shifts for the next 14 days, covers included, each with Ask for cover', async () => {
     h = await startJoinsHarness();
     const j = h;
