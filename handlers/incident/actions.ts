@@ -2,6 +2,7 @@ import type { AllMiddlewareArgs, App, BlockAction, SlackActionMiddlewareArgs } f
 import { isIncidentStreamId } from '../../machines/incident/streams.ts';
 import { ValidationError } from '../../src/core/errors.ts';
 import { addIncidentNoteModal } from '../../src/incidents/blocks/incidentModals.ts';
+import { askCoverModal, parseAskCoverValue } from '../../src/incidents/blocks/myShifts.ts';
 import { slackAssignee } from '../../src/incidents/slackCommands.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import type { IncidentListenerDeps } from './commands.ts';
@@ -187,5 +188,39 @@ export const registerIncidentActions = (app: App, deps: IncidentListenerDeps): v
     }
     const card = await queries.card(streamId);
     await a.respond(ephemeral(card ?? 'Nothing to show yet.'));
+  });
+
+  // "Ask for cover" on a shift in App Home (issue 20 item 4): how to ask, for that shift's days.
+  // An App Home click has no response_url; the answer is a modal shown to the one who clicked.
+  app.action(INCIDENT_ACTION.askCover, async (args) => {
+    const a = args as unknown as ActionArgs;
+    const input = slackInputOf(a.context);
+    const value = parseAskCoverValue((a.action as { value?: unknown }).value);
+    await inbox.accept({
+      input,
+      ...(value ? {} : { rejection: new ValidationError('ask-for-cover button names no shift') }),
+    });
+    await a.ack();
+    const view = value
+      ? askCoverModal(value)
+      : {
+          type: 'modal' as const,
+          title: { type: 'plain_text' as const, text: 'Ask for cover' },
+          close: { type: 'plain_text' as const, text: 'OK' },
+          blocks: [
+            {
+              type: 'section' as const,
+              text: {
+                type: 'mrkdwn' as const,
+                text: ":warning: That button doesn't name a shift Switchboard showed you. Open App Home again, or type `/oncall cover &lt;first day&gt; &lt;last day&gt;`.",
+              },
+            },
+          ],
+        };
+    try {
+      await openView(a.body.trigger_id, view);
+    } catch (e) {
+      logger.warn({ err: e }, 'could not open the ask-for-cover view');
+    }
   });
 };

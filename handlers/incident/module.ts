@@ -25,6 +25,7 @@ import {
 } from '../../src/incidents/readModels.projection.ts';
 import { incidentRoutes } from '../../src/incidents/routes.ts';
 import { createServiceDirectory } from '../../src/incidents/services.ts';
+import { createShiftNoticesReactor, shiftWatchRoutes } from '../../src/incidents/shiftNotices.reactor.ts';
 import { createIncidentStatusUpdatesReactor } from '../../src/incidents/statusUpdates.reactor.ts';
 import { createIncidentThreadReactor } from '../../src/incidents/thread.reactor.ts';
 import {
@@ -164,11 +165,20 @@ const createIncidents = (
     'Incidents where nobody on call at any level could be paged',
     [],
   );
+  const onCall = createOnCallLookups({
+    pagerduty,
+    identity,
+    readModels,
+    services,
+    store,
+    now: () => clock.now(),
+  });
   return {
     routes: {
       ...incidentRoutes({ streamForUpstreamId: readModels.streamForUpstreamId }),
       ...pagingRoutes(),
       ...workingRoutes(),
+      ...shiftWatchRoutes,
     },
     processors: [
       readModels.processor,
@@ -242,6 +252,16 @@ const createIncidents = (
         reminderMinutes: config.updateReminderMinutes,
         slackUserOf: async (id) => readModels.slackUserOf(id) ?? (await identity.slackUserFor(id)),
       }),
+      // Issue 20 item 4: the DM before each shift and the handoff posts.
+      createShiftNoticesReactor({
+        pagerduty,
+        services,
+        readModels,
+        identity,
+        outbox: deps.outbox,
+        phoneStanding: () => deps.ports.get('phoneStanding'),
+        noticeMs: config.shiftNoticeHours * 3_600_000,
+      }),
     ],
     listeners: (app, handlerDeps) =>
       registerIncidentListeners(app, {
@@ -269,7 +289,14 @@ const createIncidents = (
         slackUserOf: readModels.slackUserOf,
       }),
     ],
-    home: createIncidentHomeSection({ readModels, identity }),
+    home: createIncidentHomeSection({
+      readModels,
+      identity,
+      myShifts: {
+        shiftsOf: async (slackUserId, range) => (await onCall.shiftsOf({ slackUserId }, range)).shifts,
+        zoneOf: async (slackUserId) => (await deps.readerZones.of(slackUserId)).tz,
+      },
+    }),
     enrich: createIncidentEnricher({
       identity,
       services,
@@ -294,14 +321,7 @@ const createIncidents = (
         ? { text: `:warning: ${incidentRejectionText(r.details, r.actor)}` }
         : undefined,
     provides: {
-      onCall: createOnCallLookups({
-        pagerduty,
-        identity,
-        readModels,
-        services,
-        store,
-        now: () => clock.now(),
-      }),
+      onCall,
       scheduleOverrides: createScheduleOverridesPort({ pagerduty, identity, now: () => clock.now() }),
       incidentResponse: createIncidentResponses({
         store,

@@ -31,6 +31,7 @@ import {
 import { timeOffRejectionText } from '../../src/timeOff/rejections.ts';
 import { timeOffRoutes } from '../../src/timeOff/routes.ts';
 import { createTimeOffTimersReactor } from '../../src/timeOff/timers.reactor.ts';
+import { createWhosOutDailyReactor, whosOutDailyRoutes } from '../../src/timeOff/whosOutDaily.reactor.ts';
 import { createHiBobClient, type HiBobAuthAlert, type HiBobClient } from '../../src/upstream/hibob.ts';
 import { hibobWebhookVerify } from '../../src/upstream/hibobSignature.ts';
 import { register as registerTimeOffListeners } from './index.ts';
@@ -155,7 +156,7 @@ const createTimeOff = (
   const queries = createTimeOffQueries({ readModel, people, client, clock, logger, channelMembers });
 
   return {
-    routes: { ...timeOffRoutes, ...coverRoutes, ...handOnRoutes },
+    routes: { ...timeOffRoutes, ...coverRoutes, ...handOnRoutes, ...whosOutDailyRoutes },
     processors: [
       readModel.processor,
       createTimeOffHrCallsReactor({
@@ -170,6 +171,17 @@ const createTimeOff = (
       }),
       ...sync.processors,
       createTimeOffTimersReactor(),
+      // Issue 20 item 7: who's out, daily, in the configured channels.
+      ...(config.whosOutDaily
+        ? [
+            createWhosOutDailyReactor({
+              config: config.whosOutDaily,
+              client,
+              readModel,
+              outbox: deps.outbox,
+            }),
+          ]
+        : []),
       createTimeOffHandOnReactor({ dispatch, readModel, people, logger }),
       createCoverConflictsReactor({
         onCall: () => deps.ports.get('onCall'),

@@ -315,7 +315,14 @@ const createVerification = (
       r.commandType in verificationRoutes && r.code === 'SB_ILLEGAL_STATE'
         ? { text: `:warning: ${r.message}` }
         : undefined,
-    provides: { ...paging.provides },
+    provides: {
+      ...paging.provides,
+      // Issue 20 item 4: the shift-start DM says whether the person can be paged.
+      phoneStanding: {
+        standingOf: async (person) =>
+          (await phoneStanding({ store, index: paging.index }, person.slackUserId)).kind,
+      },
+    },
     parkedNotices: verificationParkedNotices,
     preflight: async () => {
       const report = await preparePersonKeys(personKeys, deps.keyRing);

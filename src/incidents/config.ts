@@ -40,7 +40,14 @@ export type IncidentsConfig = Readonly<{
    * is reminded by DM (INCIDENT_UPDATE_REMINDER_MINUTES); undefined (unset) or 0: no reminders.
    */
   updateReminderMinutes?: number | undefined;
+  /**
+   * Issue 20 item 4: how many hours before an on-call shift starts its person is told by DM
+   * (SHIFT_NOTICE_HOURS, default 12).
+   */
+  shiftNoticeHours: number;
 }>;
+
+export const DEFAULT_SHIFT_NOTICE_HOURS = 12;
 
 export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
   variables: {
@@ -73,6 +80,14 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
         'minutes an open incident may go without a status update (`/incident update`) before its assignee is reminded by DM, and again after each reminder; unset or 0: no reminders',
       schema: z.string().regex(/^[0-9]{1,5}$/, 'a whole number of minutes, 0 to switch reminders off'),
     },
+    SHIFT_NOTICE_HOURS: {
+      purpose:
+        'hours before an on-call shift starts that its person is told by DM (schedule, hours, open incidents, whether their phone can be paged); default 12',
+      schema: z
+        .string()
+        .regex(/^\d{1,3}$/, 'a whole number of hours')
+        .refine((v) => Number(v) >= 1 && Number(v) <= 168, 'between 1 and 168 hours'),
+    },
   },
   credentials: ['PAGERDUTY_TOKEN', 'PAGERDUTY_WEBHOOK_SECRET'],
   read: (v) => {
@@ -99,6 +114,7 @@ export const incidentsConfig: LifecycleConfig<IncidentsConfig> = {
         v.optional('INCIDENT_UPDATE_REMINDER_MINUTES') === undefined
           ? undefined
           : Number(v.optional('INCIDENT_UPDATE_REMINDER_MINUTES')),
+      shiftNoticeHours: Number(v.optional('SHIFT_NOTICE_HOURS') ?? DEFAULT_SHIFT_NOTICE_HOURS),
     };
   },
 };

@@ -1,9 +1,11 @@
 import { isChatOpsError } from '../core/errors.ts';
 import type { HomeSection } from '../lifecycles/lifecycle.ts';
+import type { OnCallShift } from '../lifecycles/ports.ts';
 import type { IdentityResolver } from '../people/identity.ts';
 import { type KnownBlock, mrkdwn, plain, type SlackMessage } from '../slack/blocks/format.ts';
 import { incidentList } from './blocks/incidentList.ts';
 import { type IncidentView, toIncidentView } from './blocks/incidentView.ts';
+import { MY_SHIFTS_DAYS, myShiftsBlocks } from './blocks/myShifts.ts';
 import { withSlackUsers } from './cards.reactor.ts';
 import { readIncidentState } from './incidentState.ts';
 import type { IncidentReadModels } from './readModels.projection.ts';
@@ -30,7 +32,22 @@ const rows = (message: SlackMessage): KnownBlock[] =>
     });
 
 export const createIncidentHomeSection = (
-  options: Readonly<{ readModels: IncidentReadModels; identity: IdentityResolver }>,
+  options: Readonly<{
+    readModels: IncidentReadModels;
+    identity: IdentityResolver;
+    /**
+     * Issue 20 item 4, My shifts: the viewer's on-call shifts over a range (the on-call lookups'
+     * `shiftsOf`: the final rota, covers included), and their Slack time zone (for the days
+     * "Ask for cover" suggests). Absent: no My shifts.
+     */
+    myShifts?: Readonly<{
+      shiftsOf(
+        slackUserId: string,
+        range: Readonly<{ since: Date; until: Date }>,
+      ): Promise<readonly OnCallShift[]>;
+      zoneOf(slackUserId: string): Promise<string>;
+    }>;
+  }>,
 ): HomeSection => ({
   async render(user, ctx) {
     let upstreamUserId: string | null = null;
@@ -67,6 +84,17 @@ export const createIncidentHomeSection = (
         ? rows(incidentList(views.slice(0, MAX_ROWS)))
         : [{ type: 'context', elements: [mrkdwn(':sunny: Nothing open. Quiet night.')] } as KnownBlock]),
     );
+    if (options.myShifts && upstreamUserId !== null) {
+      const since = ctx.now();
+      const until = new Date(since.getTime() + MY_SHIFTS_DAYS * 24 * 3_600_000);
+      // A service that does not answer costs this part of the tab, not the whole tab.
+      const shifts = await options.myShifts.shiftsOf(user, { since, until }).catch((error: unknown) => {
+        ctx.logger.warn({ err: error }, 'App Home: could not read the on-call shifts');
+        return null;
+      });
+      blocks.push({ type: 'divider' });
+      blocks.push(...myShiftsBlocks({ shifts, timeZone: await options.myShifts.zoneOf(user) }));
+    }
     blocks.push({
       type: 'context',
       elements: [

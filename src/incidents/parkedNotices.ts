@@ -7,6 +7,7 @@ import {
   incidentOfChannelStream,
 } from '../../machines/incident/incidentChannel.ts';
 import { INCIDENT_PAGING_STREAM_PREFIX, incidentOfPagingStream } from '../../machines/incident/paging.ts';
+import { SHIFT_WATCH_STREAM_PREFIX } from '../../machines/incident/shiftWatch.ts';
 import { INCIDENT_ROUTING_STREAM_PREFIX } from '../../machines/incidentRouting/streams.ts';
 import type { ParkedNotice, ParkedNotices } from '../slack/parkedNotices.reactor.ts';
 import { INCIDENT_NOTICE_STREAM_PREFIX } from './notices.reactor.ts';
@@ -45,6 +46,7 @@ export const incidentParkedNotices: ParkedNotices = {
     INCIDENT_THREAD_STREAM_PREFIX,
     INCIDENT_UPDATE_STREAM_PREFIX,
     INCIDENT_STAKEHOLDERS_STREAM_PREFIX,
+    SHIFT_WATCH_STREAM_PREFIX,
   ],
   async noticesFor(parked, ctx) {
     const paging = parked.streamId.startsWith(INCIDENT_PAGING_STREAM_PREFIX);

@@ -12,6 +12,7 @@ import { ChatOpsError } from '../core/errors.ts';
  * | `absences`          | time off     | incidents (paging and escalation skip people on leave)      |
  * | `pager`             | verification | incidents (page by SMS, then voice; stop when acknowledged) |
  * | `incidentResponse`  | incidents    | verification (acknowledge / resolve from the phone, receipts) |
+ * | `phoneStanding`     | verification | incidents (the shift-start DM says whether they can be paged) |
  *
  * Rules:
  * - A module that is switched off offers nothing: its ports are absent, not stubs.
@@ -313,6 +314,20 @@ export type IncidentResponses = Readonly<{
   report(report: PageReport): Promise<void>;
 }>;
 
+// ---------------------------------------------------------------- verification: phone standing
+
+/**
+ * Whether the person can be paged by phone (issue 20 item 4), as the pager would judge it:
+ * `pageable` (a verified number it can read), `opted_out` (STOP since verifying),
+ * `must_verify_again` (a number verified but no longer readable or linked), `none` (never verified,
+ * removed, or forgotten as a leaver's). Nothing about the number itself crosses the port.
+ */
+export type PhoneStandingKind = 'pageable' | 'opted_out' | 'must_verify_again' | 'none';
+
+export type PhoneStandings = Readonly<{
+  standingOf(person: PersonRef): Promise<PhoneStandingKind>;
+}>;
+
 // ---------------------------------------------------------------- the directory
 
 export type LifecyclePorts = Readonly<{
@@ -321,6 +336,7 @@ export type LifecyclePorts = Readonly<{
   absences: Absences;
   pager: Pager;
   incidentResponse: IncidentResponses;
+  phoneStanding: PhoneStandings;
 }>;
 
 export type PortName = keyof LifecyclePorts;
@@ -332,6 +348,7 @@ export const PORT_NAMES: Readonly<Record<PortName, string>> = {
   absences: 'absences',
   pager: 'a pager',
   incidentResponse: 'incident responses from a phone',
+  phoneStanding: "where a person's phone stands for paging",
 };
 
 export type PortDirectory = Readonly<{

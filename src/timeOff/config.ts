@@ -39,6 +39,26 @@ export type TimeOffConfig = Readonly<{
    * manager who is only away, and the requester and the logs are told.
    */
   hrChannel?: string;
+  /**
+   * Issue 20 item 7: the daily "who's out" post (WHOS_OUT_CHANNELS, WHOS_OUT_TIME,
+   * WHOS_OUT_TIME_ZONE, WHOS_OUT_SHOWN_KINDS). Absent: no channel is configured, nothing is posted.
+   */
+  whosOutDaily?: WhosOutDailyConfig;
+}>;
+
+export type WhosOutDailyConfig = Readonly<{
+  /** Channel ids, each posted to once a day. */
+  channels: readonly string[];
+  /** Local time of day, in minutes after midnight (default 09:00). */
+  minuteOfDay: number;
+  /** The zone that time and "today" are in (default UTC). */
+  timeZone: string;
+  /**
+   * The kinds of leave (HR policy types, compared without case) whose name may be shown in the
+   * channel; any other reads "out". Default none: what kind of leave someone takes is theirs and
+   * their managers' business (as `/whosout` shows it).
+   */
+  shownKinds: readonly string[];
 }>;
 
 const datesOf = (raw: string): string[] =>
@@ -60,6 +80,25 @@ const DAY_LIST = z
 const CHANNEL_ID = z
   .string()
   .regex(/^[CG][A-Z0-9]{2,30}$/, 'must be a Slack channel id (C… or G…), not a name or a user');
+
+const CHANNEL_LIST = z.string().refine((raw) => {
+  const ids = raw
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '');
+  return ids.length > 0 && ids.length <= 20 && ids.every((c) => /^[CG][A-Z0-9]{2,30}$/.test(c));
+}, 'must be 1 to 20 Slack channel ids (C… or G…) separated by commas');
+
+const TIME_OF_DAY = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'a time of day, HH:MM (24-hour)');
+
+const TIME_ZONE = z.string().refine((tz) => {
+  try {
+    new Intl.DateTimeFormat('en-GB', { timeZone: tz.trim() });
+    return tz.trim() !== '';
+  } catch {
+    return false;
+  }
+}, 'an IANA time zone, e.g. Europe/London');
 
 const wholeNumber = (min: number, max: number, what: string) =>
   z
@@ -101,6 +140,24 @@ export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
       purpose: "minutes between polls of HR's time-off changes, besides webhooks; default 5",
       schema: wholeNumber(1, 1440, 'minutes'),
     },
+    WHOS_OUT_CHANNELS: {
+      purpose:
+        'Slack channel ids (the bot in each) that get who is out today, once a day at WHOS_OUT_TIME; unset: no daily post',
+      schema: CHANNEL_LIST,
+    },
+    WHOS_OUT_TIME: {
+      purpose: "local time of the daily who's-out post, HH:MM in WHOS_OUT_TIME_ZONE; default 09:00",
+      schema: TIME_OF_DAY,
+    },
+    WHOS_OUT_TIME_ZONE: {
+      purpose: "IANA time zone of WHOS_OUT_TIME and of the day the who's-out post is about; default UTC",
+      schema: TIME_ZONE,
+    },
+    WHOS_OUT_SHOWN_KINDS: {
+      purpose:
+        "kinds of leave (HR policy types, separated by commas) named in the who's-out post; any other kind reads 'out'; default none",
+      schema: z.string().max(2000),
+    },
     TIME_OFF_HR_CHANNEL: {
       purpose:
         "Slack channel id where time off goes when nobody in the requester's reporting line can approve it; any member but the requester decides (optional)",
@@ -114,6 +171,11 @@ export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
     const expiry = v.optional('TIME_OFF_EXPIRY_DAYS');
     const hrChannel = v.optional('TIME_OFF_HR_CHANNEL');
     const webhookSecrets = rotatingSecret(v, 'HIBOB_WEBHOOK_SECRET');
+    const whosOutChannels = v.optional('WHOS_OUT_CHANNELS');
+    // Each is read (so checked) whether or not a channel is set: a typo shows before it matters.
+    const [hh, mm] = (v.optional('WHOS_OUT_TIME') ?? '09:00').split(':').map(Number);
+    const whosOutZone = v.optional('WHOS_OUT_TIME_ZONE')?.trim() || 'UTC';
+    const whosOutKinds = v.optional('WHOS_OUT_SHOWN_KINDS') ?? '';
     return {
       apiUrl: withoutSlash(v.optional('HIBOB_API_URL') ?? 'https://api.hibob.com/v1'),
       serviceUserId: v.required('HIBOB_SERVICE_USER_ID'),
@@ -130,6 +192,26 @@ export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
       directoryRefreshMinutes: Number(v.optional('HIBOB_DIRECTORY_REFRESH_MINUTES') ?? 60),
       changesPollMinutes: Number(v.optional('HIBOB_CHANGES_POLL_MINUTES') ?? 5),
       ...(hrChannel ? { hrChannel: hrChannel.trim() } : {}),
+      ...(whosOutChannels
+        ? {
+            whosOutDaily: {
+              channels: [
+                ...new Set(
+                  whosOutChannels
+                    .split(',')
+                    .map((c) => c.trim())
+                    .filter((c) => c !== ''),
+                ),
+              ],
+              minuteOfDay: (hh ?? 9) * 60 + (mm ?? 0),
+              timeZone: whosOutZone,
+              shownKinds: whosOutKinds
+                .split(',')
+                .map((k) => k.trim())
+                .filter((k) => k !== ''),
+            },
+          }
+        : {}),
     };
   },
 };

@@ -3,6 +3,7 @@ import { HAND_ON_SWEEP_STREAM_PREFIX } from '../../machines/timeOff/handOnSweep.
 import { HR_TIME_OFF_STREAM_PREFIX } from '../../machines/timeOff/hrCalendar.ts';
 import { HR_READ_STREAM_PREFIX } from '../../machines/timeOff/hrReads.ts';
 import { isTimeOffStreamId, TIME_OFF_STREAM_PREFIX } from '../../machines/timeOff/streams.ts';
+import { WHOS_OUT_DAY_STREAM_PREFIX } from '../../machines/timeOff/whosOutDaily.ts';
 import type { ParkedNotice, ParkedNotices } from '../slack/parkedNotices.reactor.ts';
 import { LEAVER_STREAM_PREFIX } from './leavers.events.ts';
 import { TIME_OFF_NOTICE_STREAM_PREFIX } from './notices.reactor.ts';
@@ -30,6 +31,7 @@ export const timeOffParkedNotices: ParkedNotices = {
     HAND_ON_SWEEP_STREAM_PREFIX,
     LEAVER_STREAM_PREFIX,
     TIME_OFF_NOTICE_STREAM_PREFIX,
+    WHOS_OUT_DAY_STREAM_PREFIX,
   ],
   async noticesFor(parked, ctx) {
     if (parked.streamId.startsWith(COVER_STREAM_PREFIX)) {

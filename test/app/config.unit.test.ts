@@ -125,10 +125,21 @@ describe('loadConfig', () => {
       webhookSecret: 'pd-whsec-123',
       webhookSecrets: ['pd-whsec-123'],
       requestsPerMinute: 960,
+      shiftNoticeHours: 12,
     });
     expect(config.secrets).toEqual(
       expect.arrayContaining(['xoxb-1-secret-bot-token', 'signing-secret-value-123', 'pd-token-123456']),
     );
+  });
+
+  it('reads SHIFT_NOTICE_HOURS (issue 20), and names one out of range', () => {
+    const pd = { ...slack, PAGERDUTY_TOKEN: 'pd-token-123456', PAGERDUTY_WEBHOOK_SECRET: 'pd-whsec-123' };
+    const config = loadConfig({ ...pd, SHIFT_NOTICE_HOURS: '6' }, ALL_LIFECYCLES);
+    expect(lifecycleConfig(config, incidents)?.shiftNoticeHours).toBe(6);
+    expect(problemsOf({ ...pd, SHIFT_NOTICE_HOURS: '0' }).message).toMatch(
+      /SHIFT_NOTICE_HOURS.*between 1 and 168/s,
+    );
+    expect(problemsOf({ ...pd, SHIFT_NOTICE_HOURS: 'soon' }).message).toMatch(/SHIFT_NOTICE_HOURS/);
   });
 
   it('refuses a half-configured lifecycle, naming what is missing', () => {

@@ -80,6 +80,37 @@ describe('time-off configuration', () => {
     );
   });
 
+  it("reads the daily who's-out post (issue 20 item 7), and names a malformed channel, time or zone", () => {
+    const config = loadConfig(
+      {
+        ...base,
+        WHOS_OUT_CHANNELS: 'C0TEAM, G0PRIV,C0TEAM',
+        WHOS_OUT_TIME: '08:30',
+        WHOS_OUT_TIME_ZONE: 'Europe/Lisbon',
+        WHOS_OUT_SHOWN_KINDS: 'Holiday, Public holiday',
+      },
+      ALL_LIFECYCLES,
+    );
+    expect(lifecycleConfig(config, timeOff)?.whosOutDaily).toEqual({
+      channels: ['C0TEAM', 'G0PRIV'],
+      minuteOfDay: 8 * 60 + 30,
+      timeZone: 'Europe/Lisbon',
+      shownKinds: ['Holiday', 'Public holiday'],
+    });
+    const defaults = loadConfig({ ...base, WHOS_OUT_CHANNELS: 'C0TEAM' }, ALL_LIFECYCLES);
+    expect(lifecycleConfig(defaults, timeOff)?.whosOutDaily).toEqual({
+      channels: ['C0TEAM'],
+      minuteOfDay: 9 * 60,
+      timeZone: 'UTC',
+      shownKinds: [],
+    });
+    expect(problems({ ...base, WHOS_OUT_CHANNELS: '#team' })).toMatch(/WHOS_OUT_CHANNELS.*channel ids/s);
+    expect(problems({ ...base, WHOS_OUT_CHANNELS: 'U0ANA' })).toMatch(/WHOS_OUT_CHANNELS/);
+    expect(problems({ ...base, WHOS_OUT_TIME: '9am' })).toMatch(/WHOS_OUT_TIME.*HH:MM/s);
+    expect(problems({ ...base, WHOS_OUT_TIME: '24:00' })).toMatch(/WHOS_OUT_TIME/);
+    expect(problems({ ...base, WHOS_OUT_TIME_ZONE: 'Mars/Olympus' })).toMatch(/WHOS_OUT_TIME_ZONE.*IANA/s);
+  });
+
   it('is a start-up error with only some credentials, naming the missing one', () => {
     const { HIBOB_WEBHOOK_SECRET: _missing, ...rest } = base;
     expect(problems(rest)).toMatch(/HIBOB_WEBHOOK_SECRET/);

@@ -29,6 +29,8 @@ export const INCIDENT_ACTION = {
   channel: 'incident.channel',
   /** Issue 22 item 3: button that opens the status update form. */
   update: 'incident.update',
+  /** "Ask for cover" on a shift in App Home's My shifts (issue 20 item 4). */
+  askCover: 'oncall.ask_cover',
 } as const;
 export type IncidentActionId = (typeof INCIDENT_ACTION)[keyof typeof INCIDENT_ACTION];
 
