@@ -216,6 +216,7 @@ const createTimeOff = (
           },
           holidays: config.holidays,
           approvalRules: config.approvalRules,
+          pastPolicies: config.pastPolicies,
           clock,
           zoneOf: timeZones.of,
         },

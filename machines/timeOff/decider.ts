@@ -237,15 +237,16 @@ export const checkStanding = (
 ): Readonly<{ afterTheFact: boolean; firstDay: FirstDay | null }> => {
   const clash = (s.overlapping ?? []).find((l) => leavesOverlap(ask, l));
   if (clash) {
-    throw refuse('overlaps_own_leave', overlapRefusalText(clash), {
-      overlapping: clash.timeOffId ?? clash.hrRequestId,
-    });
+    throw refuse('overlaps_own_leave', overlapRefusalText(clash), { leave: clash });
   }
   const day = s.calendarDay;
   if (!day) return { afterTheFact: false, firstDay: null };
   if (ask.startDate < day.today) {
     if (!s.pastAllowed) {
-      throw refuse('past_dates', pastRefusalText(ask.startDate, day.today), { today: day.today });
+      throw refuse('past_dates', pastRefusalText(ask.startDate, day.today), {
+        today: day.today,
+        startDate: ask.startDate,
+      });
     }
     return { afterTheFact: true, firstDay: null };
   }

@@ -10,6 +10,7 @@ import {
   urlVariable,
   withoutSlash,
 } from '../lifecycles/config.ts';
+import { DEFAULT_PAST_POLICIES } from './standing.ts';
 
 /** The time-off lifecycle's configuration: the HR people service (HiBob-shaped). */
 export type TimeOffConfig = Readonly<{
@@ -39,6 +40,12 @@ export type TimeOffConfig = Readonly<{
    * manager who is only away, and the requester and the logs are told.
    */
   hrChannel?: string;
+  /**
+   * Issue 20: the policy types that may be recorded after the fact, for days already past (names
+   * as HR has them, compared without case; default `Sick`). Any other policy's past days are
+   * refused; the approver's card of such a request says "recorded after the fact".
+   */
+  pastPolicies: readonly string[];
 }>;
 
 const datesOf = (raw: string): string[] =>
@@ -101,6 +108,17 @@ export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
       purpose: "minutes between polls of HR's time-off changes, besides webhooks; default 5",
       schema: wholeNumber(1, 1440, 'minutes'),
     },
+    TIME_OFF_PAST_POLICIES: {
+      purpose:
+        'time-off policy types that may be asked for past days (recorded after the fact), names as in HR separated by commas; default Sick',
+      schema: z
+        .string()
+        .refine(
+          (raw) => raw.split(',').every((n) => n.trim().length <= 100),
+          'names of at most 100 characters',
+        )
+        .refine((raw) => raw.split(',').length <= 50, 'at most 50 names'),
+    },
     TIME_OFF_HR_CHANNEL: {
       purpose:
         "Slack channel id where time off goes when nobody in the requester's reporting line can approve it; any member but the requester decides (optional)",
@@ -113,6 +131,7 @@ export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
     const reminders = v.optional('TIME_OFF_REMINDER_DAYS');
     const expiry = v.optional('TIME_OFF_EXPIRY_DAYS');
     const hrChannel = v.optional('TIME_OFF_HR_CHANNEL');
+    const past = v.optional('TIME_OFF_PAST_POLICIES');
     const webhookSecrets = rotatingSecret(v, 'HIBOB_WEBHOOK_SECRET');
     return {
       apiUrl: withoutSlash(v.optional('HIBOB_API_URL') ?? 'https://api.hibob.com/v1'),
@@ -130,6 +149,12 @@ export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
       directoryRefreshMinutes: Number(v.optional('HIBOB_DIRECTORY_REFRESH_MINUTES') ?? 60),
       changesPollMinutes: Number(v.optional('HIBOB_CHANGES_POLL_MINUTES') ?? 5),
       ...(hrChannel ? { hrChannel: hrChannel.trim() } : {}),
+      pastPolicies: past
+        ? past
+            .split(',')
+            .map((n) => n.trim())
+            .filter((n) => n !== '')
+        : [...DEFAULT_PAST_POLICIES],
     };
   },
 };

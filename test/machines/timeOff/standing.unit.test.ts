@@ -78,7 +78,10 @@ describe('an ask overlapping the requester’s own leave (issue 20)', () => {
     spec
       .given([])
       .when(request({}, { overlapping: [approvedHoliday] }))
-      .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'overlaps_own_leave', overlapping: OTHER } });
+      .then({
+        code: 'SB_ILLEGAL_STATE',
+        details: { reason: 'overlaps_own_leave', leave: { timeOffId: OTHER } },
+      });
     const r = rejection(request({}, { overlapping: [approvedHoliday] }));
     expect(r.message).toContain('Holiday 2026-12-01 to 2026-12-04');
     expect(r.message).toContain('request `3f9a2c` · HR 4471, approved');
