@@ -49,7 +49,12 @@ export type SickTodayOptions = Readonly<{
 const ENDED = new Set(['denied', 'expired', 'cancelled', 'cancelling']);
 
 export const createSickTodayReactor = (options: SickTodayOptions): Processor => {
-  const post = async (ctx: ProcessorContext, key: string, channel: string, words: Readonly<{ text: string }>) => {
+  const post = async (
+    ctx: ProcessorContext,
+    key: string,
+    channel: string,
+    words: Readonly<{ text: string }>,
+  ) => {
     const message: SlackMessage = {
       text: slackDatesAsFallback(words.text),
       blocks: [{ type: 'section', text: mrkdwn(words.text) }],
@@ -88,7 +93,10 @@ export const createSickTodayReactor = (options: SickTodayOptions): Processor => 
         at: ctx.now(),
       });
       if (!outcome.ok) {
-        ctx.logger.warn({ incident: found.incident }, `sick today: an incident was not handed over: ${outcome.reason}`);
+        ctx.logger.warn(
+          { incident: found.incident },
+          `sick today: an incident was not handed over: ${outcome.reason}`,
+        );
         continue;
       }
       handed.push(found);
