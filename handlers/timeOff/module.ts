@@ -188,6 +188,13 @@ const createTimeOff = (
         onCall: () => deps.ports.get('onCall'),
         incidents: () => deps.ports.get('incidentResponse'),
         pastPolicies: config.pastPolicies,
+        hr: () => ({
+          readModel,
+          slackUserOfEmployee: people.slackUserOfEmployee,
+          absences,
+          zoneOf: timeZones.of,
+          nameOf,
+        }),
       }),
       // Issue 12 (slice j-leaver): a leaver's phone forgotten, their shifts and policies reported.
       createLeaversReactor({ ports: deps.ports, people, readModel, outbox: deps.outbox }),

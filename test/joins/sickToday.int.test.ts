@@ -4,6 +4,7 @@ import {
   ANA,
   BEN,
   CHEN,
+  HR_IDS,
   type JoinsHarness,
   joinsSeed,
   messageText,
@@ -29,21 +30,22 @@ afterEach(async () => {
 
 const PD_OF: Readonly<Record<string, string>> = { [ANA]: PD_IDS.ana, [CHEN]: PD_IDS.chen };
 
+/** The joins world with Ana free today: the Platform policy names only Chen. */
+const anaFree = (weekStart: Date) => {
+  const seed = joinsSeed(weekStart);
+  return {
+    ...seed,
+    escalationPolicies: seed.escalationPolicies.map((p) =>
+      p.id === PLATFORM_POLICY ? { ...p, rules: p.rules.slice(0, 1) } : p,
+    ),
+  };
+};
+
 describe('sick today while on call (issue 20)', () => {
   it('one override for the rest of the shift, the open incident reassigned, the colleague DMed, the channel told', async () => {
-    // Ana is free today: the Platform policy names only Chen (in the default world it names Ana
-    // directly too, so she is on call all the time and nobody could be ranked to cover).
-    h = await startJoinsHarness({
-      seed: (weekStart) => {
-        const seed = joinsSeed(weekStart);
-        return {
-          ...seed,
-          escalationPolicies: seed.escalationPolicies.map((p) =>
-            p.id === PLATFORM_POLICY ? { ...p, rules: p.rules.slice(0, 1) } : p,
-          ),
-        };
-      },
-    });
+    // Ana is free today (in the default world the Platform policy names her directly, so she is
+    // on call all the time and nobody could be ranked to cover).
+    h = await startJoinsHarness({ seed: anaFree });
     const j = h;
     const { number, incidentId } = await j.trigger('Card payments failing');
     const assigned = () => j.pd.state.incidents.get(incidentId)?.assignments.map((a) => a.userId) ?? [];
@@ -102,5 +104,40 @@ describe('sick today while on call (issue 20)', () => {
     await j.idle();
     expect(j.pd.state.schedules.get(PAYMENTS_SCHEDULE)?.overrides).toHaveLength(1);
     expect(j.dms(colleague).filter((m) => /off sick today/.test(messageText(m)))).toHaveLength(1);
+  });
+
+  it('same-day sick leave entered in HR’s web app covers the rest of the shift too, once', async () => {
+    h = await startJoinsHarness({ seed: anaFree });
+    const j = h;
+    j.sim.webApp.requestTimeOff({
+      employeeId: HR_IDS.ben,
+      policyType: 'Sick',
+      startDate: '2026-11-23',
+      endDate: '2026-11-23',
+    });
+    // HR shows it after its read-after-write lag: the clock moves until Switchboard has read it.
+    const seen = async () => {
+      await j.api.readModel.catchUp();
+      return j.api.readModel.absences({ from: '2026-11-23', to: '2026-11-23' }, HR_IDS.ben).length > 0;
+    };
+    for (let i = 0; i < 30 && !(await seen()); i++) await j.advanceTimers(5_000);
+    expect(await seen()).toBe(true);
+    const overrides = await waitFor(
+      () => {
+        const o = j.pd.state.schedules.get(PAYMENTS_SCHEDULE)?.overrides ?? [];
+        return o.length > 0 ? o : undefined;
+      },
+      { what: 'the override', timeoutMs: 15_000 },
+    );
+    expect(overrides).toHaveLength(1);
+    expect(overrides[0]).toMatchObject({ userId: PD_IDS.ana });
+    expect(Date.parse(overrides[0]!.end)).toBe(Date.parse('2026-11-24T00:00:00.000Z'));
+    await waitFor(
+      () => j.dms(ANA).find((m) => /<@U0BEN> is off sick today, so you're on call/.test(messageText(m))),
+      { what: 'Ana told', timeoutMs: 15_000 },
+    );
+    // HR showing it again (the changes poll) covers nothing twice.
+    await j.advance(10 * 60_000);
+    expect(j.pd.state.schedules.get(PAYMENTS_SCHEDULE)?.overrides).toHaveLength(1);
   });
 });
