@@ -140,4 +140,19 @@ describe('sick today while on call (issue 20)', () => {
     await j.advance(10 * 60_000);
     expect(j.pd.state.schedules.get(PAYMENTS_SCHEDULE)?.overrides).toHaveLength(1);
   });
+
+  it('nobody free to cover: the sick person is told, and nothing is overridden', async () => {
+    // The default world: Ana and Chen are named directly by the Platform policy, so always on call.
+    h = await startJoinsHarness();
+    const j = h;
+    await j.timeoff('sick today', BEN);
+    await waitFor(
+      () =>
+        j
+          .dms(BEN)
+          .find((m) => /found no colleague free to cover the rest of your shift/.test(messageText(m))),
+      { what: 'Ben told nobody is free', timeoutMs: 15_000 },
+    );
+    expect(j.pd.state.schedules.get(PAYMENTS_SCHEDULE)?.overrides).toEqual([]);
+  });
 });
