@@ -1,6 +1,7 @@
 import type { App, RespondFn } from '@slack/bolt';
 import { DecisionRejected } from '../../machines/shared/machineDecider.ts';
-import { checkAsk } from '../../machines/timeOff/decider.ts';
+import type { OwnLeave } from '../../machines/timeOff/commands.ts';
+import { checkAsk, checkStanding } from '../../machines/timeOff/decider.ts';
 import type { ApproverSkip, TimeOffAsk, TimeOffPerson } from '../../machines/timeOff/events.ts';
 import type { SlackInput } from '../../src/application/inbox.ts';
 import { asError, ChatOpsError, hasCode, ValidationError } from '../../src/core/errors.ts';
@@ -13,6 +14,7 @@ import { requestTimeOffModal } from '../../src/timeOff/blocks/requestModal.ts';
 import { shortTimeOffId } from '../../src/timeOff/blocks/timeOffIds.ts';
 import { formatDay, formatRange, type TimeOffView } from '../../src/timeOff/blocks/timeOffView.ts';
 import type { RoutedRequest } from '../../src/timeOff/people.ts';
+import { calendarDayOf, pastAllowedFor, standingRefusalWords } from '../../src/timeOff/standing.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import { replies } from '../replies.ts';
 import {
@@ -104,6 +106,45 @@ const LOOKUP_FAILED =
   ":warning: Switchboard couldn't look you up in HR's directory just now, so nothing was asked. Please try again in a minute.";
 
 type AckFn = (body?: Ephemeral) => Promise<void>;
+
+/** What `RequestTimeOff` / `ResubmitTimeOff` carry for the decider's `checkStanding` (issue 20). */
+export type AskStanding = Readonly<{
+  overlapping: OwnLeave[];
+  calendarDay: ReturnType<typeof calendarDayOf>;
+  pastAllowed: boolean;
+}>;
+
+/**
+ * Issue 20: the ask judged at the edge by the decider's own rule (`checkStanding`) against the
+ * requester's own leave and their day in `zone`: the fields the command carries, or the refusal in
+ * words and its reason. The enrich step finds the same again right before the decider.
+ */
+export const askStanding = async (
+  t: TimeOffListenerDeps['timeOff'],
+  employeeHrId: string,
+  ask: TimeOffAsk,
+  zone: string,
+  exclude?: string,
+): Promise<
+  Readonly<{ ok: true; value: AskStanding }> | Readonly<{ ok: false; words: string; reason: string }>
+> => {
+  const value: AskStanding = {
+    overlapping: await t.queries.ownLeave(employeeHrId, ask, exclude),
+    calendarDay: calendarDayOf(ask, zone, t.clock.now()),
+    pastAllowed: pastAllowedFor(ask.policyType, t.pastPolicies),
+  };
+  try {
+    checkStanding(ask, value);
+    return { ok: true, value };
+  } catch (e) {
+    if (!(e instanceof DecisionRejected)) throw e;
+    return {
+      ok: false,
+      words: standingRefusalWords(e.details, t.pastPolicies) ?? `:calendar: ${e.message}`,
+      reason: String(e.details.reason),
+    };
+  }
+};
 
 /**
  * Answers within Slack's 3 s: with the answer in the ack when it is ready within the budget, else
@@ -248,6 +289,15 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
     }
     const people = await whoAsks(input, ack, slackUserId, ask.startDate);
     if (!people) return;
+    const standing = await askStanding(t, people.requester.hrId, ask, zone);
+    if (!standing.ok) {
+      await inbox.accept({
+        input,
+        rejection: new ValidationError(standing.words, { details: { reason: standing.reason } }),
+      });
+      await ack(ephemeral(standing.words));
+      return;
+    }
     const timeOffId = requestIdOf(input);
     await inbox.accept({
       input,
@@ -263,6 +313,7 @@ export const registerTimeOffCommands = (app: App, deps: TimeOffListenerDeps, pol
             approvalRules: t.approvalRules,
             ...routingOf(people),
             zone,
+            ...standing.value,
           },
         }),
       ],

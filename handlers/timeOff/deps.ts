@@ -12,6 +12,8 @@ export type TimeOffHandlerDeps = Readonly<{
   /** Public holidays and approval rules, carried on RequestTimeOff / ResubmitTimeOff. */
   holidays: readonly string[];
   approvalRules: ApprovalRules;
+  /** Issue 20: policy types that may be asked for past days (TIME_OFF_PAST_POLICIES). */
+  pastPolicies: readonly string[];
   clock: Clock;
   /** A person's Slack time zone (IANA; UTC when unknown): their "today" and their days are theirs. */
   zoneOf(slackUserId: string): Promise<string>;

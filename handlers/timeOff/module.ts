@@ -30,6 +30,7 @@ import {
 } from '../../src/timeOff/readModel.projection.ts';
 import { timeOffRejectionText } from '../../src/timeOff/rejections.ts';
 import { timeOffRoutes } from '../../src/timeOff/routes.ts';
+import { createSickTodayReactor } from '../../src/timeOff/sickToday.reactor.ts';
 import { createTimeOffTimersReactor } from '../../src/timeOff/timers.reactor.ts';
 import { createWhosOutDailyReactor, whosOutDailyRoutes } from '../../src/timeOff/whosOutDaily.reactor.ts';
 import { createHiBobClient, type HiBobAuthAlert, type HiBobClient } from '../../src/upstream/hibob.ts';
@@ -192,6 +193,21 @@ const createTimeOff = (
       }),
       createCoverCallsReactor(coverOptions),
       createCoverReactor(coverOptions),
+      // Issue 20 item 5: sick today while on call: the rest of the shift covered at once.
+      createSickTodayReactor({
+        dispatch,
+        outbox: deps.outbox,
+        onCall: () => deps.ports.get('onCall'),
+        incidents: () => deps.ports.get('incidentResponse'),
+        pastPolicies: config.pastPolicies,
+        hr: () => ({
+          readModel,
+          slackUserOfEmployee: people.slackUserOfEmployee,
+          absences,
+          zoneOf: timeZones.of,
+          nameOf,
+        }),
+      }),
       // Issue 12 (slice j-leaver): a leaver's phone forgotten, their shifts and policies reported.
       createLeaversReactor({ ports: deps.ports, people, readModel, outbox: deps.outbox }),
       createTimeOffNoticesReactor({
@@ -228,6 +244,7 @@ const createTimeOff = (
           },
           holidays: config.holidays,
           approvalRules: config.approvalRules,
+          pastPolicies: config.pastPolicies,
           clock,
           zoneOf: timeZones.of,
         },

@@ -17,7 +17,14 @@ import { TIME_OFF_FIELD, TIME_OFF_VIEW } from '../../src/timeOff/blocks/timeOffI
 import type { RoutedRequest } from '../../src/timeOff/people.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import { cardFromMetadata } from './actions.ts';
-import { POLICY_BUDGET_LAST_MS, routed, routingOf, unmappedText, warnIfNobodyApproves } from './commands.ts';
+import {
+  askStanding,
+  POLICY_BUDGET_LAST_MS,
+  routed,
+  routingOf,
+  unmappedText,
+  warnIfNobodyApproves,
+} from './commands.ts';
 import { type PolicyTypes, requestIdOf, timeOffCommand } from './common.ts';
 import type { TimeOffListenerDeps } from './deps.ts';
 
@@ -69,7 +76,32 @@ export const registerTimeOffViews = (app: App, deps: TimeOffListenerDeps, polici
     }
     const channel = requestModalChannel(view.private_metadata);
     const overrides = channel ? { channelId: channel } : {};
+    /** Issue 20: own leave overlapping, or past days: said on the start date, where the days are picked. */
+    const refusedStanding = async (words: string, reason: string) => {
+      await inbox.accept({ input, rejection: new ValidationError(words, { details: { reason } }) });
+      await a({
+        response_action: 'errors',
+        errors: { [F.start.blockId]: truncate(words.replace(/^:[a-z_]+: /, '').replace(/[*`]/g, ''), 300) },
+      });
+    };
     if (mode.mode === 'resubmit') {
+      const fixing = await t.queries.view(mode.timeOffId);
+      let standing = {};
+      // Only new days are judged again (the decider's rule: the same days keep their approval).
+      const sameDays =
+        fixing !== null &&
+        fixing.startDate === ask.startDate &&
+        fixing.endDate === ask.endDate &&
+        fixing.startPortion === ask.startPortion &&
+        fixing.endPortion === ask.endPortion;
+      if (fixing && !sameDays) {
+        const s = await askStanding(t, fixing.requester.hrId, ask, fixing.zone ?? 'UTC', mode.timeOffId);
+        if (!s.ok) {
+          await refusedStanding(s.words, s.reason);
+          return;
+        }
+        standing = s.value;
+      }
       await inbox.accept({
         input,
         commands: [
@@ -82,6 +114,7 @@ export const registerTimeOffViews = (app: App, deps: TimeOffListenerDeps, polici
                 ...ask,
                 holidays: [...t.holidays],
                 approvalRules: t.approvalRules,
+                ...standing,
               },
             },
             overrides,
@@ -115,6 +148,12 @@ export const registerTimeOffViews = (app: App, deps: TimeOffListenerDeps, polici
       });
       return;
     }
+    const zone = await t.zoneOf(body.user.id);
+    const standing = await askStanding(t, people.requester.hrId, ask, zone);
+    if (!standing.ok) {
+      await refusedStanding(standing.words, standing.reason);
+      return;
+    }
     await inbox.accept({
       input,
       commands: [
@@ -130,7 +169,8 @@ export const registerTimeOffViews = (app: App, deps: TimeOffListenerDeps, polici
               holidays: [...t.holidays],
               approvalRules: t.approvalRules,
               ...routingOf(people),
-              zone: await t.zoneOf(body.user.id),
+              zone,
+              ...standing.value,
             },
           },
           overrides,

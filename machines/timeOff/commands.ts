@@ -8,6 +8,7 @@ import {
   conflictShiftSchema,
   coverCandidateSchema,
   coverSlotOutcomeSchema,
+  dayPortionSchema,
   requesterZoneSchema,
   timeOffActionSchema,
   timeOffAskSchema,
@@ -57,6 +58,47 @@ const routing = {
  * the requester.
  */
 const asHr = z.object({ channel: z.string().min(1).max(32), by: timeOffPersonSchema }).optional();
+// ---------------------------------------------------------------- leave that cannot be wrong (issue 20 item 6)
+
+/**
+ * A leave of the requester's own that an ask overlaps: another Switchboard request still standing
+ * (`timeOffId`, with HR's id once known) or leave known only from HR (`timeOffId` null).
+ */
+export const ownLeaveSchema = z.object({
+  timeOffId: id.nullable(),
+  hrRequestId: id.nullable(),
+  policyType: z.string().max(100),
+  startDate: isoDate,
+  endDate: isoDate,
+  startPortion: dayPortionSchema,
+  endPortion: dayPortionSchema,
+  status: z.enum(['approved', 'requested']),
+});
+export type OwnLeave = z.infer<typeof ownLeaveSchema>;
+
+/**
+ * What an ask is judged against besides itself, filled by the enrich step right before the decider
+ * (src/timeOff/enrich.ts; the edge asks the same first, to answer in words at once). Absent on
+ * commands recorded before issue 20: not checked.
+ */
+const standing = {
+  /** The requester's own leave the ask overlaps (empty: none). */
+  overlapping: z.array(ownLeaveSchema).max(20).optional(),
+  /**
+   * The requester's day now, and when the ask's first day (or half) starts and ends, in their
+   * zone (src/timeOff/localDays.ts).
+   */
+  calendarDay: z
+    .object({
+      today: isoDate,
+      firstDayStartsAt: z.string().min(1).max(40),
+      firstDayEndsAt: z.string().min(1).max(40),
+    })
+    .optional(),
+  /** The policy may be recorded after the fact (past days; TIME_OFF_PAST_POLICIES). */
+  pastAllowed: z.boolean().optional(),
+};
+
 // ---------------------------------------------------------------- on-call conflicts and cover (issue 12)
 
 const conflictCommandDataSchemas = {
@@ -92,6 +134,7 @@ export const timeOffCommandDataSchemas = {
     ...routing,
     /** The requester's Slack time zone, looked up at the edge (absent: UTC). */
     zone: requesterZoneSchema.optional(),
+    ...standing,
   }),
   /** The approver's DM was posted. */
   RecordTimeOffApprovalAsked: z.object({
@@ -136,7 +179,7 @@ export const timeOffCommandDataSchemas = {
   }),
   CancelTimeOff: z.object({ timeOffId }),
   /** After HR refused the submission: the requester's fixed request. */
-  ResubmitTimeOff: timeOffAskSchema.extend({ timeOffId, ...calendar }),
+  ResubmitTimeOff: timeOffAskSchema.extend({ timeOffId, ...calendar, ...standing }),
   /** HR answered the submission's POST with a 200 (`since`: the time taken just before the POST). */
   RecordTimeOffSubmissionSent: z.object({ timeOffId, submitRequestId: id, since: z.string().min(1).max(40) }),
   RecordTimeOffSubmitted: z.object({ timeOffId, submitRequestId: id, hrRequestId: id }),

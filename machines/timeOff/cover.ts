@@ -82,6 +82,16 @@ export type CoverSlot = z.infer<typeof coverSlotSchema>;
 export const coverReasonSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('time_off'), timeOffId: id }),
   z.object({ kind: z.literal('leaver'), hrId: z.string().min(1).max(64) }),
+  /**
+   * Issue 20 item 5: the absent person asked for sick leave today while on call (src/timeOff/
+   * sickToday.reactor.ts): the rest of today's shift is covered at once, with no approval wait.
+   */
+  z.object({
+    kind: z.literal('sick_today'),
+    /** Switchboard's request, or null for sick leave entered in HR's web app (`hrRequestId`). */
+    timeOffId: id.nullable(),
+    hrRequestId: id.nullable().optional(),
+  }),
 ]);
 export type CoverReason = z.infer<typeof coverReasonSchema>;
 

@@ -5,6 +5,7 @@ import { decideFailure, decideRetry } from '../shared/upstreamRequest.ts';
 import {
   type ApprovalRules,
   DEFAULT_APPROVAL_RULES,
+  type OwnLeave,
   type TimeOffCommand,
   type TimeOffCommandOf,
   timeOffCommandDataSchemas,
@@ -68,7 +69,11 @@ export type TimeOffRejectionReason =
   /** The requester named as their own cover. */
   | 'self_cover'
   /** The cover picked is away (approved leave, or left) during the shifts to cover. */
-  | 'cover_away';
+  | 'cover_away'
+  /** Issue 20: the ask overlaps the requester's own approved or pending leave. */
+  | 'overlaps_own_leave'
+  /** Issue 20: the ask starts on a day already past, and its policy may not be recorded after the fact. */
+  | 'past_dates';
 
 const refuse = (reason: TimeOffRejectionReason, message: string, details: Record<string, unknown> = {}) =>
   new DecisionRejected(message, { reason, ...details });
@@ -130,20 +135,122 @@ export const checkAsk = (ask: TimeOffAsk, holidays: readonly string[]): number =
   return days;
 };
 
-/** When the approver is reminded and when the request expires, counted from `now`. */
+/** When the ask's first day (or half) starts and ends, in the requester's zone (the enrich step's finding). */
+export type FirstDay = Readonly<{ firstDayStartsAt: string; firstDayEndsAt: string }>;
+
+/**
+ * When the approver is reminded and when the request expires, counted from `now`.
+ *
+ * Issue 20: expiry never falls after the leave has begun. With `firstDay` it is the earlier of the
+ * rules' expiry and the start of the leave's first day (or half) in the requester's zone; a request
+ * made once that start has passed (leave for today) expires at the end of that first day at the
+ * latest. Reminders due at or after the expiry are dropped. Without `firstDay` (leave recorded
+ * after the fact, or a command from before issue 20): the rules alone.
+ */
 export const approvalSchedule = (
   now: string,
   rules: ApprovalRules | null,
   holidays: readonly string[],
+  firstDay: FirstDay | null = null,
 ): Readonly<{ remindAt: string[]; expiresAt: string }> => {
   const r = rules ?? DEFAULT_APPROVAL_RULES;
   const set = holidaySet(holidays);
-  const expiresAt = addWorkingDays(now, r.expiryWorkingDays, set);
+  let expiresAt = addWorkingDays(now, r.expiryWorkingDays, set);
+  if (firstDay) {
+    const nowMs = Date.parse(now);
+    const startsAt = Date.parse(firstDay.firstDayStartsAt);
+    const cap = startsAt > nowMs ? firstDay.firstDayStartsAt : firstDay.firstDayEndsAt;
+    if (Date.parse(cap) < Date.parse(expiresAt)) expiresAt = new Date(Date.parse(cap)).toISOString();
+  }
   const remindAt = [...new Set(r.reminderWorkingDays)]
     .filter((n) => n < r.expiryWorkingDays)
     .sort((a, b) => a - b)
-    .map((n) => addWorkingDays(now, n, set));
+    .map((n) => addWorkingDays(now, n, set))
+    .filter((at) => Date.parse(at) < Date.parse(expiresAt));
   return { remindAt, expiresAt };
+};
+
+type Days = Readonly<Pick<TimeOffAsk, 'startDate' | 'endDate' | 'startPortion' | 'endPortion'>>;
+
+/** The half days a leave takes, as [first, last] indices (a date's morning 2n, its afternoon 2n + 1). */
+const halfDays = (d: Days): readonly [number, number] => {
+  const day = (date: string) => Math.round(Date.parse(`${date}T00:00:00.000Z`) / 86_400_000) * 2;
+  return [
+    day(d.startDate) + (d.startPortion === 'afternoon' ? 1 : 0),
+    day(d.endDate) + (d.endPortion === 'morning' ? 0 : 1),
+  ];
+};
+
+/** Whether two leaves of the same person share a half day (a morning and an afternoon do not). */
+export const leavesOverlap = (a: Days, b: Days): boolean => {
+  const [a0, a1] = halfDays(a);
+  const [b0, b1] = halfDays(b);
+  return a0 <= b1 && b0 <= a1;
+};
+
+const isoRange = (d: Days): string =>
+  d.startDate === d.endDate ? d.startDate : `${d.startDate} to ${d.endDate}`;
+
+/**
+ * How a leave of one's own is named in a refusal: its policy, days, Switchboard's short id (with
+ * HR's id once known) and where it stands. `range` formats the days (the edge passes its own).
+ */
+export const ownLeaveText = (l: OwnLeave, range: (d: Days) => string = isoRange): string => {
+  const state = l.status === 'approved' ? 'approved' : 'waiting for approval';
+  const id =
+    l.timeOffId !== null
+      ? `request \`${l.timeOffId.slice(0, 6).toLowerCase()}\`${l.hrRequestId ? ` · HR ${l.hrRequestId}` : ''}`
+      : `in HR as ${l.hrRequestId ?? 'a request'}`;
+  return `${l.policyType} ${range(l)} (${id}, ${state})`;
+};
+
+/** The refusal of an ask overlapping the requester's own leave, naming the first such leave. */
+export const overlapRefusalText = (l: OwnLeave, range: (d: Days) => string = isoRange): string =>
+  `These days overlap your ${ownLeaveText(l, range)}, so nothing was asked: the same days can't be taken twice.` +
+  (l.timeOffId !== null
+    ? ` Cancel that one first (\`/timeoff cancel ${l.timeOffId.slice(0, 6).toLowerCase()}\`) or pick other days.`
+    : ' Pick other days, or ask HR to change that leave.');
+
+/** The refusal of an ask starting before the requester's today, for a policy not recorded after the fact. */
+export const pastRefusalText = (
+  startDate: string,
+  today: string,
+  day: (d: string) => string = (d) => d,
+): string =>
+  `${day(startDate)} is in the past (today is ${day(today)} where you are): time off starts today or later. Only leave that may be recorded after the fact, such as sick leave, can be for past days.`;
+
+type Standing = Readonly<{
+  overlapping?: readonly OwnLeave[] | undefined;
+  calendarDay?: Readonly<{ today: string; firstDayStartsAt: string; firstDayEndsAt: string }> | undefined;
+  pastAllowed?: boolean | undefined;
+}>;
+
+/**
+ * Issue 20: what the ask is judged against besides itself (the enrich step's findings): the
+ * requester's own overlapping leave is refused, naming it; days already past are refused unless the
+ * policy may be recorded after the fact. Returns whether it is after the fact and the first day
+ * expiry is capped by (null: not capped).
+ */
+export const checkStanding = (
+  ask: Days,
+  s: Standing,
+): Readonly<{ afterTheFact: boolean; firstDay: FirstDay | null }> => {
+  const clash = (s.overlapping ?? []).find((l) => leavesOverlap(ask, l));
+  if (clash) {
+    throw refuse('overlaps_own_leave', overlapRefusalText(clash), { leave: clash });
+  }
+  const day = s.calendarDay;
+  if (!day) return { afterTheFact: false, firstDay: null };
+  if (ask.startDate < day.today) {
+    if (!s.pastAllowed) {
+      throw refuse('past_dates', pastRefusalText(ask.startDate, day.today), {
+        today: day.today,
+        startDate: ask.startDate,
+      });
+    }
+    return { afterTheFact: true, firstDay: null };
+  }
+  return { afterTheFact: false, firstDay: day };
 };
 
 const askOf = (d: TimeOffAsk): TimeOffAsk => ({
@@ -294,7 +401,8 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
         );
       }
       const workingDays = checkAsk(d, d.holidays);
-      const schedule = approvalSchedule(now, d.approvalRules, d.holidays);
+      const standing = checkStanding(d, d);
+      const schedule = approvalSchedule(now, d.approvalRules, d.holidays, standing.firstDay);
       return [
         {
           type: 'TimeOffRequested',
@@ -309,6 +417,7 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
             ...(d.skipped && d.skipped.length > 0 ? { skipped: d.skipped } : {}),
             ...(d.approverAwayUntil ? { approverAwayUntil: d.approverAwayUntil } : {}),
             ...(d.zone ? { zone: d.zone } : {}),
+            ...(standing.afterTheFact ? { afterTheFact: true as const } : {}),
           },
         },
       ];
@@ -474,8 +583,10 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
         d.endDate !== request.endDate ||
         d.startPortion !== request.startPortion ||
         d.endPortion !== request.endPortion;
+      // Issue 20: the fixed days are judged like a new ask's (its own stream is left out by the enrich step).
+      const standing = reapproval ? checkStanding(d, d) : null;
       const schedule = reapproval
-        ? approvalSchedule(now, d.approvalRules, d.holidays)
+        ? approvalSchedule(now, d.approvalRules, d.holidays, standing?.firstDay ?? null)
         : { remindAt: [...request.remindAt], expiresAt: request.expiresAt };
       return [
         {
@@ -486,6 +597,9 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
             workingDays,
             reapproval,
             submitRequestId: reapproval ? null : command.metadata.commandId,
+            ...(standing && (standing.afterTheFact || request.afterTheFact)
+              ? { afterTheFact: standing.afterTheFact }
+              : {}),
             ...schedule,
             at: now,
           },

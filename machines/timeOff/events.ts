@@ -189,6 +189,11 @@ export const timeOffEventDataSchemas = {
     ...routingFields,
     /** The requester's time zone its dates are in; absent (requests from before issue 19): UTC. */
     zone: requesterZoneSchema.optional(),
+    /**
+     * Issue 20: leave on days already past, of a policy that may be recorded after the fact (sick):
+     * the approver's card says so. Absent: not.
+     */
+    afterTheFact: z.literal(true).optional(),
   }),
   /** The approver's DM was posted: its buttons are the only ones that decide the request. */
   TimeOffApprovalAsked: z.object({ timeOffId: id, card: cardRefSchema, at }),
@@ -241,6 +246,8 @@ export const timeOffEventDataSchemas = {
     reapproval: z.boolean(),
     /** The new submission's request id; null when it goes back to the approver first. */
     submitRequestId: id.nullable(),
+    /** Issue 20: the fixed dates are past, recorded after the fact (as on `TimeOffRequested`). */
+    afterTheFact: z.boolean().optional(),
     remindAt: z.array(at).max(10),
     expiresAt: at,
     at,

@@ -76,6 +76,8 @@ export type TimeOffRequestDetails = TimeOffAsk &
     approverGone?: string;
     /** The requester's time zone its days are in (issue 19); absent on older requests: UTC. */
     zone?: string;
+    /** Issue 20: past days of a policy that may be recorded after the fact. */
+    afterTheFact?: boolean;
   }>;
 
 export type TimeOffContext = Readonly<{
@@ -237,8 +239,14 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
         requests: withoutRequest(context.requests, event.data.submitRequestId),
       };
     case 'TimeOffResubmitted': {
-      const { at, reapproval, submitRequestId, timeOffId: _id, ...ask } = event.data;
-      const request = context.request ? { ...context.request, ...ask } : null;
+      const { at, reapproval, submitRequestId, timeOffId: _id, afterTheFact, ...ask } = event.data;
+      const request = context.request
+        ? {
+            ...context.request,
+            ...ask,
+            ...(afterTheFact === undefined ? {} : { afterTheFact }),
+          }
+        : null;
       const n = (context.conflictChecks ?? 0) + 1;
       return reapproval
         ? {

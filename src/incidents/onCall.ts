@@ -369,6 +369,7 @@ export const createOnCallLookups = (deps: OnCallLookupsDeps): OnCallLookups => {
           status,
           serviceId: facts.service.id,
           channels: deps.readModels.channelsForService(facts.service.id),
+          incident: row.streamId,
         });
       }
       return found.sort((a, b) => (a.number ?? 0) - (b.number ?? 0));

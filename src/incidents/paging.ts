@@ -251,6 +251,48 @@ export const createIncidentResponses = (
     return { ok: true, label };
   },
 
+  async reassign(input): Promise<PhoneResponseOutcome> {
+    if (!isIncidentStreamId(input.incident)) {
+      throw new ValidationError(`not an incident stream: ${input.incident}`);
+    }
+    const { state } = await readIncidentState(deps.store, input.incident);
+    const link = state.context.link;
+    const label = `${link ? `#${link.number} ` : ''}${state.context.incident?.title ?? 'the incident'}`;
+    if (incidentPhase(state) !== 'open') return { ok: false, label, reason: 'the incident is not open' };
+    let by: Awaited<ReturnType<IdentityResolver['resolve']>>;
+    let to: Awaited<ReturnType<IdentityResolver['resolve']>>;
+    try {
+      by = await deps.identity.resolve(input.from.slackUserId);
+      to = await deps.identity.resolve(input.to.slackUserId, {
+        kind: 'target',
+        slackUserId: input.to.slackUserId,
+      });
+    } catch (error) {
+      if (!hasCode(error, 'SB_UNMAPPED_USER')) throw error;
+      return { ok: false, label, reason: (error as Error).message };
+    }
+    try {
+      await deps.dispatch()({
+        type: 'ReassignIncident',
+        data: {
+          streamId: input.incident,
+          by: input.from.slackUserId,
+          asUser: { id: by.id, email: by.email, name: by.name },
+          assignees: [{ id: to.id, name: to.name, slackUserId: input.to.slackUserId }],
+        },
+        metadata: {
+          now: input.at.toISOString(),
+          commandId: uuidv5(`incident-reassign:${input.reassignId}`),
+          actor: input.from.slackUserId,
+        },
+      });
+    } catch (error) {
+      if (!hasCode(error, 'SB_ILLEGAL_STATE')) throw error;
+      return { ok: false, label, reason: (error as Error).message };
+    }
+    return { ok: true, label };
+  },
+
   async report(report) {
     try {
       await deps.dispatch()(

@@ -102,6 +102,20 @@ export type AssignedIncident = Readonly<{
   serviceId: string;
   /** Channels subscribed to the incident's service (`/incident subscribe`). */
   channels: readonly string[];
+  /** Issue 20: the incident (its stream), to hand it over (`IncidentResponses.reassign`); absent from older lookups. */
+  incident?: string;
+}>;
+
+/** Issue 20 item 5: hand one open incident to someone else (the incidents' own reassign command). */
+export type IncidentReassign = Readonly<{
+  /** The incident stream (`AssignedIncident.incident`). */
+  incident: string;
+  /** Whose it was: recorded as the one handing it over. */
+  from: PersonRef;
+  to: PersonRef;
+  /** Deterministic per hand-over: a redelivery reassigns once. */
+  reassignId: string;
+  at: Date;
 }>;
 
 export type EscalationPolicyMention = Readonly<{ id: string; name: string | null; level: number }>;
@@ -312,6 +326,12 @@ export type IncidentResponses = Readonly<{
   respond(response: PhoneResponse): Promise<PhoneResponseOutcome>;
   /** Records a page's receipt on the incident's timeline. */
   report(report: PageReport): Promise<void>;
+  /**
+   * Issue 20 item 5 (someone off sick while on call): reassigns the incident to `to`, recorded as
+   * `from`'s command (the incident service is called on the normal durable path). Refused (not
+   * open, or `to` unknown to the incident service): `ok` false with the reason as a sentence.
+   */
+  reassign?(input: IncidentReassign): Promise<PhoneResponseOutcome>;
 }>;
 
 // ---------------------------------------------------------------- verification: phone standing

@@ -10,6 +10,7 @@ import {
   urlVariable,
   withoutSlash,
 } from '../lifecycles/config.ts';
+import { DEFAULT_PAST_POLICIES } from './standing.ts';
 
 /** The time-off lifecycle's configuration: the HR people service (HiBob-shaped). */
 export type TimeOffConfig = Readonly<{
@@ -44,6 +45,12 @@ export type TimeOffConfig = Readonly<{
    * WHOS_OUT_TIME_ZONE, WHOS_OUT_SHOWN_KINDS). Absent: no channel is configured, nothing is posted.
    */
   whosOutDaily?: WhosOutDailyConfig;
+  /**
+   * Issue 20: the policy types that may be recorded after the fact, for days already past (names
+   * as HR has them, compared without case; default `Sick`). Any other policy's past days are
+   * refused; the approver's card of such a request says "recorded after the fact".
+   */
+  pastPolicies: readonly string[];
 }>;
 
 export type WhosOutDailyConfig = Readonly<{
@@ -158,6 +165,17 @@ export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
         "kinds of leave (HR policy types, separated by commas) named in the who's-out post; any other kind reads 'out'; default none",
       schema: z.string().max(2000),
     },
+    TIME_OFF_PAST_POLICIES: {
+      purpose:
+        'time-off policy types that may be asked for past days (recorded after the fact), names as in HR separated by commas; default Sick',
+      schema: z
+        .string()
+        .refine(
+          (raw) => raw.split(',').every((n) => n.trim().length <= 100),
+          'names of at most 100 characters',
+        )
+        .refine((raw) => raw.split(',').length <= 50, 'at most 50 names'),
+    },
     TIME_OFF_HR_CHANNEL: {
       purpose:
         "Slack channel id where time off goes when nobody in the requester's reporting line can approve it; any member but the requester decides (optional)",
@@ -170,6 +188,7 @@ export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
     const reminders = v.optional('TIME_OFF_REMINDER_DAYS');
     const expiry = v.optional('TIME_OFF_EXPIRY_DAYS');
     const hrChannel = v.optional('TIME_OFF_HR_CHANNEL');
+    const past = v.optional('TIME_OFF_PAST_POLICIES');
     const webhookSecrets = rotatingSecret(v, 'HIBOB_WEBHOOK_SECRET');
     const whosOutChannels = v.optional('WHOS_OUT_CHANNELS');
     // Each is read (so checked) whether or not a channel is set: a typo shows before it matters.
@@ -212,6 +231,12 @@ export const timeOffConfig: LifecycleConfig<TimeOffConfig> = {
             },
           }
         : {}),
+      pastPolicies: past
+        ? past
+            .split(',')
+            .map((n) => n.trim())
+            .filter((n) => n !== '')
+        : [...DEFAULT_PAST_POLICIES],
     };
   },
 };

@@ -16,6 +16,7 @@ import {
   MEMBERS_UNAVAILABLE,
 } from './hrChannel.ts';
 import type { TimeOffReadModel } from './readModel.projection.ts';
+import { calendarDayOf, ownLeaveOverlapping } from './standing.ts';
 
 /**
  * The inbox dispatcher's enrich step for time-off commands: what the edge could not know within
@@ -27,6 +28,11 @@ import type { TimeOffReadModel } from './readModel.projection.ts';
  *   overwritten: membership never comes from a payload.
  * - "Approve and cover with …": whether the colleague picked is away during the shifts to cover
  *   now (the ranked choice was drawn earlier) → `cover.away`, which the decider refuses.
+ *
+ * - Issue 20: an ask (`RequestTimeOff`, `ResubmitTimeOff`): the requester's own leave it overlaps
+ *   and their day now (src/timeOff/standing.ts) → `overlapping`, `calendarDay`, found again here
+ *   with the read model caught up, so an ask recorded right after another overlapping one is
+ *   refused by the decider even when the edge did not see the first yet.
  *
  * Refusals reach the clicker as an ephemeral reply (rejections.ts): a member HR does not know
  * (SB_UNMAPPED_USER, in words). A lookup that fails for a transient reason is thrown, so the runner
@@ -45,6 +51,11 @@ export type TimeOffEnricherDeps = Readonly<{
 }>;
 
 type Decision = TimeOffCommandOf<'ApproveTimeOff'> | TimeOffCommandOf<'DenyTimeOff'>;
+
+type Ask = TimeOffCommandOf<'RequestTimeOff'> | TimeOffCommandOf<'ResubmitTimeOff'>;
+
+const isAsk = (command: Command): command is Ask =>
+  command.type === 'RequestTimeOff' || command.type === 'ResubmitTimeOff';
 
 const isDecision = (command: Command): command is Decision =>
   command.type === 'ApproveTimeOff' || command.type === 'DenyTimeOff';
@@ -81,7 +92,22 @@ export const createTimeOffEnricher = (deps: TimeOffEnricherDeps): Enrich => {
     }
   };
 
+  /** Issue 20: the ask's standing, found now (whatever the edge recorded is overwritten). */
+  const withStanding = async (command: Ask, ctx: ProcessorContext): Promise<Ask> => {
+    await deps.readModel.catchUp();
+    const d = command.data;
+    const stored =
+      command.type === 'ResubmitTimeOff' ? deps.readModel.state(d.timeOffId)?.context.request : null;
+    const requester = command.type === 'RequestTimeOff' ? command.data.requester : stored?.requester;
+    if (!requester) return command;
+    const zone = command.type === 'RequestTimeOff' ? command.data.zone : stored?.zone;
+    const overlapping = ownLeaveOverlapping(deps.readModel, requester.hrId, d, d.timeOffId);
+    const calendarDay = calendarDayOf(d, zone ?? 'UTC', ctx.now());
+    return { ...command, data: { ...command.data, overlapping, calendarDay } } as Ask;
+  };
+
   return async (command, ctx) => {
+    if (isAsk(command)) return withStanding(command, ctx);
     if (!isDecision(command)) return command;
     const { asHr: _recorded, ...data } = command.data;
     const asHr = await asHrOf(command, ctx);

@@ -1,6 +1,7 @@
+import type { OwnLeave } from '../../machines/timeOff/commands.ts';
 import { decisionRefusal, resubmitRefusal, timeOffPhaseOf } from '../../machines/timeOff/decider.ts';
 import { employeeById } from '../../machines/timeOff/directory.ts';
-import type { TimeOffPerson } from '../../machines/timeOff/events.ts';
+import type { TimeOffAsk, TimeOffPerson } from '../../machines/timeOff/events.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../logger.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
@@ -17,6 +18,7 @@ import {
 import type { RoutedRequest, TimeOffPeople } from './people.ts';
 import { createPolicyTypes, type PolicyTypes } from './policyTypes.ts';
 import type { TimeOffReadModel } from './readModel.projection.ts';
+import { ownLeaveOverlapping } from './standing.ts';
 import { managesOrIs, mergeWhosOut } from './whosOut.ts';
 
 /**
@@ -41,6 +43,17 @@ export type TimeOffQueries = Readonly<{
   route(slackUserId: string, firstDay: string): Promise<RoutedRequest>;
   /** The person as HR knows them; throws SB_UNMAPPED_USER saying what is missing. */
   employee(slackUserId: string): Promise<TimeOffPerson>;
+  /**
+   * Issue 20: the requester's own leave overlapping the ask (`exclude`: the request being fixed),
+   * as the enrich step finds it again before the decider (standing.ts).
+   */
+  ownLeave(
+    employeeHrId: string,
+    ask: Pick<TimeOffAsk, 'startDate' | 'endDate' | 'startPortion' | 'endPortion'>,
+    exclude?: string,
+  ): Promise<OwnLeave[]>;
+  /** Issue 20: a request as it stands (the requester and zone of one being fixed), or null. */
+  view(timeOffId: string): Promise<TimeOffView | null>;
   /** HR's policy types, cached for some minutes on the app's clock. */
   policyTypes: PolicyTypes;
   /**
@@ -170,6 +183,13 @@ export const createTimeOffQueries = (deps: TimeOffQueriesDeps): TimeOffQueries =
     },
 
     route: (slackUserId, firstDay) => people.route(slackUserId, firstDay),
+
+    async ownLeave(employeeHrId, ask, exclude) {
+      await readModel.catchUp();
+      return ownLeaveOverlapping(readModel, employeeHrId, ask, exclude ?? null);
+    },
+
+    view: request,
 
     employee: (slackUserId) => people.employee(slackUserId),
 

@@ -1,6 +1,7 @@
 import { timeOffCommandDataSchemas } from '../../machines/timeOff/commands.ts';
 import type { CommandRejectedData } from '../processors/inboxDispatch.reactor.ts';
 import type { SlackReplyMessage } from '../processors/ports.ts';
+import { standingRefusalWords } from './standing.ts';
 
 /**
  * How a refused time-off command reads for the person who acted (through the click's or the
@@ -33,6 +34,9 @@ export const timeOffRejectionText = (r: CommandRejectedData): SlackReplyMessage 
     };
   }
   if (r.code !== 'SB_ILLEGAL_STATE') return undefined;
+  // Issue 20: overlapping one's own leave, or past days: the days as people read them.
+  const standing = standingRefusalWords(r.details);
+  if (standing) return { text: standing };
   if (reason && NOT_ALLOWED.has(reason)) return { text: `:no_entry: ${r.message}` };
   if (reason && WRONG_MESSAGE.has(reason)) return { text: `:twisted_rightwards_arrows: ${r.message}` };
   if (reason && ENDED.has(reason)) return { text: `:information_source: ${r.message}` };

@@ -37,6 +37,8 @@ describe('time-off configuration', () => {
       approvalRules: { reminderWorkingDays: [1, 3], expiryWorkingDays: 7 },
       directoryRefreshMinutes: 60,
       changesPollMinutes: 5,
+      // Issue 20: sick leave may be recorded for past days unless TIME_OFF_PAST_POLICIES says otherwise.
+      pastPolicies: ['Sick'],
     });
     // The token and the webhook secret are secrets: scrubbed from logs.
     expect(config.secrets).toEqual(

@@ -9,7 +9,7 @@ import {
 } from '../../slack/blocks/format.ts';
 import { slackDate } from '../../slack/time.ts';
 import { type CardOnCall, onCallBlocks } from '../coverCard.ts';
-import { TIME_OFF_ACTION, timeOffActionsBlockId, timeOffButton } from './timeOffIds.ts';
+import { requestIdText, TIME_OFF_ACTION, timeOffActionsBlockId, timeOffButton } from './timeOffIds.ts';
 import { formatRange, formatWorkingDays, personText, type TimeOffView } from './timeOffView.ts';
 
 /** The requester's balance of the policy once this request is taken; null when HR could not tell. */
@@ -96,6 +96,15 @@ export const approvalCard = (view: TimeOffView, extras: ApprovalCardExtras): Sla
   const blocks: KnownBlock[] = [
     { type: 'header', text: plain('Time off request') },
     { type: 'section', text: mrkdwn(`${requester} asks for *${policy}*: ${when} (${days}).`) },
+    // Issue 20: past days of a policy that may be recorded afterwards (sick), said before anything else.
+    ...(view.afterTheFact
+      ? [
+          {
+            type: 'context' as const,
+            elements: [mrkdwn(':memo: Recorded after the fact: these days are already past.')],
+          },
+        ]
+      : []),
     {
       type: 'section',
       fields: [
@@ -152,6 +161,8 @@ export const approvalCard = (view: TimeOffView, extras: ApprovalCardExtras): Sla
   } else {
     blocks.push({ type: 'section', text: mrkdwn(decided) });
   }
+  // Issue 20: the request's one id (Switchboard's, then HR's once known), as every message names it.
+  blocks.push({ type: 'context', elements: [mrkdwn(requestIdText(view))] });
   // The notification's text is mrkdwn too: the requester's name and HR's policy name escaped (issue 19).
   const text = `${escapeMrkdwn(view.requester.displayName || 'Someone')} asks for ${policy}: ${when.replace(/[*_]/g, '')} (${days})`;
   return { text: truncate(text, 3000), blocks };

@@ -9,7 +9,7 @@ import {
 } from '../../slack/blocks/format.ts';
 import { slackDate } from '../../slack/time.ts';
 import { requesterStatusMessage } from './requesterStatus.ts';
-import { shortTimeOffId, TIME_OFF_ACTION, timeOffButton } from './timeOffIds.ts';
+import { requestIdText, shortTimeOffId, TIME_OFF_ACTION, timeOffButton } from './timeOffIds.ts';
 import {
   formatRange,
   formatWorkingDays,
@@ -60,14 +60,14 @@ const message = (text: string, extra: KnownBlock[] = []): SlackMessage => ({
  */
 export const requesterStatusDm = (view: TimeOffView, note: string | null = null): SlackMessage => {
   const base = requesterStatusMessage(view);
-  // The renderer's last block names the full request id; people read and type the short one.
+  // The renderer's last block names the request; here it is said with the approver and when asked.
   const blocks = base.blocks.slice(0, -1);
   if (note) blocks.push({ type: 'section', text: mrkdwn(truncate(note, 3000)) });
   blocks.push({
     type: 'context',
     elements: [
       mrkdwn(
-        `Request \`${shortTimeOffId(view.timeOffId)}\` · approver ${personText(view.approver)} · asked ${slackDate(view.requestedAt)}`,
+        `${requestIdText(view)} · approver ${personText(view.approver)} · asked ${slackDate(view.requestedAt)}`,
       ),
     ],
   });

@@ -6,7 +6,7 @@ import {
   truncate,
 } from '../../slack/blocks/format.ts';
 import { slackDate } from '../../slack/time.ts';
-import { shortTimeOffId } from './timeOffIds.ts';
+import { requestIdText, shortTimeOffId } from './timeOffIds.ts';
 import {
   formatRange,
   formatWorkingDays,
@@ -61,7 +61,7 @@ export const requesterStatusMessage = (view: TimeOffView): SlackMessage => {
   const blocks: KnownBlock[] = [
     { type: 'section', text: mrkdwn(`Your time off request — ${ask}`) },
     { type: 'section', text: mrkdwn(status) },
-    { type: 'context', elements: [mrkdwn(`Request \`${view.timeOffId}\``)] },
+    { type: 'context', elements: [mrkdwn(requestIdText(view))] },
   ];
   // Notification text: mrkdwn's bold and code marks dropped; emoji names (`:hourglass_flowing_sand:`) kept whole.
   return { text: `Your time off request: ${status.replace(/[*`]/g, '')}`.slice(0, 3000), blocks };

@@ -1,6 +1,6 @@
 import type { types } from '@slack/bolt';
 import { parseTimeOffRequestId } from '../../../machines/timeOff/streams.ts';
-import { plain } from '../../slack/blocks/format.ts';
+import { escapeMrkdwn, plain } from '../../slack/blocks/format.ts';
 
 /**
  * Slack ids of the time-off surface (`timeoff.<verb>`), shared by the block builders here and the
@@ -47,6 +47,13 @@ export const timeOffIdFromActionsBlockId = (blockId: string | undefined): string
  * people's ids never matters; one between two of the same person's asks which one they mean.
  */
 export const shortTimeOffId = (timeOffId: string): string => timeOffId.slice(0, 6).toLowerCase();
+
+/**
+ * Issue 20: how a request is named in every message, one id: Switchboard's short id, then HR's id
+ * once HR has it, always in this order and this place (`Request \`3f9a2c\` · HR 4471`).
+ */
+export const requestIdText = (view: Readonly<{ timeOffId: string; hrRequestId?: string | null }>): string =>
+  `Request \`${shortTimeOffId(view.timeOffId)}\`${view.hrRequestId ? ` · HR ${escapeMrkdwn(view.hrRequestId)}` : ''}`;
 
 /** A button of the time-off surface: its value is the request id, nothing else (see above). */
 export const timeOffButton = (

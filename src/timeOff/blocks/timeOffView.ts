@@ -41,6 +41,10 @@ export type TimeOffView = Readonly<{
   retrying: boolean;
   /** The requester's time zone its days are in (issue 19); absent on requests from before: UTC. */
   zone?: string;
+  /** Issue 20: HR's id for it once known (shown after Switchboard's, `requestIdText`). */
+  hrRequestId?: string | null;
+  /** Issue 20: past days of a policy recorded after the fact (the approver's card says so). */
+  afterTheFact?: boolean;
 }>;
 
 /** The view of a folded request, or null before it was requested. */
@@ -75,6 +79,8 @@ export const toTimeOffView = (state: TimeOffState): TimeOffView | null => {
         !(q.action === 'submit' && context.submissionSent?.submitRequestId === q.requestId),
     ),
     ...(r.zone ? { zone: r.zone } : {}),
+    ...(context.hrRequestId ? { hrRequestId: context.hrRequestId } : {}),
+    ...(r.afterTheFact ? { afterTheFact: true } : {}),
   };
 };
 
