@@ -30,6 +30,10 @@ import {
  *   any ─CoverWithdrawn─► withdrawn: slots still pending are dropped (never created); the schedule's
  *                         channel is told which created overrides to remove (the service has no delete)
  *
+ * The cover is told by DM (issue 20) and may say they can't (`DeclineCover`, only them, while a
+ * shift is not over): the same `CoverWithdrawn`, with `declinedBy`; the hole is open again and
+ * whoever asked is told.
+ *
  * Each pending slot is a durable upstream call (machines/shared/upstreamRequest.ts, action
  * `create_override`, request id `<cover id>:slot:<index>`). The service has no idempotency key, so
  * the processor checks first (`scheduleOverrides.covered`) before every create: a retry, a
@@ -112,7 +116,13 @@ export const coverEventDataSchemas = {
   /** The slot stays uncovered: the service refused it, or the call failed for good (`problem` in words). */
   CoverSlotFailed: z.object({ coverId, index: z.number().int().min(0), problem: z.string().max(1000), at }),
   /** The cover is no longer wanted (the leave was cancelled): pending slots are dropped. */
-  CoverWithdrawn: z.object({ coverId, reason: z.string().max(500), at }),
+  CoverWithdrawn: z.object({
+    coverId,
+    reason: z.string().max(500),
+    /** The cover said they can't (issue 20): withdrawn by them, the shifts uncovered again. */
+    declinedBy: slackUserId.optional(),
+    at,
+  }),
   CoverUpstreamCallFailed: upstreamCallFailedSchema(coverActionSchema).extend({ coverId }),
   CoverUpstreamCallRetried: upstreamCallRetriedSchema(coverActionSchema).extend({ coverId }),
 } as const;
@@ -140,6 +150,11 @@ export const coverCommandDataSchemas = {
   /** The service refused the slot's override (a per-item error): final, in words. */
   RecordCoverSlotRefused: z.object({ coverId, requestId: id, problem: z.string().max(1000) }),
   WithdrawCover: z.object({ coverId, reason: z.string().max(500) }),
+  /**
+   * The cover can't (issue 20, their DM's "Can't cover" button): only the cover may, while a shift
+   * is not over; withdraws the cover (`CoverWithdrawn` with `declinedBy`). Pressed again: nothing.
+   */
+  DeclineCover: z.object({ coverId }),
   RecordCoverUpstreamCallFailed: recordUpstreamCallFailedSchema(coverActionSchema).extend({ coverId }),
   RetryCoverUpstreamCall: retryUpstreamCallSchema(coverActionSchema).extend({ coverId }),
 } as const;
@@ -178,6 +193,8 @@ export type CoverState = Readonly<{
   withdrawnAt: string | null;
   /** Why it was withdrawn, in words ("the requester cancelled the time off"). */
   withdrawnReason: string | null;
+  /** The cover said they can't (issue 20): their Slack user id. */
+  declinedBy: string | null;
 }>;
 
 /** The slot's pending call, as the upstream-call processor sees it (null once it is settled or dropped). */
@@ -310,6 +327,38 @@ const decide = (command: CoverCommand, state: CoverState): CoverEvent[] => {
         { type: 'CoverWithdrawn', data: { coverId: details.coverId, reason: command.data.reason, at: now } },
       ];
     }
+    case 'DeclineCover': {
+      const details = existing(state, command.data.coverId);
+      if (actor !== details.cover.slackUserId) {
+        throw refuse(
+          'not_cover',
+          `Only ${details.cover.displayName || 'the person asked to cover'} can say they can’t cover these shifts.`,
+          { actor },
+        );
+      }
+      if (state.declinedBy !== null) return [];
+      if (state.withdrawnAt !== null) {
+        throw refuse(
+          'cover_withdrawn',
+          `This cover is no longer needed (${state.withdrawnReason ?? 'it was withdrawn'}): nothing to do.`,
+        );
+      }
+      const nowMs = Date.parse(now);
+      if (state.slots.every((s) => Date.parse(s.end) <= nowMs)) {
+        throw refuse('cover_over', 'These shifts are over: there is nothing left to cover.');
+      }
+      return [
+        {
+          type: 'CoverWithdrawn',
+          data: {
+            coverId: details.coverId,
+            reason: `${details.cover.displayName || 'the person asked to cover'} can’t cover`,
+            declinedBy: details.cover.slackUserId,
+            at: now,
+          },
+        },
+      ];
+    }
     case 'RecordCoverUpstreamCallFailed': {
       const d = command.data;
       existing(state, d.coverId);
@@ -374,6 +423,7 @@ const evolve = (state: CoverState, event: CoverEvent): CoverState => {
         })),
         withdrawnAt: null,
         withdrawnReason: null,
+        declinedBy: null,
       };
     }
     case 'CoverSlotCreated':
@@ -402,6 +452,7 @@ const evolve = (state: CoverState, event: CoverEvent): CoverState => {
         ),
         withdrawnAt: event.data.at,
         withdrawnReason: event.data.reason,
+        declinedBy: event.data.declinedBy ?? null,
       };
     case 'CoverUpstreamCallFailed': {
       const call = pendingCoverCall(state, event.data.requestId);
@@ -429,7 +480,13 @@ const evolve = (state: CoverState, event: CoverEvent): CoverState => {
 export const coverDecider: Decider<CoverState, CoverCommand, CoverEvent> = {
   decide,
   evolve,
-  initialState: () => ({ details: null, slots: [], withdrawnAt: null, withdrawnReason: null }),
+  initialState: () => ({
+    details: null,
+    slots: [],
+    withdrawnAt: null,
+    withdrawnReason: null,
+    declinedBy: null,
+  }),
   parseEvent: eventParser<CoverEvent>('cover', { schemas: coverEventDataSchemas }),
   commandSchemas: coverCommandDataSchemas,
 };

@@ -210,6 +210,44 @@ describe('cover decider', () => {
       .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'not_requester' } });
   });
 
+  it('the cover says they can’t (issue 20): only they may; the cover is withdrawn, pending slots dropped, once', () => {
+    const cant = (actor: string, now = T0): CoverCommand => ({
+      type: 'DeclineCover',
+      data: { coverId: COVER },
+      metadata: meta('c-cant', actor, now),
+    });
+    const declined: CoverEvent = {
+      type: 'CoverWithdrawn',
+      data: { coverId: COVER, reason: 'Ben Okafor can’t cover', declinedBy: 'U0BEN', at: T0 },
+    };
+    const state = spec.given([requested, created0]).when(cant('U0BEN')).then([declined]);
+    expect(state.slots.map((s) => s.status)).toEqual(['created', 'dropped']);
+    expect(state.declinedBy).toBe('U0BEN');
+    // Pressed again (a double click, a redelivery): nothing new.
+    spec.given([requested, created0, declined]).when(cant('U0BEN')).then([]);
+    // Anyone else (the approver, the absent person, a stranger, Switchboard itself): refused.
+    for (const actor of ['U0DANA', 'U0ANA', 'U0EVE', SYSTEM]) {
+      spec
+        .given([requested])
+        .when(cant(actor))
+        .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'not_cover' } });
+    }
+    // Already withdrawn (the leave was cancelled): nothing to decline, said.
+    spec
+      .given([requested, withdrawn])
+      .when(cant('U0BEN'))
+      .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'cover_withdrawn' } });
+    // Every shift is over: nothing left to decline.
+    spec
+      .given([requested])
+      .when(cant('U0BEN', '2026-12-06T00:00:00.000Z'))
+      .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'cover_over' } });
+    spec
+      .given([])
+      .when(cant('U0BEN'))
+      .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'unknown_cover' } });
+  });
+
   it('names streams only from cover ids', () => {
     expect(coverStreamId(COVER)).toBe(`timeoffcover-${COVER}`);
     expect(parseCoverId('../x')).toBeNull();
