@@ -30,7 +30,15 @@ import {
 } from '../processors/upstreamCall.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import type { SlackOutbox } from '../slack/outbox.ts';
-import { coverOutcomeDm, coverWithdrawnDm, coverWithdrawnNotice, type TimeZones } from './coverText.ts';
+import {
+  coverDeclinedDm,
+  coverDeclinedNotice,
+  coverOutcomeDm,
+  coverToldDm,
+  coverWithdrawnDm,
+  coverWithdrawnNotice,
+  type TimeZones,
+} from './coverText.ts';
 import { timeOffNoticeLedger } from './notices.reactor.ts';
 
 /**
@@ -55,6 +63,12 @@ import { timeOffNoticeLedger } from './notices.reactor.ts';
  *   (the service has no delete in our contract), and a DM to whoever asked for the cover; an
  *   override with no channel is listed in that DM instead. One created after the withdrawal (its
  *   call was in flight) gets its own notice.
+ *
+ * - the cover is told at once by DM (issue 20; a time-off cover and a leaver report's alike): the
+ *   shifts in their zone, whose, and a **Can't cover** button; the DM is updated in place as the
+ *   overrides land and when the cover is withdrawn. Can't (`CoverWithdrawn.declinedBy`): whoever
+ *   asked is told by DM that the shifts are uncovered again (and which overrides to remove), and
+ *   the channels following every slot's schedule are told in words.
  *
  * Every message is sent once through the outbox (recorded as `TimeOffNoticeSent` under its key, as
  * the notices do).
@@ -342,6 +356,39 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
     }
   };
 
+  /** The cover's own DM: posted once, then redrawn in place as the cover's stream moves on. */
+  const tellCover = async (ctx: ProcessorContext, state: CoverState) => {
+    const d = state.details;
+    if (!d) return;
+    const key = `cover-told:${d.coverId}`;
+    const build = async () => coverToldDm(state, await options.timeZones.of(d.cover.slackUserId));
+    await postOnce(ctx, key, d.cover.slackUserId, build);
+    const updated = await options.outbox.update(ctx, { ledger: timeOffNoticeLedger, key }, await build());
+    if (updated.outcome === 'gone') {
+      ctx.logger.warn({ key, slackError: updated.slackError }, 'the cover’s DM is gone: not redrawn');
+    }
+  };
+
+  /** The cover can't: whoever asked is told, and every slot's channels (the hole is open again). */
+  const onDeclined = async (ctx: ProcessorContext, then: CoverState) => {
+    const d = then.details;
+    if (!d) return;
+    const byChannel = new Map<string, CoverSlotState[]>();
+    for (const slot of then.slots) {
+      for (const c of await channelsOf(ctx, slot.scheduleId)) {
+        byChannel.set(c, [...(byChannel.get(c) ?? []), slot]);
+      }
+    }
+    for (const [channel, slots] of byChannel) {
+      await postOnce(ctx, `cover-declined:${d.coverId}:${channel}`, channel, async () =>
+        coverDeclinedNotice(then, slots),
+      );
+    }
+    await postOnce(ctx, `cover-declined-dm:${d.coverId}`, d.requestedBy, async () =>
+      coverDeclinedDm(then, [...byChannel.keys()], await options.timeZones.of(d.requestedBy)),
+    );
+  };
+
   const onCover = async (event: RecordedEvent, ctx: ProcessorContext, coverId: string) => {
     const history = await ctx.store.readStream(event.streamId);
     const state = foldHistory(coverDecider, history);
@@ -360,6 +407,7 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
             coverId,
             slots: outcomesOf(state),
             withdrawn: state.withdrawnAt !== null,
+            ...(state.declinedBy ? { declinedBy: state.declinedBy } : {}),
           },
           `recorded:${event.id}`,
           event,
@@ -367,6 +415,7 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
         ),
       );
     }
+    await tellCover(ctx, state);
     if (state.withdrawnAt === null) {
       if (coverSettled(state)) {
         for (const user of d.notify) {
@@ -375,6 +424,10 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
           );
         }
       }
+      return;
+    }
+    if (event.type === 'CoverWithdrawn' && then.declinedBy !== null) {
+      await onDeclined(ctx, then);
       return;
     }
     if (event.type === 'CoverWithdrawn') {

@@ -50,6 +50,16 @@ const shiftLine = (s: TimeOffConflicts['shifts'][number], tz: string): string =>
 
 const coverLines = (cover: TimeOffCover, tz: string, cancelled: boolean): string[] => {
   const who = mention(cover.slackUserId);
+  if (cover.declinedBy && !cancelled) {
+    // The cover said they can't (issue 20): the shifts are uncovered again.
+    return [
+      `:warning: *The cover fell through*: ${who} can’t cover, so these shifts are *uncovered again*:`,
+      ...(cover.slots ?? []).map(
+        (s) =>
+          `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, tz)}${s.status === 'created' && s.overrideId ? ` (remove override \`${escapeMrkdwn(s.overrideId)}\`)` : ''}`,
+      ),
+    ];
+  }
   if (!cover.slots) return [`:hourglass: ${who} covers: creating the overrides in the incident service…`];
   const lines = cover.slots.map((s) => {
     const when = formatSpan(s.start, s.end, tz);

@@ -1,6 +1,15 @@
 import type { CoverSlotState, CoverState } from '../../machines/timeOff/cover.ts';
-import { escapeMrkdwn, mention, mrkdwn, type SlackMessage, truncate } from '../slack/blocks/format.ts';
+import {
+  escapeMrkdwn,
+  type KnownBlock,
+  mention,
+  mrkdwn,
+  plain,
+  type SlackMessage,
+  truncate,
+} from '../slack/blocks/format.ts';
 import { knownZone } from '../slack/time.ts';
+import { TIME_OFF_COVER_ACTION } from './coverIds.ts';
 
 /**
  * Words and times of the cover (issue 12): on-call shifts and overrides, in the reader's Slack time
@@ -153,5 +162,119 @@ export const coverWithdrawnDm = (
   }
   if (dropped.length > 0)
     lines.push(`${dropped.length} override${dropped.length === 1 ? ' was' : 's were'} not created.`);
+  return message(lines);
+};
+
+/** Whose shifts, and why they are free: `<@Ana>’s on-call shifts during their leave`. */
+const whoseShifts = (state: CoverState): string => {
+  const d = state.details;
+  if (!d) return 'someone’s on-call shifts';
+  return d.reason.kind === 'leaver'
+    ? `${mention(d.absent.slackUserId)}’s on-call shifts (they left)`
+    : `${mention(d.absent.slackUserId)}’s on-call shifts during their leave`;
+};
+
+const toldLine = (slot: CoverSlotState, tz: string, withdrawn: boolean): string => {
+  const when = formatSpan(slot.start, slot.end, tz);
+  const policy = slot.escalationPolicyName
+    ? ` (${escapeMrkdwn(slot.escalationPolicyName)}${slot.level === null ? '' : `, level ${slot.level}`})`
+    : '';
+  const head = `• ${scheduleText(slot)}${policy}, ${when}`;
+  if (withdrawn) return `${head}: not yours`;
+  switch (slot.status) {
+    case 'created':
+      return `${head}: you are on call (the override is in the incident service)`;
+    case 'failed':
+      return `${head}: :warning: the incident service refused the override, so you are *not* on call for it`;
+    case 'dropped':
+      return `${head}: not created`;
+    default:
+      return `${head}: the override is being created…`;
+  }
+};
+
+/**
+ * The cover's own DM (issue 20): told at once which shifts they now cover, whose, in their zone,
+ * with a **Can't cover** button (value: the cover id; only they may press it, the decider checks).
+ * Updated in place as the overrides land, and once the cover is withdrawn or declined.
+ */
+export const coverToldDm = (state: CoverState, tz: string): SlackMessage => {
+  const d = state.details;
+  if (!d) return message(['Cover: nothing recorded.']);
+  const withdrawn = state.withdrawnAt !== null;
+  const asker = mention(d.requestedBy);
+  const head = state.declinedBy
+    ? `:ok_hand: You said you can’t cover ${whoseShifts(state)}. ${asker} was told, and the shifts are open again:`
+    : withdrawn
+      ? `:wastebasket: You no longer cover ${whoseShifts(state)}: ${escapeMrkdwn(state.withdrawnReason ?? 'the cover was withdrawn')}.`
+      : `:calendar: You now cover ${whoseShifts(state)} (asked by ${asker}). Times in ${escapeMrkdwn(knownZone(tz))}:`;
+  const lines = [head, ...state.slots.slice(0, 20).map((s) => toldLine(s, tz, withdrawn))];
+  if (state.slots.length > 20) lines.push(`…and ${state.slots.length - 20} more.`);
+  const text = truncate(lines.join('\n'), 3000);
+  const blocks: KnownBlock[] = [{ type: 'section', text: mrkdwn(text) }];
+  const open = !withdrawn && state.slots.some((s) => s.status !== 'failed');
+  if (open) {
+    blocks.push({
+      type: 'actions',
+      elements: [
+        {
+          type: 'button',
+          text: plain('Can’t cover'),
+          style: 'danger',
+          action_id: TIME_OFF_COVER_ACTION.cant,
+          value: d.coverId,
+          confirm: {
+            title: plain('You can’t cover these shifts?'),
+            text: plain(
+              'The shifts go back to being uncovered, and whoever asked you is told so they can find someone else.',
+            ),
+            confirm: plain('I can’t cover'),
+            deny: plain('Back'),
+          },
+        },
+      ],
+    });
+  }
+  return { text: truncate(text.replace(/[*`]/g, ''), 3000), blocks };
+};
+
+/** To whoever asked: the cover can't, the shifts are uncovered again (in the reader's zone). */
+export const coverDeclinedDm = (state: CoverState, channels: readonly string[], tz: string): SlackMessage => {
+  const d = state.details;
+  if (!d) return message(['Cover: nothing recorded.']);
+  const created = state.slots.filter((s) => s.status === 'created');
+  const lines = [
+    `:warning: ${mention(d.cover.slackUserId)} can’t cover ${whoseShifts(state)} after all: they are *uncovered again*:`,
+    ...state.slots.slice(0, 20).map((s) => `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, tz)}`),
+  ];
+  if (created.length > 0) {
+    lines.push(
+      `Remove ${created.length === 1 ? 'the override' : 'these overrides'} for ${mention(d.cover.slackUserId)} in the incident service: ${created
+        .map((s) =>
+          s.overrideId ? `\`${escapeMrkdwn(s.overrideId)}\`` : `${scheduleText(s)} (id not known)`,
+        )
+        .join(', ')}.`,
+    );
+  }
+  if (channels.length > 0) lines.push(`Told ${channels.map((c) => `<#${c}>`).join(', ')}.`);
+  lines.push(
+    d.reason.kind === 'time_off'
+      ? 'Pick someone else on the request’s card above, or cover the shifts in the incident service.'
+      : 'Pick someone else with the leaver report’s *Cover…* button, or cover the shifts in the incident service.',
+  );
+  return message(lines);
+};
+
+/** In a schedule's channel: the cover can't, so these shifts are uncovered again (UTC, named). */
+export const coverDeclinedNotice = (state: CoverState, slots: readonly CoverSlotState[]): SlackMessage => {
+  const d = state.details;
+  const who = d ? mention(d.cover.slackUserId) : 'The cover';
+  const lines = [
+    `:warning: ${who} can’t cover ${whoseShifts(state)} after all: *uncovered again*:`,
+    ...slots.map(
+      (s) =>
+        `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, 'UTC')}${s.status === 'created' ? (s.overrideId ? `: remove override \`${escapeMrkdwn(s.overrideId)}\`` : ': remove their override for that span') : ''}`,
+    ),
+  ];
   return message(lines);
 };
