@@ -12,7 +12,7 @@ import type { SlackMessage } from '../slack/blocks/format.ts';
 import { type OutboxLedger, type SlackOutbox, UPDATE_GONE } from '../slack/outbox.ts';
 import { incidentCard } from './blocks/incidentCard.ts';
 import { type IncidentView, toIncidentView } from './blocks/incidentView.ts';
-import { pagingSummary } from './blocks/pagingSummary.ts';
+import { pagedInstead, pagingSummary } from './blocks/pagingSummary.ts';
 import { foldIncidentHistory, readIncidentState } from './incidentState.ts';
 import type { SlackUserOf } from './pagerdutyMapping.ts';
 
@@ -198,6 +198,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     state: IncidentState,
     since: Date,
     paging: string | null = null,
+    pagedInsteadOf: ReturnType<typeof pagedInstead> = new Map(),
   ): Promise<'done' | 'newer'> => {
     const streamId = cause.streamId;
     const raw = toIncidentView(streamId, state);
@@ -207,7 +208,11 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     const view = withSlackUsers(raw, slackUserOf);
     const lastLevel =
       view.service && options.lastEscalationLevel ? await options.lastEscalationLevel(view.service.id) : null;
-    const message = incidentCard(view, { lastEscalationLevel: lastLevel, paging });
+    const message = incidentCard(view, {
+      lastEscalationLevel: lastLevel,
+      paging,
+      pagedInstead: pagedInsteadOf,
+    });
     const log = ctx.logger.child({ streamId });
 
     const trigger = state.context.trigger;
@@ -310,6 +315,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
             foldIncidentHistory(history),
             since ?? ctx.now(),
             pagingSummary(history),
+            pagedInstead(history),
           );
           if (outcome === 'done') {
             rendered.set(streamId, newest);
