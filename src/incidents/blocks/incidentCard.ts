@@ -153,7 +153,7 @@ const assigneeText = (
   if (passed.instead.length > 0) {
     return `${who} (${passed.why}) → ${passed.instead.map(mention).join(', ')} ${passed.instead.length === 1 ? 'is' : 'are'} paged instead`;
   }
-  return `${who} (${passed.why}${passed.then ? `: ${passed.then}` : ''})`;
+  return `${who} (${passed.why}${passed.otherwise ? `: ${passed.otherwise}` : ''})`;
 };
 
 const actionsBlock = (view: IncidentView, options: IncidentCardOptions): KnownBlock | null => {

@@ -122,7 +122,7 @@ export type PagedInstead = Readonly<{
   why: string;
   instead: readonly string[];
   /** When nobody stands in at their level: what happens instead (`level 2 is paged`), else null. */
-  then: string | null;
+  otherwise: string | null;
 }>;
 
 /**
@@ -133,7 +133,7 @@ export type PagedInstead = Readonly<{
 export const pagedInstead = (records: readonly PagingRecord[]): ReadonlyMap<string, PagedInstead> => {
   const out = new Map<
     string,
-    { why: string; instead: string[]; then: string | null; level: number | null }
+    { why: string; instead: string[]; otherwise: string | null; level: number | null }
   >();
   const levelOf = (d: Readonly<Record<string, unknown>>) => (typeof d.level === 'number' ? d.level : null);
   for (const r of records) {
@@ -143,14 +143,14 @@ export const pagedInstead = (records: readonly PagingRecord[]): ReadonlyMap<stri
     const reason = unreachableReasonOf(r.data);
     if (who && kind === 'on_leave') {
       const why = r.data.detail === LEFT_THE_COMPANY ? 'left the company' : 'on leave';
-      out.set(who, { why, instead: out.get(who)?.instead ?? [], then: null, level: levelOf(r.data) });
+      out.set(who, { why, instead: out.get(who)?.instead ?? [], otherwise: null, level: levelOf(r.data) });
     } else if (
       who &&
       reason &&
       ['no_verified_phone', 'opted_out', 'held_back', 'undeliverable'].includes(kind) &&
       !out.has(who)
     ) {
-      out.set(who, { why: 'cannot be paged', instead: [], then: null, level: levelOf(r.data) });
+      out.set(who, { why: 'cannot be paged', instead: [], otherwise: null, level: levelOf(r.data) });
     } else if (who && kind === 'stand_in' && typeof r.data.standsInFor === 'string') {
       const away = out.get(r.data.standsInFor);
       if (away && !away.instead.includes(who)) away.instead.push(who);
@@ -158,11 +158,11 @@ export const pagedInstead = (records: readonly PagingRecord[]): ReadonlyMap<stri
       const next = typeof r.data.toLevel === 'number' ? r.data.toLevel : null;
       for (const e of out.values()) {
         if (e.instead.length === 0 && e.level === levelOf(r.data) && next !== null) {
-          e.then = `level ${next} is paged`;
+          e.otherwise = `level ${next} is paged`;
         }
       }
     } else if (kind === 'everyone_on_leave' || kind === 'nobody_paged') {
-      for (const e of out.values()) if (e.instead.length === 0) e.then = 'nobody can be paged';
+      for (const e of out.values()) if (e.instead.length === 0) e.otherwise = 'nobody can be paged';
     }
   }
   return new Map([...out].map(([k, { level: _level, ...e }]) => [k, e]));

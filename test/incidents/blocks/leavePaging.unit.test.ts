@@ -74,7 +74,7 @@ describe('leave-aware paging in words', () => {
       activity({ kind: 'stand_in', slackUserId: 'UBEN01', standsInFor: 'UANA01', level: 1 }),
     ];
     expect([...pagedInstead(history)]).toEqual([
-      ['UANA01', { why: 'on leave', instead: ['UBEN01'], then: null }],
+      ['UANA01', { why: 'on leave', instead: ['UBEN01'], otherwise: null }],
     ]);
     const view = toIncidentView(
       incidentStreamIdForRequest(TRIGGER_ID),
