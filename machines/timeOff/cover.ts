@@ -27,8 +27,12 @@ import {
  *
  *   none ─CoverRequested─► slots each: pending ─SlotCreated─► created
  *                                          └──SlotFailed──► failed  (refused, or the call failed for good)
- *   any ─CoverWithdrawn─► withdrawn: slots still pending are dropped (never created); the schedule's
- *                         channel is told which created overrides to remove (the service has no delete)
+ *   any ─CoverWithdrawn─► withdrawn: slots still pending are dropped (never created); each created
+ *                         override with a known id is removed (issue 20: `DELETE
+ *                         /schedules/{id}/overrides/{override_id}`, a durable call, action
+ *                         `delete_override`, request id `<cover id>:slot:<index>:remove`):
+ *                         ─CoverOverrideRemoved─► removed | ─CoverOverrideRemoveFailed─► failed;
+ *                         the schedule's channel is told what was removed and what is left to do
  *
  * The cover is told by DM (issue 20) and may say they can't (`DeclineCover`, only them, while a
  * shift is not over): the same `CoverWithdrawn`, with `declinedBy`; the hole is open again and
@@ -60,7 +64,11 @@ export const coverIdOfStream = (streamId: string): string | null =>
 /** The upstream request id of a slot: unique across covers (retry timers and outcome ids derive from it). */
 export const coverSlotRequestId = (coverId: string, index: number): string => `${coverId}:slot:${index}`;
 
-export const coverActionSchema = z.enum(['create_override']);
+/** The upstream request id of a slot's removal (issue 20: its override deleted once the cover is withdrawn). */
+export const coverRemovalRequestId = (coverId: string, index: number): string =>
+  `${coverId}:slot:${index}:remove`;
+
+export const coverActionSchema = z.enum(['create_override', 'delete_override']);
 export type CoverAction = z.infer<typeof coverActionSchema>;
 
 const coverId = z.string().regex(UUID, 'must be a cover id (a UUID)');
@@ -116,6 +124,20 @@ export const coverEventDataSchemas = {
   /** The slot stays uncovered: the service refused it, or the call failed for good (`problem` in words). */
   CoverSlotFailed: z.object({ coverId, index: z.number().int().min(0), problem: z.string().max(1000), at }),
   /** The cover is no longer wanted (the leave was cancelled): pending slots are dropped. */
+  /** The slot's override is removed (issue 20): deleted, truncated to now (in progress), or gone already. */
+  CoverOverrideRemoved: z.object({
+    coverId,
+    index: z.number().int().min(0),
+    outcome: z.enum(['deleted', 'truncated', 'gone']),
+    at,
+  }),
+  /** The slot's override could not be removed (refused, or the call failed for good): by hand, in words. */
+  CoverOverrideRemoveFailed: z.object({
+    coverId,
+    index: z.number().int().min(0),
+    problem: z.string().max(1000),
+    at,
+  }),
   CoverWithdrawn: z.object({
     coverId,
     reason: z.string().max(500),
@@ -150,6 +172,12 @@ export const coverCommandDataSchemas = {
   /** The service refused the slot's override (a per-item error): final, in words. */
   RecordCoverSlotRefused: z.object({ coverId, requestId: id, problem: z.string().max(1000) }),
   WithdrawCover: z.object({ coverId, reason: z.string().max(500) }),
+  RecordCoverOverrideRemoved: z.object({
+    coverId,
+    requestId: id,
+    outcome: z.enum(['deleted', 'truncated', 'gone']),
+  }),
+  RecordCoverOverrideRemoveRefused: z.object({ coverId, requestId: id, problem: z.string().max(1000) }),
   /**
    * The cover can't (issue 20, their DM's "Can't cover" button): only the cover may, while a shift
    * is not over; withdraws the cover (`CoverWithdrawn` with `declinedBy`). Pressed again: nothing.
@@ -166,6 +194,15 @@ export type CoverCommand = {
 
 export type CoverSlotStatus = 'pending' | 'created' | 'failed' | 'dropped';
 
+/** Removing a slot's override once the cover is withdrawn (issue 20): a durable upstream call. */
+export type CoverRemoval = UpstreamAttempts &
+  Readonly<{
+    requestId: string;
+    status: 'pending' | 'removed' | 'failed';
+    outcome: 'deleted' | 'truncated' | 'gone' | null;
+    problem: string | null;
+  }>;
+
 export type CoverSlotState = CoverSlot &
   UpstreamAttempts &
   Readonly<{
@@ -175,6 +212,8 @@ export type CoverSlotState = CoverSlot &
     overrideId: string | null;
     alreadyThere: boolean;
     problem: string | null;
+    /** Its override's removal, once the cover is withdrawn (null: nothing to remove, or not withdrawn). */
+    removal: CoverRemoval | null;
   }>;
 
 export type CoverDetails = Readonly<{
@@ -203,8 +242,28 @@ export const pendingCoverCall = (
   requestId: string,
 ): (UpstreamRequest<CoverAction> & Readonly<{ slot: CoverSlotState }>) | null => {
   const slot = state.slots.find((s) => s.requestId === requestId);
-  return slot && slot.status === 'pending' ? { ...slot, action: 'create_override', slot } : null;
+  if (slot) return slot.status === 'pending' ? { ...slot, action: 'create_override', slot } : null;
+  const removing = state.slots.find((s) => s.removal?.requestId === requestId);
+  return removing?.removal?.status === 'pending'
+    ? { ...removing.removal, action: 'delete_override', slot: removing }
+    : null;
 };
+
+/** Every removal asked has its answer (removed or failed). */
+export const removalsSettled = (state: CoverState): boolean =>
+  state.slots.every((s) => s.removal?.status !== 'pending');
+
+/** A removal for a slot whose override exists with a known id (else nothing can be deleted). */
+const removalOf = (coverId: string, s: CoverSlotState): CoverRemoval | null =>
+  s.overrideId === null
+    ? null
+    : {
+        ...FIRST_ATTEMPT,
+        requestId: coverRemovalRequestId(coverId, s.index),
+        status: 'pending',
+        outcome: null,
+        problem: null,
+      };
 
 /** Every slot has its answer (created, failed or dropped). */
 export const coverSettled = (state: CoverState): boolean =>
@@ -359,6 +418,24 @@ const decide = (command: CoverCommand, state: CoverState): CoverEvent[] => {
         },
       ];
     }
+    case 'RecordCoverOverrideRemoved':
+    case 'RecordCoverOverrideRemoveRefused': {
+      const d = command.data;
+      existing(state, d.coverId);
+      const call = pendingCoverCall(state, d.requestId);
+      if (call?.action !== 'delete_override') return [];
+      return [
+        'outcome' in d
+          ? {
+              type: 'CoverOverrideRemoved',
+              data: { coverId: d.coverId, index: call.slot.index, outcome: d.outcome, at: now },
+            }
+          : {
+              type: 'CoverOverrideRemoveFailed',
+              data: { coverId: d.coverId, index: call.slot.index, problem: d.problem, at: now },
+            },
+      ];
+    }
     case 'RecordCoverUpstreamCallFailed': {
       const d = command.data;
       existing(state, d.coverId);
@@ -367,6 +444,20 @@ const decide = (command: CoverCommand, state: CoverState): CoverEvent[] => {
       if (!fact || !call) return [];
       const failed: CoverEvent = { type: 'CoverUpstreamCallFailed', data: { ...fact, coverId: d.coverId } };
       if (!fact.final) return [failed];
+      if (call.action === 'delete_override') {
+        return [
+          failed,
+          {
+            type: 'CoverOverrideRemoveFailed',
+            data: {
+              coverId: d.coverId,
+              index: call.slot.index,
+              problem: failureWords(fact.code, fact.message),
+              at: now,
+            },
+          },
+        ];
+      }
       return [
         failed,
         {
@@ -420,6 +511,7 @@ const evolve = (state: CoverState, event: CoverEvent): CoverState => {
           overrideId: null,
           alreadyThere: false,
           problem: null,
+          removal: null,
         })),
         withdrawnAt: null,
         withdrawnReason: null,
@@ -430,11 +522,45 @@ const evolve = (state: CoverState, event: CoverEvent): CoverState => {
       return withSlot(
         state,
         (s) => s.index === event.data.index,
+        (s) => {
+          const created: CoverSlotState = {
+            ...s,
+            status: 'created',
+            overrideId: event.data.overrideId,
+            alreadyThere: event.data.alreadyThere,
+          };
+          // Created after the withdrawal (its call was in flight): removed too.
+          return state.withdrawnAt === null
+            ? created
+            : { ...created, removal: removalOf(event.data.coverId, created) };
+        },
+      );
+    case 'CoverOverrideRemoved':
+      return withSlot(
+        state,
+        (s) => s.index === event.data.index && s.removal !== null,
         (s) => ({
           ...s,
-          status: 'created',
-          overrideId: event.data.overrideId,
-          alreadyThere: event.data.alreadyThere,
+          removal: s.removal && {
+            ...s.removal,
+            status: 'removed',
+            outcome: event.data.outcome,
+            nextAttemptAt: null,
+          },
+        }),
+      );
+    case 'CoverOverrideRemoveFailed':
+      return withSlot(
+        state,
+        (s) => s.index === event.data.index && s.removal !== null,
+        (s) => ({
+          ...s,
+          removal: s.removal && {
+            ...s.removal,
+            status: 'failed',
+            problem: event.data.problem,
+            nextAttemptAt: null,
+          },
         }),
       );
     case 'CoverSlotFailed':
@@ -447,8 +573,11 @@ const evolve = (state: CoverState, event: CoverEvent): CoverState => {
       return {
         ...withSlot(
           state,
-          (s) => s.status === 'pending',
-          (s) => ({ ...s, status: 'dropped' }),
+          (s) => s.status === 'pending' || s.status === 'created',
+          (s) =>
+            s.status === 'pending'
+              ? { ...s, status: 'dropped' }
+              : { ...s, removal: s.removal ?? removalOf(event.data.coverId, s) },
         ),
         withdrawnAt: event.data.at,
         withdrawnReason: event.data.reason,
@@ -457,6 +586,13 @@ const evolve = (state: CoverState, event: CoverEvent): CoverState => {
     case 'CoverUpstreamCallFailed': {
       const call = pendingCoverCall(state, event.data.requestId);
       if (!failureApplies(call, event.data)) return state;
+      if (call?.action === 'delete_override') {
+        return withSlot(
+          state,
+          (s) => s.removal?.requestId === event.data.requestId,
+          (s) => ({ ...s, removal: s.removal && withFailedAttempt(s.removal, event.data) }),
+        );
+      }
       return withSlot(
         state,
         (s) => s.requestId === event.data.requestId,
@@ -466,6 +602,13 @@ const evolve = (state: CoverState, event: CoverEvent): CoverState => {
     case 'CoverUpstreamCallRetried': {
       const call = pendingCoverCall(state, event.data.requestId);
       if (!retryApplies(call, event.data)) return state;
+      if (call?.action === 'delete_override') {
+        return withSlot(
+          state,
+          (s) => s.removal?.requestId === event.data.requestId,
+          (s) => ({ ...s, removal: s.removal && withRetry(s.removal, event.data) }),
+        );
+      }
       return withSlot(
         state,
         (s) => s.requestId === event.data.requestId,

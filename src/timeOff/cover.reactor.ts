@@ -9,6 +9,7 @@ import {
   coverIdOfStream,
   coverSettled,
   pendingCoverCall,
+  removalsSettled,
 } from '../../machines/timeOff/cover.ts';
 import { type TimeOffState, timeOffDecider } from '../../machines/timeOff/decider.ts';
 import type { CoverSlotOutcome } from '../../machines/timeOff/events.ts';
@@ -82,7 +83,9 @@ type Target = UpstreamCallTarget & Readonly<{ coverId: string }>;
 type Call = UpstreamRequest<CoverAction> & Readonly<{ slot: CoverSlotState }>;
 type Made =
   | Readonly<{ kind: 'created'; overrideId: string | null; alreadyThere: boolean }>
-  | Readonly<{ kind: 'refused'; problem: string }>;
+  | Readonly<{ kind: 'refused'; problem: string }>
+  | Readonly<{ kind: 'removed'; outcome: 'deleted' | 'truncated' | 'gone' }>
+  | Readonly<{ kind: 'remove_refused'; problem: string }>;
 
 export type CoverReactorOptions = Readonly<{
   overrides(): ScheduleOverrides | undefined;
@@ -121,6 +124,16 @@ export const createCoverCallsReactor = (options: CoverReactorOptions): Processor
     pendingRequest: pendingCoverCall,
     async call({ state, request }) {
       const overrides = options.overrides();
+      if (request.action === 'delete_override') {
+        const overrideId = request.slot.overrideId;
+        if (!overrides?.remove || overrideId === null) {
+          return { kind: 'remove_refused', problem: 'Switchboard cannot remove overrides here' };
+        }
+        const removed = await overrides.remove({ scheduleId: request.slot.scheduleId, overrideId });
+        return removed.ok
+          ? { kind: 'removed', outcome: removed.outcome }
+          : { kind: 'remove_refused', problem: removed.problem };
+      }
       if (!overrides) return { kind: 'refused', problem: 'incidents are switched off in Switchboard' };
       const override = overrideOf(state, request.slot);
       // Check first, every attempt: the service has no idempotency key.
@@ -132,30 +145,44 @@ export const createCoverCallsReactor = (options: CoverReactorOptions): Processor
         : { kind: 'refused', problem: result.problem };
     },
     succeeded: ({ target, result }): OutcomeCommand =>
-      result.kind === 'created'
+      result.kind === 'removed'
         ? {
-            type: 'RecordCoverSlotCreated',
-            data: {
-              coverId: target.coverId,
-              requestId: target.requestId,
-              overrideId: result.overrideId,
-              alreadyThere: result.alreadyThere,
-            },
+            type: 'RecordCoverOverrideRemoved',
+            data: { coverId: target.coverId, requestId: target.requestId, outcome: result.outcome },
           }
-        : {
-            type: 'RecordCoverSlotRefused',
-            data: {
-              coverId: target.coverId,
-              requestId: target.requestId,
-              problem: result.problem.slice(0, 1000),
-            },
-          },
+        : result.kind === 'remove_refused'
+          ? {
+              type: 'RecordCoverOverrideRemoveRefused',
+              data: {
+                coverId: target.coverId,
+                requestId: target.requestId,
+                problem: result.problem.slice(0, 1000),
+              },
+            }
+          : result.kind === 'created'
+            ? {
+                type: 'RecordCoverSlotCreated',
+                data: {
+                  coverId: target.coverId,
+                  requestId: target.requestId,
+                  overrideId: result.overrideId,
+                  alreadyThere: result.alreadyThere,
+                },
+              }
+            : {
+                type: 'RecordCoverSlotRefused',
+                data: {
+                  coverId: target.coverId,
+                  requestId: target.requestId,
+                  problem: result.problem.slice(0, 1000),
+                },
+              },
     failed: ({ target, failure }) => ({
       type: 'RecordCoverUpstreamCallFailed',
       data: {
         coverId: target.coverId,
         requestId: target.requestId,
-        action: 'create_override',
+        action: target.requestId.endsWith(':remove') ? 'delete_override' : 'create_override',
         attempt: failure.attempt,
         maxAttempts: failure.maxAttempts,
         code: failure.code,
@@ -165,7 +192,12 @@ export const createCoverCallsReactor = (options: CoverReactorOptions): Processor
     }),
     retry: ({ target, attempt }) => ({
       type: 'RetryCoverUpstreamCall',
-      data: { coverId: target.coverId, requestId: target.requestId, action: 'create_override', attempt },
+      data: {
+        coverId: target.coverId,
+        requestId: target.requestId,
+        action: target.requestId.endsWith(':remove') ? 'delete_override' : 'create_override',
+        attempt,
+      },
     }),
     retryTimerId: (request, failedAttempt) => `timeoff-cover:${request.requestId}:${failedAttempt}`,
     record: (command) => options.dispatch(command),
@@ -175,7 +207,7 @@ export const createCoverCallsReactor = (options: CoverReactorOptions): Processor
     id: TIME_OFF_COVER_CALLS_PROCESSOR,
     filter: {
       streamPrefixes: [COVER_STREAM_PREFIX],
-      eventTypes: ['CoverRequested', 'CoverUpstreamCallRetried'],
+      eventTypes: ['CoverRequested', 'CoverUpstreamCallRetried', 'CoverWithdrawn', 'CoverSlotCreated'],
     },
     async handle(event, ctx) {
       const coverId = coverIdOfStream(event.streamId);
@@ -192,6 +224,19 @@ export const createCoverCallsReactor = (options: CoverReactorOptions): Processor
         return;
       }
       const state = await readCover(ctx.store, event.streamId);
+      if (event.type === 'CoverWithdrawn' || event.type === 'CoverSlotCreated') {
+        // Issue 20: a withdrawn cover's overrides are removed (a late one too, once it is recorded).
+        for (const slot of state.slots) {
+          if (slot.removal?.status !== 'pending') continue;
+          await runUpstreamCall(spec, ctx, event, {
+            streamId: event.streamId,
+            coverId,
+            requestId: slot.removal.requestId,
+            attempt: 1,
+          });
+        }
+        return;
+      }
       for (const slot of state.slots) {
         await runUpstreamCall(spec, ctx, event, {
           streamId: event.streamId,
@@ -370,11 +415,11 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
   };
 
   /** The cover can't: whoever asked is told, and every slot's channels (the hole is open again). */
-  const onDeclined = async (ctx: ProcessorContext, then: CoverState) => {
+  const onDeclined = async (ctx: ProcessorContext, then: CoverState, late: ReadonlySet<unknown>) => {
     const d = then.details;
     if (!d) return;
     const byChannel = new Map<string, CoverSlotState[]>();
-    for (const slot of then.slots) {
+    for (const slot of then.slots.filter((s) => !late.has(s.index))) {
       for (const c of await channelsOf(ctx, slot.scheduleId)) {
         byChannel.set(c, [...(byChannel.get(c) ?? []), slot]);
       }
@@ -426,42 +471,52 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
       }
       return;
     }
-    if (event.type === 'CoverWithdrawn' && then.declinedBy !== null) {
-      await onDeclined(ctx, then);
-      return;
-    }
-    if (event.type === 'CoverWithdrawn') {
-      const created = then.slots.filter((s) => s.status === 'created');
-      const byChannel = new Map<string, CoverSlotState[]>();
-      const noChannel: CoverSlotState[] = [];
-      for (const slot of created) {
-        const channels = await channelsOf(ctx, slot.scheduleId);
-        if (channels.length === 0) noChannel.push(slot);
-        for (const c of channels) byChannel.set(c, [...(byChannel.get(c) ?? []), slot]);
-      }
-      for (const [channel, slots] of byChannel) {
-        await postOnce(ctx, `cover-withdrawn:${coverId}:${channel}`, channel, async () =>
-          coverWithdrawnNotice(then, slots),
-        );
-      }
-      await postOnce(ctx, `cover-withdrawn-dm:${coverId}`, d.requestedBy, async () =>
-        coverWithdrawnDm(then, [...byChannel.keys()], noChannel, await options.timeZones.of(d.requestedBy)),
-      );
-      return;
-    }
-    if (event.type === 'CoverSlotCreated') {
-      // Created after the withdrawal (its call was in flight): announced on its own.
-      const index = (event.data as { index?: unknown }).index;
-      const withdrawnAt = history.findIndex((m) => m.type === 'CoverWithdrawn');
+    const withdrawnAt = history.findIndex((m) => m.type === 'CoverWithdrawn');
+    const settling =
+      event.type === 'CoverWithdrawn' ||
+      event.type === 'CoverOverrideRemoved' ||
+      event.type === 'CoverOverrideRemoveFailed';
+    // Told once every removal asked at the withdrawal has its answer (issue 20: removed, or not).
+    if (!settling || withdrawnAt < 0 || withdrawnAt > position || !removalsSettled(then)) return;
+    /** Slots whose override was created after the withdrawal (their call was in flight). */
+    const late = new Set(
+      history
+        .slice(withdrawnAt)
+        .filter((m) => m.type === 'CoverSlotCreated')
+        .map((m) => (m.data as { index?: unknown }).index),
+    );
+    const index = (event.data as { index?: unknown }).index;
+    if (event.type !== 'CoverWithdrawn' && late.has(index)) {
+      // Created after the withdrawal (its call was in flight), then removed (or not): said on its own.
       const slot = then.slots.find((s) => s.index === index);
-      if (slot?.status !== 'created' || withdrawnAt < 0 || withdrawnAt > position) return;
+      if (!slot) return;
       const channels = await channelsOf(ctx, slot.scheduleId);
       for (const c of channels.length > 0 ? channels : [d.requestedBy]) {
         await postOnce(ctx, `cover-late:${coverId}:${slot.index}:${c}`, c, async () =>
-          coverWithdrawnNotice(state, [slot], true),
+          coverWithdrawnNotice(then, [slot], true),
         );
       }
     }
+    if (then.declinedBy !== null) {
+      await onDeclined(ctx, then, late);
+      return;
+    }
+    const created = then.slots.filter((s) => s.status === 'created' && !late.has(s.index));
+    const byChannel = new Map<string, CoverSlotState[]>();
+    const noChannel: CoverSlotState[] = [];
+    for (const slot of created) {
+      const channels = await channelsOf(ctx, slot.scheduleId);
+      if (channels.length === 0) noChannel.push(slot);
+      for (const c of channels) byChannel.set(c, [...(byChannel.get(c) ?? []), slot]);
+    }
+    for (const [channel, slots] of byChannel) {
+      await postOnce(ctx, `cover-withdrawn:${coverId}:${channel}`, channel, async () =>
+        coverWithdrawnNotice(then, slots),
+      );
+    }
+    await postOnce(ctx, `cover-withdrawn-dm:${coverId}`, d.requestedBy, async () =>
+      coverWithdrawnDm(then, [...byChannel.keys()], noChannel, await options.timeZones.of(d.requestedBy)),
+    );
   };
 
   return {

@@ -54,10 +54,7 @@ const coverLines = (cover: TimeOffCover, tz: string, cancelled: boolean): string
     // The cover said they can't (issue 20): the shifts are uncovered again.
     return [
       `:warning: *The cover fell through*: ${who} can’t cover, so these shifts are *uncovered again*:`,
-      ...(cover.slots ?? []).map(
-        (s) =>
-          `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, tz)}${s.status === 'created' && s.overrideId ? ` (remove override \`${escapeMrkdwn(s.overrideId)}\`)` : ''}`,
-      ),
+      ...(cover.slots ?? []).map((s) => `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, tz)}`),
     ];
   }
   if (!cover.slots) return [`:hourglass: ${who} covers: creating the overrides in the incident service…`];
@@ -77,7 +74,7 @@ const coverLines = (cover: TimeOffCover, tz: string, cancelled: boolean): string
   return cover.withdrawn || cancelled
     ? [
         ...lines,
-        ':wastebasket: No longer needed: the schedules’ channels are told which overrides to remove.',
+        ':wastebasket: No longer needed: Switchboard removes its overrides from the incident service and tells the schedules’ channels.',
       ]
     : lines;
 };

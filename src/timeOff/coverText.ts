@@ -113,7 +113,29 @@ export const coverOutcomeDm = (state: CoverState, tz: string): SlackMessage => {
   return message([headline, ...state.slots.map((s) => slotLine(s, who, tz)), ...tail]);
 };
 
-/** In a schedule's channel: which overrides to remove now that the cover was withdrawn (the service has no delete in our contract). */
+/** What became of a withdrawn cover's override (issue 20: Switchboard removes it; by hand when it cannot). */
+export const removalWords = (s: CoverSlotState): string => {
+  const id = s.overrideId ? `override \`${escapeMrkdwn(s.overrideId)}\`` : null;
+  if (!id) {
+    return 'override id not known (Switchboard found them already on call then): remove their override for that span if there is one';
+  }
+  switch (s.removal?.status) {
+    case 'removed':
+      return s.removal.outcome === 'truncated'
+        ? `${id} ended now (it had started)`
+        : s.removal.outcome === 'gone'
+          ? `${id} was already removed`
+          : `${id} removed`;
+    case 'failed':
+      return `${id} *could not be removed* (${escapeMrkdwn(truncate(s.removal.problem ?? 'refused', 200))}): please remove it in the incident service`;
+    case 'pending':
+      return `${id} being removed…`;
+    default:
+      return `${id}: please remove it in the incident service`;
+  }
+};
+
+/** In a schedule's channel: what became of the overrides now that the cover was withdrawn. */
 export const coverWithdrawnNotice = (
   state: CoverState,
   slots: readonly CoverSlotState[],
@@ -124,13 +146,12 @@ export const coverWithdrawnNotice = (
   const who = d ? mention(d.cover.slackUserId) : 'the cover';
   const why = `${absent}’s cover is no longer needed (${escapeMrkdwn(state.withdrawnReason ?? 'withdrawn')})`;
   const lines = slots.map(
-    (s) =>
-      `• ${scheduleText(s)}: ${who}, ${formatSpan(s.start, s.end, 'UTC')}${s.overrideId ? `, override \`${escapeMrkdwn(s.overrideId)}\`` : ' (override id not known: Switchboard found them already on call then; remove their override for that span if there is one)'}`,
+    (s) => `• ${scheduleText(s)}: ${who}, ${formatSpan(s.start, s.end, 'UTC')}, ${removalWords(s)}`,
   );
   return message([
     late
-      ? `:wastebasket: One more override to remove: it was created just as ${why}.`
-      : `:wastebasket: ${why}: ${who} no longer covers. Please remove these overrides in the incident service (Switchboard cannot delete them):`,
+      ? `:wastebasket: One more override: it was created just as ${why}.`
+      : `:wastebasket: ${why}: ${who} no longer covers. Their overrides in the incident service:`,
     ...lines,
   ]);
 };
@@ -151,13 +172,11 @@ export const coverWithdrawnDm = (
   ];
   if (created.length === 0) lines.push('No override had been created: nothing to remove.');
   if (channels.length > 0)
-    lines.push(`Told ${channels.map((c) => `<#${c}>`).join(', ')} which overrides to remove.`);
+    lines.push(`Told ${channels.map((c) => `<#${c}>`).join(', ')} what became of the overrides.`);
   if (noChannel.length > 0) {
-    lines.push('No channel follows these schedules: please remove these overrides in the incident service:');
+    lines.push('No channel follows these schedules; their overrides:');
     for (const s of noChannel) {
-      lines.push(
-        `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, tz)}, ${s.overrideId ? `override \`${escapeMrkdwn(s.overrideId)}\`` : 'override id not known (found already on call)'}`,
-      );
+      lines.push(`• ${scheduleText(s)}, ${formatSpan(s.start, s.end, tz)}, ${removalWords(s)}`);
     }
   }
   if (dropped.length > 0)
@@ -247,15 +266,7 @@ export const coverDeclinedDm = (state: CoverState, channels: readonly string[], 
     `:warning: ${mention(d.cover.slackUserId)} can’t cover ${whoseShifts(state)} after all: they are *uncovered again*:`,
     ...state.slots.slice(0, 20).map((s) => `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, tz)}`),
   ];
-  if (created.length > 0) {
-    lines.push(
-      `Remove ${created.length === 1 ? 'the override' : 'these overrides'} for ${mention(d.cover.slackUserId)} in the incident service: ${created
-        .map((s) =>
-          s.overrideId ? `\`${escapeMrkdwn(s.overrideId)}\`` : `${scheduleText(s)} (id not known)`,
-        )
-        .join(', ')}.`,
-    );
-  }
+  for (const s of created) lines.push(`${mention(d.cover.slackUserId)}’s ${removalWords(s)}.`);
   if (channels.length > 0) lines.push(`Told ${channels.map((c) => `<#${c}>`).join(', ')}.`);
   lines.push(
     d.reason.kind === 'time_off'
@@ -273,7 +284,7 @@ export const coverDeclinedNotice = (state: CoverState, slots: readonly CoverSlot
     `:warning: ${who} can’t cover ${whoseShifts(state)} after all: *uncovered again*:`,
     ...slots.map(
       (s) =>
-        `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, 'UTC')}${s.status === 'created' ? (s.overrideId ? `: remove override \`${escapeMrkdwn(s.overrideId)}\`` : ': remove their override for that span') : ''}`,
+        `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, 'UTC')}${s.status === 'created' ? `: ${removalWords(s)}` : ''}`,
     ),
   ];
   return message(lines);

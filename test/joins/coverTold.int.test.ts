@@ -81,6 +81,7 @@ describe('the cover is told, and may say they can’t (issue 20)', () => {
     });
     expect(j.dms(BEN).filter((m) => /You now cover/.test(messageText(m)))).toHaveLength(1);
     expect(overrides(j)).toHaveLength(1);
+    const [override] = overrides(j);
     const [coverStream] = await coverStreams(j);
 
     // Chen presses Ben's button (a forged click): refused by the decider, said to Chen, recorded.
@@ -119,6 +120,10 @@ describe('the cover is told, and may say they can’t (issue 20)', () => {
     expect(dana).toContain('*uncovered again*');
     expect(dana).toContain('*Payments primary*, Mon 30 Nov 01:00 – Sat 5 Dec 2026 01:00 CET (Europe/Warsaw)');
     expect(dana).toContain(`<#${PAYMENTS_CHANNEL}>`);
+    // Ben's override is removed in the incident service (a durable call): he is not paged for it.
+    expect(dana).toContain(`<@${BEN}>’s override \`${override?.id}\` removed`);
+    expect(overrides(j)).toEqual([]);
+    expect(j.pd.requestsFor('deleteScheduleOverride')).toHaveLength(1);
     // Her card, in place: the cover fell through.
     await waitFor(() => /The cover fell through/.test(messageText(current(j, DANA, card))) || undefined, {
       what: "Dana's card saying the cover fell through",

@@ -3,11 +3,13 @@ import {
   type CoverCommand,
   type CoverEvent,
   coverDecider,
+  coverRemovalRequestId,
   coverSettled,
   coverSlotRequestId,
   coverStreamId,
   parseCoverId,
   pendingCoverCall,
+  removalsSettled,
 } from '../../machines/timeOff/cover.ts';
 import { deciderSpec } from '../support/deciderSpec.ts';
 
@@ -246,6 +248,93 @@ describe('cover decider', () => {
       .given([])
       .when(cant('U0BEN'))
       .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'unknown_cover' } });
+  });
+
+  it('a withdrawn cover’s created overrides are removed by a durable call (issue 20); one with no id cannot be', () => {
+    const remove0 = coverRemovalRequestId(COVER, 0);
+    const state = spec
+      .given([requested, created0])
+      .when({
+        type: 'WithdrawCover',
+        data: { coverId: COVER, reason: 'leave cancelled' },
+        metadata: meta('c-withdraw'),
+      })
+      .then([withdrawn]);
+    expect(pendingCoverCall(state, remove0)).toMatchObject({ action: 'delete_override', attempt: 1 });
+    expect(removalsSettled(state)).toBe(false);
+    // A transient failure waits for its retry; then the service answers.
+    const failed = spec.given([requested, created0, withdrawn]).when({
+      type: 'RecordCoverUpstreamCallFailed',
+      data: {
+        coverId: COVER,
+        requestId: remove0,
+        action: 'delete_override',
+        attempt: 1,
+        maxAttempts: 3,
+        code: 'SB_UPSTREAM_UNAVAILABLE',
+        message: '503',
+        nextAttemptAt: '2026-11-23T10:01:00.000Z',
+      },
+      metadata: meta('c-f'),
+    });
+    const waiting = failed.events();
+    expect(waiting.events.map((e) => e.type)).toEqual(['CoverUpstreamCallFailed']);
+    expect(pendingCoverCall(waiting.state, remove0)).toMatchObject({
+      action: 'delete_override',
+      failedAttempts: 1,
+      nextAttemptAt: '2026-11-23T10:01:00.000Z',
+    });
+    const removed: CoverEvent = {
+      type: 'CoverOverrideRemoved',
+      data: { coverId: COVER, index: 0, outcome: 'deleted', at: T0 },
+    };
+    const after = spec
+      .given([requested, created0, withdrawn])
+      .when({
+        type: 'RecordCoverOverrideRemoved',
+        data: { coverId: COVER, requestId: remove0, outcome: 'deleted' },
+        metadata: meta('c-removed'),
+      })
+      .then([removed]);
+    expect(removalsSettled(after)).toBe(true);
+    expect(after.slots[0]?.removal).toMatchObject({ status: 'removed', outcome: 'deleted' });
+    // Recorded again: nothing new.
+    spec
+      .given([requested, created0, withdrawn, removed])
+      .when({
+        type: 'RecordCoverOverrideRemoved',
+        data: { coverId: COVER, requestId: remove0, outcome: 'deleted' },
+        metadata: meta('c-removed'),
+      })
+      .then([]);
+    // Refused (a past override): failed, in words.
+    spec
+      .given([requested, created0, withdrawn])
+      .when({
+        type: 'RecordCoverOverrideRemoveRefused',
+        data: { coverId: COVER, requestId: remove0, problem: 'You cannot remove a past override' },
+        metadata: meta('c-refused'),
+      })
+      .then([
+        {
+          type: 'CoverOverrideRemoveFailed',
+          data: { coverId: COVER, index: 0, problem: 'You cannot remove a past override', at: T0 },
+        },
+      ]);
+    // Found already there (no override id): nothing Switchboard can delete.
+    const foundThere: CoverEvent = {
+      type: 'CoverSlotCreated',
+      data: { coverId: COVER, index: 0, overrideId: null, alreadyThere: true, at: T0 },
+    };
+    const none = spec
+      .given([requested, foundThere])
+      .when({
+        type: 'WithdrawCover',
+        data: { coverId: COVER, reason: 'leave cancelled' },
+        metadata: meta('c-withdraw'),
+      })
+      .then([withdrawn]);
+    expect(none.slots[0]?.removal).toBeNull();
   });
 
   it('names streams only from cover ids', () => {
