@@ -14,7 +14,7 @@ import { formatInZone, slackDate } from '../../slack/time.ts';
 import { actorText } from './actorText.ts';
 import { INCIDENT_ACTION, incidentActionsBlockId } from './incidentIds.ts';
 import type { FailureView, IncidentMark, IncidentView, PendingView } from './incidentView.ts';
-import type { PagedInstead } from './pagingSummary.ts';
+import type { PagedInstead } from './pagedInstead.ts';
 
 /** Status with its emoji, e.g. `:large_yellow_circle: Acknowledged`. */
 export const incidentStatusText = (view: Pick<IncidentView, 'phase' | 'status'>): string => {

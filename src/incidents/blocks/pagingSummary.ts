@@ -8,6 +8,7 @@ import {
   UNREACHABLE_WORDS,
   unreachableReasonOf,
 } from './incidentTimeline.ts';
+import type { PagedInstead } from './pagedInstead.ts';
 
 /** The part of a stored message the summary reads (a RecordedEvent of the store satisfies it). */
 export type PagingRecord = Readonly<{
@@ -117,13 +118,7 @@ export const pagingSummary = (records: readonly PagingRecord[]): string | null =
   return parts.length ? truncate(`:iphone: *Paging* ${parts.join(' · ')}`, 2_900) : null;
 };
 
-/** Someone on call who is not paged, why in words, and who is paged in their place (Slack user ids). */
-export type PagedInstead = Readonly<{
-  why: string;
-  instead: readonly string[];
-  /** When nobody stands in at their level: what happens instead (`level 2 is paged`), else null. */
-  otherwise: string | null;
-}>;
+export type { PagedInstead } from './pagedInstead.ts';
 
 /**
  * Who paging passed over and who it paged in their place (issue 20), by the passed-over person's
