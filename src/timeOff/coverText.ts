@@ -289,3 +289,41 @@ export const coverDeclinedNotice = (state: CoverState, slots: readonly CoverSlot
   ];
   return message(lines);
 };
+
+/**
+ * App Home (issue 20, kept minimal: helper C's "My shifts" is the full view): the shifts this person
+ * covers for someone, not over yet, whose cover stands (not withdrawn or declined), with the
+ * override made, in their zone. Nothing to show: no blocks.
+ */
+export const coversHomeBlocks = (
+  covers: readonly CoverState[],
+  slackUserId: string,
+  now: Date,
+  tz: string,
+): KnownBlock[] => {
+  const lines: string[] = [];
+  for (const state of covers) {
+    const d = state.details;
+    if (!d || d.cover.slackUserId !== slackUserId || state.withdrawnAt !== null) continue;
+    for (const slot of state.slots) {
+      if (slot.status !== 'created' || Date.parse(slot.end) <= now.getTime()) continue;
+      lines.push(
+        `• ${scheduleText(slot)}, ${formatSpan(slot.start, slot.end, tz)}: for ${mention(d.absent.slackUserId)}`,
+      );
+    }
+  }
+  if (lines.length === 0) return [];
+  const shown = lines.slice(0, 15);
+  if (lines.length > shown.length) shown.push(`…and ${lines.length - shown.length} more.`);
+  return [
+    {
+      type: 'section',
+      text: mrkdwn(
+        truncate(
+          `*Shifts you cover* (times in ${escapeMrkdwn(knownZone(tz))}; your DM for each has *Can’t cover*)\n${shown.join('\n')}`,
+          3000,
+        ),
+      ),
+    },
+  ];
+};

@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { COVER_STREAM_PREFIX } from '../../machines/timeOff/cover.ts';
 import type { FakeMessage } from '../../sandbox/simulators/slack/fakeSlack.ts';
+import { eventCallbackBody } from '../../sandbox/simulators/slack/signing.ts';
 import { TIME_OFF_COVER_ACTION } from '../../src/timeOff/coverIds.ts';
+import { postSigned } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
 import {
   ANA,
@@ -82,6 +84,18 @@ describe('the cover is told, and may say they can’t (issue 20)', () => {
     expect(j.dms(BEN).filter((m) => /You now cover/.test(messageText(m)))).toHaveLength(1);
     expect(overrides(j)).toHaveLength(1);
     const [override] = overrides(j);
+    // Ben's App Home lists the shift he covers, in his zone.
+    await postSigned(
+      `${j.url}/slack/events`,
+      eventCallbackBody({ type: 'app_home_opened', user: BEN, tab: 'home' }),
+      'json',
+      { timestamp: Math.floor(j.clock.now().getTime() / 1000) },
+    );
+    const home = await waitFor(() => j.fake.homes.get(BEN), { what: "Ben's Home tab" });
+    expect(JSON.stringify(home.view)).toContain('*Shifts you cover*');
+    expect(JSON.stringify(home.view)).toContain(
+      `*Payments primary*, Mon 30 Nov 00:00 – Sat 5 Dec 2026 00:00 GMT (Europe/London): for <@${ANA}>`,
+    );
     const [coverStream] = await coverStreams(j);
 
     // Chen presses Ben's button (a forged click): refused by the decider, said to Chen, recorded.
