@@ -59,16 +59,18 @@ import { timeOffNoticeLedger } from './notices.reactor.ts';
  * - every change of a time-off cover → `RecordTimeOffCover` on the request (its card shows it);
  * - a cover settled (every slot created or failed) → one DM to each person in `notify`: exactly
  *   which shifts are covered and which are still uncovered;
- * - the leave cancelled (by the requester or in HR) → `WithdrawCover`; withdrawn → in the channels
- *   that follow each created override's schedule (`onCall.channelsFor`), which overrides to remove
- *   (the service has no delete in our contract), and a DM to whoever asked for the cover; an
- *   override with no channel is listed in that DM instead. One created after the withdrawal (its
- *   call was in flight) gets its own notice.
+ * - the leave cancelled (by the requester or in HR) → `WithdrawCover`; withdrawn → each created
+ *   override is removed (issue 20: `scheduleOverrides.remove`, a durable call, action
+ *   `delete_override`); once every removal has its answer, the channels that follow each created
+ *   override's schedule (`onCall.channelsFor`) are told what was removed and what is left to remove
+ *   by hand, and whoever asked for the cover gets a DM; an override with no channel is listed in
+ *   that DM instead. One created after the withdrawal (its call was in flight) is removed too and
+ *   gets its own notice.
  *
  * - the cover is told at once by DM (issue 20; a time-off cover and a leaver report's alike): the
  *   shifts in their zone, whose, and a **Can't cover** button; the DM is updated in place as the
  *   overrides land and when the cover is withdrawn. Can't (`CoverWithdrawn.declinedBy`): whoever
- *   asked is told by DM that the shifts are uncovered again (and which overrides to remove), and
+ *   asked is told by DM that the shifts are uncovered again (and what became of the overrides), and
  *   the channels following every slot's schedule are told in words.
  *
  * Every message is sent once through the outbox (recorded as `TimeOffNoticeSent` under its key, as
