@@ -153,6 +153,14 @@ const createIncidents = (
     upstreamUser: (id) => pagerduty.getUser(id),
     ...slackUserLookups(slack, deps.readerZones),
   });
+  // Who is on call and who could stand in: paging's, and `/oncall`'s truth during leave (issue 20).
+  const pagingRota = createPagingRota({
+    pagerduty,
+    services,
+    identity,
+    slackUserOf: readModels.slackUserOf,
+    now: () => clock.now(),
+  });
   // Issue 18: pages that could not be delivered (the next person is paged), and incidents where
   // nobody at all could be: operators' alerts beside the coded log lines.
   const pagesUndeliverable = deps.metrics.registry.counter(
@@ -219,13 +227,7 @@ const createIncidents = (
         dispatch: () => dispatch,
         pager: () => deps.ports.get('pager'),
         absences: () => deps.ports.get('absences'),
-        rota: createPagingRota({
-          pagerduty,
-          services,
-          identity,
-          slackUserOf: readModels.slackUserOf,
-          now: () => clock.now(),
-        }),
+        rota: pagingRota,
       }),
       createIncidentNoticesReactor({
         outbox: deps.outbox,
@@ -275,6 +277,8 @@ const createIncidents = (
             pagerduty,
             priorities: prioritiesForCard,
             ...(options?.alertsPageSize ? { alertsPageSize: options.alertsPageSize } : {}),
+            // `/oncall` says who is on leave and who is paged instead (issue 20): paging's own rule.
+            leave: { absences: () => deps.ports.get('absences'), rota: pagingRota, logger: deps.logger },
           }),
           ...(options?.bulkLimit ? { bulkLimit: options.bulkLimit } : {}),
           openView: async (triggerId, view) => {

@@ -1,4 +1,6 @@
 import type { AllMiddlewareArgs, App, BlockAction, SlackActionMiddlewareArgs } from '@slack/bolt';
+import { parseCoverId } from '../../machines/timeOff/cover.ts';
+import { commandMetadata } from '../../src/application/inbox.ts';
 import { ValidationError } from '../../src/core/errors.ts';
 import {
   parseCoverValue,
@@ -15,6 +17,8 @@ type ActionArgs = SlackActionMiddlewareArgs<BlockAction> & Pick<AllMiddlewareArg
 
 const NOT_THIS_CARD =
   ":warning: That choice doesn't match the message it was made on, so nothing was changed. Use the request's own DM.";
+const NOT_A_COVER =
+  ":warning: That button doesn't name a cover Switchboard asked of you, so nothing was changed. Use the button in your own DM.";
 const NOT_A_PERSON =
   ':warning: That is not a Slack user Switchboard can ask to cover, so nothing was changed.';
 
@@ -81,6 +85,25 @@ export const registerTimeOffCoverActions = (app: App, deps: TimeOffListenerDeps)
   app.action(TIME_OFF_COVER_ACTION.approveCoverPick, async (raw) => {
     const args = raw as unknown as ActionArgs;
     await byValue(args, (args.action as { selected_option?: { value?: unknown } }).selected_option?.value);
+  });
+
+  /**
+   * "Can't cover" in the cover's own DM (issue 20): the value is the cover id (parsed, hostile);
+   * the decider checks the clicker is the cover (`DeclineCover`), and refusals are said to them.
+   */
+  app.action(TIME_OFF_COVER_ACTION.cant, async (raw) => {
+    const args = raw as unknown as ActionArgs;
+    const coverId = parseCoverId((args.action as { value?: unknown }).value);
+    if (coverId === null) {
+      await refuse(args, 'the button names no cover', NOT_A_COVER, 'unknown_cover');
+      return;
+    }
+    const input = slackInputOf(args.context);
+    await inbox.accept({
+      input,
+      commands: [{ type: 'DeclineCover', data: { coverId }, metadata: commandMetadata(input, 0) }],
+    });
+    await args.ack();
   });
 
   app.action(TIME_OFF_COVER_ACTION.approveCoverUser, async (raw) => {

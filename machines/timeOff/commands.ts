@@ -121,6 +121,8 @@ const conflictCommandDataSchemas = {
     coverId: id,
     slots: z.array(coverSlotOutcomeSchema).max(50),
     withdrawn: z.boolean(),
+    /** The cover said they can't (issue 20): their Slack user id. */
+    declinedBy: z.string().max(40).optional(),
   }),
 } as const;
 

@@ -27,8 +27,16 @@ import {
  *
  *   none ─CoverRequested─► slots each: pending ─SlotCreated─► created
  *                                          └──SlotFailed──► failed  (refused, or the call failed for good)
- *   any ─CoverWithdrawn─► withdrawn: slots still pending are dropped (never created); the schedule's
- *                         channel is told which created overrides to remove (the service has no delete)
+ *   any ─CoverWithdrawn─► withdrawn: slots still pending are dropped (never created); each created
+ *                         override with a known id is removed (issue 20: `DELETE
+ *                         /schedules/{id}/overrides/{override_id}`, a durable call, action
+ *                         `delete_override`, request id `<cover id>:slot:<index>:remove`):
+ *                         ─CoverOverrideRemoved─► removed | ─CoverOverrideRemoveFailed─► failed;
+ *                         the schedule's channel is told what was removed and what is left to do
+ *
+ * The cover is told by DM (issue 20) and may say they can't (`DeclineCover`, only them, while a
+ * shift is not over): the same `CoverWithdrawn`, with `declinedBy`; the hole is open again and
+ * whoever asked is told.
  *
  * Each pending slot is a durable upstream call (machines/shared/upstreamRequest.ts, action
  * `create_override`, request id `<cover id>:slot:<index>`). The service has no idempotency key, so
@@ -56,7 +64,11 @@ export const coverIdOfStream = (streamId: string): string | null =>
 /** The upstream request id of a slot: unique across covers (retry timers and outcome ids derive from it). */
 export const coverSlotRequestId = (coverId: string, index: number): string => `${coverId}:slot:${index}`;
 
-export const coverActionSchema = z.enum(['create_override']);
+/** The upstream request id of a slot's removal (issue 20: its override deleted once the cover is withdrawn). */
+export const coverRemovalRequestId = (coverId: string, index: number): string =>
+  `${coverId}:slot:${index}:remove`;
+
+export const coverActionSchema = z.enum(['create_override', 'delete_override']);
 export type CoverAction = z.infer<typeof coverActionSchema>;
 
 const coverId = z.string().regex(UUID, 'must be a cover id (a UUID)');
@@ -122,7 +134,27 @@ export const coverEventDataSchemas = {
   /** The slot stays uncovered: the service refused it, or the call failed for good (`problem` in words). */
   CoverSlotFailed: z.object({ coverId, index: z.number().int().min(0), problem: z.string().max(1000), at }),
   /** The cover is no longer wanted (the leave was cancelled): pending slots are dropped. */
-  CoverWithdrawn: z.object({ coverId, reason: z.string().max(500), at }),
+  /** The slot's override is removed (issue 20): deleted, truncated to now (in progress), or gone already. */
+  CoverOverrideRemoved: z.object({
+    coverId,
+    index: z.number().int().min(0),
+    outcome: z.enum(['deleted', 'truncated', 'gone']),
+    at,
+  }),
+  /** The slot's override could not be removed (refused, or the call failed for good): by hand, in words. */
+  CoverOverrideRemoveFailed: z.object({
+    coverId,
+    index: z.number().int().min(0),
+    problem: z.string().max(1000),
+    at,
+  }),
+  CoverWithdrawn: z.object({
+    coverId,
+    reason: z.string().max(500),
+    /** The cover said they can't (issue 20): withdrawn by them, the shifts uncovered again. */
+    declinedBy: slackUserId.optional(),
+    at,
+  }),
   CoverUpstreamCallFailed: upstreamCallFailedSchema(coverActionSchema).extend({ coverId }),
   CoverUpstreamCallRetried: upstreamCallRetriedSchema(coverActionSchema).extend({ coverId }),
 } as const;
@@ -150,6 +182,17 @@ export const coverCommandDataSchemas = {
   /** The service refused the slot's override (a per-item error): final, in words. */
   RecordCoverSlotRefused: z.object({ coverId, requestId: id, problem: z.string().max(1000) }),
   WithdrawCover: z.object({ coverId, reason: z.string().max(500) }),
+  RecordCoverOverrideRemoved: z.object({
+    coverId,
+    requestId: id,
+    outcome: z.enum(['deleted', 'truncated', 'gone']),
+  }),
+  RecordCoverOverrideRemoveRefused: z.object({ coverId, requestId: id, problem: z.string().max(1000) }),
+  /**
+   * The cover can't (issue 20, their DM's "Can't cover" button): only the cover may, while a shift
+   * is not over; withdraws the cover (`CoverWithdrawn` with `declinedBy`). Pressed again: nothing.
+   */
+  DeclineCover: z.object({ coverId }),
   RecordCoverUpstreamCallFailed: recordUpstreamCallFailedSchema(coverActionSchema).extend({ coverId }),
   RetryCoverUpstreamCall: retryUpstreamCallSchema(coverActionSchema).extend({ coverId }),
 } as const;
@@ -161,6 +204,15 @@ export type CoverCommand = {
 
 export type CoverSlotStatus = 'pending' | 'created' | 'failed' | 'dropped';
 
+/** Removing a slot's override once the cover is withdrawn (issue 20): a durable upstream call. */
+export type CoverRemoval = UpstreamAttempts &
+  Readonly<{
+    requestId: string;
+    status: 'pending' | 'removed' | 'failed';
+    outcome: 'deleted' | 'truncated' | 'gone' | null;
+    problem: string | null;
+  }>;
+
 export type CoverSlotState = CoverSlot &
   UpstreamAttempts &
   Readonly<{
@@ -170,6 +222,8 @@ export type CoverSlotState = CoverSlot &
     overrideId: string | null;
     alreadyThere: boolean;
     problem: string | null;
+    /** Its override's removal, once the cover is withdrawn (null: nothing to remove, or not withdrawn). */
+    removal: CoverRemoval | null;
   }>;
 
 export type CoverDetails = Readonly<{
@@ -188,6 +242,8 @@ export type CoverState = Readonly<{
   withdrawnAt: string | null;
   /** Why it was withdrawn, in words ("the requester cancelled the time off"). */
   withdrawnReason: string | null;
+  /** The cover said they can't (issue 20): their Slack user id. */
+  declinedBy: string | null;
 }>;
 
 /** The slot's pending call, as the upstream-call processor sees it (null once it is settled or dropped). */
@@ -196,8 +252,28 @@ export const pendingCoverCall = (
   requestId: string,
 ): (UpstreamRequest<CoverAction> & Readonly<{ slot: CoverSlotState }>) | null => {
   const slot = state.slots.find((s) => s.requestId === requestId);
-  return slot && slot.status === 'pending' ? { ...slot, action: 'create_override', slot } : null;
+  if (slot) return slot.status === 'pending' ? { ...slot, action: 'create_override', slot } : null;
+  const removing = state.slots.find((s) => s.removal?.requestId === requestId);
+  return removing?.removal?.status === 'pending'
+    ? { ...removing.removal, action: 'delete_override', slot: removing }
+    : null;
 };
+
+/** Every removal asked has its answer (removed or failed). */
+export const removalsSettled = (state: CoverState): boolean =>
+  state.slots.every((s) => s.removal?.status !== 'pending');
+
+/** A removal for a slot whose override exists with a known id (else nothing can be deleted). */
+const removalOf = (coverId: string, s: CoverSlotState): CoverRemoval | null =>
+  s.overrideId === null
+    ? null
+    : {
+        ...FIRST_ATTEMPT,
+        requestId: coverRemovalRequestId(coverId, s.index),
+        status: 'pending',
+        outcome: null,
+        problem: null,
+      };
 
 /** Every slot has its answer (created, failed or dropped). */
 export const coverSettled = (state: CoverState): boolean =>
@@ -320,6 +396,56 @@ const decide = (command: CoverCommand, state: CoverState): CoverEvent[] => {
         { type: 'CoverWithdrawn', data: { coverId: details.coverId, reason: command.data.reason, at: now } },
       ];
     }
+    case 'DeclineCover': {
+      const details = existing(state, command.data.coverId);
+      if (actor !== details.cover.slackUserId) {
+        throw refuse(
+          'not_cover',
+          `Only ${details.cover.displayName || 'the person asked to cover'} can say they can’t cover these shifts.`,
+          { actor },
+        );
+      }
+      if (state.declinedBy !== null) return [];
+      if (state.withdrawnAt !== null) {
+        throw refuse(
+          'cover_withdrawn',
+          `This cover is no longer needed (${state.withdrawnReason ?? 'it was withdrawn'}): nothing to do.`,
+        );
+      }
+      const nowMs = Date.parse(now);
+      if (state.slots.every((s) => Date.parse(s.end) <= nowMs)) {
+        throw refuse('cover_over', 'These shifts are over: there is nothing left to cover.');
+      }
+      return [
+        {
+          type: 'CoverWithdrawn',
+          data: {
+            coverId: details.coverId,
+            reason: `${details.cover.displayName || 'the person asked to cover'} can’t cover`,
+            declinedBy: details.cover.slackUserId,
+            at: now,
+          },
+        },
+      ];
+    }
+    case 'RecordCoverOverrideRemoved':
+    case 'RecordCoverOverrideRemoveRefused': {
+      const d = command.data;
+      existing(state, d.coverId);
+      const call = pendingCoverCall(state, d.requestId);
+      if (call?.action !== 'delete_override') return [];
+      return [
+        'outcome' in d
+          ? {
+              type: 'CoverOverrideRemoved',
+              data: { coverId: d.coverId, index: call.slot.index, outcome: d.outcome, at: now },
+            }
+          : {
+              type: 'CoverOverrideRemoveFailed',
+              data: { coverId: d.coverId, index: call.slot.index, problem: d.problem, at: now },
+            },
+      ];
+    }
     case 'RecordCoverUpstreamCallFailed': {
       const d = command.data;
       existing(state, d.coverId);
@@ -328,6 +454,20 @@ const decide = (command: CoverCommand, state: CoverState): CoverEvent[] => {
       if (!fact || !call) return [];
       const failed: CoverEvent = { type: 'CoverUpstreamCallFailed', data: { ...fact, coverId: d.coverId } };
       if (!fact.final) return [failed];
+      if (call.action === 'delete_override') {
+        return [
+          failed,
+          {
+            type: 'CoverOverrideRemoveFailed',
+            data: {
+              coverId: d.coverId,
+              index: call.slot.index,
+              problem: failureWords(fact.code, fact.message),
+              at: now,
+            },
+          },
+        ];
+      }
       return [
         failed,
         {
@@ -381,20 +521,56 @@ const evolve = (state: CoverState, event: CoverEvent): CoverState => {
           overrideId: null,
           alreadyThere: false,
           problem: null,
+          removal: null,
         })),
         withdrawnAt: null,
         withdrawnReason: null,
+        declinedBy: null,
       };
     }
     case 'CoverSlotCreated':
       return withSlot(
         state,
         (s) => s.index === event.data.index,
+        (s) => {
+          const created: CoverSlotState = {
+            ...s,
+            status: 'created',
+            overrideId: event.data.overrideId,
+            alreadyThere: event.data.alreadyThere,
+          };
+          // Created after the withdrawal (its call was in flight): removed too.
+          return state.withdrawnAt === null
+            ? created
+            : { ...created, removal: removalOf(event.data.coverId, created) };
+        },
+      );
+    case 'CoverOverrideRemoved':
+      return withSlot(
+        state,
+        (s) => s.index === event.data.index && s.removal !== null,
         (s) => ({
           ...s,
-          status: 'created',
-          overrideId: event.data.overrideId,
-          alreadyThere: event.data.alreadyThere,
+          removal: s.removal && {
+            ...s.removal,
+            status: 'removed',
+            outcome: event.data.outcome,
+            nextAttemptAt: null,
+          },
+        }),
+      );
+    case 'CoverOverrideRemoveFailed':
+      return withSlot(
+        state,
+        (s) => s.index === event.data.index && s.removal !== null,
+        (s) => ({
+          ...s,
+          removal: s.removal && {
+            ...s.removal,
+            status: 'failed',
+            problem: event.data.problem,
+            nextAttemptAt: null,
+          },
         }),
       );
     case 'CoverSlotFailed':
@@ -407,15 +583,26 @@ const evolve = (state: CoverState, event: CoverEvent): CoverState => {
       return {
         ...withSlot(
           state,
-          (s) => s.status === 'pending',
-          (s) => ({ ...s, status: 'dropped' }),
+          (s) => s.status === 'pending' || s.status === 'created',
+          (s) =>
+            s.status === 'pending'
+              ? { ...s, status: 'dropped' }
+              : { ...s, removal: s.removal ?? removalOf(event.data.coverId, s) },
         ),
         withdrawnAt: event.data.at,
         withdrawnReason: event.data.reason,
+        declinedBy: event.data.declinedBy ?? null,
       };
     case 'CoverUpstreamCallFailed': {
       const call = pendingCoverCall(state, event.data.requestId);
       if (!failureApplies(call, event.data)) return state;
+      if (call?.action === 'delete_override') {
+        return withSlot(
+          state,
+          (s) => s.removal?.requestId === event.data.requestId,
+          (s) => ({ ...s, removal: s.removal && withFailedAttempt(s.removal, event.data) }),
+        );
+      }
       return withSlot(
         state,
         (s) => s.requestId === event.data.requestId,
@@ -425,6 +612,13 @@ const evolve = (state: CoverState, event: CoverEvent): CoverState => {
     case 'CoverUpstreamCallRetried': {
       const call = pendingCoverCall(state, event.data.requestId);
       if (!retryApplies(call, event.data)) return state;
+      if (call?.action === 'delete_override') {
+        return withSlot(
+          state,
+          (s) => s.removal?.requestId === event.data.requestId,
+          (s) => ({ ...s, removal: s.removal && withRetry(s.removal, event.data) }),
+        );
+      }
       return withSlot(
         state,
         (s) => s.requestId === event.data.requestId,
@@ -439,7 +633,13 @@ const evolve = (state: CoverState, event: CoverEvent): CoverState => {
 export const coverDecider: Decider<CoverState, CoverCommand, CoverEvent> = {
   decide,
   evolve,
-  initialState: () => ({ details: null, slots: [], withdrawnAt: null, withdrawnReason: null }),
+  initialState: () => ({
+    details: null,
+    slots: [],
+    withdrawnAt: null,
+    withdrawnReason: null,
+    declinedBy: null,
+  }),
   parseEvent: eventParser<CoverEvent>('cover', { schemas: coverEventDataSchemas }),
   commandSchemas: coverCommandDataSchemas,
 };

@@ -842,7 +842,11 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
       existing(context, d.timeOffId);
       const cover = context.cover;
       if (FINAL_PHASES.has(phase) || cover?.coverId !== d.coverId) return [];
-      if (JSON.stringify(cover.slots) === JSON.stringify(d.slots) && cover.withdrawn === d.withdrawn)
+      if (
+        JSON.stringify(cover.slots) === JSON.stringify(d.slots) &&
+        cover.withdrawn === d.withdrawn &&
+        (cover.declinedBy ?? null) === (d.declinedBy ?? null)
+      )
         return [];
       return [{ type: 'TimeOffCoverRecorded', data: { ...d, at: now } }];
     }

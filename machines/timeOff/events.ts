@@ -169,6 +169,8 @@ const conflictEventDataSchemas = {
     coverId: id,
     slots: z.array(coverSlotOutcomeSchema).max(50),
     withdrawn: z.boolean(),
+    /** The cover said they can't (issue 20): their Slack user id. */
+    declinedBy: z.string().max(40).optional(),
     at,
   }),
 } as const;

@@ -130,6 +130,8 @@ export type TimeOffCover = Readonly<{
   slackUserId: string;
   slots: readonly CoverSlotOutcome[] | null;
   withdrawn: boolean;
+  /** The cover said they can't (issue 20): the shifts are uncovered again. */
+  declinedBy?: string | null;
 }>;
 
 /** The conflict check a version of the request asks (n: 1 for the request, then one per re-approval). */
@@ -365,7 +367,12 @@ export const applyTimeOffEvent = (context: TimeOffContext, event: TimeOffEvent):
       return context.cover
         ? {
             ...context,
-            cover: { ...context.cover, slots: event.data.slots, withdrawn: event.data.withdrawn },
+            cover: {
+              ...context.cover,
+              slots: event.data.slots,
+              withdrawn: event.data.withdrawn,
+              declinedBy: event.data.declinedBy ?? null,
+            },
           }
         : context;
     default:

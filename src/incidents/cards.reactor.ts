@@ -13,7 +13,7 @@ import type { SlackMessage } from '../slack/blocks/format.ts';
 import { type OutboxLedger, type SlackOutbox, UPDATE_GONE } from '../slack/outbox.ts';
 import { incidentCard } from './blocks/incidentCard.ts';
 import { type IncidentView, toIncidentView } from './blocks/incidentView.ts';
-import { pagingSummary } from './blocks/pagingSummary.ts';
+import { pagedInstead, pagingSummary } from './blocks/pagingSummary.ts';
 import { foldIncidentHistory, readIncidentState } from './incidentState.ts';
 import type { SlackUserOf } from './pagerdutyMapping.ts';
 
@@ -224,6 +224,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
     since: Date,
     paging: string | null = null,
     own: Readonly<{ channel: string | null; archived: boolean }> = { channel: null, archived: false },
+    pagedInsteadOf: ReturnType<typeof pagedInstead> = new Map(),
   ): Promise<'done' | 'newer'> => {
     const streamId = cause.streamId;
     const raw = toIncidentView(streamId, state);
@@ -239,6 +240,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
       paging,
       priorities,
       incidentChannel: own,
+      pagedInstead: pagedInsteadOf,
     });
     const log = ctx.logger.child({ streamId });
 
@@ -346,6 +348,7 @@ export const createIncidentCardsReactor = (options: IncidentCardsOptions): Proce
             since ?? ctx.now(),
             pagingSummary(history),
             incidentChannelOf(history),
+            pagedInstead(history),
           );
           if (outcome === 'done') {
             rendered.set(streamId, newest);

@@ -412,7 +412,10 @@ export const createOnCallLookups = (deps: OnCallLookupsDeps): OnCallLookups => {
 };
 
 export type ScheduleOverridesDeps = Readonly<{
-  pagerduty: Pick<PagerDutyClient, 'createScheduleOverrides' | 'listOnCalls' | 'getSchedule'>;
+  pagerduty: Pick<
+    PagerDutyClient,
+    'createScheduleOverrides' | 'listOnCalls' | 'getSchedule' | 'deleteScheduleOverride'
+  >;
   identity: Pick<IdentityResolver, 'resolve'>;
   now(): Date;
   /** Longest window per request and furthest horizon ahead of `GET /oncalls` (default 90 days). */
@@ -420,6 +423,20 @@ export type ScheduleOverridesDeps = Readonly<{
 }>;
 
 export const createScheduleOverridesPort = (deps: ScheduleOverridesDeps): ScheduleOverrides => ({
+  async remove(ref) {
+    try {
+      return {
+        ok: true,
+        outcome: await deps.pagerduty.deleteScheduleOverride(ref.scheduleId, ref.overrideId),
+      };
+    } catch (error) {
+      if (hasCode(error, 'SB_NOT_FOUND')) return { ok: true, outcome: 'gone' };
+      if (hasCode(error, 'SB_VALIDATION') || hasCode(error, 'SB_UPSTREAM_REJECTED')) {
+        return { ok: false, problem: error instanceof Error ? error.message : String(error) };
+      }
+      throw error;
+    }
+  },
   async create(overrides) {
     const results: ScheduleOverrideResult[] = [];
     // One request per schedule, the overrides in the order given; answers come back per item.

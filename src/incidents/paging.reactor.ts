@@ -84,12 +84,15 @@ const unreachableKind = (reason: UnreachableReason): RecordIncidentPageActivity[
 /** Plans of one level in one go, at most (each pass makes one more person unreachable). */
 const MAX_PASSES = 50;
 
-/** The approved leave a person is on at `at` (its last day), or null; null too when it cannot be told. */
-const approvedLeaveAt = async (
+/**
+ * The approved leave a person is on at `at` (its last day), or null; null too when it cannot be
+ * told. Paging's rule for who is away; `/oncall` asks it too (src/incidents/onCallLeave.ts).
+ */
+export const approvedLeaveAt = async (
   absences: LifecyclePorts['absences'],
   slackUserId: string,
   at: Date,
-  ctx: ProcessorContext,
+  ctx: Pick<ProcessorContext, 'logger'>,
 ): Promise<Leave | null> => {
   try {
     const found = (

@@ -24,6 +24,7 @@ import { type IncidentView, toIncidentView } from './blocks/incidentView.ts';
 import { withSlackUsers } from './cards.reactor.ts';
 import { readIncidentState } from './incidentState.ts';
 import { listOnCallsInRange, type OnCallFilters } from './onCall.ts';
+import { type LeaveNotesDeps, leaveNoteKey, leaveNotes } from './onCallLeave.ts';
 import type { IncidentReadModels } from './readModels.projection.ts';
 import type { ServiceDirectory } from './services.ts';
 
@@ -101,6 +102,13 @@ export type IncidentQueriesDeps = Readonly<{
   priorities?(): Promise<readonly Priority[] | null>;
   /** Alerts asked per page in `show` (default 100, the vendor's maximum). */
   alertsPageSize?: number;
+  /**
+   * The truth during leave (issue 20): who is away now and who is paged in their place, by the
+   * paging plan's rule (src/incidents/onCallLeave.ts). Absent: `/oncall` names who the incident
+   * service lists, as before.
+   */
+  leave?: Omit<LeaveNotesDeps, 'absences' | 'slackUserOf'> &
+    Readonly<{ absences: () => LeaveNotesDeps['absences'] }>;
 }>;
 
 /** Alerts `show` reads at most (its count says "at least" beyond). */
@@ -141,6 +149,7 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
     rows: readonly PagerDutyOnCall[],
     now: Date,
     empty: string,
+    notes: ReadonlyMap<string, string> = new Map(),
   ): SlackMessage => {
     const nowMs = now.getTime();
     const byPolicy = new Map<string, { name: string; levels: Map<number, PagerDutyOnCall[]> }>();
@@ -171,7 +180,10 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
           e.schedule ? ` (${escapeMrkdwn(e.schedule.summary ?? e.schedule.id)})` : '';
         const onNow = current.length
           ? current
-              .map((e) => `${person(e.user)}${where(e)}${e.end ? ` until ${slackDate(e.end)}` : ''}`)
+              .map((e) => {
+                const note = notes.get(leaveNoteKey(e.escalation_policy.id, level, e.user.id));
+                return `${person(e.user)}${where(e)}${e.end ? ` until ${slackDate(e.end)}` : ''}${note ? ` ${note}` : ''}`;
+              })
               .join(', ')
           : 'nobody';
         const then = next
@@ -187,6 +199,29 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
     }
     return { text: `${title}: ${lines.length ? lines.join('\n') : empty}`.slice(0, 3000), blocks };
   };
+
+  /** Who is away now and who is paged in their place (issue 20); none without time off. */
+  const notesOf = async (rows: readonly PagerDutyOnCall[], now: Date) =>
+    deps.leave
+      ? leaveNotes(
+          {
+            absences: deps.leave.absences(),
+            rota: deps.leave.rota,
+            logger: deps.leave.logger,
+            slackUserOf: async (id) => readModels.slackUserOf(id) ?? (await deps.identity.slackUserFor(id)),
+          },
+          rows,
+          now,
+        )
+      : new Map<string, string>();
+
+  /** The message for these rows, with the truth during leave. */
+  const onCallAnswer = async (
+    title: string,
+    rows: readonly PagerDutyOnCall[],
+    now: Date,
+    empty: string,
+  ): Promise<SlackMessage> => onCallMessage(title, rows, now, empty, await notesOf(rows, now));
 
   /** The next 7 days of on-call entries, every page of them (src/incidents/onCall.ts). */
   const fetchOnCalls = (now: Date, filters: OnCallFilters) =>
@@ -335,7 +370,7 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
   }: Readonly<{ target: OnCallTarget; now: Date }>): Promise<SlackMessage> {
     await readModels.catchUp();
     if (target.kind === 'everyone') {
-      return onCallMessage('On call now', await fetchOnCalls(now, {}), now, 'Nobody is on call.');
+      return onCallAnswer('On call now', await fetchOnCalls(now, {}), now, 'Nobody is on call.');
     }
     if (target.kind === 'user') {
       let upstreamUserId: string;
@@ -352,7 +387,7 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
         throw error;
       }
       const rows = await fetchOnCalls(now, { userIds: [upstreamUserId] });
-      return onCallMessage(
+      return onCallAnswer(
         'On-call shifts in the next 7 days',
         rows,
         now,
@@ -369,7 +404,7 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
         : undefined);
     if (service?.escalationPolicyId) {
       const rows = await fetchOnCalls(now, { escalationPolicyIds: [service.escalationPolicyId] });
-      return onCallMessage(
+      return onCallAnswer(
         `On call for ${service.name}`,
         rows,
         now,
@@ -388,7 +423,7 @@ export const createIncidentQueries = (deps: IncidentQueriesDeps): IncidentQuerie
           .join(', ')}.`,
       );
     }
-    return onCallMessage(`On call: ${text}`, rows, now, 'Nobody is on call.');
+    return onCallAnswer(`On call: ${text}`, rows, now, 'Nobody is on call.');
   }
 };
 

@@ -149,6 +149,18 @@ export type ScheduleOverrides = Readonly<{
    * `GET /oncalls` filtered by schedule and user. A retry that finds it creates nothing.
    */
   covered(override: ScheduleOverride): Promise<boolean>;
+  /**
+   * Removes an override (issue 20: a cover withdrawn or declined): `deleted` (it had not started),
+   * `truncated` (in progress: it ends now), `gone` (the service no longer has it: removed by
+   * hand). A refusal (a past override) is `ok: false` in the service's words; coded upstream errors
+   * when the service cannot be asked.
+   */
+  remove?(
+    ref: Readonly<{ scheduleId: string; overrideId: string }>,
+  ): Promise<
+    | Readonly<{ ok: true; outcome: 'deleted' | 'truncated' | 'gone' }>
+    | Readonly<{ ok: false; problem: string }>
+  >;
 }>;
 
 // ---------------------------------------------------------------- time off: absences

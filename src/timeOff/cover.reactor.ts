@@ -9,6 +9,7 @@ import {
   coverIdOfStream,
   coverSettled,
   pendingCoverCall,
+  removalsSettled,
 } from '../../machines/timeOff/cover.ts';
 import { type TimeOffState, timeOffDecider } from '../../machines/timeOff/decider.ts';
 import type { CoverSlotOutcome } from '../../machines/timeOff/events.ts';
@@ -30,7 +31,15 @@ import {
 } from '../processors/upstreamCall.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import type { SlackOutbox } from '../slack/outbox.ts';
-import { coverOutcomeDm, coverWithdrawnDm, coverWithdrawnNotice, type TimeZones } from './coverText.ts';
+import {
+  coverDeclinedDm,
+  coverDeclinedNotice,
+  coverOutcomeDm,
+  coverToldDm,
+  coverWithdrawnDm,
+  coverWithdrawnNotice,
+  type TimeZones,
+} from './coverText.ts';
 import { timeOffNoticeLedger } from './notices.reactor.ts';
 
 /**
@@ -50,11 +59,19 @@ import { timeOffNoticeLedger } from './notices.reactor.ts';
  * - every change of a time-off cover → `RecordTimeOffCover` on the request (its card shows it);
  * - a cover settled (every slot created or failed) → one DM to each person in `notify`: exactly
  *   which shifts are covered and which are still uncovered;
- * - the leave cancelled (by the requester or in HR) → `WithdrawCover`; withdrawn → in the channels
- *   that follow each created override's schedule (`onCall.channelsFor`), which overrides to remove
- *   (the service has no delete in our contract), and a DM to whoever asked for the cover; an
- *   override with no channel is listed in that DM instead. One created after the withdrawal (its
- *   call was in flight) gets its own notice.
+ * - the leave cancelled (by the requester or in HR) → `WithdrawCover`; withdrawn → each created
+ *   override is removed (issue 20: `scheduleOverrides.remove`, a durable call, action
+ *   `delete_override`); once every removal has its answer, the channels that follow each created
+ *   override's schedule (`onCall.channelsFor`) are told what was removed and what is left to remove
+ *   by hand, and whoever asked for the cover gets a DM; an override with no channel is listed in
+ *   that DM instead. One created after the withdrawal (its call was in flight) is removed too and
+ *   gets its own notice.
+ *
+ * - the cover is told at once by DM (issue 20; a time-off cover and a leaver report's alike): the
+ *   shifts in their zone, whose, and a **Can't cover** button; the DM is updated in place as the
+ *   overrides land and when the cover is withdrawn. Can't (`CoverWithdrawn.declinedBy`): whoever
+ *   asked is told by DM that the shifts are uncovered again (and what became of the overrides), and
+ *   the channels following every slot's schedule are told in words.
  *
  * Every message is sent once through the outbox (recorded as `TimeOffNoticeSent` under its key, as
  * the notices do).
@@ -68,7 +85,9 @@ type Target = UpstreamCallTarget & Readonly<{ coverId: string }>;
 type Call = UpstreamRequest<CoverAction> & Readonly<{ slot: CoverSlotState }>;
 type Made =
   | Readonly<{ kind: 'created'; overrideId: string | null; alreadyThere: boolean }>
-  | Readonly<{ kind: 'refused'; problem: string }>;
+  | Readonly<{ kind: 'refused'; problem: string }>
+  | Readonly<{ kind: 'removed'; outcome: 'deleted' | 'truncated' | 'gone' }>
+  | Readonly<{ kind: 'remove_refused'; problem: string }>;
 
 export type CoverReactorOptions = Readonly<{
   overrides(): ScheduleOverrides | undefined;
@@ -107,6 +126,16 @@ export const createCoverCallsReactor = (options: CoverReactorOptions): Processor
     pendingRequest: pendingCoverCall,
     async call({ state, request }) {
       const overrides = options.overrides();
+      if (request.action === 'delete_override') {
+        const overrideId = request.slot.overrideId;
+        if (!overrides?.remove || overrideId === null) {
+          return { kind: 'remove_refused', problem: 'Switchboard cannot remove overrides here' };
+        }
+        const removed = await overrides.remove({ scheduleId: request.slot.scheduleId, overrideId });
+        return removed.ok
+          ? { kind: 'removed', outcome: removed.outcome }
+          : { kind: 'remove_refused', problem: removed.problem };
+      }
       if (!overrides) return { kind: 'refused', problem: 'incidents are switched off in Switchboard' };
       const override = overrideOf(state, request.slot);
       // Check first, every attempt: the service has no idempotency key.
@@ -118,30 +147,44 @@ export const createCoverCallsReactor = (options: CoverReactorOptions): Processor
         : { kind: 'refused', problem: result.problem };
     },
     succeeded: ({ target, result }): OutcomeCommand =>
-      result.kind === 'created'
+      result.kind === 'removed'
         ? {
-            type: 'RecordCoverSlotCreated',
-            data: {
-              coverId: target.coverId,
-              requestId: target.requestId,
-              overrideId: result.overrideId,
-              alreadyThere: result.alreadyThere,
-            },
+            type: 'RecordCoverOverrideRemoved',
+            data: { coverId: target.coverId, requestId: target.requestId, outcome: result.outcome },
           }
-        : {
-            type: 'RecordCoverSlotRefused',
-            data: {
-              coverId: target.coverId,
-              requestId: target.requestId,
-              problem: result.problem.slice(0, 1000),
-            },
-          },
+        : result.kind === 'remove_refused'
+          ? {
+              type: 'RecordCoverOverrideRemoveRefused',
+              data: {
+                coverId: target.coverId,
+                requestId: target.requestId,
+                problem: result.problem.slice(0, 1000),
+              },
+            }
+          : result.kind === 'created'
+            ? {
+                type: 'RecordCoverSlotCreated',
+                data: {
+                  coverId: target.coverId,
+                  requestId: target.requestId,
+                  overrideId: result.overrideId,
+                  alreadyThere: result.alreadyThere,
+                },
+              }
+            : {
+                type: 'RecordCoverSlotRefused',
+                data: {
+                  coverId: target.coverId,
+                  requestId: target.requestId,
+                  problem: result.problem.slice(0, 1000),
+                },
+              },
     failed: ({ target, failure }) => ({
       type: 'RecordCoverUpstreamCallFailed',
       data: {
         coverId: target.coverId,
         requestId: target.requestId,
-        action: 'create_override',
+        action: target.requestId.endsWith(':remove') ? 'delete_override' : 'create_override',
         attempt: failure.attempt,
         maxAttempts: failure.maxAttempts,
         code: failure.code,
@@ -151,7 +194,12 @@ export const createCoverCallsReactor = (options: CoverReactorOptions): Processor
     }),
     retry: ({ target, attempt }) => ({
       type: 'RetryCoverUpstreamCall',
-      data: { coverId: target.coverId, requestId: target.requestId, action: 'create_override', attempt },
+      data: {
+        coverId: target.coverId,
+        requestId: target.requestId,
+        action: target.requestId.endsWith(':remove') ? 'delete_override' : 'create_override',
+        attempt,
+      },
     }),
     retryTimerId: (request, failedAttempt) => `timeoff-cover:${request.requestId}:${failedAttempt}`,
     record: (command) => options.dispatch(command),
@@ -161,7 +209,7 @@ export const createCoverCallsReactor = (options: CoverReactorOptions): Processor
     id: TIME_OFF_COVER_CALLS_PROCESSOR,
     filter: {
       streamPrefixes: [COVER_STREAM_PREFIX],
-      eventTypes: ['CoverRequested', 'CoverUpstreamCallRetried'],
+      eventTypes: ['CoverRequested', 'CoverUpstreamCallRetried', 'CoverWithdrawn', 'CoverSlotCreated'],
     },
     async handle(event, ctx) {
       const coverId = coverIdOfStream(event.streamId);
@@ -178,6 +226,19 @@ export const createCoverCallsReactor = (options: CoverReactorOptions): Processor
         return;
       }
       const state = await readCover(ctx.store, event.streamId);
+      if (event.type === 'CoverWithdrawn' || event.type === 'CoverSlotCreated') {
+        // Issue 20: a withdrawn cover's overrides are removed (a late one too, once it is recorded).
+        for (const slot of state.slots) {
+          if (slot.removal?.status !== 'pending') continue;
+          await runUpstreamCall(spec, ctx, event, {
+            streamId: event.streamId,
+            coverId,
+            requestId: slot.removal.requestId,
+            attempt: 1,
+          });
+        }
+        return;
+      }
       for (const slot of state.slots) {
         await runUpstreamCall(spec, ctx, event, {
           streamId: event.streamId,
@@ -342,6 +403,39 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
     }
   };
 
+  /** The cover's own DM: posted once, then redrawn in place as the cover's stream moves on. */
+  const tellCover = async (ctx: ProcessorContext, state: CoverState) => {
+    const d = state.details;
+    if (!d) return;
+    const key = `cover-told:${d.coverId}`;
+    const build = async () => coverToldDm(state, await options.timeZones.of(d.cover.slackUserId));
+    await postOnce(ctx, key, d.cover.slackUserId, build);
+    const updated = await options.outbox.update(ctx, { ledger: timeOffNoticeLedger, key }, await build());
+    if (updated.outcome === 'gone') {
+      ctx.logger.warn({ key, slackError: updated.slackError }, 'the cover’s DM is gone: not redrawn');
+    }
+  };
+
+  /** The cover can't: whoever asked is told, and every slot's channels (the hole is open again). */
+  const onDeclined = async (ctx: ProcessorContext, then: CoverState, late: ReadonlySet<unknown>) => {
+    const d = then.details;
+    if (!d) return;
+    const byChannel = new Map<string, CoverSlotState[]>();
+    for (const slot of then.slots.filter((s) => !late.has(s.index))) {
+      for (const c of await channelsOf(ctx, slot.scheduleId)) {
+        byChannel.set(c, [...(byChannel.get(c) ?? []), slot]);
+      }
+    }
+    for (const [channel, slots] of byChannel) {
+      await postOnce(ctx, `cover-declined:${d.coverId}:${channel}`, channel, async () =>
+        coverDeclinedNotice(then, slots),
+      );
+    }
+    await postOnce(ctx, `cover-declined-dm:${d.coverId}`, d.requestedBy, async () =>
+      coverDeclinedDm(then, [...byChannel.keys()], await options.timeZones.of(d.requestedBy)),
+    );
+  };
+
   const onCover = async (event: RecordedEvent, ctx: ProcessorContext, coverId: string) => {
     const history = await ctx.store.readStream(event.streamId);
     const state = foldHistory(coverDecider, history);
@@ -360,6 +454,7 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
             coverId,
             slots: outcomesOf(state),
             withdrawn: state.withdrawnAt !== null,
+            ...(state.declinedBy ? { declinedBy: state.declinedBy } : {}),
           },
           `recorded:${event.id}`,
           event,
@@ -367,6 +462,7 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
         ),
       );
     }
+    await tellCover(ctx, state);
     if (state.withdrawnAt === null) {
       if (coverSettled(state)) {
         for (const user of d.notify) {
@@ -377,38 +473,52 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
       }
       return;
     }
-    if (event.type === 'CoverWithdrawn') {
-      const created = then.slots.filter((s) => s.status === 'created');
-      const byChannel = new Map<string, CoverSlotState[]>();
-      const noChannel: CoverSlotState[] = [];
-      for (const slot of created) {
-        const channels = await channelsOf(ctx, slot.scheduleId);
-        if (channels.length === 0) noChannel.push(slot);
-        for (const c of channels) byChannel.set(c, [...(byChannel.get(c) ?? []), slot]);
-      }
-      for (const [channel, slots] of byChannel) {
-        await postOnce(ctx, `cover-withdrawn:${coverId}:${channel}`, channel, async () =>
-          coverWithdrawnNotice(then, slots),
-        );
-      }
-      await postOnce(ctx, `cover-withdrawn-dm:${coverId}`, d.requestedBy, async () =>
-        coverWithdrawnDm(then, [...byChannel.keys()], noChannel, await options.timeZones.of(d.requestedBy)),
-      );
-      return;
-    }
-    if (event.type === 'CoverSlotCreated') {
-      // Created after the withdrawal (its call was in flight): announced on its own.
-      const index = (event.data as { index?: unknown }).index;
-      const withdrawnAt = history.findIndex((m) => m.type === 'CoverWithdrawn');
+    const withdrawnAt = history.findIndex((m) => m.type === 'CoverWithdrawn');
+    const settling =
+      event.type === 'CoverWithdrawn' ||
+      event.type === 'CoverOverrideRemoved' ||
+      event.type === 'CoverOverrideRemoveFailed';
+    // Told once every removal asked at the withdrawal has its answer (issue 20: removed, or not).
+    if (!settling || withdrawnAt < 0 || withdrawnAt > position || !removalsSettled(then)) return;
+    /** Slots whose override was created after the withdrawal (their call was in flight). */
+    const late = new Set(
+      history
+        .slice(withdrawnAt)
+        .filter((m) => m.type === 'CoverSlotCreated')
+        .map((m) => (m.data as { index?: unknown }).index),
+    );
+    const index = (event.data as { index?: unknown }).index;
+    if (event.type !== 'CoverWithdrawn' && late.has(index)) {
+      // Created after the withdrawal (its call was in flight), then removed (or not): said on its own.
       const slot = then.slots.find((s) => s.index === index);
-      if (slot?.status !== 'created' || withdrawnAt < 0 || withdrawnAt > position) return;
+      if (!slot) return;
       const channels = await channelsOf(ctx, slot.scheduleId);
       for (const c of channels.length > 0 ? channels : [d.requestedBy]) {
         await postOnce(ctx, `cover-late:${coverId}:${slot.index}:${c}`, c, async () =>
-          coverWithdrawnNotice(state, [slot], true),
+          coverWithdrawnNotice(then, [slot], true),
         );
       }
     }
+    if (then.declinedBy !== null) {
+      await onDeclined(ctx, then, late);
+      return;
+    }
+    const created = then.slots.filter((s) => s.status === 'created' && !late.has(s.index));
+    const byChannel = new Map<string, CoverSlotState[]>();
+    const noChannel: CoverSlotState[] = [];
+    for (const slot of created) {
+      const channels = await channelsOf(ctx, slot.scheduleId);
+      if (channels.length === 0) noChannel.push(slot);
+      for (const c of channels) byChannel.set(c, [...(byChannel.get(c) ?? []), slot]);
+    }
+    for (const [channel, slots] of byChannel) {
+      await postOnce(ctx, `cover-withdrawn:${coverId}:${channel}`, channel, async () =>
+        coverWithdrawnNotice(then, slots),
+      );
+    }
+    await postOnce(ctx, `cover-withdrawn-dm:${coverId}`, d.requestedBy, async () =>
+      coverWithdrawnDm(then, [...byChannel.keys()], noChannel, await options.timeZones.of(d.requestedBy)),
+    );
   };
 
   return {

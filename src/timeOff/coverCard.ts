@@ -50,6 +50,13 @@ const shiftLine = (s: TimeOffConflicts['shifts'][number], tz: string): string =>
 
 const coverLines = (cover: TimeOffCover, tz: string, cancelled: boolean): string[] => {
   const who = mention(cover.slackUserId);
+  if (cover.declinedBy && !cancelled) {
+    // The cover said they can't (issue 20): the shifts are uncovered again.
+    return [
+      `:warning: *The cover fell through*: ${who} can’t cover, so these shifts are *uncovered again*:`,
+      ...(cover.slots ?? []).map((s) => `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, tz)}`),
+    ];
+  }
   if (!cover.slots) return [`:hourglass: ${who} covers: creating the overrides in the incident service…`];
   const lines = cover.slots.map((s) => {
     const when = formatSpan(s.start, s.end, tz);
@@ -67,7 +74,7 @@ const coverLines = (cover: TimeOffCover, tz: string, cancelled: boolean): string
   return cover.withdrawn || cancelled
     ? [
         ...lines,
-        ':wastebasket: No longer needed: the schedules’ channels are told which overrides to remove.',
+        ':wastebasket: No longer needed: Switchboard removes its overrides from the incident service and tells the schedules’ channels.',
       ]
     : lines;
 };

@@ -14,6 +14,8 @@ export const TIME_OFF_COVER_ACTION = {
   approveCoverPick: 'timeoff.approve_cover_pick',
   /** Anyone else (a users_select, with a confirm). */
   approveCoverUser: 'timeoff.approve_cover_user',
+  /** The cover's own DM (issue 20): "Can't cover" (value: the cover id; only the cover may press it). */
+  cant: 'timeoff.cover_cant',
 } as const;
 
 const COVER_BLOCK_PREFIX = 'timeoff.cover:';

@@ -1,6 +1,15 @@
 import type { CoverSlotState, CoverState } from '../../machines/timeOff/cover.ts';
-import { escapeMrkdwn, mention, mrkdwn, type SlackMessage, truncate } from '../slack/blocks/format.ts';
+import {
+  escapeMrkdwn,
+  type KnownBlock,
+  mention,
+  mrkdwn,
+  plain,
+  type SlackMessage,
+  truncate,
+} from '../slack/blocks/format.ts';
 import { knownZone } from '../slack/time.ts';
+import { TIME_OFF_COVER_ACTION } from './coverIds.ts';
 
 /**
  * Words and times of the cover (issue 12): on-call shifts and overrides, in the reader's Slack time
@@ -104,7 +113,29 @@ export const coverOutcomeDm = (state: CoverState, tz: string): SlackMessage => {
   return message([headline, ...state.slots.map((s) => slotLine(s, who, tz)), ...tail]);
 };
 
-/** In a schedule's channel: which overrides to remove now that the cover was withdrawn (the service has no delete in our contract). */
+/** What became of a withdrawn cover's override (issue 20: Switchboard removes it; by hand when it cannot). */
+export const removalWords = (s: CoverSlotState): string => {
+  const id = s.overrideId ? `override \`${escapeMrkdwn(s.overrideId)}\`` : null;
+  if (!id) {
+    return 'override id not known (Switchboard found them already on call then): remove their override for that span if there is one';
+  }
+  switch (s.removal?.status) {
+    case 'removed':
+      return s.removal.outcome === 'truncated'
+        ? `${id} ended now (it had started)`
+        : s.removal.outcome === 'gone'
+          ? `${id} was already removed`
+          : `${id} removed`;
+    case 'failed':
+      return `${id} *could not be removed* (${escapeMrkdwn(truncate(s.removal.problem ?? 'refused', 200))}): please remove it in the incident service`;
+    case 'pending':
+      return `${id} being removed…`;
+    default:
+      return `${id}: please remove it in the incident service`;
+  }
+};
+
+/** In a schedule's channel: what became of the overrides now that the cover was withdrawn. */
 export const coverWithdrawnNotice = (
   state: CoverState,
   slots: readonly CoverSlotState[],
@@ -115,13 +146,12 @@ export const coverWithdrawnNotice = (
   const who = d ? mention(d.cover.slackUserId) : 'the cover';
   const why = `${absent}’s cover is no longer needed (${escapeMrkdwn(state.withdrawnReason ?? 'withdrawn')})`;
   const lines = slots.map(
-    (s) =>
-      `• ${scheduleText(s)}: ${who}, ${formatSpan(s.start, s.end, 'UTC')}${s.overrideId ? `, override \`${escapeMrkdwn(s.overrideId)}\`` : ' (override id not known: Switchboard found them already on call then; remove their override for that span if there is one)'}`,
+    (s) => `• ${scheduleText(s)}: ${who}, ${formatSpan(s.start, s.end, 'UTC')}, ${removalWords(s)}`,
   );
   return message([
     late
-      ? `:wastebasket: One more override to remove: it was created just as ${why}.`
-      : `:wastebasket: ${why}: ${who} no longer covers. Please remove these overrides in the incident service (Switchboard cannot delete them):`,
+      ? `:wastebasket: One more override: it was created just as ${why}.`
+      : `:wastebasket: ${why}: ${who} no longer covers. Their overrides in the incident service:`,
     ...lines,
   ]);
 };
@@ -142,16 +172,158 @@ export const coverWithdrawnDm = (
   ];
   if (created.length === 0) lines.push('No override had been created: nothing to remove.');
   if (channels.length > 0)
-    lines.push(`Told ${channels.map((c) => `<#${c}>`).join(', ')} which overrides to remove.`);
+    lines.push(`Told ${channels.map((c) => `<#${c}>`).join(', ')} what became of the overrides.`);
   if (noChannel.length > 0) {
-    lines.push('No channel follows these schedules: please remove these overrides in the incident service:');
+    lines.push('No channel follows these schedules; their overrides:');
     for (const s of noChannel) {
-      lines.push(
-        `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, tz)}, ${s.overrideId ? `override \`${escapeMrkdwn(s.overrideId)}\`` : 'override id not known (found already on call)'}`,
-      );
+      lines.push(`• ${scheduleText(s)}, ${formatSpan(s.start, s.end, tz)}, ${removalWords(s)}`);
     }
   }
   if (dropped.length > 0)
     lines.push(`${dropped.length} override${dropped.length === 1 ? ' was' : 's were'} not created.`);
   return message(lines);
+};
+
+/** Whose shifts, and why they are free: `<@Ana>’s on-call shifts during their leave`. */
+const whoseShifts = (state: CoverState): string => {
+  const d = state.details;
+  if (!d) return 'someone’s on-call shifts';
+  return d.reason.kind === 'leaver'
+    ? `${mention(d.absent.slackUserId)}’s on-call shifts (they left)`
+    : `${mention(d.absent.slackUserId)}’s on-call shifts during their leave`;
+};
+
+const toldLine = (slot: CoverSlotState, tz: string, withdrawn: boolean): string => {
+  const when = formatSpan(slot.start, slot.end, tz);
+  const policy = slot.escalationPolicyName
+    ? ` (${escapeMrkdwn(slot.escalationPolicyName)}${slot.level === null ? '' : `, level ${slot.level}`})`
+    : '';
+  const head = `• ${scheduleText(slot)}${policy}, ${when}`;
+  if (withdrawn) return `${head}: not yours`;
+  switch (slot.status) {
+    case 'created':
+      return `${head}: you are on call (the override is in the incident service)`;
+    case 'failed':
+      return `${head}: :warning: the incident service refused the override, so you are *not* on call for it`;
+    case 'dropped':
+      return `${head}: not created`;
+    default:
+      return `${head}: the override is being created…`;
+  }
+};
+
+/**
+ * The cover's own DM (issue 20): told at once which shifts they now cover, whose, in their zone,
+ * with a **Can't cover** button (value: the cover id; only they may press it, the decider checks).
+ * Updated in place as the overrides land, and once the cover is withdrawn or declined.
+ */
+export const coverToldDm = (state: CoverState, tz: string): SlackMessage => {
+  const d = state.details;
+  if (!d) return message(['Cover: nothing recorded.']);
+  const withdrawn = state.withdrawnAt !== null;
+  const asker = mention(d.requestedBy);
+  const head = state.declinedBy
+    ? `:ok_hand: You said you can’t cover ${whoseShifts(state)}. ${asker} was told, and the shifts are open again:`
+    : withdrawn
+      ? `:wastebasket: You no longer cover ${whoseShifts(state)}: ${escapeMrkdwn(state.withdrawnReason ?? 'the cover was withdrawn')}.`
+      : `:calendar: You now cover ${whoseShifts(state)} (asked by ${asker}). Times in ${escapeMrkdwn(knownZone(tz))}:`;
+  const lines = [head, ...state.slots.slice(0, 20).map((s) => toldLine(s, tz, withdrawn))];
+  if (state.slots.length > 20) lines.push(`…and ${state.slots.length - 20} more.`);
+  const text = truncate(lines.join('\n'), 3000);
+  const blocks: KnownBlock[] = [{ type: 'section', text: mrkdwn(text) }];
+  const open = !withdrawn && state.slots.some((s) => s.status !== 'failed');
+  if (open) {
+    blocks.push({
+      type: 'actions',
+      elements: [
+        {
+          type: 'button',
+          text: plain('Can’t cover'),
+          style: 'danger',
+          action_id: TIME_OFF_COVER_ACTION.cant,
+          value: d.coverId,
+          confirm: {
+            title: plain('You can’t cover these shifts?'),
+            text: plain(
+              'The shifts go back to being uncovered, and whoever asked you is told so they can find someone else.',
+            ),
+            confirm: plain('I can’t cover'),
+            deny: plain('Back'),
+          },
+        },
+      ],
+    });
+  }
+  return { text: truncate(text.replace(/[*`]/g, ''), 3000), blocks };
+};
+
+/** To whoever asked: the cover can't, the shifts are uncovered again (in the reader's zone). */
+export const coverDeclinedDm = (state: CoverState, channels: readonly string[], tz: string): SlackMessage => {
+  const d = state.details;
+  if (!d) return message(['Cover: nothing recorded.']);
+  const created = state.slots.filter((s) => s.status === 'created');
+  const lines = [
+    `:warning: ${mention(d.cover.slackUserId)} can’t cover ${whoseShifts(state)} after all: they are *uncovered again*:`,
+    ...state.slots.slice(0, 20).map((s) => `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, tz)}`),
+  ];
+  for (const s of created) lines.push(`${mention(d.cover.slackUserId)}’s ${removalWords(s)}.`);
+  if (channels.length > 0) lines.push(`Told ${channels.map((c) => `<#${c}>`).join(', ')}.`);
+  lines.push(
+    d.reason.kind === 'time_off'
+      ? 'Pick someone else on the request’s card above, or cover the shifts in the incident service.'
+      : 'Pick someone else with the leaver report’s *Cover…* button, or cover the shifts in the incident service.',
+  );
+  return message(lines);
+};
+
+/** In a schedule's channel: the cover can't, so these shifts are uncovered again (UTC, named). */
+export const coverDeclinedNotice = (state: CoverState, slots: readonly CoverSlotState[]): SlackMessage => {
+  const d = state.details;
+  const who = d ? mention(d.cover.slackUserId) : 'The cover';
+  const lines = [
+    `:warning: ${who} can’t cover ${whoseShifts(state)} after all: *uncovered again*:`,
+    ...slots.map(
+      (s) =>
+        `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, 'UTC')}${s.status === 'created' ? `: ${removalWords(s)}` : ''}`,
+    ),
+  ];
+  return message(lines);
+};
+
+/**
+ * App Home (issue 20, kept minimal: helper C's "My shifts" is the full view): the shifts this person
+ * covers for someone, not over yet, whose cover stands (not withdrawn or declined), with the
+ * override made, in their zone. Nothing to show: no blocks.
+ */
+export const coversHomeBlocks = (
+  covers: readonly CoverState[],
+  slackUserId: string,
+  now: Date,
+  tz: string,
+): KnownBlock[] => {
+  const lines: string[] = [];
+  for (const state of covers) {
+    const d = state.details;
+    if (!d || d.cover.slackUserId !== slackUserId || state.withdrawnAt !== null) continue;
+    for (const slot of state.slots) {
+      if (slot.status !== 'created' || Date.parse(slot.end) <= now.getTime()) continue;
+      lines.push(
+        `• ${scheduleText(slot)}, ${formatSpan(slot.start, slot.end, tz)}: for ${mention(d.absent.slackUserId)}`,
+      );
+    }
+  }
+  if (lines.length === 0) return [];
+  const shown = lines.slice(0, 15);
+  if (lines.length > shown.length) shown.push(`…and ${lines.length - shown.length} more.`);
+  return [
+    {
+      type: 'section',
+      text: mrkdwn(
+        truncate(
+          `*Shifts you cover* (times in ${escapeMrkdwn(knownZone(tz))}; your DM for each has *Can’t cover*)\n${shown.join('\n')}`,
+          3000,
+        ),
+      ),
+    },
+  ];
 };

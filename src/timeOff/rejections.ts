@@ -12,9 +12,13 @@ import { standingRefusalWords } from './standing.ts';
  * HR calls are made by processors, not on people's commands.
  */
 
-const TIME_OFF_COMMANDS: ReadonlySet<string> = new Set(Object.keys(timeOffCommandDataSchemas));
+const TIME_OFF_COMMANDS: ReadonlySet<string> = new Set([
+  ...Object.keys(timeOffCommandDataSchemas),
+  // A person's command on a cover (issue 20: the cover's "Can't cover").
+  'DeclineCover',
+]);
 
-const NOT_ALLOWED = new Set(['not_approver', 'own_request', 'not_requester', 'self_approval']);
+const NOT_ALLOWED = new Set(['not_approver', 'own_request', 'not_requester', 'self_approval', 'not_cover']);
 const WRONG_MESSAGE = new Set(['other_card']);
 const ENDED = new Set([
   'already_decided',
@@ -22,12 +26,17 @@ const ENDED = new Set([
   'cancelled',
   'nothing_to_cancel',
   'nothing_to_resubmit',
+  'cover_withdrawn',
+  'cover_over',
 ]);
 
 export const timeOffRejectionText = (r: CommandRejectedData): SlackReplyMessage | undefined => {
   if (!TIME_OFF_COMMANDS.has(r.commandType)) return undefined;
   const reason = typeof r.details.reason === 'string' ? r.details.reason : undefined;
   if (r.code === 'SB_UNMAPPED_USER') return { text: `:bust_in_silhouette: ${r.message}` };
+  if (reason === 'unknown_cover') {
+    return { text: ":mag: That doesn't name a cover Switchboard knows, so nothing was changed." };
+  }
   if (reason === 'unknown_request') {
     return {
       text: ":mag: That doesn't name a time-off request Switchboard knows, so nothing was changed. `/timeoff status` lists yours.",

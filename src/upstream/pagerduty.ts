@@ -168,6 +168,7 @@ export const createPagerDutyClient = (options: PagerDutyClientOptions) => {
     listOnCalls: schedules.listOnCalls,
     getSchedule: schedules.getSchedule,
     createScheduleOverrides: schedules.createScheduleOverrides,
+    deleteScheduleOverride: schedules.deleteScheduleOverride,
     getEscalationPolicy: schedules.getEscalationPolicy,
     listEscalationPolicies: schedules.listEscalationPolicies,
     listUsers: directory.listUsers,

@@ -286,7 +286,7 @@ describe('on-call conflicts and cover in one click (issue 12)', () => {
     expect(j.pd.state.schedules.get('PSCHSEC')?.overrides).toHaveLength(0);
   });
 
-  it('cancelling covered leave tells #payments which override to remove, and Dana', async () => {
+  it('cancelling covered leave removes the override in the incident service (issue 20) and tells #payments and Dana', async () => {
     h = await startJoinsHarness();
     const j = h;
     const { timeOffId, card } = await askNextWeek(j);
@@ -314,13 +314,19 @@ describe('on-call conflicts and cover in one click (issue 12)', () => {
     );
     const dana = await j.dm(/is no longer needed: the requester cancelled the time off/, DANA);
     expect(messageText(dana)).toContain(`<#${PAYMENTS_CHANNEL}>`);
+    // Issue 20: the override is removed in the incident service (it had not started: deleted).
+    expect(messageText(notice)).toContain(`override \`${override?.id}\` removed`);
     await waitFor(
-      () => /No longer needed: the schedules’ channels are told/.test(latestCard(j, card.ts)) || undefined,
+      () =>
+        /No longer needed: Switchboard removes its overrides from the incident service/.test(
+          latestCard(j, card.ts),
+        ) || undefined,
       {
         what: 'the card saying the cover is withdrawn',
       },
     );
-    expect(scheduleOverrides(j)).toHaveLength(1);
+    expect(scheduleOverrides(j)).toHaveLength(0);
+    expect(j.pd.requestsFor('deleteScheduleOverride')).toHaveLength(1);
   });
 
   it('leave cancelled in the HR web app withdraws the cover too: #payments is told', async () => {
@@ -329,6 +335,7 @@ describe('on-call conflicts and cover in one click (issue 12)', () => {
     const { timeOffId, card } = await askNextWeek(j);
     await j.click(TIME_OFF_COVER_ACTION.approveCover, DANA, { message: card });
     await j.dm(/now covers/, DANA);
+    const [override] = scheduleOverrides(j);
     await waitFor(
       async () => {
         await j.advanceTimers(30_000);
@@ -346,7 +353,8 @@ describe('on-call conflicts and cover in one click (issue 12)', () => {
       },
       { what: 'the notice in #payments', timeoutMs: 30_000 },
     );
-    expect(messageText(notice)).toContain(`override \`${scheduleOverrides(j)[0]?.id}\``);
+    expect(messageText(notice)).toContain(`override \`${override?.id}\` removed`);
+    expect(scheduleOverrides(j)).toHaveLength(0);
   });
 
   it('someone else picked in the users_select covers; a forged pick naming another request is refused', async () => {

@@ -3,11 +3,13 @@ import {
   type CoverCommand,
   type CoverEvent,
   coverDecider,
+  coverRemovalRequestId,
   coverSettled,
   coverSlotRequestId,
   coverStreamId,
   parseCoverId,
   pendingCoverCall,
+  removalsSettled,
 } from '../../machines/timeOff/cover.ts';
 import { deciderSpec } from '../support/deciderSpec.ts';
 
@@ -208,6 +210,131 @@ describe('cover decider', () => {
       .given([requested])
       .when({ ...withdraw, metadata: meta('c-w', 'U0EVE') })
       .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'not_requester' } });
+  });
+
+  it('the cover says they can’t (issue 20): only they may; the cover is withdrawn, pending slots dropped, once', () => {
+    const cant = (actor: string, now = T0): CoverCommand => ({
+      type: 'DeclineCover',
+      data: { coverId: COVER },
+      metadata: meta('c-cant', actor, now),
+    });
+    const declined: CoverEvent = {
+      type: 'CoverWithdrawn',
+      data: { coverId: COVER, reason: 'Ben Okafor can’t cover', declinedBy: 'U0BEN', at: T0 },
+    };
+    const state = spec.given([requested, created0]).when(cant('U0BEN')).then([declined]);
+    expect(state.slots.map((s) => s.status)).toEqual(['created', 'dropped']);
+    expect(state.declinedBy).toBe('U0BEN');
+    // Pressed again (a double click, a redelivery): nothing new.
+    spec.given([requested, created0, declined]).when(cant('U0BEN')).then([]);
+    // Anyone else (the approver, the absent person, a stranger, Switchboard itself): refused.
+    for (const actor of ['U0DANA', 'U0ANA', 'U0EVE', SYSTEM]) {
+      spec
+        .given([requested])
+        .when(cant(actor))
+        .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'not_cover' } });
+    }
+    // Already withdrawn (the leave was cancelled): nothing to decline, said.
+    spec
+      .given([requested, withdrawn])
+      .when(cant('U0BEN'))
+      .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'cover_withdrawn' } });
+    // Every shift is over: nothing left to decline.
+    spec
+      .given([requested])
+      .when(cant('U0BEN', '2026-12-06T00:00:00.000Z'))
+      .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'cover_over' } });
+    spec
+      .given([])
+      .when(cant('U0BEN'))
+      .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'unknown_cover' } });
+  });
+
+  it('a withdrawn cover’s created overrides are removed by a durable call (issue 20); one with no id cannot be', () => {
+    const remove0 = coverRemovalRequestId(COVER, 0);
+    const state = spec
+      .given([requested, created0])
+      .when({
+        type: 'WithdrawCover',
+        data: { coverId: COVER, reason: 'leave cancelled' },
+        metadata: meta('c-withdraw'),
+      })
+      .then([withdrawn]);
+    expect(pendingCoverCall(state, remove0)).toMatchObject({ action: 'delete_override', attempt: 1 });
+    expect(removalsSettled(state)).toBe(false);
+    // A transient failure waits for its retry; then the service answers.
+    const failed = spec.given([requested, created0, withdrawn]).when({
+      type: 'RecordCoverUpstreamCallFailed',
+      data: {
+        coverId: COVER,
+        requestId: remove0,
+        action: 'delete_override',
+        attempt: 1,
+        maxAttempts: 3,
+        code: 'SB_UPSTREAM_UNAVAILABLE',
+        message: '503',
+        nextAttemptAt: '2026-11-23T10:01:00.000Z',
+      },
+      metadata: meta('c-f'),
+    });
+    const waiting = failed.events();
+    expect(waiting.events.map((e) => e.type)).toEqual(['CoverUpstreamCallFailed']);
+    expect(pendingCoverCall(waiting.state, remove0)).toMatchObject({
+      action: 'delete_override',
+      failedAttempts: 1,
+      nextAttemptAt: '2026-11-23T10:01:00.000Z',
+    });
+    const removed: CoverEvent = {
+      type: 'CoverOverrideRemoved',
+      data: { coverId: COVER, index: 0, outcome: 'deleted', at: T0 },
+    };
+    const after = spec
+      .given([requested, created0, withdrawn])
+      .when({
+        type: 'RecordCoverOverrideRemoved',
+        data: { coverId: COVER, requestId: remove0, outcome: 'deleted' },
+        metadata: meta('c-removed'),
+      })
+      .then([removed]);
+    expect(removalsSettled(after)).toBe(true);
+    expect(after.slots[0]?.removal).toMatchObject({ status: 'removed', outcome: 'deleted' });
+    // Recorded again: nothing new.
+    spec
+      .given([requested, created0, withdrawn, removed])
+      .when({
+        type: 'RecordCoverOverrideRemoved',
+        data: { coverId: COVER, requestId: remove0, outcome: 'deleted' },
+        metadata: meta('c-removed'),
+      })
+      .then([]);
+    // Refused (a past override): failed, in words.
+    spec
+      .given([requested, created0, withdrawn])
+      .when({
+        type: 'RecordCoverOverrideRemoveRefused',
+        data: { coverId: COVER, requestId: remove0, problem: 'You cannot remove a past override' },
+        metadata: meta('c-refused'),
+      })
+      .then([
+        {
+          type: 'CoverOverrideRemoveFailed',
+          data: { coverId: COVER, index: 0, problem: 'You cannot remove a past override', at: T0 },
+        },
+      ]);
+    // Found already there (no override id): nothing Switchboard can delete.
+    const foundThere: CoverEvent = {
+      type: 'CoverSlotCreated',
+      data: { coverId: COVER, index: 0, overrideId: null, alreadyThere: true, at: T0 },
+    };
+    const none = spec
+      .given([requested, foundThere])
+      .when({
+        type: 'WithdrawCover',
+        data: { coverId: COVER, reason: 'leave cancelled' },
+        metadata: meta('c-withdraw'),
+      })
+      .then([withdrawn]);
+    expect(none.slots[0]?.removal).toBeNull();
   });
 
   it('names streams only from cover ids', () => {

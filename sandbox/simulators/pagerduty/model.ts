@@ -955,6 +955,27 @@ export const createModel = (seed: SimulatorSeed, clock: Clock, onChange: (change
     return override;
   };
 
+  /**
+   * `DELETE /schedules/{id}/overrides/{override_id}` as the vendor documents it: a future override
+   * is deleted (`deleted`, 204), one in progress is truncated to now (`truncated`, 200), a past one
+   * cannot be removed (400), an unknown one is 404.
+   */
+  const deleteOverride = (scheduleId: string, overrideId: string): 'deleted' | 'truncated' => {
+    const schedule = schedules.get(scheduleId);
+    if (!schedule) throw notFound();
+    const at = schedule.overrides.findIndex((o) => o.id === overrideId);
+    const found = schedule.overrides[at];
+    if (!found) throw notFound();
+    const now = nowMs();
+    if (Date.parse(found.end) <= now) throw invalid('You cannot remove a past override');
+    if (Date.parse(found.start) >= now) {
+      schedule.overrides.splice(at, 1);
+      return 'deleted';
+    }
+    schedule.overrides[at] = { ...found, end: iso(now) };
+    return 'truncated';
+  };
+
   const createService = (
     input: { name: string; escalationPolicyId: string; description?: string; teamIds?: string[] },
     agent: Agent,
@@ -1089,6 +1110,7 @@ export const createModel = (seed: SimulatorSeed, clock: Clock, onChange: (change
     recordChangeEvent,
     runTimers,
     createOverride,
+    deleteOverride,
     createService,
     updateService,
     addUser,

@@ -423,6 +423,11 @@ export const createRestRoutes = (deps: RouteDeps): Record<string, RouteHandler> 
       return { status: 200, body: paginate(items, query, 'schedules') };
     },
 
+    deleteScheduleOverride: ({ params }) => {
+      const outcome = model.deleteOverride(params.id ?? '', params.override_id ?? '');
+      return { status: outcome === 'deleted' ? 204 : 200, body: undefined };
+    },
+
     createScheduleOverride: ({ params, body }) => {
       if (!model.schedules.has(params.id ?? '')) throw new SimApiError(404, 'Not Found', 2100);
       const overrides = (body as { overrides?: Array<{ start: string; end: string; user: { id: string } }> })

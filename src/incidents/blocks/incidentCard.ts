@@ -14,6 +14,7 @@ import { formatInZone, slackDate } from '../../slack/time.ts';
 import { actorText } from './actorText.ts';
 import { INCIDENT_ACTION, incidentActionsBlockId } from './incidentIds.ts';
 import type { FailureView, IncidentMark, IncidentView, PendingView } from './incidentView.ts';
+import type { PagedInstead } from './pagedInstead.ts';
 
 /** Status with its emoji, e.g. `:large_yellow_circle: Acknowledged`. */
 export const incidentStatusText = (view: Pick<IncidentView, 'phase' | 'status'>): string => {
@@ -152,6 +153,11 @@ export type IncidentCardOptions = Readonly<{
    * rendered outside the card reactor, such as `/incident show`).
    */
   incidentChannel?: Readonly<{ channel: string | null; archived?: boolean }> | undefined;
+  /**
+   * Who paging passed over (on leave, unreachable) and who it paged instead (issue 20,
+   * blocks/pagingSummary.ts `pagedInstead`): "Assigned" names who is really paged.
+   */
+  pagedInstead?: ReadonlyMap<string, PagedInstead>;
 }>;
 
 /** Slack's limits on a static_select: 100 options, 75 characters of text each. */
@@ -190,6 +196,20 @@ const fieldSelects = (view: IncidentView, options: IncidentCardOptions): types.A
     });
   }
   return out;
+};
+
+/** `<@Ana> (on leave) → <@Ben> is paged instead`, or `<@Ana> (on leave: level 2 is paged)`. */
+const assigneeText = (
+  a: Readonly<{ slackUserId?: string | null; name?: string | null; id: string }>,
+  instead: ReadonlyMap<string, PagedInstead> | undefined,
+): string => {
+  const who = a.slackUserId ? mention(a.slackUserId) : escapeMrkdwn(a.name ?? a.id);
+  const passed = a.slackUserId ? instead?.get(a.slackUserId) : undefined;
+  if (!passed) return who;
+  if (passed.instead.length > 0) {
+    return `${who} (${passed.why}) → ${passed.instead.map(mention).join(', ')} ${passed.instead.length === 1 ? 'is' : 'are'} paged instead`;
+  }
+  return `${who} (${passed.why}${passed.otherwise ? `: ${passed.otherwise}` : ''})`;
 };
 
 const actionsBlock = (view: IncidentView, options: IncidentCardOptions): KnownBlock | null => {
@@ -263,9 +283,7 @@ export const incidentCard = (view: IncidentView, options: IncidentCardOptions = 
   ];
   if (view.phase === 'open' || view.phase === 'resolved') {
     const assigned = view.assignees.length
-      ? view.assignees
-          .map((a) => (a.slackUserId ? mention(a.slackUserId) : escapeMrkdwn(a.name ?? a.id)))
-          .join(', ')
+      ? view.assignees.map((a) => assigneeText(a, options.pagedInstead)).join(', ')
       : 'nobody';
     fields.push(mrkdwn(`*Assigned*\n${truncate(assigned, 1000)}`));
     if (view.escalationLevel !== null) fields.push(mrkdwn(`*Escalation level*\n${view.escalationLevel}`));

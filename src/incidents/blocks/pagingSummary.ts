@@ -1,3 +1,4 @@
+import { LEFT_THE_COMPANY } from '../../../machines/incident/pagingPlan.ts';
 import { escapeMrkdwn, mention, truncate } from '../../slack/blocks/format.ts';
 import {
   EVERYONE_ON_LEAVE,
@@ -7,6 +8,7 @@ import {
   UNREACHABLE_WORDS,
   unreachableReasonOf,
 } from './incidentTimeline.ts';
+import type { PagedInstead } from './pagedInstead.ts';
 
 /** The part of a stored message the summary reads (a RecordedEvent of the store satisfies it). */
 export type PagingRecord = Readonly<{
@@ -114,4 +116,49 @@ export const pagingSummary = (records: readonly PagingRecord[]): string | null =
   const parts = [...(nobody ? ['*nobody could be paged*'] : []), ...new Set(notes), ...entries];
   if (general && parts.length === 0) parts.push(general);
   return parts.length ? truncate(`:iphone: *Paging* ${parts.join(' · ')}`, 2_900) : null;
+};
+
+export type { PagedInstead } from './pagedInstead.ts';
+
+/**
+ * Who paging passed over and who it paged in their place (issue 20), by the passed-over person's
+ * Slack user id, from the page activity the paging plan recorded (machines/incident/pagingPlan.ts:
+ * the one rule): the card names who is really paged beside "Assigned".
+ */
+export const pagedInstead = (records: readonly PagingRecord[]): ReadonlyMap<string, PagedInstead> => {
+  const out = new Map<
+    string,
+    { why: string; instead: string[]; otherwise: string | null; level: number | null }
+  >();
+  const levelOf = (d: Readonly<Record<string, unknown>>) => (typeof d.level === 'number' ? d.level : null);
+  for (const r of records) {
+    if (r.type !== 'RecordIncidentPageActivity' || r.kind !== 'command') continue;
+    const kind = String(r.data.kind ?? '');
+    const who = typeof r.data.slackUserId === 'string' && r.data.slackUserId ? r.data.slackUserId : null;
+    const reason = unreachableReasonOf(r.data);
+    if (who && kind === 'on_leave') {
+      const why = r.data.detail === LEFT_THE_COMPANY ? 'left the company' : 'on leave';
+      out.set(who, { why, instead: out.get(who)?.instead ?? [], otherwise: null, level: levelOf(r.data) });
+    } else if (
+      who &&
+      reason &&
+      ['no_verified_phone', 'opted_out', 'held_back', 'undeliverable'].includes(kind) &&
+      !out.has(who)
+    ) {
+      out.set(who, { why: 'cannot be paged', instead: [], otherwise: null, level: levelOf(r.data) });
+    } else if (who && kind === 'stand_in' && typeof r.data.standsInFor === 'string') {
+      const away = out.get(r.data.standsInFor);
+      if (away && !away.instead.includes(who)) away.instead.push(who);
+    } else if (kind === 'level_on_leave' || kind === 'level_unreachable') {
+      const next = typeof r.data.toLevel === 'number' ? r.data.toLevel : null;
+      for (const e of out.values()) {
+        if (e.instead.length === 0 && e.level === levelOf(r.data) && next !== null) {
+          e.otherwise = `level ${next} is paged`;
+        }
+      }
+    } else if (kind === 'everyone_on_leave' || kind === 'nobody_paged') {
+      for (const e of out.values()) if (e.instead.length === 0) e.otherwise = 'nobody can be paged';
+    }
+  }
+  return new Map([...out].map(([k, { level: _level, ...e }]) => [k, e]));
 };

@@ -94,6 +94,24 @@ export const createScheduleCalls = (rest: UpstreamHttp) => {
     return data;
   };
 
+  /**
+   * `DELETE /schedules/{id}/overrides/{override_id}`: a future override is deleted (204), one in
+   * progress is truncated to now (200); a past one cannot be removed (the service refuses it), an
+   * unknown one is SB_NOT_FOUND.
+   */
+  const deleteScheduleOverride = async (
+    scheduleId: string,
+    overrideId: string,
+  ): Promise<'deleted' | 'truncated'> => {
+    const { status } = await rest.request({
+      operation: 'deleteScheduleOverride',
+      method: 'DELETE',
+      path: `/schedules/${encodeURIComponent(scheduleId)}/overrides/${encodeURIComponent(overrideId)}`,
+      schema: z.unknown(),
+    });
+    return status === 200 ? 'truncated' : 'deleted';
+  };
+
   const getEscalationPolicy = async (id: string): Promise<PagerDutyEscalationPolicy> => {
     const { data } = await rest.request({
       operation: 'getEscalationPolicy',
@@ -123,6 +141,7 @@ export const createScheduleCalls = (rest: UpstreamHttp) => {
     listOnCalls,
     getSchedule,
     createScheduleOverrides,
+    deleteScheduleOverride,
     getEscalationPolicy,
     listEscalationPolicies,
   };
