@@ -82,6 +82,8 @@ export type CoverSlot = z.infer<typeof coverSlotSchema>;
 export const coverReasonSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('time_off'), timeOffId: id }),
   z.object({ kind: z.literal('leaver'), hrId: z.string().min(1).max(64) }),
+  /** Issue 20: taken from a cover ask (machines/timeOff/coverAsk.ts): a hole, `/oncall cover`, "ask for cover". */
+  z.object({ kind: z.literal('ask'), askId: z.string().min(1).max(64) }),
 ]);
 export type CoverReason = z.infer<typeof coverReasonSchema>;
 

@@ -14,6 +14,8 @@ export const TIME_OFF_COVER_ACTION = {
   approveCoverPick: 'timeoff.approve_cover_pick',
   /** Anyone else (a users_select, with a confirm). */
   approveCoverUser: 'timeoff.approve_cover_user',
+  /** Issue 20: "Approve and ask for cover" (the ranked colleagues are asked by DM). Value: the request id. */
+  approveAsk: 'timeoff.approve_ask_cover',
 } as const;
 
 const COVER_BLOCK_PREFIX = 'timeoff.cover:';

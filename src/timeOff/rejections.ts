@@ -1,4 +1,5 @@
 import { timeOffCommandDataSchemas } from '../../machines/timeOff/commands.ts';
+import { coverAskCommandDataSchemas } from '../../machines/timeOff/coverAsk.ts';
 import type { CommandRejectedData } from '../processors/inboxDispatch.reactor.ts';
 import type { SlackReplyMessage } from '../processors/ports.ts';
 
@@ -11,9 +12,22 @@ import type { SlackReplyMessage } from '../processors/ports.ts';
  * HR calls are made by processors, not on people's commands.
  */
 
-const TIME_OFF_COMMANDS: ReadonlySet<string> = new Set(Object.keys(timeOffCommandDataSchemas));
+const TIME_OFF_COMMANDS: ReadonlySet<string> = new Set([
+  ...Object.keys(timeOffCommandDataSchemas),
+  // Issue 20: cover asks ("Ben Okafor already covers this shift.").
+  ...Object.keys(coverAskCommandDataSchemas),
+]);
 
-const NOT_ALLOWED = new Set(['not_approver', 'own_request', 'not_requester', 'self_approval']);
+const NOT_ALLOWED = new Set([
+  'not_approver',
+  'own_request',
+  'not_requester',
+  'self_approval',
+  'not_asked',
+  'not_actor',
+  'not_opener',
+  'self_cover',
+]);
 const WRONG_MESSAGE = new Set(['other_card']);
 const ENDED = new Set([
   'already_decided',
@@ -21,6 +35,8 @@ const ENDED = new Set([
   'cancelled',
   'nothing_to_cancel',
   'nothing_to_resubmit',
+  'already_taken',
+  'over',
 ]);
 
 export const timeOffRejectionText = (r: CommandRejectedData): SlackReplyMessage | undefined => {
@@ -31,6 +47,9 @@ export const timeOffRejectionText = (r: CommandRejectedData): SlackReplyMessage 
     return {
       text: ":mag: That doesn't name a time-off request Switchboard knows, so nothing was changed. `/timeoff status` lists yours.",
     };
+  }
+  if (reason === 'unknown_ask') {
+    return { text: ":mag: That doesn't name a shift Switchboard asked to cover, so nothing was changed." };
   }
   if (r.code !== 'SB_ILLEGAL_STATE') return undefined;
   if (reason && NOT_ALLOWED.has(reason)) return { text: `:no_entry: ${r.message}` };
