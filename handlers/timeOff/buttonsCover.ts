@@ -90,7 +90,12 @@ export const registerTimeOffCoverActions = (app: App, deps: TimeOffListenerDeps)
     const timeOffId = parseTimeOffRequestId((args.action as { value?: unknown }).value);
     const fromBlock = blockRequest(args);
     if (timeOffId === null || (fromBlock !== null && fromBlock !== timeOffId)) {
-      await refuse(args, 'the ask for cover names no request of its message', NOT_A_REQUEST, 'unknown_request');
+      await refuse(
+        args,
+        'the ask for cover names no request of its message',
+        NOT_A_REQUEST,
+        'unknown_request',
+      );
       return;
     }
     const input = slackInputOf(args.context);

@@ -38,9 +38,13 @@ export const registerCoverAskListeners = (app: App, deps: CoverAskListenerDeps):
     const askId = parseCoverAskId(action.value);
     const fromBlock = askIdFromBlockId(action.block_id);
     if (askId !== null && (fromBlock === null || fromBlock === askId)) return askId;
-    const why = askId === null ? 'the value names no cover ask' : 'the value names another ask than its block';
+    const why =
+      askId === null ? 'the value names no cover ask' : 'the value names another ask than its block';
     logger.warn({ input: input.name, actor: input.actor, why }, 'a cover ask click was refused');
-    await inbox.accept({ input, rejection: new ValidationError(why, { details: { reason: 'unknown_ask' } }) });
+    await inbox.accept({
+      input,
+      rejection: new ValidationError(why, { details: { reason: 'unknown_ask' } }),
+    });
     await args.ack();
     await args.respond({ ...ephemeral(NOT_AN_ASK), replace_original: false }).catch(() => undefined);
     return null;

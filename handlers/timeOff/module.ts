@@ -1,3 +1,4 @@
+import { employeeById } from '../../machines/timeOff/directory.ts';
 import {
   defineLifecycle,
   type LifecycleDeps,
@@ -19,7 +20,6 @@ import { createTimeOffHomeSection } from '../../src/timeOff/home.ts';
 import { createTimeOffHrCallsReactor } from '../../src/timeOff/hrCalls.reactor.ts';
 import { slackChannelMembers } from '../../src/timeOff/hrChannel.ts';
 import { createTimeOffHrSync, type TimeOffHrSync } from '../../src/timeOff/hrSync.ts';
-import { employeeById } from '../../machines/timeOff/directory.ts';
 import {
   createLeaversReactor,
   redrawLeaverReport,
@@ -39,8 +39,8 @@ import { timeOffRoutes } from '../../src/timeOff/routes.ts';
 import { createTimeOffTimersReactor } from '../../src/timeOff/timers.reactor.ts';
 import { createHiBobClient, type HiBobAuthAlert, type HiBobClient } from '../../src/upstream/hibob.ts';
 import { hibobWebhookVerify } from '../../src/upstream/hibobSignature.ts';
-import { register as registerTimeOffListeners } from './index.ts';
 import { registerCoverAskListeners } from './coverAsk.ts';
+import { register as registerTimeOffListeners } from './index.ts';
 import { registerLeaverCoverListeners } from './leaverCover.ts';
 import { hibobWebhookVerifier } from './webhooks.ts';
 

@@ -19,12 +19,7 @@ import { scheduleTimer } from '../processors/scheduler.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import type { SlackOutbox } from '../slack/outbox.ts';
 import { COVER_ASK_LEAD_MS, openCoverAskCommand } from './coverAskIds.ts';
-import {
-  coverAskDm,
-  coverAskExpiredDm,
-  coverAskExpiredNotice,
-  coverAskPost,
-} from './coverAskText.ts';
+import { coverAskDm, coverAskExpiredDm, coverAskExpiredNotice, coverAskPost } from './coverAskText.ts';
 import type { TimeZones } from './coverText.ts';
 import { timeOffNoticeLedger } from './notices.reactor.ts';
 
@@ -143,9 +138,14 @@ export const createCoverAskReactor = (options: CoverAskReactorOptions): Processo
     const approved = [...(await ctx.store.readStream(event.streamId))]
       .reverse()
       .find((e) => e.type === 'TimeOffApproved');
-    const data = (approved?.data ?? {}) as { cover?: unknown; askForCover?: unknown; by?: { slackUserId?: unknown } };
+    const data = (approved?.data ?? {}) as {
+      cover?: unknown;
+      askForCover?: unknown;
+      by?: { slackUserId?: unknown };
+    };
     if (!approved || data.cover) return;
-    const opener = typeof data.by?.slackUserId === 'string' ? data.by.slackUserId : request.approver.slackUserId;
+    const opener =
+      typeof data.by?.slackUserId === 'string' ? data.by.slackUserId : request.approver.slackUserId;
     const slots = asksOfApproval(state, timeOffId);
     if (event.type === 'TimeOffCancelled') {
       for (const { slot, reason } of slots) {
@@ -164,7 +164,9 @@ export const createCoverAskReactor = (options: CoverAskReactorOptions): Processo
           metadataOf(`cancel:${event.id}:${slot.scheduleId}:${slot.start}`, event, ctx),
         );
         const askId = (command.data as { askId: string }).askId;
-        if ((await ctx.store.readStream(`${COVER_ASK_STREAM_PREFIX}${askId}`, { maxCount: 1 })).length === 0) {
+        if (
+          (await ctx.store.readStream(`${COVER_ASK_STREAM_PREFIX}${askId}`, { maxCount: 1 })).length === 0
+        ) {
           continue;
         }
         await send(ctx, {
@@ -213,7 +215,8 @@ export const createCoverAskReactor = (options: CoverAskReactorOptions): Processo
     if (!d) return;
     const since = new Date(d.openedAt);
     const dm = (user: string) => async () => coverAskDm(state, user, await options.timeZones.of(user));
-    const channels = d.announce || event.type === 'CoverAskExpired' ? await channelsOf(ctx, d.slot.scheduleId) : [];
+    const channels =
+      d.announce || event.type === 'CoverAskExpired' ? await channelsOf(ctx, d.slot.scheduleId) : [];
     if (d.reason.kind === 'leaver') await options.leaverAskChanged?.(ctx, d.reason.hrId);
     switch (event.type) {
       case 'CoverAskOpened': {
@@ -221,10 +224,16 @@ export const createCoverAskReactor = (options: CoverAskReactorOptions): Processo
           timerId: `timeoff-coverask-expire-${askId}-${stamp(d.expiresAt)}`,
           dueAt: d.expiresAt,
           now: ctx.now(),
-          command: { type: 'ExpireCoverAsk', data: { askId }, metadata: { actor: ACTOR, causationId: event.id } },
+          command: {
+            type: 'ExpireCoverAsk',
+            data: { askId },
+            metadata: { actor: ACTOR, causationId: event.id },
+          },
         });
-        for (const p of d.asked) await postOnce(ctx, dmKey(askId, p.slackUserId), p.slackUserId, dm(p.slackUserId), since);
-        for (const c of channels) await postOnce(ctx, postKey(askId, c), c, async () => coverAskPost(state), since);
+        for (const p of d.asked)
+          await postOnce(ctx, dmKey(askId, p.slackUserId), p.slackUserId, dm(p.slackUserId), since);
+        for (const c of channels)
+          await postOnce(ctx, postKey(askId, c), c, async () => coverAskPost(state), since);
         return;
       }
       case 'CoverAskDeclined': {
@@ -242,9 +251,15 @@ export const createCoverAskReactor = (options: CoverAskReactorOptions): Processo
             absent: d.absent,
             cover: t.cover,
             // A shift already under way is covered from when it was taken.
-            slots: [{ ...d.slot, start: new Date(Math.max(Date.parse(d.slot.start), Date.parse(t.at))).toISOString() }],
+            slots: [
+              {
+                ...d.slot,
+                start: new Date(Math.max(Date.parse(d.slot.start), Date.parse(t.at))).toISOString(),
+              },
+            ],
             requestedBy: t.by,
-            reason: d.reason.kind === 'leaver' ? { kind: 'leaver', hrId: d.reason.hrId } : { kind: 'ask', askId },
+            reason:
+              d.reason.kind === 'leaver' ? { kind: 'leaver', hrId: d.reason.hrId } : { kind: 'ask', askId },
             notify: [...new Set([t.cover.slackUserId, t.by, ...d.notify])].slice(0, 20),
           } as unknown as JsonObject,
           metadata: metadataOf(`cover:${askId}`, event, ctx),
@@ -263,7 +278,13 @@ export const createCoverAskReactor = (options: CoverAskReactorOptions): Processo
         }
         if (!d.announce) {
           for (const c of channels) {
-            await postOnce(ctx, `ask-expired-post:${askId}:${c}`, c, async () => coverAskExpiredNotice(state), since);
+            await postOnce(
+              ctx,
+              `ask-expired-post:${askId}:${c}`,
+              c,
+              async () => coverAskExpiredNotice(state),
+              since,
+            );
           }
         }
         break;
@@ -275,7 +296,8 @@ export const createCoverAskReactor = (options: CoverAskReactorOptions): Processo
     }
     // Taken, expired or cancelled: every DM and post says so, in place.
     for (const p of d.asked) await updateByKey(ctx, dmKey(askId, p.slackUserId), dm(p.slackUserId));
-    if (d.announce) for (const c of channels) await updateByKey(ctx, postKey(askId, c), async () => coverAskPost(state));
+    if (d.announce)
+      for (const c of channels) await updateByKey(ctx, postKey(askId, c), async () => coverAskPost(state));
   };
 
   return {

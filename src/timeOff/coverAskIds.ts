@@ -1,5 +1,5 @@
-import { type CoverAskReason, parseCoverAskId } from '../../machines/timeOff/coverAsk.ts';
 import type { CoverPerson, CoverSlot } from '../../machines/timeOff/cover.ts';
+import { type CoverAskReason, parseCoverAskId } from '../../machines/timeOff/coverAsk.ts';
 import { uuidv5 } from '../core/ids.ts';
 import type { Command, CommandMetadata, JsonObject } from '../core/messages.ts';
 
@@ -95,16 +95,16 @@ export const openCoverAskCommand = (
   });
   const askId = coverAskIdFor(input.reason, input.slot, input.round ?? 0);
   const data = {
-      askId,
-      slot: { ...input.slot },
-      absent: { ...input.absent },
-      asked: asked.slice(0, 20).map((p) => ({ ...p })),
-      anyone: input.anyone,
-      announce: input.announce,
-      expiresAt: coverAskExpiry(input.slot, input.now, input.leadMs),
-      openedBy: input.openedBy,
-      notify: [...new Set(input.notify)].slice(0, 20),
-      reason: { ...input.reason },
+    askId,
+    slot: { ...input.slot },
+    absent: { ...input.absent },
+    asked: asked.slice(0, 20).map((p) => ({ ...p })),
+    anyone: input.anyone,
+    announce: input.announce,
+    expiresAt: coverAskExpiry(input.slot, input.now, input.leadMs),
+    openedBy: input.openedBy,
+    notify: [...new Set(input.notify)].slice(0, 20),
+    reason: { ...input.reason },
   };
   return { askId, command: { type: 'OpenCoverAsk', data: data as unknown as JsonObject, metadata } };
 };

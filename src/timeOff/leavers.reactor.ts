@@ -6,8 +6,8 @@ import { uuidv5 } from '../core/ids.ts';
 import type { JsonObject } from '../core/messages.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { OnCallShift, PortDirectory, RotaRef } from '../lifecycles/ports.ts';
-import type { ProcessorLogger } from '../processors/ports.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
+import type { ProcessorLogger } from '../processors/ports.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { NOTICE_METADATA_EVENT_TYPE, type OutboxLedger, type SlackOutbox } from '../slack/outbox.ts';
 import { truncate } from '../slack/text.ts';
@@ -227,7 +227,8 @@ export const createLeaversReactor = (deps: LeaversDeps): Processor => ({
           },
         );
         const outcome = await dispatchCommand(deps.dispatch, command);
-        if (outcome.outcome === 'rejected') log.warn({ index }, `a leaver shift's ask was refused: ${outcome.message}`);
+        if (outcome.outcome === 'rejected')
+          log.warn({ index }, `a leaver shift's ask was refused: ${outcome.message}`);
       }
     }
     const covers = await coversOf(ctx, report);

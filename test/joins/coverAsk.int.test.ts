@@ -127,13 +127,15 @@ describe('cover that asks (issue 20)', () => {
     const benDm = await askDm(j, BEN);
     const chenDm = await askDm(j, CHEN);
     // Ben's DM in his zone (Europe/London: GMT in winter), naming the shift and who asks.
-    expect(messageText(benDm), messageText(benDm)).toMatch(/Payments primary\*? \(Payments, level 1\), Mon 30 Nov 00:00/);
+    expect(messageText(benDm), messageText(benDm)).toMatch(
+      /Payments primary\*? \(Payments, level 1\), Mon 30 Nov 00:00/,
+    );
     expect(messageText(benDm)).toContain('on leave');
     expect(j.dms(ANA).some((m) => /Can you cover/.test(messageText(m)))).toBe(false);
     expect(j.dms(FRANK).some((m) => /Can you cover/.test(messageText(m)))).toBe(false);
-    expect(j.fake.messages(PAYMENTS_CHANNEL).some((m) => /Uncovered on-call shift/.test(messageText(m)))).toBe(
-      false,
-    );
+    expect(
+      j.fake.messages(PAYMENTS_CHANNEL).some((m) => /Uncovered on-call shift/.test(messageText(m))),
+    ).toBe(false);
 
     // Both accept at once.
     const [ben, chen] = await Promise.all([
@@ -145,7 +147,8 @@ describe('cover that asks (issue 20)', () => {
     const [taken] = (await Promise.all((await askStreams(j)).map((s) => j.stream(s))))
       .flat()
       .filter((e) => e.type === 'CoverAskTaken');
-    const winner = (taken?.data as { cover: { slackUserId: string } }).cover.slackUserId;
+    if (!taken) throw new Error('no CoverAskTaken');
+    const winner = (taken.data as { cover: { slackUserId: string } }).cover.slackUserId;
     const loser = winner === BEN ? CHEN : BEN;
     const winnerName = winner === BEN ? 'Ben Okafor' : 'Chen Wei';
     await waitFor(() => overrides(j).length === 1 || undefined, { what: 'the override', timeoutMs: 15_000 });
@@ -171,7 +174,9 @@ describe('cover that asks (issue 20)', () => {
     const chenDm = await askDm(j, CHEN);
     await j.click(COVER_ASK_ACTION.decline, CHEN, { message: chenDm });
     await waitFor(
-      () => /You said you can’t/.test(messageText(j.dms(CHEN).find((m) => m.ts === chenDm.ts) as FakeMessage)) || undefined,
+      () =>
+        /You said you can’t/.test(messageText(j.dms(CHEN).find((m) => m.ts === chenDm.ts) as FakeMessage)) ||
+        undefined,
       { what: "Chen's DM saying he can't" },
     );
     expect(overrides(j)).toEqual([]);

@@ -271,14 +271,18 @@ describe('a leaver (HR terminates Ana)', () => {
     expect(offered).not.toContain(`"value":"${ANA}"`);
     // A forged pick of the leaver is refused by the form.
     const self = await j.submitView(DANA, {
-      [LEAVER_FIELD.block]: { [LEAVER_FIELD.action]: { type: 'static_select', selected_option: { value: ANA } } },
+      [LEAVER_FIELD.block]: {
+        [LEAVER_FIELD.action]: { type: 'static_select', selected_option: { value: ANA } },
+      },
     });
     expect(JSON.stringify(self.body)).toContain('They have left');
 
     expect(
       (
         await j.submitView(DANA, {
-          [LEAVER_FIELD.block]: { [LEAVER_FIELD.action]: { type: 'static_select', selected_option: { value: BEN } } },
+          [LEAVER_FIELD.block]: {
+            [LEAVER_FIELD.action]: { type: 'static_select', selected_option: { value: BEN } },
+          },
         })
       ).status,
     ).toBe(200);
@@ -288,7 +292,9 @@ describe('a leaver (HR terminates Ana)', () => {
     );
     // Frank covers the same shift with Chen: refused, naming Ben; no second override.
     await j.submitView(FRANK, {
-      [LEAVER_FIELD.block]: { [LEAVER_FIELD.action]: { type: 'static_select', selected_option: { value: CHEN } } },
+      [LEAVER_FIELD.block]: {
+        [LEAVER_FIELD.action]: { type: 'static_select', selected_option: { value: CHEN } },
+      },
     });
     const refused = await waitFor(
       async () =>

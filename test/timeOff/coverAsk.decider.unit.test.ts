@@ -68,7 +68,10 @@ describe('cover ask decider', () => {
       .when({ type: 'OpenCoverAsk', data: open, metadata: meta('o1') })
       .then([opened]);
     expect(state.status).toBe('open');
-    spec.given([opened]).when({ type: 'OpenCoverAsk', data: open, metadata: meta('o2') }).then([]);
+    spec
+      .given([opened])
+      .when({ type: 'OpenCoverAsk', data: open, metadata: meta('o2') })
+      .then([]);
     spec
       .given([opened])
       .when({ type: 'OpenCoverAsk', data: { ...open, asked: [CHEN] }, metadata: meta('o3') })
@@ -87,7 +90,10 @@ describe('cover ask decider', () => {
   });
 
   it('first accept wins: the second is refused naming the first; the same accept again is nothing new', () => {
-    const state = spec.given([opened]).when(accept(BEN)).then([takenBy(BEN)]);
+    const state = spec
+      .given([opened])
+      .when(accept(BEN))
+      .then([takenBy(BEN)]);
     expect(state.taken?.coverId).toBe(COVER);
     spec
       .given([opened, takenBy(BEN)])
@@ -96,7 +102,10 @@ describe('cover ask decider', () => {
     expect(() => coverAskDecider.decide(accept(CHEN), spec.given([opened, takenBy(BEN)]).state)).toThrow(
       'Ben Okafor already covers this shift.',
     );
-    spec.given([opened, takenBy(BEN)]).when(accept(BEN)).then([]);
+    spec
+      .given([opened, takenBy(BEN)])
+      .when(accept(BEN))
+      .then([]);
   });
 
   it('an ask to named people: only they accept, for themselves', () => {
@@ -115,9 +124,15 @@ describe('cover ask decider', () => {
   });
 
   it('an ask open to anyone: anyone but the absent person, for themselves or someone they pick', () => {
-    const hole: CoverAskEvent = { type: 'CoverAskOpened', data: { ...open, asked: [], anyone: true, at: T0 } };
+    const hole: CoverAskEvent = {
+      type: 'CoverAskOpened',
+      data: { ...open, asked: [], anyone: true, at: T0 },
+    };
     const eve = { slackUserId: 'U0EVE', displayName: 'Eve' };
-    spec.given([hole]).when(accept(eve)).then([takenBy(eve)]);
+    spec
+      .given([hole])
+      .when(accept(eve))
+      .then([takenBy(eve)]);
     spec
       .given([hole])
       .when(accept(CHEN, { by: 'U0DANA' }))
@@ -141,7 +156,10 @@ describe('cover ask decider', () => {
     const state = spec.given([opened]).when(decline).then([declined]);
     expect(state.status).toBe('open');
     spec.given([opened, declined]).when(decline).then([]);
-    spec.given([opened, declined]).when(accept(CHEN)).then([takenBy(CHEN)]);
+    spec
+      .given([opened, declined])
+      .when(accept(CHEN))
+      .then([takenBy(CHEN)]);
     spec
       .given([opened])
       .when({ ...decline, data: { askId: ASK, slackUserId: 'U0EVE' }, metadata: meta('d', 'U0EVE') })
@@ -154,10 +172,16 @@ describe('cover ask decider', () => {
       data: { askId: ASK },
       metadata: meta('e', 'system:scheduler', now),
     });
-    spec.given([opened]).when(expire(T0)).then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'not_due' } });
+    spec
+      .given([opened])
+      .when(expire(T0))
+      .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'not_due' } });
     const expired: CoverAskEvent = { type: 'CoverAskExpired', data: { askId: ASK, at: LATER } };
     spec.given([opened]).when(expire(LATER)).then([expired]);
-    spec.given([opened, takenBy(BEN)]).when(expire(LATER)).then([]);
+    spec
+      .given([opened, takenBy(BEN)])
+      .when(expire(LATER))
+      .then([]);
     spec
       .given([opened, expired])
       .when(accept(BEN, { now: LATER }))
