@@ -10,6 +10,7 @@ import { handOnRoutes } from '../../src/timeOff/approversRoutes.ts';
 import { type TimeOffConfig, timeOffDeclaration } from '../../src/timeOff/config.ts';
 import { createCoverCallsReactor, createCoverReactor } from '../../src/timeOff/cover.reactor.ts';
 import { createCoverAskReactor } from '../../src/timeOff/coverAsk.reactor.ts';
+import { createCoverAskPort } from '../../src/timeOff/coverAskPort.ts';
 import { cardOnCallOf } from '../../src/timeOff/coverCard.ts';
 import { createCoverConflictsReactor } from '../../src/timeOff/coverConflicts.reactor.ts';
 import { nameOfSlackUser } from '../../src/timeOff/coverRanking.ts';
@@ -268,7 +269,20 @@ const createTimeOff = (
     home: createTimeOffHomeSection({ readModel, people, zoneOf: timeZones.of }),
     rejectionText: timeOffRejectionText,
     enrich: createTimeOffEnricher({ readModel, absences, hrChannel: { channelMembers, people, logger } }),
-    provides: { absences },
+    provides: {
+      absences,
+      // Issue 20: `/oncall cover` (the incident lifecycle's command) opens cover asks here.
+      coverAsks: createCoverAskPort({
+        onCall: () => deps.ports.get('onCall'),
+        absences,
+        nameOf,
+        hasLeft,
+        dispatch,
+        timeZones,
+        now: () => clock.now(),
+        logger,
+      }),
+    },
     parkedNotices: timeOffParkedNotices,
     api: { client, readModel, people, sync },
   };

@@ -1,5 +1,6 @@
 import { isChatOpsError } from '../core/errors.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
+import type { CoverAsks } from '../lifecycles/ports.ts';
 import type { IdentityResolver } from '../people/identity.ts';
 import {
   escapeMrkdwn,
@@ -65,6 +66,8 @@ export type IncidentHandlerDeps = Readonly<{
   queries: IncidentQueries;
   /** `views.open`: call it at once, inside the 3 s trigger window. Throws coded errors. */
   openView(triggerId: string, view: ModalView): Promise<void>;
+  /** Issue 20: `/oncall cover`, through the time-off lifecycle's port (undefined when it is off). */
+  coverAsks?: () => CoverAsks | undefined;
 }>;
 
 export type IncidentQueriesDeps = Readonly<{

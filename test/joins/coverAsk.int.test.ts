@@ -226,6 +226,33 @@ describe('cover that asks (issue 20)', () => {
   });
 });
 
+describe('/oncall cover (issue 20)', () => {
+  it('the on-call person asks for cover of their own shifts without taking time off; the first to accept gets the override', async () => {
+    h = await start();
+    const j = h;
+    const { from, to } = j.nextWeek();
+    const help = await j.oncall('help', ANA);
+    expect(help).toContain('/oncall cover');
+    expect(await j.oncall('cover 2026-13-01', ANA)).toContain('is not a day');
+    const said = await j.oncall(`cover ${from} to ${to}`, ANA);
+    expect(said).toContain('Asked for cover');
+    expect(said).toContain('Payments primary');
+    expect(said).toMatch(/asked (Ben Okafor, Chen Wei|Chen Wei, Ben Okafor)/);
+    const benDm = await askDm(j, BEN);
+    expect(messageText(benDm)).toContain(`<@${ANA}> asks for cover`);
+    // One DM to each colleague asked.
+    await j.idle();
+    expect(j.dms(BEN).filter((m) => /Can you cover/.test(messageText(m)))).toHaveLength(1);
+    await j.click(COVER_ASK_ACTION.accept, BEN, { message: benDm });
+    await waitFor(() => overrides(j).length === 1 || undefined, { what: 'the override', timeoutMs: 15_000 });
+    expect(overrides(j)[0]?.userId).toBe(PD_IDS.ben);
+    // No time off was asked for.
+    expect(await j.requestIds(ANA)).toEqual([]);
+    // Ana is told it is covered (the cover's outcome DM).
+    await j.dm(/now covers/, ANA);
+  });
+});
+
 describe('holes are told (issue 20)', () => {
   it('plain Approve confirms naming the shift; the hole is posted in #payments; two Cover… clicks make one override; the post says who covers', async () => {
     h = await start();
