@@ -1,5 +1,11 @@
 import { uuidv5 } from '../core/ids.ts';
-import type { Absences, CoverAskAnswer, CoverAsks, OnCallLookups } from '../lifecycles/ports.ts';
+import type {
+  Absences,
+  CoverAskAnswer,
+  CoverAsks,
+  OnCallLookups,
+  OnCallShifts,
+} from '../lifecycles/ports.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
 import type { ProcessorLogger } from '../processors/ports.ts';
 import { openCoverAskCommand } from './coverAskIds.ts';
@@ -52,7 +58,7 @@ export const createCoverAskPort = (deps: CoverAskPortDeps): CoverAsks => ({
     if (until.getTime() - since.getTime() > 90 * DAY_MS) {
       return { kind: 'problem', text: 'Ask for at most 90 days at a time.' };
     }
-    let found;
+    let found: OnCallShifts;
     try {
       found = await onCall.shiftsOf(request.person, { since, until });
     } catch (e) {
