@@ -292,4 +292,43 @@ describe('holes are told (issue 20)', () => {
     expect(messageText(now)).toContain(`<@${winner}> took it`);
     expect(buttonOf(now, COVER_ASK_ACTION.take)).toBeUndefined();
   });
+
+  it('the leave cancelled before anyone covers it: the hole post says it is no longer needed', async () => {
+    h = await start();
+    const j = h;
+    const { timeOffId, card } = await askNextWeek(j);
+    await j.click(TIME_OFF_ACTION.approve, DANA, { message: card });
+    const post = await waitFor(
+      () => j.fake.messages(PAYMENTS_CHANNEL).find((m) => /Uncovered on-call shift/.test(messageText(m))),
+      { what: 'the hole in #payments', timeoutMs: 15_000 },
+    );
+    await waitFor(
+      async () => {
+        await j.advanceTimers(30_000);
+        return (await j.types(timeOffId)).includes('TimeOffConfirmed') || undefined;
+      },
+      { what: 'HR confirms', timeoutMs: 30_000 },
+    );
+    await j.click(TIME_OFF_ACTION.cancel, ANA);
+    await waitFor(
+      async () => {
+        await j.advanceTimers(30_000);
+        return (await j.types(timeOffId)).includes('TimeOffCancelled') || undefined;
+      },
+      { what: 'the leave cancelled', timeoutMs: 30_000 },
+    );
+    await waitFor(
+      () =>
+        /No longer needed \(the time off was cancelled\)/.test(
+          messageText(j.fake.messages(PAYMENTS_CHANNEL).find((m) => m.ts === post.ts) as FakeMessage),
+        ) || undefined,
+      { what: 'the hole post updated' },
+    );
+    const taken = await j.click(COVER_ASK_ACTION.take, BEN, {
+      message: post,
+      value: String((await askStreams(j))[0]?.slice(COVER_ASK_STREAM_PREFIX.length)),
+    });
+    await j.response(taken.responseUrl, /no longer needs cover/);
+    expect(overrides(j)).toEqual([]);
+  });
 });
