@@ -19,7 +19,11 @@ import {
 } from '../../src/timeOff/blocks/leaverReport.ts';
 import { coverIdForAsk } from '../../src/timeOff/coverAskIds.ts';
 import type { LeaverReport, LeaverShift } from '../../src/timeOff/leavers.events.ts';
-import { leaverShiftAskId } from '../../src/timeOff/leavers.reactor.ts';
+import {
+  LEAVERS_ACTOR,
+  leaverShiftAskId,
+  leaverShiftOpenCommand,
+} from '../../src/timeOff/leavers.reactor.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import { ephemeral } from './common.ts';
 
@@ -172,7 +176,13 @@ export const registerLeaverCoverListeners = (app: App, deps: LeaverCoverDeps): v
       },
       metadata: commandMetadata(input, 0, { channelId: found.channel }),
     };
-    await inbox.accept({ input, commands: [command] });
+    // The shift's ask opened first (nothing new when the report's processor opened it already;
+    // a report posted before asks existed gets it now), in the report's name as that processor would.
+    const open = leaverShiftOpenCommand(report, shift, {
+      ...commandMetadata(input, 1, { channelId: found.channel }),
+      actor: LEAVERS_ACTOR,
+    });
+    await inbox.accept({ input, commands: open ? [open, command] : [command] });
     await a();
   });
 };

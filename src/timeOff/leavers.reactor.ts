@@ -3,7 +3,7 @@ import { employeeById } from '../../machines/timeOff/directory.ts';
 import { TIME_OFF_DIRECTORY_STREAM } from '../../machines/timeOff/streams.ts';
 import { ConcurrencyError, hasCode } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
-import type { JsonObject } from '../core/messages.ts';
+import type { Command, CommandMetadata, JsonObject } from '../core/messages.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { OnCallShift, PortDirectory, RotaRef } from '../lifecycles/ports.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
@@ -83,6 +83,37 @@ const CHANNEL = /^[CG][A-Z0-9]{2,30}$/;
 export const leaverShiftAskId = (hrId: string, shift: LeaverShift): string => {
   const { index, ...slot } = shift;
   return coverAskIdFor({ kind: 'leaver', hrId, index }, slot);
+};
+
+/** Who opens a leaver's asks (the report, for the leaver): a system actor. */
+export const LEAVERS_ACTOR = `system:${LEAVERS_PROCESSOR}`;
+
+/**
+ * The ask of a reported shift, always the same content (so opening it again is nothing new): the
+ * reactor opens it with the report; a Cover… form sends it again before taking it, for reports
+ * posted before asks existed. Null when the leaver has no Slack user (no shifts then).
+ */
+export const leaverShiftOpenCommand = (
+  report: LeaverReport,
+  shift: LeaverShift,
+  metadata: CommandMetadata,
+): Command | null => {
+  if (!report.slackUserId) return null;
+  const { index, ...slot } = shift;
+  return openCoverAskCommand(
+    {
+      slot,
+      absent: { slackUserId: report.slackUserId, displayName: report.displayName },
+      asked: [],
+      anyone: true,
+      announce: false,
+      openedBy: report.slackUserId,
+      notify: [],
+      reason: { kind: 'leaver', hrId: report.hrId, index },
+      now: new Date(report.at),
+    },
+    metadata,
+  ).command;
 };
 
 /** Who covers each reported shift (from its ask), for the report's redraw. */
@@ -206,26 +237,14 @@ export const createLeaversReactor = (deps: LeaversDeps): Processor => ({
     // Issue 20: one ask per shift, before its Cover… button is posted (the first cover wins there).
     if (deps.dispatch && report.slackUserId) {
       for (const shift of report.shifts) {
-        const { index, ...slot } = shift;
-        const { command } = openCoverAskCommand(
-          {
-            slot,
-            absent: { slackUserId: report.slackUserId, displayName: report.displayName },
-            asked: [],
-            anyone: true,
-            announce: false,
-            openedBy: report.slackUserId,
-            notify: [],
-            reason: { kind: 'leaver', hrId, index },
-            now: new Date(report.at),
-          },
-          {
-            now: ctx.now().toISOString(),
-            commandId: uuidv5(`${LEAVERS_PROCESSOR}:ask:${hrId}:${index}`),
-            actor: `system:${LEAVERS_PROCESSOR}`,
-            causationId: event.id,
-          },
-        );
+        const index = shift.index;
+        const command = leaverShiftOpenCommand(report, shift, {
+          now: ctx.now().toISOString(),
+          commandId: uuidv5(`${LEAVERS_PROCESSOR}:ask:${hrId}:${index}`),
+          actor: LEAVERS_ACTOR,
+          causationId: event.id,
+        });
+        if (!command) continue;
         const outcome = await dispatchCommand(deps.dispatch, command);
         if (outcome.outcome === 'rejected')
           log.warn({ index }, `a leaver shift's ask was refused: ${outcome.message}`);
