@@ -4,6 +4,7 @@ import type { FakeMessage } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { TIME_OFF_ACTION } from '../../src/timeOff/blocks/timeOffIds.ts';
 import { COVER_ASK_ACTION } from '../../src/timeOff/coverAskIds.ts';
 import { TIME_OFF_COVER_ACTION } from '../../src/timeOff/coverIds.ts';
+import { slackDriver } from '../support/slackHarness.ts';
 import { waitFor } from '../support/waitFor.ts';
 import {
   ANA,
@@ -234,7 +235,15 @@ describe('/oncall cover (issue 20)', () => {
     const help = await j.oncall('help', ANA);
     expect(help).toContain('/oncall cover');
     expect(await j.oncall('cover 2026-13-01', ANA)).toContain('is not a day');
-    const said = await j.oncall(`cover ${from} to ${to}`, ANA);
+    // The answer may come through the response_url (the lookups can take longer than Slack's 3 s).
+    const typed = await slackDriver(j.fake, { url: () => j.url, clock: j.clock }).slash(
+      '/oncall',
+      `cover ${from} to ${to}`,
+      { user: ANA, channel: PAYMENTS_CHANNEL },
+    );
+    const said = /Asked for cover/.test(typed.raw)
+      ? typed.raw
+      : await j.response(typed.responseUrl, /Asked for cover/);
     expect(said).toContain('Asked for cover');
     expect(said).toContain('Payments primary');
     expect(said).toMatch(/asked (Ben Okafor, Chen Wei|Chen Wei, Ben Okafor)/);
