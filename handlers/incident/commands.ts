@@ -11,7 +11,10 @@ import { statusUpdateModal } from '../../src/incidents/blocks/statusUpdateModal.
 import type { IncidentHandlerDeps, IncidentStanding } from '../../src/incidents/queries.ts';
 import { type IncidentSlackCommand, slackAssignee } from '../../src/incidents/slackCommands.ts';
 import type { HandlerDeps } from '../../src/lifecycles/lifecycle.ts';
+import type { CoverAskAnswer } from '../../src/lifecycles/ports.ts';
+import { mrkdwn, type SlackMessage, truncate } from '../../src/slack/blocks/format.ts';
 import { code, decodeSlackText, escapeMrkdwn, mrkdwnText } from '../../src/slack/text.ts';
+import { formatInZone } from '../../src/slack/time.ts';
 import { PAGERDUTY_BULK_UPDATE_MAX } from '../../src/upstream/pagerduty.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import { replies } from '../replies.ts';
@@ -417,8 +420,55 @@ export const registerOnCallCommand = (app: App, deps: IncidentListenerDeps): voi
       await ack(ephemeral(incidentHelp()));
       return;
     }
+    if (request.kind === 'cover') {
+      // Issue 20: colleagues asked to cover the typist's own shifts (the time-off lifecycle's asks).
+      const asks = deps.incidents.coverAsks?.();
+      if (!asks) {
+        await ack(
+          ephemeral(
+            ':information_source: Asking for cover needs time off switched on in Switchboard. Ask a colleague, then cover the shift in the incident service.',
+          ),
+        );
+        return;
+      }
+      await answerQuery({ ack, respond, logger, what: 'your shifts to cover' }, async () =>
+        coverAskReply(
+          await asks.askForCover({
+            person: { slackUserId: command.user_id },
+            from: request.from,
+            to: request.to,
+            requestId: commandMetadata(input, 0).commandId,
+          }),
+        ),
+      );
+      return;
+    }
     await answerQuery({ ack, respond, logger, what: 'who is on call' }, () =>
       queries.onCall({ target: request, now: clock.now() }),
     );
   });
+};
+
+/** What `/oncall cover` answers (times in the typist's zone; names and schedules escaped). */
+const coverAskReply = (answer: CoverAskAnswer): SlackMessage => {
+  const text =
+    answer.kind === 'problem'
+      ? `:warning: ${answer.text}`
+      : answer.kind === 'none'
+        ? ':white_check_mark: You have no on-call shift to cover then.'
+        : [
+            ':raising_hand: Asked for cover. The first to accept gets the override; you get a DM either way.',
+            ...answer.shifts.map(
+              (s) =>
+                `• *${escapeMrkdwn(s.scheduleName)}*, ${formatInZone(s.start, answer.tz)} → ${formatInZone(s.end, answer.tz)}: ${
+                  s.asked.length > 0
+                    ? `asked ${s.asked.map((n) => escapeMrkdwn(n)).join(', ')}`
+                    : 'nobody is free then: posted in its channel for anyone to take'
+                }`,
+            ),
+          ].join('\n');
+  return {
+    text: truncate(text.replace(/\*/g, ''), 3000),
+    blocks: [{ type: 'section', text: mrkdwn(truncate(text, 3000)) }],
+  };
 };

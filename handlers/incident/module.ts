@@ -284,6 +284,7 @@ const createIncidents = (
           openView: async (triggerId, view) => {
             await slack.views.open({ trigger_id: triggerId, view });
           },
+          coverAsks: () => deps.ports.get('coverAsks'),
         },
       }),
     webhooks: [

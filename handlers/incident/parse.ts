@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_STATUS_UPDATE } from '../../machines/incident/statusUpdates.ts';
-import { INCIDENT_USAGE, ONCALL_USAGE } from '../../src/incidents/blocks/incidentHelp.ts';
+import { INCIDENT_USAGE, ONCALL_COVER_USAGE, ONCALL_USAGE } from '../../src/incidents/blocks/incidentHelp.ts';
 import { MAX_NOTE, MAX_TITLE } from '../../src/incidents/blocks/incidentModals.ts';
 import { escapeMrkdwn as esc } from '../../src/slack/blocks/format.ts';
 
@@ -275,12 +275,37 @@ export type OnCallRequest =
   | Readonly<{ kind: 'help' }>
   | Readonly<{ kind: 'everyone' }>
   | Readonly<{ kind: 'user'; slackUserId: string }>
-  | Readonly<{ kind: 'text'; text: string }>;
+  | Readonly<{ kind: 'text'; text: string }>
+  /** Issue 20: `/oncall cover [day [to day]]`: ask for cover of your own shifts then. */
+  | Readonly<{ kind: 'cover'; from: string | null; to: string | null }>;
+
+const ISO_DAY = /^\d{4}-\d{2}-\d{2}$/;
+const realDay = (d: string): boolean => {
+  const at = Date.parse(`${d}T00:00:00Z`);
+  return ISO_DAY.test(d) && !Number.isNaN(at) && new Date(at).toISOString().slice(0, 10) === d;
+};
+
+const parseCover = (rest: string): OnCallRequest | ParseProblem => {
+  const words = rest.split(/\s+/).filter((w) => w !== '');
+  if (words.length === 0) return { kind: 'cover', from: null, to: null };
+  const [from, sep, to, ...more] = words;
+  const bad = (why: string): ParseProblem => ({ error: why, usage: ONCALL_COVER_USAGE });
+  if (!from || !realDay(from)) return bad(`“${esc(truncateWord(from ?? ''))}” is not a day: use YYYY-MM-DD.`);
+  if (sep === undefined) return { kind: 'cover', from, to: from };
+  if (sep.toLowerCase() !== 'to' || !to || more.length > 0)
+    return bad('Give one day, or two with “to” between.');
+  if (!realDay(to)) return bad(`“${esc(truncateWord(to))}” is not a day: use YYYY-MM-DD.`);
+  if (to < from) return bad('The last day is before the first.');
+  return { kind: 'cover', from, to };
+};
+const truncateWord = (w: string): string => (w.length > 40 ? `${w.slice(0, 40)}…` : w);
 
 export const parseOnCallText = (text: string): OnCallRequest | ParseProblem => {
   const t = text.trim();
   if (t === '') return { kind: 'everyone' };
   if (t.toLowerCase() === 'help') return { kind: 'help' };
+  const cover = /^cover(?:\s+(.*))?$/is.exec(t);
+  if (cover) return parseCover(cover[1] ?? '');
   const m = MENTION.exec(t);
   if (m) return { kind: 'user', slackUserId: m[1]! };
   if (t.startsWith('<@') || t.startsWith('@')) {

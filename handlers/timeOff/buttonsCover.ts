@@ -1,5 +1,6 @@
 import type { AllMiddlewareArgs, App, BlockAction, SlackActionMiddlewareArgs } from '@slack/bolt';
 import { parseCoverId } from '../../machines/timeOff/cover.ts';
+import { parseTimeOffRequestId } from '../../machines/timeOff/streams.ts';
 import { commandMetadata } from '../../src/application/inbox.ts';
 import { ValidationError } from '../../src/core/errors.ts';
 import {
@@ -103,6 +104,29 @@ export const registerTimeOffCoverActions = (app: App, deps: TimeOffListenerDeps)
       input,
       commands: [{ type: 'DeclineCover', data: { coverId }, metadata: commandMetadata(input, 0) }],
     });
+    await args.ack();
+  });
+
+  // Issue 20: "Approve and ask for cover": approved, the ranked colleagues asked by DM (coverAsk.reactor.ts).
+  app.action(TIME_OFF_COVER_ACTION.approveAsk, async (raw) => {
+    const args = raw as unknown as ActionArgs;
+    const timeOffId = parseTimeOffRequestId((args.action as { value?: unknown }).value);
+    const fromBlock = blockRequest(args);
+    if (timeOffId === null || (fromBlock !== null && fromBlock !== timeOffId)) {
+      await refuse(
+        args,
+        'the ask for cover names no request of its message',
+        NOT_A_REQUEST,
+        'unknown_request',
+      );
+      return;
+    }
+    const input = slackInputOf(args.context);
+    const command = timeOffCommand(input, {
+      type: 'ApproveTimeOff',
+      data: { timeOffId, card: clickedCard(args), askForCover: true },
+    });
+    await inbox.accept({ input, commands: [command] });
     await args.ack();
   });
 

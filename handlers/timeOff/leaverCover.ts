@@ -7,7 +7,6 @@ import type {
 } from '@slack/bolt';
 import { commandMetadata, type SlackInput } from '../../src/application/inbox.ts';
 import { ValidationError } from '../../src/core/errors.ts';
-import { uuidv5 } from '../../src/core/ids.ts';
 import type { Command } from '../../src/core/messages.ts';
 import type { HandlerDeps } from '../../src/lifecycles/lifecycle.ts';
 import type { ModalView } from '../../src/slack/blocks/format.ts';
@@ -18,7 +17,13 @@ import {
   leaverCoverModal,
   readCoverButtonValue,
 } from '../../src/timeOff/blocks/leaverReport.ts';
+import { coverIdForAsk } from '../../src/timeOff/coverAskIds.ts';
 import type { LeaverReport, LeaverShift } from '../../src/timeOff/leavers.events.ts';
+import {
+  LEAVERS_ACTOR,
+  leaverShiftAskId,
+  leaverShiftOpenCommand,
+} from '../../src/timeOff/leavers.reactor.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
 import { ephemeral } from './common.ts';
 
@@ -34,6 +39,11 @@ export type LeaverCoverDeps = HandlerDeps &
       openView(triggerId: string, view: ModalView): Promise<void>;
       /** A Slack user's name for the cover's record (`users.info`); null when Slack does not say. */
       displayName(slackUserId: string): Promise<string | null>;
+      /** Issue 20: who the form offers (the schedule's colleagues, never the leaver nor anyone who left). */
+      colleagues(
+        report: LeaverReport,
+        shift: LeaverShift,
+      ): Promise<readonly Readonly<{ slackUserId: string; displayName: string }>[]>;
       now(): Date;
     }>;
   }>;
@@ -84,7 +94,14 @@ export const registerLeaverCoverListeners = (app: App, deps: LeaverCoverDeps): v
     await inbox.accept({ input });
     await args.ack();
     try {
-      await l.openView(args.body.trigger_id, leaverCoverModal(found.report, found.shift, found.channel));
+      const colleagues = await l.colleagues(found.report, found.shift).catch((e: unknown) => {
+        logger.warn({ err: e }, 'colleagues of a leaver shift unknown: the form offers anyone but them');
+        return [];
+      });
+      await l.openView(
+        args.body.trigger_id,
+        leaverCoverModal(found.report, found.shift, found.channel, colleagues),
+      );
     } catch (e) {
       logger.warn({ err: e }, 'could not open the leaver cover form');
       await args
@@ -121,8 +138,13 @@ export const registerLeaverCoverListeners = (app: App, deps: LeaverCoverDeps): v
       );
       return;
     }
-    const values = view.state.values as Record<string, Record<string, { selected_user?: unknown }>>;
-    const who = values[LEAVER_FIELD.block]?.[LEAVER_FIELD.action]?.selected_user;
+    const values = view.state.values as Record<
+      string,
+      Record<string, { selected_user?: unknown; selected_option?: { value?: unknown } | null }>
+    >;
+    const picked = values[LEAVER_FIELD.block]?.[LEAVER_FIELD.action];
+    // A select of colleagues (issue 20), or a users_select when none were known.
+    const who = picked?.selected_option?.value ?? picked?.selected_user;
     if (typeof who !== 'string' || !SLACK_USER.test(who)) {
       await refuse('no person picked', 'Pick who covers the shift.');
       return;
@@ -138,25 +160,29 @@ export const registerLeaverCoverListeners = (app: App, deps: LeaverCoverDeps): v
       return;
     }
     const clicker = body.user.id;
-    const start = new Date(Math.max(Date.parse(shift.start), now.getTime())).toISOString();
-    const { index: _index, ...slot } = shift;
+    // Issue 20: the shift's ask (opened with the report) is taken: the first cover wins, a second
+    // is refused naming the first (said in the channel), and the report is redrawn in place.
+    const askId = leaverShiftAskId(report.hrId, shift);
     const command: Command = {
-      type: 'RequestCover',
+      type: 'AcceptCoverAsk',
       data: {
-        coverId: uuidv5(`leaver-cover:${report.hrId}:${shift.index}:${who}`),
-        absent: { slackUserId: report.slackUserId ?? clicker, displayName: report.displayName.slice(0, 200) },
+        askId,
         cover: {
           slackUserId: who,
           displayName: ((await l.displayName(who).catch(() => null)) ?? '').slice(0, 200),
         },
-        slots: [{ ...slot, start }],
-        requestedBy: clicker,
-        reason: { kind: 'leaver', hrId: report.hrId },
-        notify: [clicker],
+        by: clicker,
+        coverId: coverIdForAsk(askId),
       },
       metadata: commandMetadata(input, 0, { channelId: found.channel }),
     };
-    await inbox.accept({ input, commands: [command] });
+    // The shift's ask opened first (nothing new when the report's processor opened it already;
+    // a report posted before asks existed gets it now), in the report's name as that processor would.
+    const open = leaverShiftOpenCommand(report, shift, {
+      ...commandMetadata(input, 1, { channelId: found.channel }),
+      actor: LEAVERS_ACTOR,
+    });
+    await inbox.accept({ input, commands: open ? [open, command] : [command] });
     await a();
   });
 };

@@ -1,4 +1,5 @@
 import { COVER_STREAM_PREFIX, coverDecider } from '../../machines/timeOff/cover.ts';
+import { employeeById } from '../../machines/timeOff/directory.ts';
 import { foldHistory } from '../../src/application/fold.ts';
 import {
   defineLifecycle,
@@ -10,6 +11,8 @@ import { createAbsences } from '../../src/timeOff/absences.ts';
 import { handOnRoutes } from '../../src/timeOff/approversRoutes.ts';
 import { type TimeOffConfig, timeOffDeclaration } from '../../src/timeOff/config.ts';
 import { createCoverCallsReactor, createCoverReactor } from '../../src/timeOff/cover.reactor.ts';
+import { createCoverAskReactor } from '../../src/timeOff/coverAsk.reactor.ts';
+import { createCoverAskPort } from '../../src/timeOff/coverAskPort.ts';
 import { cardOnCallOf } from '../../src/timeOff/coverCard.ts';
 import { createCoverConflictsReactor } from '../../src/timeOff/coverConflicts.reactor.ts';
 import { nameOfSlackUser } from '../../src/timeOff/coverRanking.ts';
@@ -20,7 +23,11 @@ import { createTimeOffHomeSection } from '../../src/timeOff/home.ts';
 import { createTimeOffHrCallsReactor } from '../../src/timeOff/hrCalls.reactor.ts';
 import { slackChannelMembers } from '../../src/timeOff/hrChannel.ts';
 import { createTimeOffHrSync, type TimeOffHrSync } from '../../src/timeOff/hrSync.ts';
-import { createLeaversReactor, reportedShift } from '../../src/timeOff/leavers.reactor.ts';
+import {
+  createLeaversReactor,
+  redrawLeaverReport,
+  reportedShift,
+} from '../../src/timeOff/leavers.reactor.ts';
 import { createTimeOffNoticesReactor } from '../../src/timeOff/notices.reactor.ts';
 import { timeOffParkedNotices } from '../../src/timeOff/parkedNotices.ts';
 import { createTimeOffPeople, type TimeOffPeople } from '../../src/timeOff/people.ts';
@@ -37,6 +44,7 @@ import { createTimeOffTimersReactor } from '../../src/timeOff/timers.reactor.ts'
 import { createWhosOutDailyReactor, whosOutDailyRoutes } from '../../src/timeOff/whosOutDaily.reactor.ts';
 import { createHiBobClient, type HiBobAuthAlert, type HiBobClient } from '../../src/upstream/hibob.ts';
 import { hibobWebhookVerify } from '../../src/upstream/hibobSignature.ts';
+import { registerCoverAskListeners } from './coverAsk.ts';
 import { register as registerTimeOffListeners } from './index.ts';
 import { registerLeaverCoverListeners } from './leaverCover.ts';
 import { hibobWebhookVerifier } from './webhooks.ts';
@@ -156,6 +164,12 @@ const createTimeOff = (
     nameOf,
   };
   const channelMembers = slackChannelMembers(slack);
+  /** Issue 20: whom HR says left (never asked or picked to cover). */
+  const hasLeft = async (slackUserId: string): Promise<boolean> => {
+    await readModel.catchUp();
+    const hrId = readModel.employeeOfSlackUser(slackUserId);
+    return hrId !== null && employeeById(readModel.directory(), hrId)?.status === 'left';
+  };
   const queries = createTimeOffQueries({ readModel, people, client, clock, logger, channelMembers });
 
   return {
@@ -210,8 +224,17 @@ const createTimeOff = (
           nameOf,
         }),
       }),
+      // Issue 20: cover asks (holes posted, colleagues asked by DM, the first to take one covers it).
+      createCoverAskReactor({
+        onCall: () => deps.ports.get('onCall'),
+        dispatch,
+        outbox: deps.outbox,
+        timeZones,
+        hasLeft,
+        leaverAskChanged: (ctx, hrId) => redrawLeaverReport({ outbox: deps.outbox }, ctx, hrId),
+      }),
       // Issue 12 (slice j-leaver): a leaver's phone forgotten, their shifts and policies reported.
-      createLeaversReactor({ ports: deps.ports, people, readModel, outbox: deps.outbox }),
+      createLeaversReactor({ ports: deps.ports, people, readModel, outbox: deps.outbox, dispatch }),
       createTimeOffNoticesReactor({
         outbox: deps.outbox,
         dispatch,
@@ -225,6 +248,8 @@ const createTimeOff = (
       }),
     ],
     listeners: (app, handlerDeps) => {
+      // Issue 20: Accept / Can't on a cover ask's DM, Cover… on a hole posted in a channel.
+      registerCoverAskListeners(app, { ...handlerDeps, coverAsks: { nameOf } });
       // Issue 12 (slice j-leaver): the leaver report's Cover… buttons and form.
       registerLeaverCoverListeners(app, {
         ...handlerDeps,
@@ -234,6 +259,25 @@ const createTimeOff = (
             await slack.views.open({ trigger_id: triggerId, view });
           },
           displayName: async (user) => (await slack.users.info({ user })).user?.real_name ?? null,
+          colleagues: async (report, shift) => {
+            const onCall = deps.ports.get('onCall');
+            if (!onCall || !report.slackUserId) return [];
+            const found = await onCall.colleaguesOf({
+              person: { slackUserId: report.slackUserId },
+              escalationPolicy: { id: shift.escalationPolicyId ?? '', name: shift.escalationPolicyName },
+              level: shift.level ?? 1,
+              schedule: { id: shift.scheduleId, name: shift.scheduleName },
+              start: new Date(shift.start),
+              end: new Date(shift.end),
+            });
+            const out: { slackUserId: string; displayName: string }[] = [];
+            for (const p of found) {
+              if (p.slackUserId === report.slackUserId || (await hasLeft(p.slackUserId))) continue;
+              if (out.some((o) => o.slackUserId === p.slackUserId)) continue;
+              out.push({ slackUserId: p.slackUserId, displayName: await nameOf(p.slackUserId) });
+            }
+            return out;
+          },
           now: () => clock.now(),
         },
       });
@@ -267,7 +311,20 @@ const createTimeOff = (
     }),
     rejectionText: timeOffRejectionText,
     enrich: createTimeOffEnricher({ readModel, absences, hrChannel: { channelMembers, people, logger } }),
-    provides: { absences },
+    provides: {
+      absences,
+      // Issue 20: `/oncall cover` (the incident lifecycle's command) opens cover asks here.
+      coverAsks: createCoverAskPort({
+        onCall: () => deps.ports.get('onCall'),
+        absences,
+        nameOf,
+        hasLeft,
+        dispatch,
+        timeZones,
+        now: () => clock.now(),
+        logger,
+      }),
+    },
     parkedNotices: timeOffParkedNotices,
     api: { client, readModel, people, sync },
   };

@@ -157,6 +157,11 @@ export const timeOffCommandDataSchemas = {
     timeOffId,
     card: cardRefSchema.nullable(),
     asHr,
+    /**
+     * Issue 20, "Approve and ask for cover": approved, and the ranked colleagues are asked by DM to
+     * cover the on-call conflicts (src/timeOff/coverAsk.reactor.ts); absent or false otherwise.
+     */
+    askForCover: z.boolean().optional(),
     /** "Approve and cover with …" (issue 12): who covers the on-call conflicts; absent or null for plain Approve. */
     cover: z
       .object({

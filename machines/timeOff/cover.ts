@@ -104,6 +104,8 @@ export const coverReasonSchema = z.discriminatedUnion('kind', [
     timeOffId: id.nullable(),
     hrRequestId: id.nullable().optional(),
   }),
+  /** Issue 20: taken from a cover ask (machines/timeOff/coverAsk.ts): a hole, `/oncall cover`, "ask for cover". */
+  z.object({ kind: z.literal('ask'), askId: z.string().min(1).max(64) }),
 ]);
 export type CoverReason = z.infer<typeof coverReasonSchema>;
 

@@ -500,7 +500,9 @@ const toEvents = (command: TimeOffCommand, state: TimeOffState): TimeOffEvent[] 
             // The cover's stream is named after this command too (machines/timeOff/cover.ts).
             ...(cover
               ? { cover: { coverId: command.metadata.commandId, slackUserId: cover.slackUserId } }
-              : {}),
+              : command.data.askForCover === true
+                ? { askForCover: true as const }
+                : {}),
           },
         },
       ];

@@ -209,6 +209,8 @@ export const timeOffEventDataSchemas = {
     at,
     /** "Approve and cover with …": who covers the on-call conflicts (issue 12); absent otherwise. */
     cover: approvedCoverSchema.optional(),
+    /** Issue 20, "Approve and ask for cover": the ranked colleagues are asked by DM; absent otherwise. */
+    askForCover: z.literal(true).optional(),
   }),
   TimeOffDenied: z.object({
     timeOffId: id,

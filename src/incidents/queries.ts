@@ -1,6 +1,7 @@
 import type { Priority } from '../../machines/incident/events.ts';
 import { isChatOpsError } from '../core/errors.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
+import type { CoverAsks } from '../lifecycles/ports.ts';
 import type { IdentityResolver } from '../people/identity.ts';
 import {
   escapeMrkdwn,
@@ -90,6 +91,8 @@ export type IncidentHandlerDeps = Readonly<{
   openView(triggerId: string, view: ModalView): Promise<void>;
   /** Incidents per bulk `PUT /incidents` (the vendor's limit, 250): bulk moves are chunked by it. */
   bulkLimit?: number;
+  /** Issue 20: `/oncall cover`, through the time-off lifecycle's port (undefined when it is off). */
+  coverAsks?: () => CoverAsks | undefined;
 }>;
 
 export type IncidentQueriesDeps = Readonly<{

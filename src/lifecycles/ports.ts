@@ -360,6 +360,36 @@ export type PhoneStandings = Readonly<{
   standingOf(person: PersonRef): Promise<PhoneStandingKind>;
 }>;
 
+// ---------------------------------------------------------------- cover asks (issue 20)
+
+/** `/oncall cover`: the on-call person asks for cover of their own shifts in a range (no time off). */
+export type CoverAskRequest = Readonly<{
+  person: PersonRef;
+  /** Days in the person's own zone (YYYY-MM-DD, inclusive); null: their next shift (14 days ahead). */
+  from: string | null;
+  to: string | null;
+  /** Unique per typed command (its input's id): asked twice, nothing is opened twice. */
+  requestId: string;
+}>;
+
+export type CoverAskAnswer =
+  /** Asks opened: each shift, who was asked (names), or `posted` when nobody was free (a hole in its channels). */
+  | Readonly<{
+      kind: 'asked';
+      shifts: readonly Readonly<{
+        scheduleName: string;
+        start: string;
+        end: string;
+        asked: readonly string[];
+      }>[];
+      /** The person's zone, for the answer's times. */
+      tz: string;
+    }>
+  | Readonly<{ kind: 'none'; tz: string }>
+  | Readonly<{ kind: 'problem'; text: string }>;
+
+export type CoverAsks = Readonly<{ askForCover(request: CoverAskRequest): Promise<CoverAskAnswer> }>;
+
 // ---------------------------------------------------------------- the directory
 
 export type LifecyclePorts = Readonly<{
@@ -369,6 +399,7 @@ export type LifecyclePorts = Readonly<{
   pager: Pager;
   incidentResponse: IncidentResponses;
   phoneStanding: PhoneStandings;
+  coverAsks: CoverAsks;
 }>;
 
 export type PortName = keyof LifecyclePorts;
@@ -381,6 +412,7 @@ export const PORT_NAMES: Readonly<Record<PortName, string>> = {
   pager: 'a pager',
   incidentResponse: 'incident responses from a phone',
   phoneStanding: "where a person's phone stands for paging",
+  coverAsks: 'cover asks',
 };
 
 export type PortDirectory = Readonly<{

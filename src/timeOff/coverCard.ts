@@ -161,6 +161,15 @@ export const onCallBlocks = (
         })),
       });
     }
+    if (c.candidates.length > 0) {
+      // Issue 20: every ranked colleague asked by DM; the first to accept covers.
+      elements.push({
+        type: 'button',
+        text: plain('Approve and ask for cover'),
+        action_id: TIME_OFF_COVER_ACTION.approveAsk,
+        value: timeOffId,
+      });
+    }
     elements.push({
       type: 'users_select',
       action_id: TIME_OFF_COVER_ACTION.approveCoverUser,
@@ -183,4 +192,26 @@ export const onCallBlocks = (
     }
   }
   return blocks;
+};
+
+/**
+ * Issue 20: plain Approve over shifts nobody covers asks first, naming them (in the approver's
+ * zone): once approved, each is posted as a hole in its schedule's channel. Null: nothing to confirm.
+ */
+export const uncoveredConfirm = (
+  onCall: CardOnCall | null,
+): Readonly<{ title: string; text: string }> | null => {
+  const shifts = onCall?.conflicts?.shifts.filter((s) => s.scheduleId !== null) ?? [];
+  if (!onCall || onCall.cover || shifts.length === 0) return null;
+  const [first] = shifts;
+  if (!first) return null;
+  const more = shifts.length > 1 ? ` and ${shifts.length - 1} more` : '';
+  const name = first.scheduleName ?? first.scheduleId ?? 'an on-call schedule';
+  return {
+    title: 'Approve with no cover?',
+    text: truncate(
+      `They are on call: ${name}, ${formatSpan(first.start, first.end, onCall.tz)}${more}. Nobody covers it: the schedule's channel is asked to.`,
+      300,
+    ),
+  };
 };

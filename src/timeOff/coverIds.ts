@@ -16,6 +16,8 @@ export const TIME_OFF_COVER_ACTION = {
   approveCoverUser: 'timeoff.approve_cover_user',
   /** The cover's own DM (issue 20): "Can't cover" (value: the cover id; only the cover may press it). */
   cant: 'timeoff.cover_cant',
+  /** Issue 20: "Approve and ask for cover" (the ranked colleagues are asked by DM). Value: the request id. */
+  approveAsk: 'timeoff.approve_ask_cover',
 } as const;
 
 const COVER_BLOCK_PREFIX = 'timeoff.cover:';

@@ -92,9 +92,15 @@ export type LeaverReport = z.infer<(typeof leaverEventDataSchemas)['LeaverReport
 /** The recorded report and the channels it is posted in, from the leaver's stream. */
 export const foldLeaver = (
   events: readonly RecordedEvent[],
-): Readonly<{ report: LeaverReport | null; posted: ReadonlySet<string> }> => {
+): Readonly<{
+  report: LeaverReport | null;
+  posted: ReadonlySet<string>;
+  /** Issue 20: where each channel's part is (its ts), to update it in place. */
+  postedTs: ReadonlyMap<string, string>;
+}> => {
   let report: LeaverReport | null = null;
   const posted = new Set<string>();
+  const postedTs = new Map<string, string>();
   for (const e of events) {
     if (e.kind !== 'event') continue;
     if (e.type === 'LeaverReportPrepared' && report === null) {
@@ -102,8 +108,11 @@ export const foldLeaver = (
       if (parsed.success) report = parsed.data;
     } else if (e.type === 'LeaverReportPosted') {
       const parsed = leaverEventDataSchemas.LeaverReportPosted.safeParse(e.data);
-      if (parsed.success) posted.add(parsed.data.channel);
+      if (parsed.success) {
+        posted.add(parsed.data.channel);
+        postedTs.set(parsed.data.channel, parsed.data.ts);
+      }
     }
   }
-  return { report, posted };
+  return { report, posted, postedTs };
 };

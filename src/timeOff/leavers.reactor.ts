@@ -1,15 +1,19 @@
+import { coverAskStreamId } from '../../machines/timeOff/coverAsk.ts';
 import { employeeById } from '../../machines/timeOff/directory.ts';
 import { TIME_OFF_DIRECTORY_STREAM } from '../../machines/timeOff/streams.ts';
 import { ConcurrencyError, hasCode } from '../core/errors.ts';
 import { uuidv5 } from '../core/ids.ts';
-import type { JsonObject } from '../core/messages.ts';
+import type { Command, CommandMetadata, JsonObject } from '../core/messages.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { OnCallShift, PortDirectory, RotaRef } from '../lifecycles/ports.ts';
+import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
 import type { ProcessorLogger } from '../processors/ports.ts';
-import type { Processor } from '../processors/runner.ts';
+import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { NOTICE_METADATA_EVENT_TYPE, type OutboxLedger, type SlackOutbox } from '../slack/outbox.ts';
 import { truncate } from '../slack/text.ts';
-import { leaverReportMessage } from './blocks/leaverReport.ts';
+import { type LeaverShiftCovers, leaverReportMessage } from './blocks/leaverReport.ts';
+import { readCoverAsk } from './coverAsk.reactor.ts';
+import { coverAskIdFor, openCoverAskCommand } from './coverAskIds.ts';
 import {
   foldLeaver,
   type LeaverIncident,
@@ -35,6 +39,8 @@ export type LeaversDeps = Readonly<{
   readModel: Pick<TimeOffReadModel, 'catchUp' | 'directory'>;
   /** Posts each channel's part once (recorded as `LeaverReportPosted`). */
   outbox: SlackOutbox;
+  /** Issue 20: opens one cover ask per reported shift (its Cover… button takes it; the first cover wins). */
+  dispatch?: Dispatch;
 }>;
 
 /**
@@ -46,8 +52,8 @@ const leaverReportLedger = (hrId: string): OutboxLedger => {
   return {
     name: `${LEAVERS_PROCESSOR}:${hrId}`,
     async find(ctx, channel) {
-      const { posted } = foldLeaver(await ctx.store.readStream(streamId));
-      return posted.has(channel) ? { key: channel, channel, ts: null } : null;
+      const { posted, postedTs } = foldLeaver(await ctx.store.readStream(streamId));
+      return posted.has(channel) ? { key: channel, channel, ts: postedTs.get(channel) || null } : null;
     },
     async record(ctx, channel, sent) {
       const at = ctx.now().toISOString();
@@ -72,6 +78,81 @@ const readLeaverReport = async (store: EventStore, hrId: string): Promise<Leaver
   foldLeaver(await store.readStream(leaverStreamId(hrId))).report;
 
 const CHANNEL = /^[CG][A-Z0-9]{2,30}$/;
+
+/** Issue 20: the ask of a reported shift (one per shift: every Cover… of it meets there). */
+export const leaverShiftAskId = (hrId: string, shift: LeaverShift): string => {
+  const { index, ...slot } = shift;
+  return coverAskIdFor({ kind: 'leaver', hrId, index }, slot);
+};
+
+/** Who opens a leaver's asks (the report, for the leaver): a system actor. */
+export const LEAVERS_ACTOR = `system:${LEAVERS_PROCESSOR}`;
+
+/**
+ * The ask of a reported shift, always the same content (so opening it again is nothing new): the
+ * reactor opens it with the report; a Cover… form sends it again before taking it, for reports
+ * posted before asks existed. Null when the leaver has no Slack user (no shifts then).
+ */
+export const leaverShiftOpenCommand = (
+  report: LeaverReport,
+  shift: LeaverShift,
+  metadata: CommandMetadata,
+): Command | null => {
+  if (!report.slackUserId) return null;
+  const { index, ...slot } = shift;
+  return openCoverAskCommand(
+    {
+      slot,
+      absent: { slackUserId: report.slackUserId, displayName: report.displayName },
+      asked: [],
+      anyone: true,
+      announce: false,
+      openedBy: report.slackUserId,
+      notify: [],
+      reason: { kind: 'leaver', hrId: report.hrId, index },
+      now: new Date(report.at),
+    },
+    metadata,
+  ).command;
+};
+
+/** Who covers each reported shift (from its ask), for the report's redraw. */
+const coversOf = async (
+  ctx: Pick<ProcessorContext, 'store'>,
+  report: LeaverReport,
+): Promise<LeaverShiftCovers> => {
+  const covers = new Map<number, { cover: string; by: string } | { closed: 'expired' | 'cancelled' }>();
+  for (const shift of report.shifts) {
+    const state = await readCoverAsk(ctx, coverAskStreamId(leaverShiftAskId(report.hrId, shift)));
+    if (state.status === 'taken' && state.taken) {
+      covers.set(shift.index, { cover: state.taken.cover.slackUserId, by: state.taken.by });
+    } else if (state.status === 'expired' || state.status === 'cancelled') {
+      covers.set(shift.index, { closed: state.status });
+    }
+  }
+  return covers;
+};
+
+/** Issue 20: each channel's part of a leaver's report redrawn in place (who covers each shift). */
+export const redrawLeaverReport = async (
+  deps: Readonly<{ outbox: SlackOutbox }>,
+  ctx: ProcessorContext,
+  hrId: string,
+): Promise<void> => {
+  const { report, posted } = foldLeaver(await ctx.store.readStream(leaverStreamId(hrId)));
+  if (!report) return;
+  const covers = await coversOf(ctx, report);
+  const ledger = leaverReportLedger(hrId);
+  for (const part of report.channels) {
+    if (!posted.has(part.channel)) continue;
+    const result = await deps.outbox.update(
+      ctx,
+      { ledger, key: part.channel },
+      leaverReportMessage(report, part, covers),
+    );
+    if (result.outcome === 'gone') ctx.logger.info({ hrId }, 'a leaver report is gone: not redrawn');
+  }
+};
 
 /**
  * The shift a Cover… click (or its form) names, checked against what Switchboard recorded: the
@@ -153,6 +234,23 @@ export const createLeaversReactor = (deps: LeaversDeps): Processor => ({
       log.info('a leaver from more than a week ago: their phone is forgotten, no report is posted');
       return;
     }
+    // Issue 20: one ask per shift, before its Cover… button is posted (the first cover wins there).
+    if (deps.dispatch && report.slackUserId) {
+      for (const shift of report.shifts) {
+        const index = shift.index;
+        const command = leaverShiftOpenCommand(report, shift, {
+          now: ctx.now().toISOString(),
+          commandId: uuidv5(`${LEAVERS_PROCESSOR}:ask:${hrId}:${index}`),
+          actor: LEAVERS_ACTOR,
+          causationId: event.id,
+        });
+        if (!command) continue;
+        const outcome = await dispatchCommand(deps.dispatch, command);
+        if (outcome.outcome === 'rejected')
+          log.warn({ index }, `a leaver shift's ask was refused: ${outcome.message}`);
+      }
+    }
+    const covers = await coversOf(ctx, report);
     const ledger = leaverReportLedger(hrId);
     for (const part of report.channels) {
       if (posted.has(part.channel)) continue;
@@ -160,7 +258,7 @@ export const createLeaversReactor = (deps: LeaversDeps): Processor => ({
         ledger,
         key: part.channel,
         channel: part.channel,
-        message: leaverReportMessage(report, part),
+        message: leaverReportMessage(report, part, covers),
         since: event.recordedAt,
       });
       // Slack refused it for good: thrown, so the processor retries and then parks it, as before.

@@ -1,4 +1,5 @@
 import { COVER_STREAM_PREFIX } from '../../machines/timeOff/cover.ts';
+import { COVER_ASK_STREAM_PREFIX } from '../../machines/timeOff/coverAsk.ts';
 import { HAND_ON_SWEEP_STREAM_PREFIX } from '../../machines/timeOff/handOnSweep.ts';
 import { HR_TIME_OFF_STREAM_PREFIX } from '../../machines/timeOff/hrCalendar.ts';
 import { HR_READ_STREAM_PREFIX } from '../../machines/timeOff/hrReads.ts';
@@ -34,6 +35,21 @@ export const timeOffParkedNotices: ParkedNotices = {
     WHOS_OUT_DAY_STREAM_PREFIX,
   ],
   async noticesFor(parked, ctx) {
+    // Issue 20: a cover ask (`timeoffcoverask-…`, whose prefix begins like a cover's): whoever opened it.
+    if (parked.streamId.startsWith(COVER_ASK_STREAM_PREFIX)) {
+      for (const e of await ctx.store.readStream(parked.streamId)) {
+        const by = (e.data as { openedBy?: unknown }).openedBy;
+        if (e.type === 'CoverAskOpened' && typeof by === 'string' && by !== '') {
+          return [
+            {
+              user: by,
+              text: "Switchboard could not finish asking for cover of an on-call shift; check the incident service's schedule before relying on it.",
+            },
+          ];
+        }
+      }
+      return [];
+    }
     if (parked.streamId.startsWith(COVER_STREAM_PREFIX)) {
       for (const e of await ctx.store.readStream(parked.streamId)) {
         const by = (e.data as { requestedBy?: unknown }).requestedBy;

@@ -1,4 +1,5 @@
 import { timeOffCommandDataSchemas } from '../../machines/timeOff/commands.ts';
+import { coverAskCommandDataSchemas } from '../../machines/timeOff/coverAsk.ts';
 import type { CommandRejectedData } from '../processors/inboxDispatch.reactor.ts';
 import type { SlackReplyMessage } from '../processors/ports.ts';
 import { standingRefusalWords } from './standing.ts';
@@ -16,9 +17,21 @@ const TIME_OFF_COMMANDS: ReadonlySet<string> = new Set([
   ...Object.keys(timeOffCommandDataSchemas),
   // A person's command on a cover (issue 20: the cover's "Can't cover").
   'DeclineCover',
+  // Issue 20: cover asks ("Ben Okafor already covers this shift.").
+  ...Object.keys(coverAskCommandDataSchemas),
 ]);
 
-const NOT_ALLOWED = new Set(['not_approver', 'own_request', 'not_requester', 'self_approval', 'not_cover']);
+const NOT_ALLOWED = new Set([
+  'not_approver',
+  'own_request',
+  'not_requester',
+  'self_approval',
+  'not_asked',
+  'not_actor',
+  'not_opener',
+  'self_cover',
+  'not_cover',
+]);
 const WRONG_MESSAGE = new Set(['other_card']);
 const ENDED = new Set([
   'already_decided',
@@ -28,6 +41,8 @@ const ENDED = new Set([
   'nothing_to_resubmit',
   'cover_withdrawn',
   'cover_over',
+  'already_taken',
+  'over',
 ]);
 
 export const timeOffRejectionText = (r: CommandRejectedData): SlackReplyMessage | undefined => {
@@ -41,6 +56,9 @@ export const timeOffRejectionText = (r: CommandRejectedData): SlackReplyMessage 
     return {
       text: ":mag: That doesn't name a time-off request Switchboard knows, so nothing was changed. `/timeoff status` lists yours.",
     };
+  }
+  if (reason === 'unknown_ask') {
+    return { text: ":mag: That doesn't name a shift Switchboard asked to cover, so nothing was changed." };
   }
   if (r.code !== 'SB_ILLEGAL_STATE') return undefined;
   // Issue 20: overlapping one's own leave, or past days: the days as people read them.

@@ -8,7 +8,9 @@ import { waitFor } from '../support/waitFor.ts';
 import {
   ANA,
   BEN,
+  CHEN,
   DANA,
+  FRANK,
   HR_IDS,
   type JoinsHarness,
   joinsSeed,
@@ -249,6 +251,68 @@ describe('a leaver (HR terminates Ana)', () => {
     await j.advanceTimers(10 * MINUTE);
     expect(j.vonage.phones.calls(PHONES[ANA])).toEqual([]);
     expect(storeBytes(j.dbPath).includes(PHONES[ANA]), 'her digits in the store files').toBe(false);
+  });
+
+  it('issue 20: the same shift covered twice makes one override; the second is refused naming the first; the report says who covers; the form never offers the leaver', async () => {
+    h = await startJoinsHarness();
+    const j = h;
+    j.sim.webApp.terminate(HR_IDS.ana);
+    const payments = await reportIn(j, PAYMENTS_CHANNEL);
+    const value = String(coverButton(payments));
+
+    // Dana and Frank both open the form on the same shift.
+    await j.click(LEAVER_ACTION.cover, DANA, { message: payments, value });
+    const danaForm = await waitFor(() => j.lastView(DANA), { what: "Dana's cover form" });
+    await j.click(LEAVER_ACTION.cover, FRANK, { message: payments, value });
+    await waitFor(() => j.lastView(FRANK), { what: "Frank's cover form" });
+    // The picker offers the schedule's colleagues, never Ana.
+    const offered = JSON.stringify(danaForm);
+    expect(offered).toContain(BEN);
+    expect(offered).not.toContain(`"value":"${ANA}"`);
+    // A forged pick of the leaver is refused by the form.
+    const self = await j.submitView(DANA, {
+      [LEAVER_FIELD.block]: {
+        [LEAVER_FIELD.action]: { type: 'static_select', selected_option: { value: ANA } },
+      },
+    });
+    expect(JSON.stringify(self.body)).toContain('They have left');
+
+    expect(
+      (
+        await j.submitView(DANA, {
+          [LEAVER_FIELD.block]: {
+            [LEAVER_FIELD.action]: { type: 'static_select', selected_option: { value: BEN } },
+          },
+        })
+      ).status,
+    ).toBe(200);
+    await waitFor(
+      () => j.pd.state.schedules.get(PAYMENTS_SCHEDULE)?.overrides.find((o) => o.userId === PD_IDS.ben),
+      { what: 'the override for Ben', timeoutMs: 15_000 },
+    );
+    // Frank covers the same shift with Chen: refused, naming Ben; no second override.
+    await j.submitView(FRANK, {
+      [LEAVER_FIELD.block]: {
+        [LEAVER_FIELD.action]: { type: 'static_select', selected_option: { value: CHEN } },
+      },
+    });
+    const refused = await waitFor(
+      async () =>
+        (await j.sb.store.readStream('inbox-slack')).find(
+          (e) =>
+            e.type === 'CommandRejected' &&
+            (e.data as { actor?: unknown }).actor === FRANK &&
+            (e.data as { details?: { reason?: unknown } }).details?.reason === 'already_taken',
+        ),
+      { what: "Frank's cover refused" },
+    );
+    expect((refused.data as { message?: string }).message).toBe('Ben Okafor already covers this shift.');
+    await j.idle();
+    expect(j.pd.state.schedules.get(PAYMENTS_SCHEDULE)?.overrides.map((o) => o.userId)).toEqual([PD_IDS.ben]);
+    // The report, in place: who covers, and no Cover… button on that shift any more.
+    const now = j.fake.messages(PAYMENTS_CHANNEL).find((m) => m.ts === payments.ts) as FakeMessage;
+    expect(messageText(now)).toContain(`Covered by <@${BEN}> (picked by <@${DANA}>)`);
+    expect(JSON.stringify(now.blocks)).not.toContain(JSON.stringify(value).slice(1, -1));
   });
 
   it('a rota no channel is subscribed to is said in the logs, and nobody is DMed', async () => {

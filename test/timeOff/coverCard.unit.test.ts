@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type CardOnCall, onCallBlocks } from '../../src/timeOff/coverCard.ts';
+import { type CardOnCall, onCallBlocks, uncoveredConfirm } from '../../src/timeOff/coverCard.ts';
 import { parseCoverValue, TIME_OFF_COVER_ACTION } from '../../src/timeOff/coverIds.ts';
 
 const ID = '7d3c2a10-5b6e-4f8a-9c1d-2e3f4a5b6c7d';
@@ -55,7 +55,14 @@ describe('the approval card’s on-call section', () => {
   it('lists the shift in the approver’s zone and offers the top colleague, the others and anyone else', () => {
     const blocks = onCallBlocks(ID, '<@U0ANA>', onCall(), true);
     expect(text(blocks)).toContain('Mon 30 Nov 08:00 – Sat 5 Dec 2026 08:00 GMT+8 (Asia/Singapore)');
-    const [button, select, users] = elements(blocks);
+    const [button, select, ask, users] = elements(blocks);
+    // Issue 20: "Approve and ask for cover" (the ranked colleagues asked by DM), before anyone-else.
+    expect(ask).toMatchObject({
+      type: 'button',
+      action_id: TIME_OFF_COVER_ACTION.approveAsk,
+      text: { text: 'Approve and ask for cover' },
+      value: ID,
+    });
     expect(button).toMatchObject({
       type: 'button',
       action_id: TIME_OFF_COVER_ACTION.approveCover,
@@ -92,6 +99,16 @@ describe('the approval card’s on-call section', () => {
     expect(elements(noSchedule)).toEqual([]);
     expect(text(noSchedule)).toContain('no override can cover that');
     expect(onCallBlocks(ID, 'Ana', null, true)).toEqual([]);
+  });
+
+  it('issue 20: plain Approve over an uncovered shift confirms first, naming it in the approver’s zone', () => {
+    expect(uncoveredConfirm(onCall())).toEqual({
+      title: 'Approve with no cover?',
+      text: "They are on call: Payments primary, Mon 30 Nov 08:00 – Sat 5 Dec 2026 08:00 GMT+8 (Asia/Singapore). Nobody covers it: the schedule's channel is asked to.",
+    });
+    const c = onCall();
+    expect(uncoveredConfirm({ ...c, conflicts: c.conflicts && { ...c.conflicts, shifts: [] } })).toBeNull();
+    expect(uncoveredConfirm(null)).toBeNull();
   });
 
   it('says when the service’s answer stops short of the request', () => {

@@ -61,6 +61,22 @@ const approveWith = (slackUserId: string | null, actor = DANA.slackUserId): Time
   metadata: meta('c-approve', actor),
 });
 
+describe('issue 20: Approve and ask for cover', () => {
+  it('records askForCover on the approval (a cover picked wins over it); plain Approve records neither', () => {
+    const ask: TimeOffCommand = {
+      type: 'ApproveTimeOff',
+      data: { timeOffId: ID, card: null, askForCover: true },
+      metadata: meta('c-approve', DANA.slackUserId),
+    };
+    const [approved] = spec.given([requested, checked]).when(ask).events().events;
+    expect(approved?.type).toBe('TimeOffApproved');
+    expect(approved?.data).toMatchObject({ askForCover: true });
+    expect(approved?.data).not.toHaveProperty('cover');
+    const [plain] = spec.given([requested, checked]).when(approveWith(null)).events().events;
+    expect(plain?.data).not.toHaveProperty('askForCover');
+  });
+});
+
 describe('on-call conflicts on a time-off request', () => {
   it('asks one lookup per version of the request and records its answer once', () => {
     const state = spec.given([requested]).when(record()).then([checked]);

@@ -30,6 +30,8 @@ export const INCIDENT_USAGE = {
 export type IncidentSubcommand = keyof typeof INCIDENT_USAGE;
 
 export const ONCALL_USAGE = '/oncall [service, schedule or @user]';
+/** Issue 20: the on-call person asks colleagues to cover their own shifts (no time off). */
+export const ONCALL_COVER_USAGE = '/oncall cover [YYYY-MM-DD [to YYYY-MM-DD]]';
 
 const lines = (entries: readonly (readonly [string, string])[]): string =>
   // `<service>` must be escaped, or Slack reads it as a link (even inside backticks).
@@ -78,7 +80,15 @@ export const incidentHelp = (): SlackMessage => {
     },
     {
       type: 'section',
-      text: mrkdwn(lines([[ONCALL_USAGE, 'who is on call now and next']])),
+      text: mrkdwn(
+        lines([
+          [ONCALL_USAGE, 'who is on call now and next'],
+          [
+            ONCALL_COVER_USAGE,
+            'ask colleagues to cover your shifts on those days (none: your next shift); the first to accept gets the override',
+          ],
+        ]),
+      ),
     },
     {
       type: 'context',

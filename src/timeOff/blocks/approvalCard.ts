@@ -1,3 +1,4 @@
+import type { types } from '@slack/bolt';
 import {
   escapeMrkdwn,
   type KnownBlock,
@@ -8,7 +9,7 @@ import {
   truncate,
 } from '../../slack/blocks/format.ts';
 import { slackDate } from '../../slack/time.ts';
-import { type CardOnCall, onCallBlocks } from '../coverCard.ts';
+import { type CardOnCall, onCallBlocks, uncoveredConfirm } from '../coverCard.ts';
 import { requestIdText, TIME_OFF_ACTION, timeOffActionsBlockId, timeOffButton } from './timeOffIds.ts';
 import { formatRange, formatWorkingDays, personText, type TimeOffView } from './timeOffView.ts';
 
@@ -82,6 +83,20 @@ export const decisionLine = (view: TimeOffView): string | null => {
   }
 };
 
+const approveConfirm = (onCall: CardOnCall | null): Partial<types.Button> => {
+  const c = uncoveredConfirm(onCall);
+  return c
+    ? {
+        confirm: {
+          title: plain(c.title),
+          text: plain(c.text),
+          confirm: plain('Approve; ask the channel'),
+          deny: plain('Back'),
+        },
+      }
+    : {};
+};
+
 /**
  * The approver's DM: who, what, when, working days, the balance after this request and who else
  * in the requester's team is out then, with Approve / Deny / Deny with reason while undecided (each
@@ -140,7 +155,11 @@ export const approvalCard = (view: TimeOffView, extras: ApprovalCardExtras): Sla
       type: 'actions',
       block_id: timeOffActionsBlockId(view.timeOffId),
       elements: [
-        timeOffButton('Approve', TIME_OFF_ACTION.approve, view.timeOffId, { style: 'primary' }),
+        timeOffButton('Approve', TIME_OFF_ACTION.approve, view.timeOffId, {
+          style: 'primary',
+          // Issue 20: approving over an uncovered shift asks first, naming it.
+          ...approveConfirm(extras.onCall ?? null),
+        }),
         timeOffButton('Deny', TIME_OFF_ACTION.deny, view.timeOffId, {
           style: 'danger',
           confirm: {

@@ -5,6 +5,7 @@ import {
   mrkdwn,
   plain,
   type SlackMessage,
+  truncate,
 } from '../../slack/blocks/format.ts';
 import { slackDate } from '../../slack/time.ts';
 import type { LeaverReport, LeaverShift } from '../leavers.events.ts';
@@ -52,9 +53,16 @@ export const readCoverButtonValue = (value: unknown): { hrId: unknown; index: un
 };
 
 /** The report as one channel sees it: only its shifts and policies. */
+/** Issue 20: who covers a reported shift (its ask was taken), by index; shown instead of its Cover… button. */
+export type LeaverShiftCovers = ReadonlyMap<
+  number,
+  Readonly<{ cover: string; by: string } | { closed: 'expired' | 'cancelled' }>
+>;
+
 export const leaverReportMessage = (
   report: LeaverReport,
   part: Readonly<{ shifts: readonly number[]; policies: readonly string[]; incidents?: readonly number[] }>,
+  covers: LeaverShiftCovers = new Map(),
 ): SlackMessage => {
   const who = report.slackUserId ? `<@${report.slackUserId}>` : escapeMrkdwn(report.displayName);
   const name = escapeMrkdwn(report.displayName || report.hrId);
@@ -68,16 +76,30 @@ export const leaverReportMessage = (
     blocks.push({ type: 'section', text: mrkdwn(title) });
     lines.push(title);
     for (const s of shifts) {
-      blocks.push({
-        type: 'section',
-        text: mrkdwn(`• ${shiftLine(s)}`),
-        accessory: {
-          type: 'button',
-          action_id: LEAVER_ACTION.cover,
-          text: plain('Cover…'),
-          value: coverButtonValue(report.hrId, s.index),
-        },
-      });
+      const covered = covers.get(s.index);
+      if (covered && 'cover' in covered) {
+        const by = covered.by === covered.cover ? '' : ` (picked by <@${covered.by}>)`;
+        blocks.push({
+          type: 'section',
+          text: mrkdwn(`• ${shiftLine(s)}\n:white_check_mark: Covered by <@${covered.cover}>${by}.`),
+        });
+      } else if (covered) {
+        blocks.push({
+          type: 'section',
+          text: mrkdwn(`• ${shiftLine(s)}\n:warning: Nobody covered it before it started.`),
+        });
+      } else {
+        blocks.push({
+          type: 'section',
+          text: mrkdwn(`• ${shiftLine(s)}`),
+          accessory: {
+            type: 'button',
+            action_id: LEAVER_ACTION.cover,
+            text: plain('Cover…'),
+            value: coverButtonValue(report.hrId, s.index),
+          },
+        });
+      }
       lines.push(`• ${s.scheduleName ?? s.scheduleId}: ${utcText(s.start)} → ${utcText(s.end)}`);
     }
   }
@@ -104,7 +126,16 @@ export const leaverReportMessage = (
 };
 
 /** The cover form: who covers the shift. `private_metadata` names the report and the shift. */
-export const leaverCoverModal = (report: LeaverReport, shift: LeaverShift, channel: string): ModalView => ({
+export const leaverCoverModal = (
+  report: LeaverReport,
+  shift: LeaverShift,
+  channel: string,
+  /**
+   * Issue 20: who may be picked (the schedule's colleagues, never the leaver nor anyone who left):
+   * a select of them; none known: a users_select (the form still refuses the leaver).
+   */
+  colleagues: readonly Readonly<{ slackUserId: string; displayName: string }>[] = [],
+): ModalView => ({
   type: 'modal',
   callback_id: LEAVER_VIEW.cover,
   title: plain('Cover a shift'),
@@ -122,7 +153,18 @@ export const leaverCoverModal = (report: LeaverReport, shift: LeaverShift, chann
       type: 'input',
       block_id: LEAVER_FIELD.block,
       label: plain('Covered by'),
-      element: { type: 'users_select', action_id: LEAVER_FIELD.action, placeholder: plain('Pick someone') },
+      element:
+        colleagues.length > 0
+          ? {
+              type: 'static_select',
+              action_id: LEAVER_FIELD.action,
+              placeholder: plain('Pick someone'),
+              options: colleagues.slice(0, 100).map((c) => ({
+                text: plain(truncate(c.displayName || c.slackUserId, 75)),
+                value: c.slackUserId,
+              })),
+            }
+          : { type: 'users_select', action_id: LEAVER_FIELD.action, placeholder: plain('Pick someone') },
     },
   ],
 });

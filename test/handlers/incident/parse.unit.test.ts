@@ -58,6 +58,32 @@ describe('parseOnCallText', () => {
     expect(parseOnCallText('Payments Primary')).toEqual({ kind: 'text', text: 'Payments Primary' });
     expect(parseOnCallText('@ana')).toMatchObject({ error: expect.stringContaining('not a Slack user') });
   });
+
+  it('issue 20: reads cover (your next shift), one day, a range; refuses what is not a day, escaped', () => {
+    expect(parseOnCallText('cover')).toEqual({ kind: 'cover', from: null, to: null });
+    expect(parseOnCallText('Cover 2026-11-30')).toEqual({
+      kind: 'cover',
+      from: '2026-11-30',
+      to: '2026-11-30',
+    });
+    expect(parseOnCallText('cover 2026-11-30 to 2026-12-04')).toEqual({
+      kind: 'cover',
+      from: '2026-11-30',
+      to: '2026-12-04',
+    });
+    expect(parseOnCallText('cover 2026-02-30')).toMatchObject({
+      error: expect.stringContaining('not a day'),
+    });
+    expect(parseOnCallText('cover <!here>')).toMatchObject({
+      error: expect.stringContaining('&lt;!here&gt;'),
+    });
+    expect(parseOnCallText('cover 2026-12-04 to 2026-11-30')).toMatchObject({
+      error: 'The last day is before the first.',
+    });
+    expect(parseOnCallText('cover 2026-11-30 until 2026-12-04')).toMatchObject({
+      usage: '/oncall cover [YYYY-MM-DD [to YYYY-MM-DD]]',
+    });
+  });
 });
 
 describe('the trigger example (issue 9 item 10)', () => {
