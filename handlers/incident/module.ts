@@ -248,7 +248,7 @@ const createIncidents = (
         slackUserOf: readModels.slackUserOf,
       }),
       // Issue 22 items 2 and 3: the card's thread tells the story; status updates and their reminders.
-      createIncidentThreadReactor({ outbox: deps.outbox }),
+      createIncidentThreadReactor({ outbox: deps.outbox, clock }),
       createIncidentStatusUpdatesReactor({
         outbox: deps.outbox,
         reminderMinutes: config.updateReminderMinutes,

@@ -1,3 +1,4 @@
+import type { Clock } from '../core/clock.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { truncate } from '../slack/blocks/format.ts';
 import { noticeLedger, type SlackOutbox } from '../slack/outbox.ts';
@@ -17,7 +18,10 @@ import { foldIncidentHistory } from './incidentState.ts';
  * person's refused input, and notes added from the thread itself (they are already there).
  *
  * Entries are posted in stream order, catching up on every event of the incident: what happened
- * before the card was posted goes out once the card is there.
+ * before the card was posted goes out once the card is there. A line recorded more than
+ * `THREAD_LATE_MS` (an hour) before the processor reaches it is not posted: the thread is the
+ * live story, and a store from before this processor (an upgrade), or a long outage, must not
+ * flood old threads with history. The timeline (`/incident timeline`) keeps every line.
  */
 export const INCIDENT_THREAD_PROCESSOR = 'incident-thread';
 export const INCIDENT_THREAD_STREAM_PREFIX = 'incidentThread-';
@@ -41,8 +45,14 @@ const inThread = (e: TimelineEntry): boolean =>
 /** Keys known to be posted in this process (skips re-reading the ledger for each old entry). */
 const KNOWN_LIMIT = 20_000;
 
-export const createIncidentThreadReactor = (options: Readonly<{ outbox: SlackOutbox }>): Processor => {
-  const { outbox } = options;
+/** How late a story line may still be posted in the thread. */
+export const THREAD_LATE_MS = 60 * 60_000;
+
+export const createIncidentThreadReactor = (
+  options: Readonly<{ outbox: SlackOutbox; clock: Clock; lateMs?: number }>,
+): Processor => {
+  const { outbox, clock } = options;
+  const lateMs = options.lateMs ?? THREAD_LATE_MS;
   const known = new Set<string>();
   const remember = (key: string) => {
     known.add(key);
@@ -53,7 +63,14 @@ export const createIncidentThreadReactor = (options: Readonly<{ outbox: SlackOut
     const history = await ctx.store.readStream(streamId);
     const card = foldIncidentHistory(history).context.cards.find((c) => !c.channel.startsWith('D'));
     if (!card) return;
-    const entries = toTimelineEntries(history.filter((m) => m.revision <= upTo)).filter(inThread);
+    const oldest = clock.now().getTime() - lateMs;
+    const recent = new Set(
+      history.filter((m) => m.revision <= upTo && m.recordedAt.getTime() >= oldest).map((m) => m.revision),
+    );
+    if (recent.size === 0) return;
+    const entries = toTimelineEntries(history.filter((m) => m.revision <= upTo)).filter(
+      (e) => inThread(e) && recent.has(e.revision),
+    );
     for (const entry of entries) {
       const key = threadReplyKey(streamId, entry.revision);
       if (known.has(key)) continue;

@@ -10,7 +10,6 @@ import {
   urlVariable,
   withoutSlash,
 } from '../lifecycles/config.ts';
-import { DEFAULT_PAST_POLICIES } from './standing.ts';
 
 /** The time-off lifecycle's configuration: the HR people service (HiBob-shaped). */
 export type TimeOffConfig = Readonly<{
@@ -67,6 +66,9 @@ export type WhosOutDailyConfig = Readonly<{
    */
   shownKinds: readonly string[];
 }>;
+
+/** The policy types recorded after the fact unless TIME_OFF_PAST_POLICIES says otherwise. */
+export const DEFAULT_PAST_POLICIES: readonly string[] = ['Sick'];
 
 const datesOf = (raw: string): string[] =>
   raw

@@ -60,9 +60,6 @@ export const calendarDayOf = (
   firstDayEndsAt: localInstant(addDays(ask.startDate, 1), 0, zone).toISOString(),
 });
 
-/** Policies recorded after the fact when none are configured (TIME_OFF_PAST_POLICIES). */
-export const DEFAULT_PAST_POLICIES: readonly string[] = ['Sick'];
-
 /** Whether a policy may be recorded for past days (names compared without case). */
 export const pastAllowedFor = (policyType: string, pastPolicies: readonly string[]): boolean =>
   pastPolicies.some((p) => p.trim().toLowerCase() === policyType.trim().toLowerCase());

@@ -14,8 +14,9 @@ describe('the joins harness', () => {
     const { monday, nextMonday, from, to } = h.nextWeek();
     expect([from, to]).toEqual(['2026-11-30', '2026-12-04']);
     const now = await h.oncall('Payments API');
+    // Ben is named as Slack shows him (a mention: the leave check resolved him, issue 20).
     expect(now).toContain(
-      `Level 1: Ben Okafor (Payments primary) until <!date^${Date.parse('2026-11-30T00:00:00Z') / 1000}^{date_short_pretty} at {time}|Nov 30, 00:00 UTC> · next: Ana Silva`,
+      `Level 1: <@U0BEN> (Payments primary) until <!date^${Date.parse('2026-11-30T00:00:00Z') / 1000}^{date_short_pretty} at {time}|Nov 30, 00:00 UTC> · next: Ana Silva`,
     );
     const ana = await h.sb.lifecycle('incidents')?.pagerduty.listOnCalls({
       since: monday.toISOString(),
