@@ -18,7 +18,7 @@ import { foldIncidentHistory } from './incidentState.ts';
  * person's refused input, and notes added from the thread itself (they are already there).
  *
  * Entries are posted in stream order, catching up on every event of the incident: what happened
- * before the card was posted goes out once the card is there. A line recorded more than
+ * before the card was posted goes out once the card is there. A line whose time is more than
  * `THREAD_LATE_MS` (an hour) before the processor reaches it is not posted: the thread is the
  * live story, and a store from before this processor (an upgrade), or a long outage, must not
  * flood old threads with history. The timeline (`/incident timeline`) keeps every line.
@@ -64,12 +64,9 @@ export const createIncidentThreadReactor = (
     const card = foldIncidentHistory(history).context.cards.find((c) => !c.channel.startsWith('D'));
     if (!card) return;
     const oldest = clock.now().getTime() - lateMs;
-    const recent = new Set(
-      history.filter((m) => m.revision <= upTo && m.recordedAt.getTime() >= oldest).map((m) => m.revision),
-    );
-    if (recent.size === 0) return;
+    // The entry's own time (the app's clock, as the timeline shows it), never the store's.
     const entries = toTimelineEntries(history.filter((m) => m.revision <= upTo)).filter(
-      (e) => inThread(e) && recent.has(e.revision),
+      (e) => inThread(e) && Date.parse(e.at) >= oldest,
     );
     for (const entry of entries) {
       const key = threadReplyKey(streamId, entry.revision);
