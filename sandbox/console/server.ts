@@ -189,6 +189,8 @@ export const messageJson = (m: FakeMessage) => ({
   ts: m.ts,
   user: m.user,
   botId: m.bot_id,
+  /** A reply's parent (Slack's `thread_ts`); null for a message in the channel itself. */
+  threadTs: m.thread_ts !== undefined && m.thread_ts !== m.ts ? m.thread_ts : null,
   text: m.text,
   blocks: m.blocks ?? null,
   edits: m.edits,

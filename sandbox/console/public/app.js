@@ -14,6 +14,8 @@ const S = {
   view: { kind: 'channel', id: '' },
   unread: new Set(),
   dismissed: new Set(),
+  /** Threads opened (`channel:ts`), kept open across live re-renders. */
+  openThreads: new Set(),
   modal: null,
   modalErrors: {},
   panel: 'pagerduty',
@@ -162,21 +164,40 @@ const messageHtml = (m, ephemeral) => {
   const only = ephemeral
     ? `<div class="only-you"><span aria-hidden="true">👁</span> Only visible to you <button type="button" class="linklike" data-dismiss="${escapeHtml(m.ts)}">Dismiss</button></div>`
     : '';
-  const kind = ephemeral ? 'ephemeral' : 'message';
+  const reply = !ephemeral && Boolean(m.threadTs);
+  const kind = ephemeral ? 'ephemeral' : reply ? 'reply' : 'message';
   const accent = accentOf(m);
-  return `<article class="msg${ephemeral ? ' ephemeral' : ''}" data-surface-kind="${kind}" data-channel="${escapeHtml(m.channel)}" data-ts="${escapeHtml(m.ts)}">
+  return `<article class="msg${ephemeral ? ' ephemeral' : ''}${reply ? ' thread-reply' : ''}" data-surface-kind="${kind}" data-channel="${escapeHtml(m.channel)}" data-ts="${escapeHtml(m.ts)}">
     ${avatar}
     <div class="msg-main">
       ${only}
       <div class="msg-meta"><span class="author">${escapeHtml(author)}</span>${badge}<time>${timeOfTs(m.ts)}</time>${edited}</div>
       <div class="msg-body${accent ? ` accent-${accent}` : ''}">${renderMessageBody(m, ctx())}</div>
+      ${reply || ephemeral ? '' : threadHtml(m)}
     </div>
   </article>`;
 };
 
+/** A thread's replies under their parent, folded like Slack's "N replies" (open ones stay open). */
+const threadHtml = (parent) => {
+  const replies = (S.data?.messages[parent.channel] ?? []).filter(
+    (r) => r.threadTs === parent.ts && !r.deleted,
+  );
+  if (replies.length === 0) return '';
+  const open = S.openThreads.has(`${parent.channel}:${parent.ts}`) ? ' open' : '';
+  const n = replies.length;
+  return `<details class="thread" data-thread="${escapeHtml(parent.ts)}"${open}>
+    <summary>${n} ${n === 1 ? 'reply' : 'replies'}</summary>
+    ${replies.map((r) => messageHtml(r, false)).join('')}
+  </details>`;
+};
+
 const timeline = (channel) => {
   const d = S.data;
-  const msgs = (d.messages[channel] ?? []).filter((m) => !m.deleted).map((m) => ({ m, eph: false }));
+  // Replies are shown in their parent's thread, not in the channel (as in Slack).
+  const msgs = (d.messages[channel] ?? [])
+    .filter((m) => !m.deleted && !m.threadTs)
+    .map((m) => ({ m, eph: false }));
   const eph = d.ephemerals
     .filter((e) => e.channel === channel && !S.dismissed.has(e.ts) && (e.text || e.blocks))
     .map((m) => ({ m, eph: true }));
@@ -231,6 +252,13 @@ const upsertMessage = (change, m) => {
     return;
   }
   const box = $('messages');
+  if (m.threadTs) {
+    // A reply: its parent is drawn again with its thread.
+    const parent = list.find((x) => x.ts === m.threadTs);
+    const at = box.querySelector(`.msg[data-surface-kind="message"][data-ts="${CSS.escape(m.threadTs)}"]`);
+    if (parent && at) at.outerHTML = messageHtml(parent, false);
+    return;
+  }
   const el = box.querySelector(`.msg[data-surface-kind="message"][data-ts="${CSS.escape(m.ts)}"]`);
   if (m.deleted) {
     el?.remove();
@@ -359,6 +387,20 @@ const sendAction = async (control, value) => {
     if (control.dataset.type === 'overflow' && control.isConnected) control.selectedIndex = 0;
   }
 };
+
+// A thread opened or folded stays so when its parent is drawn again.
+document.addEventListener(
+  'toggle',
+  (ev) => {
+    const d = ev.target;
+    if (!(d instanceof HTMLDetailsElement) || !d.classList.contains('thread')) return;
+    const host = d.closest('.msg');
+    const key = `${host?.dataset.channel}:${d.dataset.thread}`;
+    if (d.open) S.openThreads.add(key);
+    else S.openThreads.delete(key);
+  },
+  true,
+);
 
 document.addEventListener('click', (ev) => {
   const t = ev.target;
