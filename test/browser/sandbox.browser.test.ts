@@ -92,6 +92,20 @@ describe('the sandbox console', () => {
     expect(await card.textContent()).toContain('(edited)');
     await card.scrollIntoViewIfNeeded();
     await browser.screenshot('sandbox-05-card-acknowledged');
+    // The card's thread tells the story (issue 22), folded under it as in Slack.
+    const thread = card.locator('details.thread');
+    await expect
+      .poll(async () => (await thread.locator('summary').textContent()) ?? '', { timeout: 15_000 })
+      .toMatch(/\d+ repl/);
+    await thread.locator('summary').click();
+    await expect
+      .poll(
+        async () => (await thread.locator('.msg[data-surface-kind="reply"]').allTextContents()).join('\n'),
+        {
+          timeout: 15_000,
+        },
+      )
+      .toContain('Acknowledged');
 
     await page.getByRole('tab', { name: 'Event store' }).click();
     await page.getByRole('button', { name: 'Live tail' }).click();
