@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { shortTimeOffId } from '../../src/timeOff/blocks/timeOffIds.ts';
+import { shortTimeOffId, TIME_OFF_ACTION } from '../../src/timeOff/blocks/timeOffIds.ts';
 import { waitFor } from '../support/waitFor.ts';
 import {
   ANA,
   BEN,
   CHEN,
+  DANA,
   HR_IDS,
   type JoinsHarness,
   joinsSeed,
@@ -154,6 +155,28 @@ describe('sick today while on call (issue 20)', () => {
       { what: '#payments told', timeoutMs: 15_000 },
     );
     expect(j.pd.requestsFor('deleteScheduleOverride')).toHaveLength(1);
+  });
+
+  it('the sick leave denied withdraws its cover too', async () => {
+    h = await startJoinsHarness({ seed: anaFree });
+    const j = h;
+    await j.timeoff('sick today', BEN);
+    const overrides = () => j.pd.state.schedules.get(PAYMENTS_SCHEDULE)?.overrides ?? [];
+    await waitFor(() => overrides().length > 0 || undefined, { what: 'the override', timeoutMs: 15_000 });
+    const [id] = await j.requestIds(BEN);
+    await j.click(TIME_OFF_ACTION.deny, DANA);
+    await waitFor(async () => (await j.types(id!)).includes('TimeOffDenied') || undefined, {
+      what: 'the leave denied',
+      timeoutMs: 15_000,
+    });
+    await waitFor(() => j.pd.requestsFor('deleteScheduleOverride').length > 0 || undefined, {
+      what: 'the override removed',
+      timeoutMs: 15_000,
+    });
+    await waitFor(
+      () => j.dms(ANA).find((m) => /You no longer cover .*the sick leave was denied/.test(messageText(m))),
+      { what: 'Ana told she no longer covers', timeoutMs: 15_000 },
+    );
   });
 
   it('same-day sick leave entered in HR’s web app covers the rest of the shift too, once, and cancelling it there withdraws the cover', async () => {
