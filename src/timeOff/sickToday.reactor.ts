@@ -1,6 +1,11 @@
+import { coverStreamId } from '../../machines/timeOff/cover.ts';
 import { timeOffDecider, timeOffPhaseOf } from '../../machines/timeOff/decider.ts';
 import type { ConflictShift, CoverCandidate } from '../../machines/timeOff/events.ts';
-import { HR_TIME_OFF_STREAM_PREFIX, hrTimeOffEntrySchema } from '../../machines/timeOff/hrCalendar.ts';
+import {
+  HR_TIME_OFF_STREAM_PREFIX,
+  hrRequestIdOfStream,
+  hrTimeOffEntrySchema,
+} from '../../machines/timeOff/hrCalendar.ts';
 import { requestIdOfStream, TIME_OFF_STREAM_PREFIX } from '../../machines/timeOff/streams.ts';
 import { foldHistory } from '../application/fold.ts';
 import { hasCode } from '../core/errors.ts';
@@ -46,8 +51,14 @@ import { pastAllowedFor } from './standing.ts';
  * Sick leave entered in HR's web app (`HrTimeOffRecorded`, not one of Switchboard's requests) does
  * the same, its shifts and colleagues looked up here (once per HR request and day).
  *
+ * The leave cancelled (by the requester, in HR, or declined there) or denied: its sick-today cover
+ * is withdrawn (`WithdrawCover`, as cancelled covered leave's is: src/timeOff/cover.reactor.ts
+ * removes the overrides, redraws the colleague's DM and tells the channels). The cover's id is
+ * found again from the request: one per `TimeOffConflictsChecked` of the request, one per day of an
+ * HR entry (`hr:<id>:<day>`); only a cover stream that exists is withdrawn.
+ *
  * Not done: an SMS to the colleague (the pager port pages about incidents; no port sends a person
- * a plain text), and withdrawing the cover when the leave is cancelled or denied.
+ * a plain text).
  *
  * Everything is keyed on the checked event (cover id, reassign ids, outbox keys), so a redelivery
  * or a restart repeats nothing. Nobody to cover (no ranked colleague): the requester is told to
@@ -77,7 +88,78 @@ export type SickTodayOptions = Readonly<{
 
 const ENDED = new Set(['denied', 'expired', 'cancelled', 'cancelling']);
 
+/** Why the sick-today cover is withdrawn (shown to the colleague and whoever asked). */
+const WITHDRAWN_BECAUSE: Readonly<Record<string, string>> = {
+  requester: 'the requester cancelled the sick leave',
+  hr: 'the sick leave was cancelled in HR',
+  left: 'the requester left, and their sick leave was cancelled',
+  denied: 'the sick leave was denied',
+};
+
+/** The most days of an HR entry searched for its covers (one a day, from its first day). */
+const MAX_HR_DAYS = 62;
+
+/** The sick-today cover's id: deterministic from what caused it (the checked event, or the HR entry and day). */
+const coverIdOfKey = (key: string): string => uuidv5(`${TIME_OFF_SICK_TODAY_PROCESSOR}:${key}`);
+
 export const createSickTodayReactor = (options: SickTodayOptions): Processor => {
+  /** Withdraws each of these covers that exists (a redelivery withdraws nothing twice: the decider says nothing). */
+  const withdraw = async (
+    ctx: ProcessorContext,
+    cause: RecordedEvent,
+    coverIds: readonly string[],
+    reason: string,
+  ) => {
+    for (const coverId of new Set(coverIds)) {
+      if ((await ctx.store.readStream(coverStreamId(coverId))).length === 0) continue;
+      const outcome = await dispatchCommand(options.dispatch, {
+        type: 'WithdrawCover',
+        data: { coverId, reason },
+        metadata: {
+          now: ctx.now().toISOString(),
+          commandId: uuidv5(`${TIME_OFF_SICK_TODAY_PROCESSOR}:withdraw:${cause.id}:${coverId}`),
+          actor: ACTOR,
+          causationId: cause.id,
+        },
+      });
+      if (outcome.outcome === 'rejected') {
+        ctx.logger.warn(
+          { code: outcome.code },
+          `sick today: the cover was not withdrawn: ${outcome.message}`,
+        );
+      }
+    }
+  };
+
+  /** Switchboard's request cancelled or denied: the covers of each of its on-call lookups. */
+  const onEnded = async (event: RecordedEvent, ctx: ProcessorContext) => {
+    const history = await ctx.store.readStream(event.streamId);
+    const coverIds = history
+      .filter((m) => m.kind === 'event' && m.type === 'TimeOffConflictsChecked')
+      .map((m) => coverIdOfKey(m.id));
+    const by = event.type === 'TimeOffDenied' ? 'denied' : String((event.data as { by?: unknown }).by);
+    await withdraw(ctx, event, coverIds, WITHDRAWN_BECAUSE[by] ?? 'the sick leave was cancelled');
+  };
+
+  /** An HR entry cancelled (or declined, or deleted) in HR: its covers, one per day of the entry. */
+  const onHrCancelled = async (event: RecordedEvent, ctx: ProcessorContext) => {
+    const hrRequestId = hrRequestIdOfStream(event.streamId);
+    if (hrRequestId === null) return;
+    const entries = (await ctx.store.readStream(event.streamId))
+      .filter((m) => m.kind === 'event' && m.type === 'HrTimeOffRecorded')
+      .map((m) => hrTimeOffEntrySchema.safeParse(m.data))
+      .flatMap((p) => (p.success ? [p.data] : []));
+    const coverIds: string[] = [];
+    for (const entry of entries) {
+      if (!pastAllowedFor(entry.policyType, options.pastPolicies)) continue;
+      for (let day = entry.startDate, n = 0; day <= entry.endDate && n < MAX_HR_DAYS; n++) {
+        coverIds.push(coverIdOfKey(`hr:${hrRequestId}:${day}`));
+        day = addDays(day, 1);
+      }
+    }
+    await withdraw(ctx, event, coverIds, WITHDRAWN_BECAUSE.hr!);
+  };
+
   const post = async (
     ctx: ProcessorContext,
     key: string,
@@ -171,7 +253,7 @@ export const createSickTodayReactor = (options: SickTodayOptions): Processor => 
         return true;
       });
     if (slots.length === 0) return;
-    const coverId = uuidv5(`${TIME_OFF_SICK_TODAY_PROCESSOR}:${sick.key}`);
+    const coverId = coverIdOfKey(sick.key);
     const absent = sick.absent;
     const colleague = sick.candidates[0];
     if (!colleague) {
@@ -307,10 +389,24 @@ export const createSickTodayReactor = (options: SickTodayOptions): Processor => 
     id: TIME_OFF_SICK_TODAY_PROCESSOR,
     filter: {
       streamPrefixes: [TIME_OFF_STREAM_PREFIX, HR_TIME_OFF_STREAM_PREFIX],
-      eventTypes: ['TimeOffConflictsChecked', 'HrTimeOffRecorded'],
+      eventTypes: [
+        'TimeOffConflictsChecked',
+        'HrTimeOffRecorded',
+        'TimeOffCancelled',
+        'TimeOffDenied',
+        'HrTimeOffCancelled',
+      ],
     },
     async handle(event, ctx) {
       if (event.kind !== 'event') return;
+      if (event.type === 'HrTimeOffCancelled') {
+        await onHrCancelled(event, ctx);
+        return;
+      }
+      if (event.type === 'TimeOffCancelled' || event.type === 'TimeOffDenied') {
+        await onEnded(event, ctx);
+        return;
+      }
       if (event.type === 'HrTimeOffRecorded') {
         await onHrEntry(event, ctx);
         return;

@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { shortTimeOffId, TIME_OFF_ACTION } from '../../src/timeOff/blocks/timeOffIds.ts';
 import { waitFor } from '../support/waitFor.ts';
 import {
   ANA,
   BEN,
   CHEN,
+  DANA,
   HR_IDS,
   type JoinsHarness,
   joinsSeed,
@@ -106,10 +108,81 @@ describe('sick today while on call (issue 20)', () => {
     expect(j.dms(colleague).filter((m) => /off sick today/.test(messageText(m)))).toHaveLength(1);
   });
 
-  it('same-day sick leave entered in HR’s web app covers the rest of the shift too, once', async () => {
+  it('cancelling the sick leave withdraws its cover: the override is removed and the colleague told', async () => {
     h = await startJoinsHarness({ seed: anaFree });
     const j = h;
-    j.sim.webApp.requestTimeOff({
+    await j.timeoff('sick today', BEN);
+    const overrides = () => j.pd.state.schedules.get(PAYMENTS_SCHEDULE)?.overrides ?? [];
+    await waitFor(() => overrides().length > 0 || undefined, { what: 'the override', timeoutMs: 15_000 });
+    await waitFor(() => j.dms(ANA).find((m) => /Can’t cover|off sick today/.test(messageText(m))), {
+      what: 'Ana told she covers',
+      timeoutMs: 15_000,
+    });
+    const [id] = await j.requestIds(BEN);
+
+    const cancelled = await j.timeoff(`cancel ${shortTimeOffId(id!)}`, BEN);
+    expect(cancelled.text).toContain('Cancelling your *Sick* request');
+    await waitFor(
+      async () => {
+        await j.advanceTimers(30_000);
+        return (await j.types(id!)).includes('TimeOffCancelled') || undefined;
+      },
+      { what: 'the leave cancelled', timeoutMs: 30_000 },
+    );
+    // The override is removed in the incident service (it had started: truncated or deleted).
+    await waitFor(() => j.pd.requestsFor('deleteScheduleOverride').length > 0 || undefined, {
+      what: 'the override removed',
+      timeoutMs: 15_000,
+    });
+    await waitFor(() => overrides().every((o) => Date.parse(o.end) <= j.clock.now().getTime()) || undefined, {
+      what: 'no override left for the rest of today',
+      timeoutMs: 15_000,
+    });
+    // Ana is told she no longer covers Ben, and why.
+    await waitFor(
+      () =>
+        j
+          .dms(ANA)
+          .find((m) => /You no longer cover .*the requester cancelled the sick leave/.test(messageText(m))),
+      { what: 'Ana told she no longer covers', timeoutMs: 15_000 },
+    );
+    // #payments is told what was removed.
+    await waitFor(
+      () =>
+        j.fake
+          .messages(PAYMENTS_CHANNEL)
+          .find((m) => /overrides in the incident service/.test(messageText(m))),
+      { what: '#payments told', timeoutMs: 15_000 },
+    );
+    expect(j.pd.requestsFor('deleteScheduleOverride')).toHaveLength(1);
+  });
+
+  it('the sick leave denied withdraws its cover too', async () => {
+    h = await startJoinsHarness({ seed: anaFree });
+    const j = h;
+    await j.timeoff('sick today', BEN);
+    const overrides = () => j.pd.state.schedules.get(PAYMENTS_SCHEDULE)?.overrides ?? [];
+    await waitFor(() => overrides().length > 0 || undefined, { what: 'the override', timeoutMs: 15_000 });
+    const [id] = await j.requestIds(BEN);
+    await j.click(TIME_OFF_ACTION.deny, DANA);
+    await waitFor(async () => (await j.types(id!)).includes('TimeOffDenied') || undefined, {
+      what: 'the leave denied',
+      timeoutMs: 15_000,
+    });
+    await waitFor(() => j.pd.requestsFor('deleteScheduleOverride').length > 0 || undefined, {
+      what: 'the override removed',
+      timeoutMs: 15_000,
+    });
+    await waitFor(
+      () => j.dms(ANA).find((m) => /You no longer cover .*the sick leave was denied/.test(messageText(m))),
+      { what: 'Ana told she no longer covers', timeoutMs: 15_000 },
+    );
+  });
+
+  it('same-day sick leave entered in HR’s web app covers the rest of the shift too, once, and cancelling it there withdraws the cover', async () => {
+    h = await startJoinsHarness({ seed: anaFree });
+    const j = h;
+    const hrRequestId = j.sim.webApp.requestTimeOff({
       employeeId: HR_IDS.ben,
       policyType: 'Sick',
       startDate: '2026-11-23',
@@ -139,6 +212,24 @@ describe('sick today while on call (issue 20)', () => {
     // HR showing it again (the changes poll) covers nothing twice.
     await j.advance(10 * 60_000);
     expect(j.pd.state.schedules.get(PAYMENTS_SCHEDULE)?.overrides).toHaveLength(1);
+
+    // Cancelled in HR's web app: the cover is withdrawn, the override removed and Ana told.
+    j.sim.webApp.cancel(hrRequestId);
+    await waitFor(
+      async () => {
+        await j.advanceTimers(5_000);
+        return j.pd.requestsFor('deleteScheduleOverride').length > 0 || undefined;
+      },
+      { what: 'the override removed', timeoutMs: 30_000 },
+    );
+    await waitFor(
+      () =>
+        j
+          .dms(ANA)
+          .find((m) => /You no longer cover .*the sick leave was cancelled in HR/.test(messageText(m))),
+      { what: 'Ana told she no longer covers', timeoutMs: 15_000 },
+    );
+    expect(j.pd.requestsFor('deleteScheduleOverride')).toHaveLength(1);
   });
 
   it('nobody free to cover: the sick person is told, and nothing is overridden', async () => {
