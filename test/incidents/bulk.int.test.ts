@@ -99,10 +99,15 @@ describe('bulk moves', () => {
   it.each(['first', 'second'] as const)(
     '`ack mine` leaves out an incident resolved in the web app meanwhile (the %s of two): it stays resolved, the other is acknowledged',
     async (which) => {
-      const [a, b] =
-        which === 'first'
-          ? [await h.trigger('resolved meanwhile'), await h.trigger('still open')]
-          : [await h.trigger('still open'), await h.trigger('resolved meanwhile')].reverse();
+      let a: Awaited<ReturnType<IncidentHarness['trigger']>>;
+      let b: typeof a;
+      if (which === 'first') {
+        a = await h.trigger('resolved meanwhile');
+        b = await h.trigger('still open');
+      } else {
+        b = await h.trigger('still open');
+        a = await h.trigger('resolved meanwhile');
+      }
       for (const x of [a, b]) h.sim.webApp.reassign(x.incidentId, [ANA.email], BEN.email);
       for (const x of [a, b]) {
         await waitFor(
