@@ -96,6 +96,8 @@ const REQUEST_EVENT_TYPES = [
 /** How long a bulk call waits for the rest of its chunk to be recorded: 50 polls of 20 ms, at most. */
 const BULK_GATHER_POLLS = 50;
 const BULK_GATHER_POLL_MS = 20;
+/** Incidents a bulk acknowledge reads at once before its PUT (the single acknowledge's check). */
+const BULK_READ_CONCURRENCY = 8;
 
 const data = (d: object, target: Pick<UpstreamCallTarget, 'streamId'>): JsonObject =>
   ({ ...d, streamId: target.streamId }) as unknown as JsonObject;
@@ -192,12 +194,21 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
     return name ? ` by ${name}` : '';
   };
 
+  /** An acknowledge refused because the incident is resolved upstream (sending it would reopen it). */
+  const notAcknowledged = (current: Awaited<ReturnType<typeof pd.getIncident>>): ChatOpsError =>
+    new ChatOpsError(
+      'SB_UPSTREAM_REJECTED',
+      `it was already resolved in the incident service${resolvedBy(current)}, so it was not acknowledged`,
+      { details: { reason: 'already_resolved', retryable: false } },
+    );
+
   /**
    * The first attempt of an acknowledge (resolve) asked for with others at once: one `PUT
    * /incidents` for every request of its chunk still waiting for its first attempt, made as the
    * same user. The requests of a chunk are recorded one after the other, so this waits (briefly,
    * bounded) until all of them are; a member refused by the decider never is, and the wait ends
-   * without it. The others' answers are recorded in their own streams here, so their own events
+   * without it. An acknowledge first reads every member as the single acknowledge does, and leaves
+   * out of the PUT any resolved upstream meanwhile (see below). The others' answers are recorded in their own streams here, so their own events
    * find nothing left to call; a member recorded after the call makes its own. A failed bulk call
    * is this request's failed attempt (retried alone, by the scheduler); the other members are still
    * waiting for their first attempt, and the next of their events calls for them.
@@ -232,11 +243,32 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
     if (!ready.some((m) => m.streamId === target.streamId)) {
       ready.push({ streamId: target.streamId, upstreamId: self, requestId: r.requestId });
     }
-    const updated = await pd.bulkUpdateStatus({
-      from: r.asUser.email,
-      status: action === 'resolve' ? 'resolved' : 'acknowledged',
-      incidentIds: ready.map((m) => m.upstreamId),
-    });
+    // The single acknowledge's check, for every member: acknowledging a resolved incident reopens
+    // it upstream, so one resolved meanwhile (in the web app, its webhook not here yet) is left
+    // out of the PUT. This request is refused as the single acknowledge is; another member stays
+    // waiting for its first attempt, and its own event makes the same check and is refused alike.
+    let selfResolved: Awaited<ReturnType<typeof pd.getIncident>> | null = null;
+    if (action === 'acknowledge') {
+      const resolved = new Set<string>();
+      for (let i = 0; i < ready.length; i += BULK_READ_CONCURRENCY) {
+        await Promise.all(
+          ready.slice(i, i + BULK_READ_CONCURRENCY).map(async (m) => {
+            const current = await pd.getIncident(m.upstreamId);
+            if (current.status !== 'resolved') return;
+            resolved.add(m.streamId);
+            if (m.streamId === target.streamId) selfResolved = current;
+          }),
+        );
+      }
+      ready = ready.filter((m) => !resolved.has(m.streamId));
+    }
+    const updated = ready.length
+      ? await pd.bulkUpdateStatus({
+          from: r.asUser.email,
+          status: action === 'resolve' ? 'resolved' : 'acknowledged',
+          incidentIds: ready.map((m) => m.upstreamId),
+        })
+      : [];
     const byId = new Map(updated.map((i) => [i.id, fromRest(i)]));
     for (const m of ready) {
       if (m.streamId === target.streamId) continue;
@@ -263,6 +295,7 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
         );
       }
     }
+    if (selfResolved) throw notAcknowledged(selfResolved);
     return { incident: byId.get(self) ?? null, noteId: null };
   };
 
@@ -297,13 +330,7 @@ export const createIncidentUpstreamReactor = (options: IncidentUpstreamOptions):
         const id = upstreamIdOf(state);
         // Acknowledging a resolved incident reopens it upstream: never send a late acknowledgement.
         const current = await pd.getIncident(id);
-        if (current.status === 'resolved') {
-          throw new ChatOpsError(
-            'SB_UPSTREAM_REJECTED',
-            `it was already resolved in the incident service${resolvedBy(current)}, so it was not acknowledged`,
-            { details: { reason: 'already_resolved', retryable: false } },
-          );
-        }
+        if (current.status === 'resolved') throw notAcknowledged(current);
         return {
           incident: fromRest(await pd.updateIncident(id, { from, status: 'acknowledged' })),
           noteId: null,

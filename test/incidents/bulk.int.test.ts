@@ -94,6 +94,68 @@ describe('bulk moves', () => {
     const again = await h.slash('ack mine');
     expect(JSON.stringify(again.body)).toContain('Nothing to acknowledge');
   });
+  // Whichever member's event makes the bulk call: the resolved one's own (it is refused, the other
+  // still sent) or the other's (the resolved one left waiting, then refused on its own event).
+  it.each(['first', 'second'] as const)(
+    '`ack mine` leaves out an incident resolved in the web app meanwhile (the %s of two): it stays resolved, the other is acknowledged',
+    async (which) => {
+      let a: Awaited<ReturnType<IncidentHarness['trigger']>>;
+      let b: typeof a;
+      if (which === 'first') {
+        a = await h.trigger('resolved meanwhile');
+        b = await h.trigger('still open');
+      } else {
+        b = await h.trigger('still open');
+        a = await h.trigger('resolved meanwhile');
+      }
+      for (const x of [a, b]) h.sim.webApp.reassign(x.incidentId, [ANA.email], BEN.email);
+      for (const x of [a, b]) {
+        await waitFor(
+          () => (cardText(h.cardOf(OPS, x.number)).includes('*Assigned*\\n<@U0ANA>') ? true : undefined),
+          { what: `#${x.number} assigned to Ana on its card` },
+        );
+      }
+      await h.idle();
+      // Resolved in the web app; its webhook is late, so Switchboard still holds it as triggered.
+      h.sim.webhooks.hold();
+      h.sim.webApp.resolve(a.incidentId, BEN.email);
+      const dmsBefore = h.dms(ANA.slack).length;
+      const before = bulkCalls().length;
+      const res = await h.slash('ack mine');
+      const answer = JSON.stringify(res.body);
+      expect(answer).toContain('Acknowledging 2 incidents');
+      expect(answer).toContain(`#${a.number} resolved meanwhile`);
+      expect(answer).toContain(`#${b.number} still open`);
+      await waitFor(() => (vendorStatus(b.incidentId) === 'acknowledged' ? true : undefined), {
+        what: `#${b.number} acknowledged upstream`,
+      });
+      await waitFor(
+        () =>
+          h
+            .dms(ANA.slack)
+            .slice(dmsBefore)
+            .find((m) => m.text.includes(`#${a.number}`) && m.text.includes('already resolved')),
+        { what: `Ana told #${a.number} was already resolved` },
+      );
+      h.sim.webhooks.release();
+      await h.idle();
+      // The resolved one was never sent upstream again: it was not reopened.
+      expect(vendorStatus(a.incidentId)).toBe('resolved');
+      expect(h.sim.state.incidents.get(a.incidentId)?.reopenedAt ?? null).toBeNull();
+      const sent = bulkCalls()
+        .slice(before)
+        .flatMap((r) => (r.body as { incidents: { id: string }[] }).incidents.map((i) => i.id));
+      expect(sent).toEqual([b.incidentId]);
+      await waitFor(() => (cardText(h.cardOf(OPS, a.number)).includes('Resolved') ? true : undefined), {
+        what: `#${a.number} resolved on its card`,
+      });
+      await waitFor(
+        () => (cardText(h.cardOf(OPS, b.number)).includes('Acknowledged by <@U0ANA>') ? true : undefined),
+        { what: `#${b.number} acknowledged on its card` },
+      );
+    },
+  );
+
   it('the simulator refuses a bulk call over its limit with 413, as the vendor documents', async () => {
     const a = await h.trigger('over the limit one');
     const b = await h.trigger('over the limit two');
