@@ -1,11 +1,16 @@
 import type { AllMiddlewareArgs, App, BlockAction, SlackActionMiddlewareArgs } from '@slack/bolt';
 import { isIncidentStreamId } from '../../machines/incident/streams.ts';
+import { commandMetadata } from '../../src/application/inbox.ts';
 import { ValidationError } from '../../src/core/errors.ts';
 import { addIncidentNoteModal } from '../../src/incidents/blocks/incidentModals.ts';
-import { askCoverModal, parseAskCoverValue } from '../../src/incidents/blocks/myShifts.ts';
+import {
+  askCoverModal,
+  askingForCoverText,
+  parseAskCoverValue,
+} from '../../src/incidents/blocks/myShifts.ts';
 import { slackAssignee } from '../../src/incidents/slackCommands.ts';
 import { slackInputOf } from '../middleware/slackInput.ts';
-import type { IncidentListenerDeps } from './commands.ts';
+import { coverAskAnswerText, type IncidentListenerDeps } from './commands.ts';
 import { INCIDENT_ACTION, streamIdFromActionsBlockId } from './ids.ts';
 import { withChannel } from './modals.ts';
 import { ephemeral, type IncidentCommandRequest, slackCommand } from './reply.ts';
@@ -190,8 +195,12 @@ export const registerIncidentActions = (app: App, deps: IncidentListenerDeps): v
     await a.respond(ephemeral(card ?? 'Nothing to show yet.'));
   });
 
-  // "Ask for cover" on a shift in App Home (issue 20 item 4): how to ask, for that shift's days.
-  // An App Home click has no response_url; the answer is a modal shown to the one who clicked.
+  // "Ask for cover" on a shift in App Home (issue 20 item 4): asks colleagues to cover that shift,
+  // the same ask `/oncall cover` opens (the time-off lifecycle's `coverAsks` port), limited to the
+  // button's instants and to shifts the clicker really has then (the port reads the rota: a forged
+  // or stale value finds none). App Home has no response_url: the answer is a modal, opened at once
+  // and updated with who was asked. The click's input id makes the ask's ids: a redelivered click
+  // opens nothing twice.
   app.action(INCIDENT_ACTION.askCover, async (args) => {
     const a = args as unknown as ActionArgs;
     const input = slackInputOf(a.context);
@@ -201,26 +210,52 @@ export const registerIncidentActions = (app: App, deps: IncidentListenerDeps): v
       ...(value ? {} : { rejection: new ValidationError('ask-for-cover button names no shift') }),
     });
     await a.ack();
-    const view = value
-      ? askCoverModal(value)
-      : {
-          type: 'modal' as const,
-          title: { type: 'plain_text' as const, text: 'Ask for cover' },
-          close: { type: 'plain_text' as const, text: 'OK' },
-          blocks: [
-            {
-              type: 'section' as const,
-              text: {
-                type: 'mrkdwn' as const,
-                text: ":warning: That button doesn't name a shift Switchboard showed you. Open App Home again, or type `/oncall cover &lt;first day&gt; &lt;last day&gt;`.",
-              },
-            },
-          ],
-        };
+    const show = async (text: string): Promise<string | undefined> => {
+      try {
+        return (await openView(a.body.trigger_id, askCoverModal(text))) ?? undefined;
+      } catch (e) {
+        logger.warn({ err: e }, 'could not open the ask-for-cover view');
+        return undefined;
+      }
+    };
+    if (!value) {
+      await show(
+        ":warning: That button doesn't name a shift Switchboard showed you. Open App Home again, or type `/oncall cover &lt;first day&gt; &lt;last day&gt;`.",
+      );
+      return;
+    }
+    const asks = deps.incidents.coverAsks?.();
+    if (!asks) {
+      await show(
+        ':information_source: Asking for cover needs time off switched on in Switchboard. Ask a colleague, then cover the shift in the incident service.',
+      );
+      return;
+    }
+    const viewId = await show(askingForCoverText(value));
+    let text: string;
     try {
-      await openView(a.body.trigger_id, view);
+      const answer = await asks.askForCover({
+        person: { slackUserId: a.body.user.id },
+        from: value.firstDay,
+        to: value.lastDay,
+        window: { start: value.start, end: value.end },
+        requestId: commandMetadata(input, 0).commandId,
+      });
+      text =
+        answer.kind === 'none'
+          ? ":information_source: You aren't on call then any more (the rota changed), so nobody was asked. Open App Home again to see your shifts."
+          : coverAskAnswerText(answer);
     } catch (e) {
-      logger.warn({ err: e }, 'could not open the ask-for-cover view');
+      logger.warn({ err: e }, 'could not ask for cover from App Home');
+      text =
+        ':warning: Switchboard could not ask for cover just now (the incident service did not answer). Try again in a minute, or type `/oncall cover` with the days.';
+    }
+    if (viewId && deps.incidents.updateView) {
+      try {
+        await deps.incidents.updateView(viewId, askCoverModal(text));
+      } catch (e) {
+        logger.warn({ err: e }, 'could not update the ask-for-cover view');
+      }
     }
   });
 };

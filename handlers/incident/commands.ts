@@ -451,24 +451,28 @@ export const registerOnCallCommand = (app: App, deps: IncidentListenerDeps): voi
 
 /** What `/oncall cover` answers (times in the typist's zone; names and schedules escaped). */
 const coverAskReply = (answer: CoverAskAnswer): SlackMessage => {
-  const text =
-    answer.kind === 'problem'
-      ? `:warning: ${answer.text}`
-      : answer.kind === 'none'
-        ? ':white_check_mark: You have no on-call shift to cover then.'
-        : [
-            ':raising_hand: Asked for cover. The first to accept gets the override; you get a DM either way.',
-            ...answer.shifts.map(
-              (s) =>
-                `• *${escapeMrkdwn(s.scheduleName)}*, ${formatInZone(s.start, answer.tz)} → ${formatInZone(s.end, answer.tz)}: ${
-                  s.asked.length > 0
-                    ? `asked ${s.asked.map((n) => escapeMrkdwn(n)).join(', ')}`
-                    : 'nobody is free then: posted in its channel for anyone to take'
-                }`,
-            ),
-          ].join('\n');
+  const text = coverAskAnswerText(answer);
   return {
     text: truncate(text.replace(/\*/g, ''), 3000),
     blocks: [{ type: 'section', text: mrkdwn(truncate(text, 3000)) }],
   };
+};
+
+/** The words of a cover ask's answer (mrkdwn), for `/oncall cover` and App Home's "Ask for cover". */
+export const coverAskAnswerText = (answer: CoverAskAnswer): string => {
+  return answer.kind === 'problem'
+    ? `:warning: ${answer.text}`
+    : answer.kind === 'none'
+      ? ':white_check_mark: You have no on-call shift to cover then.'
+      : [
+          ':raising_hand: Asked for cover. The first to accept gets the override; you get a DM either way.',
+          ...answer.shifts.map(
+            (s) =>
+              `• *${escapeMrkdwn(s.scheduleName)}*, ${formatInZone(s.start, answer.tz)} → ${formatInZone(s.end, answer.tz)}: ${
+                s.asked.length > 0
+                  ? `asked ${s.asked.map((n) => escapeMrkdwn(n)).join(', ')}`
+                  : 'nobody is free then: posted in its channel for anyone to take'
+              }`,
+          ),
+        ].join('\n');
 };

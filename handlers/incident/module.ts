@@ -282,7 +282,11 @@ const createIncidents = (
           }),
           ...(options?.bulkLimit ? { bulkLimit: options.bulkLimit } : {}),
           openView: async (triggerId, view) => {
-            await slack.views.open({ trigger_id: triggerId, view });
+            const opened = await slack.views.open({ trigger_id: triggerId, view });
+            return opened.view?.id;
+          },
+          updateView: async (viewId, view) => {
+            await slack.views.update({ view_id: viewId, view });
           },
           coverAsks: () => deps.ports.get('coverAsks'),
         },

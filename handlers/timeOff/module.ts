@@ -1,6 +1,4 @@
-import { COVER_STREAM_PREFIX, coverDecider } from '../../machines/timeOff/cover.ts';
 import { employeeById } from '../../machines/timeOff/directory.ts';
-import { foldHistory } from '../../src/application/fold.ts';
 import {
   defineLifecycle,
   type LifecycleDeps,
@@ -301,13 +299,6 @@ const createTimeOff = (
       readModel,
       people,
       zoneOf: timeZones.of,
-      // Issue 20: the shifts a person covers. Every cover stream is read (few: one per covered leave).
-      covers: async () => {
-        const streams = await store.listStreams({ prefix: COVER_STREAM_PREFIX, limit: 1_000 });
-        return Promise.all(
-          streams.map(async (s) => foldHistory(coverDecider, await store.readStream(s.streamId))),
-        );
-      },
     }),
     rejectionText: timeOffRejectionText,
     enrich: createTimeOffEnricher({ readModel, absences, hrChannel: { channelMembers, people, logger } }),

@@ -72,6 +72,11 @@ const openCoverAskSchema = z.object({
   /** Told in words when nobody took it (DMs). */
   notify: z.array(slackUserId).max(20),
   reason: coverAskReasonSchema,
+  /**
+   * Never offered, and refused if they click (issue 20: a hole re-opened after its cover said can't
+   * leaves out the one who said it). Absent on asks opened before it existed.
+   */
+  excluded: z.array(slackUserId).max(20).optional(),
 });
 
 export const coverAskEventDataSchemas = {
@@ -201,6 +206,11 @@ const decide = (command: CoverAskCommand, state: CoverAskState): CoverAskEvent[]
       mustBeOpen(state, details, now);
       if (d.cover.slackUserId === details.absent.slackUserId) {
         throw refuse('self_cover', `${nameOf(details.absent)} can't cover their own shift.`);
+      }
+      if (details.excluded?.includes(d.cover.slackUserId)) {
+        throw refuse('excluded', 'You said you can’t cover this shift, so it is offered to others.', {
+          actor,
+        });
       }
       if (!details.anyone) {
         if (d.cover.slackUserId !== d.by) {

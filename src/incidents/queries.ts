@@ -87,8 +87,10 @@ export type IncidentStanding = Readonly<{
 /** What incident handlers get besides the shared HandlerDeps. */
 export type IncidentHandlerDeps = Readonly<{
   queries: IncidentQueries;
-  /** `views.open`: call it at once, inside the 3 s trigger window. Throws coded errors. */
-  openView(triggerId: string, view: ModalView): Promise<void>;
+  /** `views.open`: call it at once, inside the 3 s trigger window; the view's id. Throws coded errors. */
+  openView(triggerId: string, view: ModalView): Promise<string | undefined>;
+  /** `views.update` of a view `openView` opened (its id): the answer that came after the 3 s. */
+  updateView?(viewId: string, view: ModalView): Promise<void>;
   /** Incidents per bulk `PUT /incidents` (the vendor's limit, 250): bulk moves are chunked by it. */
   bulkLimit?: number;
   /** Issue 20: `/oncall cover`, through the time-off lifecycle's port (undefined when it is off). */

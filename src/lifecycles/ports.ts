@@ -368,6 +368,11 @@ export type CoverAskRequest = Readonly<{
   /** Days in the person's own zone (YYYY-MM-DD, inclusive); null: their next shift (14 days ahead). */
   from: string | null;
   to: string | null;
+  /**
+   * Exactly one shift (App Home's "Ask for cover" on a row of My shifts): only the person's shifts
+   * within these instants are asked for, and `from`/`to` are ignored. None found: `none`.
+   */
+  window?: Readonly<{ start: Date; end: Date }>;
   /** Unique per typed command (its input's id): asked twice, nothing is opened twice. */
   requestId: string;
 }>;

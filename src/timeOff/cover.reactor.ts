@@ -11,6 +11,7 @@ import {
   pendingCoverCall,
   removalsSettled,
 } from '../../machines/timeOff/cover.ts';
+import type { CoverAskReason } from '../../machines/timeOff/coverAsk.ts';
 import { type TimeOffState, timeOffDecider } from '../../machines/timeOff/decider.ts';
 import type { CoverSlotOutcome } from '../../machines/timeOff/events.ts';
 import { requestIdOfStream, TIME_OFF_STREAM_PREFIX } from '../../machines/timeOff/streams.ts';
@@ -31,9 +32,9 @@ import {
 } from '../processors/upstreamCall.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import type { SlackOutbox } from '../slack/outbox.ts';
+import { openCoverAskCommand } from './coverAskIds.ts';
 import {
   coverDeclinedDm,
-  coverDeclinedNotice,
   coverOutcomeDm,
   coverToldDm,
   coverWithdrawnDm,
@@ -71,7 +72,8 @@ import { timeOffNoticeLedger } from './notices.reactor.ts';
  *   shifts in their zone, whose, and a **Can't cover** button; the DM is updated in place as the
  *   overrides land and when the cover is withdrawn. Can't (`CoverWithdrawn.declinedBy`): whoever
  *   asked is told by DM that the shifts are uncovered again (and what became of the overrides), and
- *   the channels following every slot's schedule are told in words.
+ *   each slot not over yet is re-opened as a hole (a cover ask posted in its schedule's channels
+ *   with a Cover… button; never offered to the one who said can't, nor to the absent person).
  *
  * Every message is sent once through the outbox (recorded as `TimeOffNoticeSent` under its key, as
  * the notices do).
@@ -416,20 +418,57 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
     }
   };
 
-  /** The cover can't: whoever asked is told, and every slot's channels (the hole is open again). */
+  /**
+   * The cover can't (issue 20: "re-opens the hole"): each still-future slot is asked again as a hole
+   * in its schedule's channels with a Cover… button (a cover ask, src/timeOff/coverAsk.reactor.ts:
+   * first click wins), never offered to the one who said can't nor to the absent person. Its id is
+   * the slot's with a round derived from this cover, so a redelivery opens it once and a later
+   * can't on the re-opened hole's cover opens another. Whoever asked is told by DM.
+   */
   const onDeclined = async (ctx: ProcessorContext, then: CoverState, late: ReadonlySet<unknown>) => {
     const d = then.details;
     if (!d) return;
+    const now = ctx.now();
+    const reason: CoverAskReason =
+      (d.reason.kind === 'time_off' || d.reason.kind === 'sick_today') && d.reason.timeOffId
+        ? { kind: 'time_off', timeOffId: d.reason.timeOffId }
+        : { kind: 'on_call' };
+    const round = 1 + Number.parseInt(uuidv5(`reopen:${d.coverId}`).slice(0, 7), 16);
     const byChannel = new Map<string, CoverSlotState[]>();
     for (const slot of then.slots.filter((s) => !late.has(s.index))) {
+      if (Date.parse(slot.end) <= now.getTime()) continue;
       for (const c of await channelsOf(ctx, slot.scheduleId)) {
         byChannel.set(c, [...(byChannel.get(c) ?? []), slot]);
       }
-    }
-    for (const [channel, slots] of byChannel) {
-      await postOnce(ctx, `cover-declined:${d.coverId}:${channel}`, channel, async () =>
-        coverDeclinedNotice(then, slots),
+      const { command: open } = openCoverAskCommand(
+        {
+          slot: {
+            scheduleId: slot.scheduleId,
+            scheduleName: slot.scheduleName,
+            escalationPolicyId: slot.escalationPolicyId,
+            escalationPolicyName: slot.escalationPolicyName,
+            level: slot.level,
+            start: slot.start,
+            end: slot.end,
+          },
+          absent: d.absent,
+          asked: [],
+          anyone: true,
+          announce: true,
+          openedBy: d.requestedBy,
+          notify: [d.requestedBy],
+          reason,
+          now,
+          round,
+          excluded: [d.cover.slackUserId],
+        },
+        {
+          now: now.toISOString(),
+          commandId: uuidv5(`${TIME_OFF_COVER_PROCESSOR}:reopen:${d.coverId}:${slot.index}`),
+          actor: ACTOR,
+        },
       );
+      await send(ctx, open);
     }
     await postOnce(ctx, `cover-declined-dm:${d.coverId}`, d.requestedBy, async () =>
       coverDeclinedDm(then, [...byChannel.keys()], await options.timeZones.of(d.requestedBy)),

@@ -73,6 +73,8 @@ export type OpenCoverAskInput = Readonly<{
   now: Date;
   leadMs?: number;
   round?: number;
+  /** Never offered and refused if they click (a cover who said can't). */
+  excluded?: readonly string[];
 }>;
 
 /**
@@ -105,6 +107,9 @@ export const openCoverAskCommand = (
     openedBy: input.openedBy,
     notify: [...new Set(input.notify)].slice(0, 20),
     reason: { ...input.reason },
+    ...(input.excluded && input.excluded.length > 0
+      ? { excluded: [...new Set(input.excluded)].slice(0, 20) }
+      : {}),
   };
   return { askId, command: { type: 'OpenCoverAsk', data: data as unknown as JsonObject, metadata } };
 };

@@ -44,14 +44,20 @@ export const createCoverAskPort = (deps: CoverAskPortDeps): CoverAsks => ({
       return { kind: 'problem', text: 'Incidents are switched off in Switchboard: no shifts to cover.' };
     const tz = await deps.timeZones.of(request.person.slackUserId);
     const now = deps.now();
-    const since =
-      request.from === null
+    const window = request.window;
+    const since = window
+      ? new Date(Math.max(window.start.getTime(), now.getTime()))
+      : request.from === null
         ? now
         : new Date(Math.max(localInstant(request.from, 0, tz).getTime(), now.getTime()));
-    const until =
-      request.to === null
+    const until = window
+      ? window.end
+      : request.to === null
         ? new Date(now.getTime() + NEXT_SHIFT_HORIZON_MS)
         : localInstant(addDays(request.to, 1), 0, tz);
+    if (window && until <= since) {
+      return { kind: 'problem', text: 'That shift is over.' };
+    }
     if (until <= since) {
       return { kind: 'problem', text: `Those days are over (today is ${dayIn(now, tz)} for you).` };
     }
@@ -76,7 +82,7 @@ export const createCoverAskPort = (deps: CoverAskPortDeps): CoverAsks => ({
       seen.add(key);
       return [{ shift, slot: { ...slot, scheduleId: slot.scheduleId } }];
     });
-    if (request.from === null) shifts = shifts.slice(0, 1);
+    if (request.from === null && !window) shifts = shifts.slice(0, 1);
     if (shifts.length === 0) return { kind: 'none', tz };
     const absent = {
       slackUserId: request.person.slackUserId,

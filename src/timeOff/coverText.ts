@@ -267,63 +267,14 @@ export const coverDeclinedDm = (state: CoverState, channels: readonly string[], 
     ...state.slots.slice(0, 20).map((s) => `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, tz)}`),
   ];
   for (const s of created) lines.push(`${mention(d.cover.slackUserId)}’s ${removalWords(s)}.`);
-  if (channels.length > 0) lines.push(`Told ${channels.map((c) => `<#${c}>`).join(', ')}.`);
+  if (channels.length > 0)
+    lines.push(
+      `Posted in ${channels.map((c) => `<#${c}>`).join(', ')} with a *Cover…* button: the first colleague to take it covers it.`,
+    );
   lines.push(
     d.reason.kind === 'time_off'
       ? 'Pick someone else on the request’s card above, or cover the shifts in the incident service.'
       : 'Pick someone else with the leaver report’s *Cover…* button, or cover the shifts in the incident service.',
   );
   return message(lines);
-};
-
-/** In a schedule's channel: the cover can't, so these shifts are uncovered again (UTC, named). */
-export const coverDeclinedNotice = (state: CoverState, slots: readonly CoverSlotState[]): SlackMessage => {
-  const d = state.details;
-  const who = d ? mention(d.cover.slackUserId) : 'The cover';
-  const lines = [
-    `:warning: ${who} can’t cover ${whoseShifts(state)} after all: *uncovered again*:`,
-    ...slots.map(
-      (s) =>
-        `• ${scheduleText(s)}, ${formatSpan(s.start, s.end, 'UTC')}${s.status === 'created' ? `: ${removalWords(s)}` : ''}`,
-    ),
-  ];
-  return message(lines);
-};
-
-/**
- * App Home (issue 20, kept minimal: helper C's "My shifts" is the full view): the shifts this person
- * covers for someone, not over yet, whose cover stands (not withdrawn or declined), with the
- * override made, in their zone. Nothing to show: no blocks.
- */
-export const coversHomeBlocks = (
-  covers: readonly CoverState[],
-  slackUserId: string,
-  now: Date,
-  tz: string,
-): KnownBlock[] => {
-  const lines: string[] = [];
-  for (const state of covers) {
-    const d = state.details;
-    if (!d || d.cover.slackUserId !== slackUserId || state.withdrawnAt !== null) continue;
-    for (const slot of state.slots) {
-      if (slot.status !== 'created' || Date.parse(slot.end) <= now.getTime()) continue;
-      lines.push(
-        `• ${scheduleText(slot)}, ${formatSpan(slot.start, slot.end, tz)}: for ${mention(d.absent.slackUserId)}`,
-      );
-    }
-  }
-  if (lines.length === 0) return [];
-  const shown = lines.slice(0, 15);
-  if (lines.length > shown.length) shown.push(`…and ${lines.length - shown.length} more.`);
-  return [
-    {
-      type: 'section',
-      text: mrkdwn(
-        truncate(
-          `*Shifts you cover* (times in ${escapeMrkdwn(knownZone(tz))}; your DM for each has *Can’t cover*)\n${shown.join('\n')}`,
-          3000,
-        ),
-      ),
-    },
-  ];
 };

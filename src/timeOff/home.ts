@@ -1,11 +1,9 @@
-import type { CoverState } from '../../machines/timeOff/cover.ts';
 import { employeeById, teamOf } from '../../machines/timeOff/directory.ts';
 import { isChatOpsError } from '../core/errors.ts';
 import type { HomeSection } from '../lifecycles/lifecycle.ts';
 import { escapeMrkdwn, type KnownBlock, mrkdwn, plain } from '../slack/blocks/format.ts';
 import { pendingApprovalsSection, upcomingTimeOffSection } from './blocks/home.ts';
 import { formatRange } from './blocks/timeOffView.ts';
-import { coversHomeBlocks } from './coverText.ts';
 import { dayIn } from './localDays.ts';
 import type { TimeOffPeople } from './people.ts';
 import type { AbsenceEntry, TimeOffReadModel } from './readModel.projection.ts';
@@ -48,8 +46,6 @@ export const createTimeOffHomeSection = (
     people?: TimeOffPeople;
     /** The person's Slack time zone: "upcoming" counts from their today (absent: UTC). */
     zoneOf?: (slackUserId: string) => Promise<string>;
-    /** Every cover recorded (issue 20): the shifts this person covers are listed. Absent: none. */
-    covers?: () => Promise<readonly CoverState[]>;
   }>,
 ): HomeSection => ({
   async render(slackUserId, ctx) {
@@ -73,11 +69,6 @@ export const createTimeOffHomeSection = (
     const manages = hrId !== null && teamOf(readModel.directory(), hrId).length > 0;
     // Requests waiting for this person are Switchboard's own: shown even if HR lost track of them.
     if (pending.length > 0 || manages) blocks.push(...pendingApprovalsSection(slackUserId, pending));
-    if (deps.covers) {
-      // The shifts they cover for someone (issue 20), in their zone: a small list beside their time off.
-      const zone = deps.zoneOf ? await deps.zoneOf(slackUserId).catch(() => 'UTC') : 'UTC';
-      blocks.push(...coversHomeBlocks(await deps.covers(), slackUserId, ctx.now(), zone));
-    }
     if (hrId === null && requests.length === 0) {
       if (blocks.length === 0) blocks.push({ type: 'header', text: plain('Time off') });
       blocks.push({

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { COVER_STREAM_PREFIX } from '../../machines/timeOff/cover.ts';
 import type { FakeMessage } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { eventCallbackBody } from '../../sandbox/simulators/slack/signing.ts';
+import { COVER_ASK_ACTION } from '../../src/timeOff/coverAskIds.ts';
 import { TIME_OFF_COVER_ACTION } from '../../src/timeOff/coverIds.ts';
 import { postSigned } from '../support/startApp.ts';
 import { waitFor } from '../support/waitFor.ts';
@@ -14,14 +15,15 @@ import {
   messageText,
   PAYMENTS_CHANNEL,
   PAYMENTS_SCHEDULE,
+  PD_IDS,
   startJoinsHarness,
 } from './harness.ts';
 
 /**
  * Issue 20, item 1 (the cover is told): after "Approve and cover with Ben", Ben is told at once by
  * DM with the shift in his zone (Europe/London) and a Can't cover button; only he may press it;
- * pressed, the cover is withdrawn, Dana (the approver) is told by DM and on her card, #payments is
- * told in words, and nothing else covers the shift.
+ * pressed, the cover is withdrawn, Dana (the approver) is told by DM and on her card, and the hole
+ * is re-opened in #payments with a Cover… button (never for Ben nor Ana): Chen's click covers it.
  */
 let h: JoinsHarness | undefined;
 afterEach(async () => {
@@ -61,7 +63,7 @@ const approveWithBen = async (j: JoinsHarness) => {
 };
 
 describe('the cover is told, and may say they can’t (issue 20)', () => {
-  it('Ben is DMed the shift in his zone; a forged Can’t is refused; his Can’t withdraws the cover, tells Dana and #payments, and nothing else covers', async () => {
+  it('Ben is DMed the shift in his zone; a forged Can’t is refused; his Can’t withdraws the cover, tells Dana, re-opens the hole in #payments; Chen covers it', async () => {
     h = await startJoinsHarness();
     const j = h;
     const { card } = await approveWithBen(j);
@@ -84,7 +86,7 @@ describe('the cover is told, and may say they can’t (issue 20)', () => {
     expect(j.dms(BEN).filter((m) => /You now cover/.test(messageText(m)))).toHaveLength(1);
     expect(overrides(j)).toHaveLength(1);
     const [override] = overrides(j);
-    // Ben's App Home lists the shift he covers, in his zone.
+    // Ben's App Home lists the shift he covers under My shifts (the incident service's final rota).
     await postSigned(
       `${j.url}/slack/events`,
       eventCallbackBody({ type: 'app_home_opened', user: BEN, tab: 'home' }),
@@ -92,10 +94,12 @@ describe('the cover is told, and may say they can’t (issue 20)', () => {
       { timestamp: Math.floor(j.clock.now().getTime() / 1000) },
     );
     const home = await waitFor(() => j.fake.homes.get(BEN), { what: "Ben's Home tab" });
-    expect(JSON.stringify(home.view)).toContain('*Shifts you cover*');
-    expect(JSON.stringify(home.view)).toContain(
-      `*Payments primary*, Mon 30 Nov 00:00 – Sat 5 Dec 2026 00:00 GMT (Europe/London): for <@${ANA}>`,
-    );
+    const homeText = JSON.stringify(home.view);
+    expect(homeText).toContain('*My shifts* (next 14 days, covers included)');
+    // (His own week runs into the cover: one row, ending when the cover ends.)
+    expect(homeText).toContain(`to <!date^${Date.parse(override?.end ?? '') / 1000}^`);
+    expect(homeText).toContain('Payments primary');
+    expect(homeText).not.toContain('Shifts you cover');
     const [coverStream] = await coverStreams(j);
 
     // Chen presses Ben's button (a forged click): refused by the decider, said to Chen, recorded.
@@ -142,29 +146,54 @@ describe('the cover is told, and may say they can’t (issue 20)', () => {
     await waitFor(() => /The cover fell through/.test(messageText(current(j, DANA, card))) || undefined, {
       what: "Dana's card saying the cover fell through",
     });
-    // #payments is told in words.
-    const notice = await waitFor(
-      () => j.fake.messages(PAYMENTS_CHANNEL).find((m) => /can’t cover/.test(messageText(m))),
-      { what: 'the notice in #payments' },
+    // The hole is re-opened in #payments: a post with a Cover… button anyone (but Ben and Ana) may take.
+    const hole = await waitFor(
+      () => j.fake.messages(PAYMENTS_CHANNEL).find((m) => /Uncovered on-call shift/.test(messageText(m))),
+      { what: 'the hole re-opened in #payments', timeoutMs: 15_000 },
     );
-    expect(messageText(notice)).toContain('*Payments primary*, Mon 30 Nov 00:00 – Sat 5 Dec 2026 00:00 UTC');
+    expect(messageText(hole)).toContain('Payments primary');
+    expect(hasButton(hole, COVER_ASK_ACTION.take)).toBe(true);
+    expect(dana).toContain('*Cover…* button');
     // Ben's DM, in place: no button any more.
     await waitFor(() => /You said you can’t cover/.test(messageText(current(j, BEN, told))) || undefined, {
       what: "Ben's DM updated",
     });
     expect(hasButton(current(j, BEN, told), TIME_OFF_COVER_ACTION.cant)).toBe(false);
 
-    // Pressed again (a double click): nothing new. Nothing else covers the shift.
+    // Pressed again (a double click): nothing new; the hole is posted once.
     await j.click(TIME_OFF_COVER_ACTION.cant, BEN, { message: told });
     await j.idle();
     expect((await j.stream(coverStream ?? '')).filter((e) => e.type === 'CoverWithdrawn')).toHaveLength(1);
     expect(await coverStreams(j)).toHaveLength(1);
-    expect(j.fake.messages(PAYMENTS_CHANNEL).filter((m) => /can’t cover/.test(messageText(m)))).toHaveLength(
-      1,
-    );
+    expect(
+      j.fake.messages(PAYMENTS_CHANNEL).filter((m) => /Uncovered on-call shift/.test(messageText(m))),
+    ).toHaveLength(1);
     expect(
       j.dms(DANA).filter((m) => /can’t cover/.test(messageText(m)) && !/On-call/.test(messageText(m))),
     ).toHaveLength(1);
+    expect(overrides(j)).toEqual([]);
+
+    // Ben, who said he can't, is refused on the hole; Ana too (her own shift).
+    const benTakes = await j.click(COVER_ASK_ACTION.take, BEN, { message: hole });
+    await j.response(benTakes.responseUrl, /You said you can’t cover this shift/);
+    const anaTakes = await j.click(COVER_ASK_ACTION.take, ANA, { message: hole });
+    await j.response(anaTakes.responseUrl, /can't cover their own shift/);
+    // Chen takes it: one override, his.
+    await j.click(COVER_ASK_ACTION.take, CHEN, { message: hole });
+    await waitFor(() => overrides(j).length === 1 || undefined, {
+      what: 'Chen’s override',
+      timeoutMs: 15_000,
+    });
+    await j.idle();
+    expect(overrides(j)).toHaveLength(1);
+    expect(overrides(j)[0]?.userId).toBe(PD_IDS.chen);
+    await waitFor(
+      () =>
+        /took it/.test(
+          messageText(j.fake.messages(PAYMENTS_CHANNEL).find((m) => m.ts === hole.ts) as FakeMessage),
+        ) || undefined,
+      { what: 'the hole post saying Chen took it' },
+    );
     j.pd.assertNoViolations();
   });
 });

@@ -165,16 +165,35 @@ describe('shifts people see coming', () => {
     expect(starts[1]).toContain(`<!date^${Date.parse(at(7 * DAY)) / 1000}^`);
     expect(text).not.toContain(`<!date^${Date.parse(at(15 * DAY)) / 1000}^`);
 
-    // Ask for cover: how to ask for that shift's days (her zone, Europe/Lisbon).
+    // Ask for cover: the same ask as `/oncall cover`, for that shift only; Ana is answered in a modal.
     const first = rows[0]?.accessory?.value ?? '';
     const clicked = await slack.click(INCIDENT_ACTION.askCover, first, {
       user: ANA,
       channel: j.fake.dmChannel(ANA).id,
     });
     expect(clicked.status).toBe(200);
-    const wednesday = at(2 * DAY).slice(0, 10);
-    const view = await waitFor(() => j.lastView(ANA), { what: 'the ask-for-cover view' });
-    expect(JSON.stringify(view)).toContain(`/oncall cover ${wednesday}`);
+    const view = await waitFor(
+      () => (/Asked for cover/.test(JSON.stringify(j.lastView(ANA))) ? j.lastView(ANA) : undefined),
+      { what: 'the ask-for-cover answer' },
+    );
+    expect(JSON.stringify(view)).toContain('Payments primary');
+    expect(JSON.stringify(view)).toMatch(/asked [A-Z]/);
+    const asked = await waitFor(
+      () =>
+        [BEN, CHEN].find((u) =>
+          j.dms(u).some((m) => /Can you cover/.test(messageText(m)) && messageText(m).includes(`<@${ANA}>`)),
+        ),
+      { what: 'a colleague asked by DM' },
+    );
+    expect(asked).toBeDefined();
+    expect(j.dms(ANA).some((m) => /Can you cover/.test(messageText(m)))).toBe(false);
+
+    // A well-formed value naming a time Ana is not on call: nobody is asked, she is told why.
+    const notHers = `v1|${at(20 * DAY)}|${at(21 * DAY)}|${at(20 * DAY).slice(0, 10)}|${at(20 * DAY).slice(0, 10)}`;
+    await slack.click(INCIDENT_ACTION.askCover, notHers, { user: ANA, channel: j.fake.dmChannel(ANA).id });
+    await waitFor(() => JSON.stringify(j.lastView(ANA)).includes('on call then any more') || undefined, {
+      what: 'the refusal of a shift that is not hers',
+    });
 
     // A forged value is refused in words.
     await slack.click(INCIDENT_ACTION.askCover, 'v1|not|a|shift|!', {

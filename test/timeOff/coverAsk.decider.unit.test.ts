@@ -210,4 +210,21 @@ describe('cover ask decider', () => {
       .when(accept(BEN))
       .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'cancelled' } });
   });
+
+  it('a hole re-opened after a can’t: the one who said it is refused, anyone else takes it', () => {
+    const reopened: CoverAskEvent = {
+      type: 'CoverAskOpened',
+      data: { ...open, asked: [], anyone: true, announce: true, excluded: ['U0BEN'], at: T0 },
+    };
+    spec
+      .given([reopened])
+      .when(accept(BEN))
+      .then({ code: 'SB_ILLEGAL_STATE', details: { reason: 'excluded' } });
+    spec
+      .given([reopened])
+      .when(accept(CHEN))
+      .then([
+        { type: 'CoverAskTaken', data: { askId: ASK, cover: CHEN, by: 'U0CHEN', coverId: COVER, at: T0 } },
+      ]);
+  });
 });

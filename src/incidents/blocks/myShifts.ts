@@ -99,22 +99,17 @@ export const myShiftsBlocks = (
 };
 
 /**
- * What "Ask for cover" opens: how to ask with `/oncall cover` for that shift's days. (The cover-ask
- * flow is its own command; this button points at it rather than guessing its form.)
+ * What "Ask for cover" shows the one who clicked (App Home has no response_url): a modal, opened at
+ * once while the colleagues are asked, then updated with the answer in words (`text`: mrkdwn, its
+ * user-supplied parts already escaped).
  */
-export const askCoverModal = (value: AskCoverValue) => {
-  const days = value.firstDay === value.lastDay ? value.firstDay : `${value.firstDay} ${value.lastDay}`;
-  return {
-    type: 'modal' as const,
-    title: plain('Ask for cover'),
-    close: plain('OK'),
-    blocks: [
-      {
-        type: 'section',
-        text: mrkdwn(
-          `Your shift ${slackDate(value.start)} to ${slackDate(value.end)}.\nTo ask your colleagues to cover it, type \`/oncall cover ${days}\` in any channel: the first to accept takes it.`,
-        ),
-      },
-    ] as KnownBlock[],
-  };
-};
+export const askCoverModal = (text: string) => ({
+  type: 'modal' as const,
+  title: plain('Ask for cover'),
+  close: plain('OK'),
+  blocks: [{ type: 'section', text: mrkdwn(truncate(text, 3000)) }] as KnownBlock[],
+});
+
+/** The modal's first words, while the colleagues are being asked. */
+export const askingForCoverText = (value: AskCoverValue): string =>
+  `:hourglass_flowing_sand: Asking your colleagues to cover your shift ${slackDate(value.start)} to ${slackDate(value.end)}…`;
