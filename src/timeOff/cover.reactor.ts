@@ -8,10 +8,11 @@ import {
   coverDecider,
   coverIdOfStream,
   coverSettled,
+  coverStreamId,
   pendingCoverCall,
   removalsSettled,
 } from '../../machines/timeOff/cover.ts';
-import type { CoverAskReason } from '../../machines/timeOff/coverAsk.ts';
+import { type CoverAskReason, coverAskStreamId } from '../../machines/timeOff/coverAsk.ts';
 import { type TimeOffState, timeOffDecider } from '../../machines/timeOff/decider.ts';
 import type { CoverSlotOutcome } from '../../machines/timeOff/events.ts';
 import { requestIdOfStream, TIME_OFF_STREAM_PREFIX } from '../../machines/timeOff/streams.ts';
@@ -32,7 +33,7 @@ import {
 } from '../processors/upstreamCall.ts';
 import type { SlackMessage } from '../slack/blocks/format.ts';
 import type { SlackOutbox } from '../slack/outbox.ts';
-import { openCoverAskCommand } from './coverAskIds.ts';
+import { coverAskIdFor, openCoverAskCommand } from './coverAskIds.ts';
 import {
   coverDeclinedDm,
   coverOutcomeDm,
@@ -108,6 +109,17 @@ const WITHDRAWN_BECAUSE: Readonly<Record<string, string>> = {
   hr: 'the time off was cancelled in HR',
   left: 'the requester left, and their time off was cancelled',
 };
+
+/** The reason and round of the asks a cover's "can't" re-opens (one per still-future slot). */
+const reopening = (
+  d: NonNullable<CoverState['details']>,
+): Readonly<{ reason: CoverAskReason; round: number }> => ({
+  reason:
+    (d.reason.kind === 'time_off' || d.reason.kind === 'sick_today') && d.reason.timeOffId
+      ? { kind: 'time_off', timeOffId: d.reason.timeOffId }
+      : { kind: 'on_call' },
+  round: 1 + Number.parseInt(uuidv5(`reopen:${d.coverId}`).slice(0, 7), 16),
+});
 
 const readCover = async (store: EventStore, streamId: string): Promise<CoverState> =>
   foldHistory(coverDecider, await store.readStream(streamId));
@@ -333,6 +345,7 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
           ctx,
         ),
       );
+      await cancelReopened(ctx, earlier.coverId, event);
       return;
     }
     if (event.type !== 'TimeOffApproved' && event.type !== 'TimeOffCancelled') return;
@@ -356,6 +369,7 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
           ctx,
         ),
       );
+      await cancelReopened(ctx, cover.coverId, event);
       return;
     }
     const approvedCover = (event.data as { cover?: { coverId?: unknown } }).cover;
@@ -425,15 +439,38 @@ export const createCoverReactor = (options: CoverReactorOptions): Processor => {
    * the slot's with a round derived from this cover, so a redelivery opens it once and a later
    * can't on the re-opened hole's cover opens another. Whoever asked is told by DM.
    */
+  /**
+   * The leave cancelled after its cover said "can't": the holes that re-opened (onDeclined) are no
+   * longer needed. Each re-opened ask that exists is cancelled (its post and DMs say so; a click
+   * after is refused), with ids derived from the event so a redelivery cancels once.
+   */
+  const cancelReopened = async (ctx: ProcessorContext, coverId: string, event: RecordedEvent) => {
+    const state = await readCover(ctx.store, coverStreamId(coverId));
+    const d = state.details;
+    if (!d) return;
+    const { reason, round } = reopening(d);
+    for (const slot of state.slots) {
+      const askId = coverAskIdFor(reason, slot, round);
+      const stream = coverAskStreamId(askId);
+      if ((await ctx.store.readStream(stream, { maxCount: 1 })).length === 0) continue;
+      await send(
+        ctx,
+        command(
+          'CancelCoverAsk',
+          { askId, reason: 'the time off was cancelled' },
+          `cancel-reopened:${event.id}:${askId}`,
+          event,
+          ctx,
+        ),
+      );
+    }
+  };
+
   const onDeclined = async (ctx: ProcessorContext, then: CoverState, late: ReadonlySet<unknown>) => {
     const d = then.details;
     if (!d) return;
     const now = ctx.now();
-    const reason: CoverAskReason =
-      (d.reason.kind === 'time_off' || d.reason.kind === 'sick_today') && d.reason.timeOffId
-        ? { kind: 'time_off', timeOffId: d.reason.timeOffId }
-        : { kind: 'on_call' };
-    const round = 1 + Number.parseInt(uuidv5(`reopen:${d.coverId}`).slice(0, 7), 16);
+    const { reason, round } = reopening(d);
     const byChannel = new Map<string, CoverSlotState[]>();
     for (const slot of then.slots.filter((s) => !late.has(s.index))) {
       if (Date.parse(slot.end) <= now.getTime()) continue;

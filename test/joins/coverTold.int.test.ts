@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { COVER_STREAM_PREFIX } from '../../machines/timeOff/cover.ts';
+import { COVER_ASK_STREAM_PREFIX } from '../../machines/timeOff/coverAsk.ts';
 import type { FakeMessage } from '../../sandbox/simulators/slack/fakeSlack.ts';
 import { eventCallbackBody } from '../../sandbox/simulators/slack/signing.ts';
+import { TIME_OFF_ACTION } from '../../src/timeOff/blocks/timeOffIds.ts';
 import { COVER_ASK_ACTION } from '../../src/timeOff/coverAskIds.ts';
 import { TIME_OFF_COVER_ACTION } from '../../src/timeOff/coverIds.ts';
 import { postSigned } from '../support/startApp.ts';
@@ -195,5 +197,48 @@ describe('the cover is told, and may say they can’t (issue 20)', () => {
       { what: 'the hole post saying Chen took it' },
     );
     j.pd.assertNoViolations();
+  });
+
+  it('the leave cancelled after Ben can’t: the re-opened hole is no longer needed, and nobody can take it', async () => {
+    h = await startJoinsHarness();
+    const j = h;
+    const { timeOffId } = await approveWithBen(j);
+    const told = await j.dm(/You now cover/, BEN);
+    await waitFor(() => overrides(j).length === 1 || undefined, { what: "Ben's override" });
+    await j.click(TIME_OFF_COVER_ACTION.cant, BEN, { message: told });
+    const hole = await waitFor(
+      () => j.fake.messages(PAYMENTS_CHANNEL).find((m) => /Uncovered on-call shift/.test(messageText(m))),
+      { what: 'the hole re-opened in #payments', timeoutMs: 15_000 },
+    );
+    await waitFor(
+      async () => {
+        await j.advanceTimers(30_000);
+        return (await j.types(timeOffId)).includes('TimeOffConfirmed') || undefined;
+      },
+      { what: 'HR confirms', timeoutMs: 30_000 },
+    );
+    await j.click(TIME_OFF_ACTION.cancel, ANA);
+    await waitFor(
+      async () => {
+        await j.advanceTimers(30_000);
+        return (await j.types(timeOffId)).includes('TimeOffCancelled') || undefined;
+      },
+      { what: 'the leave cancelled', timeoutMs: 30_000 },
+    );
+    await waitFor(
+      () =>
+        /No longer needed/.test(
+          messageText(j.fake.messages(PAYMENTS_CHANNEL).find((m) => m.ts === hole.ts) as FakeMessage),
+        ) || undefined,
+      { what: 'the re-opened hole post updated', timeoutMs: 15_000 },
+    );
+    // A click on the button as it was (a stale copy of the post): refused in words.
+    const asks = await j.sb.store.listStreams({ prefix: COVER_ASK_STREAM_PREFIX, limit: 10 });
+    expect(asks).toHaveLength(1);
+    const value = asks[0]?.streamId.slice(COVER_ASK_STREAM_PREFIX.length);
+    const taken = await j.click(COVER_ASK_ACTION.take, CHEN, { message: hole, value: String(value) });
+    await j.response(taken.responseUrl, /no longer needs cover/);
+    await j.idle();
+    expect(overrides(j)).toEqual([]);
   });
 });
