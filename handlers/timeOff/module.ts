@@ -213,6 +213,7 @@ const createTimeOff = (
         outbox: deps.outbox,
         onCall: () => deps.ports.get('onCall'),
         incidents: () => deps.ports.get('incidentResponse'),
+        pager: () => deps.ports.get('pager'),
         pastPolicies: config.pastPolicies,
         hr: () => ({
           readModel,

@@ -79,6 +79,7 @@ export type Paging = Readonly<{
 
 const PAGER_COMMANDS: readonly PagerCommand['type'][] = [
   'RequestPage',
+  'RequestNotice',
   'RecordPageSmsSent',
   'RecordPageSmsFailed',
   'PlacePageCall',

@@ -277,7 +277,17 @@ export type Pager = Readonly<{
    * phone again. Idempotent.
    */
   forget(input: Readonly<{ person: PersonRef; reason: string; at: Date }>): Promise<void>;
+  /**
+   * A plain SMS notice to the person's verified phone (issue 20 item 5: told they cover a sick
+   * colleague), not a page: no call, no incident, not counted in the per-hour limit, and a reply
+   * never acts on it. Once per `noticeId` (1-40 characters from `[A-Za-z0-9._:-]`, the SMS's
+   * client_ref; `already_sent` after); a STOP opt-out holds. `text` is
+   * Switchboard's own words (never a user's, nothing internal). Sent by the pager's processor.
+   */
+  notify?(input: Readonly<{ person: PersonRef; text: string; noticeId: string }>): Promise<NoticeOutcome>;
 }>;
+
+export type NoticeOutcome = 'sent' | 'already_sent' | 'no_verified_phone' | 'must_verify_again' | 'opted_out';
 
 // ---------------------------------------------------------------- incidents: responses from a phone
 

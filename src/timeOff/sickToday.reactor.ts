@@ -18,6 +18,7 @@ import type {
   IncidentResponses,
   OnCallLookups,
   OnCallShift,
+  Pager,
   PersonRef,
 } from '../lifecycles/ports.ts';
 import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
@@ -57,8 +58,8 @@ import { pastAllowedFor } from './standing.ts';
  * found again from the request: one per `TimeOffConflictsChecked` of the request, one per day of an
  * HR entry (`hr:<id>:<day>`); only a cover stream that exists is withdrawn.
  *
- * Not done: an SMS to the colleague (the pager port pages about incidents; no port sends a person
- * a plain text).
+ * The colleague is also told by SMS (`pager.notify`, a plain notice, not a page: once per cover,
+ * Switchboard's own words only), when they have a verified phone.
  *
  * Everything is keyed on the checked event (cover id, reassign ids, outbox keys), so a redelivery
  * or a restart repeats nothing. Nobody to cover (no ranked colleague): the requester is told to
@@ -72,6 +73,8 @@ export type SickTodayOptions = Readonly<{
   outbox: SlackOutbox;
   onCall: () => OnCallLookups | undefined;
   incidents: () => IncidentResponses | undefined;
+  /** The verification lifecycle's pager: the SMS notice to the colleague (absent: DM only). */
+  pager?: () => Pager | undefined;
   pastPolicies: readonly string[];
   /** For sick leave entered in HR's web app: who is who, their zone, their absences and names. */
   hr: () =>
@@ -309,6 +312,18 @@ export const createSickTodayReactor = (options: SickTodayOptions): Processor => 
     await post(ctx, `sick-today-cover:${coverId}`, colleague.slackUserId, {
       text: `:face_with_thermometer: ${mention(absent.slackUserId)} is off sick today, so you're on call for them until ${slackDate(until)} (an override in the incident service).${incidentsLine}`,
     });
+    // And by SMS: no names, times or words of anyone's (the details are in the DM).
+    const pager = options.pager?.();
+    if (pager?.notify) {
+      const told = await pager.notify({
+        person: to,
+        noticeId: `sick:${coverId.replace(/-/g, '')}`,
+        text: "Switchboard: a colleague is off sick, so you are on call for them for the rest of today's shift. Details in your Slack DMs.",
+      });
+      if (told !== 'sent' && told !== 'already_sent') {
+        ctx.logger.info({ outcome: told }, 'sick today: no SMS to the colleague');
+      }
+    }
   };
 
   /** Switchboard's request: its on-call lookup (`TimeOffConflictsChecked`) found the shifts and ranked the colleagues. */

@@ -34,6 +34,15 @@ export const requestPageSchema = z.object({
   callAfterMs: z.number().int().min(0).nullable(),
   maxPerHour: z.number().int().min(1),
 });
+/** A plain SMS notice (not a page): `pageId` is the caller's notice id. */
+export const requestNoticeSchema = z.object({
+  slackUserId,
+  pageId,
+  phone: storedPhoneSchema,
+  /** When the phone was (last) verified: an opt-out older than this no longer holds. */
+  phoneVerifiedAt: z.string().min(1),
+  text: z.string().min(1).max(320),
+});
 const byPage = { slackUserId, pageId };
 export const recordPageSmsSentSchema = z.object({ ...byPage, messageUuid: z.string().min(1) });
 export const recordPageSendFailedSchema = z.object({
@@ -113,6 +122,7 @@ export const recordPageReceiptSchema = z.object({
 
 type Data<S extends z.ZodType> = z.infer<S>;
 export type RequestPage = Command<'RequestPage', Data<typeof requestPageSchema>>;
+export type RequestNotice = Command<'RequestNotice', Data<typeof requestNoticeSchema>>;
 export type RecordPageSmsSent = Command<'RecordPageSmsSent', Data<typeof recordPageSmsSentSchema>>;
 export type RecordPageSmsFailed = Command<'RecordPageSmsFailed', Data<typeof recordPageSendFailedSchema>>;
 export type PlacePageCall = Command<'PlacePageCall', Data<typeof placePageCallSchema>>;
@@ -150,6 +160,7 @@ export type RecordPageReceipt = Command<'RecordPageReceipt', Data<typeof recordP
 
 export type PagerCommand =
   | RequestPage
+  | RequestNotice
   | RecordPageSmsSent
   | RecordPageSmsFailed
   | PlacePageCall
@@ -170,6 +181,7 @@ export type PageReceiptCommand = RecordPageReceipt;
 
 export const pagerCommandDataSchemas = {
   RequestPage: requestPageSchema,
+  RequestNotice: requestNoticeSchema,
   RecordPageSmsSent: recordPageSmsSentSchema,
   RecordPageSmsFailed: recordPageSendFailedSchema,
   PlacePageCall: placePageCallSchema,

@@ -46,6 +46,8 @@ export const HANG_UP_REASONS: ReadonlySet<string> = new Set(['acknowledged', 're
 
 export type PageView = Readonly<{
   pageId: string;
+  /** A plain SMS notice (`NoticeRequested`), not a page: no incident, no call, no reply acts on it. */
+  notice: boolean;
   reportTo: string;
   number: number | null;
   label: string;
@@ -139,6 +141,7 @@ const newPage = (
   status: PageView['status'],
 ): PageView => ({
   pageId: d.pageId,
+  notice: false,
   reportTo: d.reportTo,
   number: d.number,
   label: d.label,
@@ -179,6 +182,27 @@ const evolvePager = (state: PagerState, event: PagerEvent): PagerState => {
         }),
         sentAt: [...state.sentAt, d.at],
       };
+    }
+    case 'NoticeRequested': {
+      const d = event.data;
+      const subject = { pageId: d.pageId, reportTo: '', number: null, label: 'notice', at: d.at };
+      // Not in `sentAt`: a notice never counts against the per-hour limit of pages.
+      return withPage(state, {
+        ...newPage(subject, 'requested'),
+        notice: true,
+        phone: d.phone,
+        text: d.text,
+      });
+    }
+    case 'NoticeSkipped': {
+      const subject = {
+        pageId: event.data.pageId,
+        reportTo: '',
+        number: null,
+        label: 'notice',
+        at: event.data.at,
+      };
+      return withPage(state, { ...newPage(subject, 'skipped'), notice: true });
     }
     case 'PageHeldBack':
       return withPage(state, newPage(event.data, 'held_back'));
@@ -280,6 +304,15 @@ const decidePager = (command: PagerCommand, state: PagerState): PagerEvent[] => 
         },
       ];
     }
+    case 'RequestNotice': {
+      const d = command.data;
+      if (state.pages[d.pageId]) return [];
+      const opt = state.optedOut;
+      if (opt && opt.phone === d.phone && Date.parse(opt.at) >= Date.parse(d.phoneVerifiedAt)) {
+        return [{ type: 'NoticeSkipped', data: { pageId: d.pageId, reason: 'opted_out', at } }];
+      }
+      return [{ type: 'NoticeRequested', data: { pageId: d.pageId, phone: d.phone, text: d.text, at } }];
+    }
     case 'RecordPageSmsSent': {
       const page = pageOf(state, command.data.pageId, command.type);
       if (page.messageUuid !== null || page.smsFailed) return [];
@@ -357,10 +390,14 @@ export const pagerDecider: Decider<PagerState, PagerCommand, PagerEvent> = {
   commandSchemas: pagerCommandDataSchemas,
 };
 
-/** The page the person most recently got (sent, not held back), optionally the one about incident `number`. */
+/**
+ * The page the person most recently got (sent, not held back), optionally the one about incident
+ * `number`. Never a notice (`NoticeRequested`).
+ */
 export const latestPage = (state: PagerState, number: number | null = null): PageView | null => {
   for (let i = state.order.length - 1; i >= 0; i--) {
     const page = state.pages[state.order[i]!]!;
+    if (page.notice) continue; // a notice is about no incident: a reply never acts on it
     if (page.status !== 'requested' && page.status !== 'stopped') continue;
     if (number === null || page.number === number) return page;
   }

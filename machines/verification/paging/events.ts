@@ -109,6 +109,20 @@ export const pagerEventDataSchemas = {
   PageCallHungUp: z.object({ pageId, callUuid: z.string().min(1), at: isoTime }),
   /** Nothing more is sent for this page (acknowledged, resolved, answered). */
   PageStopped: z.object({ pageId, reason: z.string().min(1).max(200), at: isoTime }),
+  /**
+   * A plain SMS notice to the person (issue 20 item 5: "you're covering a sick colleague"), not a
+   * page: never a call, never in the per-hour limit, never what a reply or a receipt acts on. Its
+   * id (`pageId`) is the caller's notice id (once per id). Sent by paging-sms like a page's SMS
+   * (`PageSmsSent` / `PageSmsFailed` / `PageUpstreamCall*` under the same id).
+   */
+  NoticeRequested: z.object({
+    pageId,
+    phone: storedPhoneSchema,
+    text: z.string().min(1).max(320),
+    at: isoTime,
+  }),
+  /** The notice was not sent: the person replied STOP and has not verified their phone again since. */
+  NoticeSkipped: z.object({ pageId, reason: z.enum(['opted_out']), at: isoTime }),
   /** STOP: no pages to `phone` until it is verified again (a newer phone link). */
   PagingOptedOut: z.object({ phone: storedPhoneSchema, at: isoTime }),
 

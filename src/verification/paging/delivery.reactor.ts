@@ -161,6 +161,10 @@ type Target = UpstreamCallTarget & Readonly<{ slackUserId: string; pageId: strin
  * pages the next person. Anything else that fails for good here (a timer, a record) is recorded the
  * same way on the runner's last attempt; a hang-up that cannot be recorded is logged and dropped.
  *
+ * - `NoticeRequested` (a plain notice, `pager.notify`): its SMS only, as a page's (client_ref =
+ *   the notice id); no call. Its receipts and outcome name no incident (the pager index does not
+ *   hold notices), so paging-receipts ignores them.
+ *
  * Two processors share this code (`which`): `paging-sms` (PageRequested, and its SMS retries) and
  * `paging-calls` (PageCallRequested, PageStopped, and their retries), so SMS pages never wait behind
  * calls queued for the call creation budget (3 a second) in a storm.
@@ -288,7 +292,7 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sm
       streamPrefixes: [PAGER_STREAM_PREFIX],
       eventTypes:
         which === 'sms'
-          ? ['PageRequested', 'PageUpstreamCallRetried']
+          ? ['PageRequested', 'NoticeRequested', 'PageUpstreamCallRetried']
           : ['PageCallRequested', 'PageStopped', 'PageUpstreamCallRetried'],
     },
     async handle(recorded, ctx) {
@@ -315,6 +319,10 @@ export const createPagingDeliveryReactor = (deps: PagingDeliveryDeps, which: 'sm
           await attempt(recorded, ctx, target(pageId, 'sms'), 'sms');
           return;
         }
+        case 'NoticeRequested':
+          // A plain notice: its SMS only (client_ref = the notice id), on the same retry rules.
+          await attempt(recorded, ctx, target(event.data.pageId, 'sms'), 'sms');
+          return;
         case 'PageCallRequested':
           await attempt(recorded, ctx, target(event.data.pageId, 'call'), 'call');
           return;

@@ -6,7 +6,7 @@ import { ValidationError } from '../../core/errors.ts';
 import { uuidv5 } from '../../core/ids.ts';
 import type { Command } from '../../core/messages.ts';
 import type { EventStore } from '../../eventStore/eventStore.ts';
-import type { PageOutcome, Pager } from '../../lifecycles/ports.ts';
+import type { NoticeOutcome, PageOutcome, Pager } from '../../lifecycles/ports.ts';
 import type { PeopleDirectory } from '../../people/directory.ts';
 import type { Dispatch } from '../../processors/dispatchCommand.ts';
 import { dispatchCommand } from '../../processors/dispatchCommand.ts';
@@ -96,6 +96,41 @@ export const createPager = (
     );
     const result = (await deps.dispatch()(command)) as { events: readonly { type: string }[] };
     return outcomeOf(result.events);
+  },
+
+  async notify(request): Promise<NoticeOutcome> {
+    // It is the SMS's client_ref, as a page id is: at most 40 characters.
+    if (!PAGE_ID.test(request.noticeId) || request.noticeId.length > 40) {
+      throw new ValidationError(`a notice id is 1-40 characters from [A-Za-z0-9._:-]: ${request.noticeId}`);
+    }
+    await deps.index.catchUp();
+    const phone = deps.index.phoneOf(request.person.slackUserId);
+    if (!phone) {
+      const state = foldHistory(
+        pagerDecider,
+        await deps.store.readStream(pagerStreamId(request.person.slackUserId)),
+      );
+      return state.optedOut ? 'opted_out' : 'no_verified_phone';
+    }
+    if (phone.digits === null) return 'must_verify_again';
+    const command = pagerCommand(
+      'RequestNotice',
+      {
+        slackUserId: request.person.slackUserId,
+        pageId: request.noticeId,
+        // As the link holds it: sealed under the person's data key, never the digits.
+        phone: phone.stored,
+        phoneVerifiedAt: phone.at,
+        text: truncate(request.text, 320),
+      },
+      request.noticeId,
+      deps.now(),
+    );
+    const result = (await deps.dispatch()(command)) as { events: readonly { type: string }[] };
+    const types = new Set(result.events.map((e) => e.type));
+    if (types.has('NoticeRequested')) return 'sent';
+    if (types.has('NoticeSkipped')) return 'opted_out';
+    return 'already_sent';
   },
 
   async stop(input) {

@@ -220,7 +220,9 @@ export const createPagingRepliesReactor = (deps: PagingRepliesDeps): Processor =
       ),
     );
     const more =
-      reply.number === null && state.order.filter((id) => state.pages[id]?.status === 'requested').length > 1;
+      reply.number === null &&
+      state.order.filter((id) => state.pages[id]?.status === 'requested' && !state.pages[id]?.notice).length >
+        1;
     answer(
       `${action === 'acknowledge' ? 'Acknowledged' : 'Resolved'} ${result.label}.` +
         (more ? ' Other incidents paged you too: reply 4 with the number to acknowledge one (4 12).' : ''),
