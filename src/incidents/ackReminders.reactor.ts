@@ -10,10 +10,9 @@ import {
 } from '../../machines/incident/ackReminder.ts';
 import { incidentStatus } from '../../machines/incident/decider.ts';
 import { foldHistory } from '../application/fold.ts';
-import { uuidv5 } from '../core/ids.ts';
 import type { Command } from '../core/messages.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
-import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
+import { causedMetadata, type Dispatch, dispatchOrWarn } from '../processors/dispatchCommand.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { cancelTimer, scheduleTimer } from '../processors/scheduler.ts';
 import { mention, type SlackMessage } from '../slack/blocks/format.ts';
@@ -96,18 +95,15 @@ export const createAckRemindersReactor = (options: AckRemindersOptions): Process
     command: Omit<Command, 'metadata'>,
     key: string,
   ) => {
-    const outcome = await dispatchCommand(options.dispatch, {
-      ...command,
-      metadata: {
-        now: ctx.now().toISOString(),
-        commandId: uuidv5(`${INCIDENT_ACK_REMINDERS_PROCESSOR}:${key}`),
-        actor: ACTOR,
-        causationId: cause.id,
+    await dispatchOrWarn(
+      options.dispatch,
+      {
+        ...command,
+        metadata: causedMetadata(INCIDENT_ACK_REMINDERS_PROCESSOR, ACTOR, key, cause, ctx.now()),
       },
-    });
-    if (outcome.outcome === 'rejected') {
-      ctx.logger.warn({ code: outcome.code, type: command.type }, `not recorded: ${outcome.message}`);
-    }
+      ctx.logger,
+      'not recorded',
+    );
   };
 
   const activity = (

@@ -10,10 +10,9 @@ import {
 } from '../../machines/incident/incidentChannel.ts';
 import { foldHistory } from '../application/fold.ts';
 import { isChatOpsError } from '../core/errors.ts';
-import { uuidv5 } from '../core/ids.ts';
 import type { Command } from '../core/messages.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
-import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
+import { causedMetadata, type Dispatch, dispatchOrWarn } from '../processors/dispatchCommand.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { scheduleTimer } from '../processors/scheduler.ts';
 import { mention, type SlackMessage } from '../slack/blocks/format.ts';
@@ -108,18 +107,12 @@ export const createIncidentChannelReactor = (options: IncidentChannelOptions): P
     command: Omit<Command, 'metadata'>,
     key: string,
   ) => {
-    const outcome = await dispatchCommand(options.dispatch, {
-      ...command,
-      metadata: {
-        now: ctx.now().toISOString(),
-        commandId: uuidv5(`${INCIDENT_CHANNELS_PROCESSOR}:${key}`),
-        actor: ACTOR,
-        causationId: cause.id,
-      },
-    });
-    if (outcome.outcome === 'rejected') {
-      ctx.logger.warn({ code: outcome.code, type: command.type }, `not recorded: ${outcome.message}`);
-    }
+    await dispatchOrWarn(
+      options.dispatch,
+      { ...command, metadata: causedMetadata(INCIDENT_CHANNELS_PROCESSOR, ACTOR, key, cause, ctx.now()) },
+      ctx.logger,
+      'not recorded',
+    );
   };
 
   const activity = (

@@ -1,4 +1,5 @@
-import type { Command, JsonObject } from '../core/messages.ts';
+import { uuidv5 } from '../core/ids.ts';
+import type { Command, CommandMetadata, JsonObject } from '../core/messages.ts';
 import { errorCodeOf, errorMessageOf } from './retryPolicy.ts';
 
 /**
@@ -61,4 +62,41 @@ export const dispatchCommand = async (dispatch: Dispatch, command: Command): Pro
   const alreadyHandled = r.alreadyHandled === true;
   const streamId = typeof r.streamId === 'string' ? r.streamId : undefined;
   return { outcome: 'dispatched', alreadyHandled, ...(streamId ? { streamId } : {}) };
+};
+
+/**
+ * The metadata of a command a processor sends because of an event: its id derived from the
+ * processor and a key, so a redelivery or a restart sends the same command (deduplicated).
+ *
+ * @example
+ * await dispatchOrWarn(dispatch, { type, data, metadata: causedMetadata(PROCESSOR, ACTOR, `x:${event.id}`, event, ctx.now()) }, ctx.logger, 'not recorded');
+ */
+export const causedMetadata = (
+  processor: string,
+  actor: string,
+  key: string,
+  cause: Readonly<{ id: string }>,
+  now: Date,
+): CommandMetadata => ({
+  now: now.toISOString(),
+  commandId: uuidv5(`${processor}:${key}`),
+  actor,
+  causationId: cause.id,
+});
+
+/**
+ * A processor's command, dispatched: a refusal is a warning in the log (the lifecycle recorded
+ * why), `<what>: <message>`; the outcome is returned for callers that act on it.
+ */
+export const dispatchOrWarn = async (
+  dispatch: Dispatch,
+  command: Command,
+  logger: Readonly<{ warn(obj: object, msg: string): void }>,
+  what: string,
+): Promise<DispatchOutcome> => {
+  const outcome = await dispatchCommand(dispatch, command);
+  if (outcome.outcome === 'rejected') {
+    logger.warn({ code: outcome.code, type: command.type }, `${what}: ${outcome.message}`);
+  }
+  return outcome;
 };

@@ -8,11 +8,10 @@ import {
 import { type TimeOffState, timeOffDecider } from '../../machines/timeOff/decider.ts';
 import { requestIdOfStream, TIME_OFF_STREAM_PREFIX } from '../../machines/timeOff/streams.ts';
 import { foldHistory } from '../application/fold.ts';
-import { uuidv5 } from '../core/ids.ts';
 import type { Command, JsonObject } from '../core/messages.ts';
 import type { RecordedEvent } from '../eventStore/eventStore.ts';
 import type { OnCallLookups } from '../lifecycles/ports.ts';
-import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
+import { causedMetadata, type Dispatch, dispatchOrWarn } from '../processors/dispatchCommand.ts';
 import { errorCodeOf } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { scheduleTimer } from '../processors/scheduler.ts';
@@ -66,20 +65,10 @@ export const readCoverAsk = async (
 
 export const createCoverAskReactor = (options: CoverAskReactorOptions): Processor => {
   const leadMs = options.leadMs ?? COVER_ASK_LEAD_MS;
-  const metadataOf = (key: string, cause: RecordedEvent, ctx: ProcessorContext) => ({
-    now: ctx.now().toISOString(),
-    commandId: uuidv5(`${TIME_OFF_COVER_ASKS_PROCESSOR}:${key}`),
-    actor: ACTOR,
-    causationId: cause.id,
-  });
+  const metadataOf = (key: string, cause: RecordedEvent, ctx: ProcessorContext) =>
+    causedMetadata(TIME_OFF_COVER_ASKS_PROCESSOR, ACTOR, key, cause, ctx.now());
   const send = async (ctx: ProcessorContext, command: Command) => {
-    const outcome = await dispatchCommand(options.dispatch, command);
-    if (outcome.outcome === 'rejected') {
-      ctx.logger.warn(
-        { code: outcome.code, type: command.type },
-        `cover ask command refused: ${outcome.message}`,
-      );
-    }
+    await dispatchOrWarn(options.dispatch, command, ctx.logger, 'cover ask command refused');
   };
   const postOnce = async (
     ctx: ProcessorContext,

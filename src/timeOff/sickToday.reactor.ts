@@ -21,7 +21,12 @@ import type {
   Pager,
   PersonRef,
 } from '../lifecycles/ports.ts';
-import { type Dispatch, dispatchCommand } from '../processors/dispatchCommand.ts';
+import {
+  causedMetadata,
+  type Dispatch,
+  dispatchCommand,
+  dispatchOrWarn,
+} from '../processors/dispatchCommand.ts';
 import { errorCodeOf } from '../processors/retryPolicy.ts';
 import type { Processor, ProcessorContext } from '../processors/runner.ts';
 import { escapeMrkdwn, mention, mrkdwn, type SlackMessage } from '../slack/blocks/format.ts';
@@ -115,22 +120,22 @@ export const createSickTodayReactor = (options: SickTodayOptions): Processor => 
   ) => {
     for (const coverId of new Set(coverIds)) {
       if ((await ctx.store.readStream(coverStreamId(coverId))).length === 0) continue;
-      const outcome = await dispatchCommand(options.dispatch, {
-        type: 'WithdrawCover',
-        data: { coverId, reason },
-        metadata: {
-          now: ctx.now().toISOString(),
-          commandId: uuidv5(`${TIME_OFF_SICK_TODAY_PROCESSOR}:withdraw:${cause.id}:${coverId}`),
-          actor: ACTOR,
-          causationId: cause.id,
+      await dispatchOrWarn(
+        options.dispatch,
+        {
+          type: 'WithdrawCover',
+          data: { coverId, reason },
+          metadata: causedMetadata(
+            TIME_OFF_SICK_TODAY_PROCESSOR,
+            ACTOR,
+            `withdraw:${cause.id}:${coverId}`,
+            cause,
+            ctx.now(),
+          ),
         },
-      });
-      if (outcome.outcome === 'rejected') {
-        ctx.logger.warn(
-          { code: outcome.code },
-          `sick today: the cover was not withdrawn: ${outcome.message}`,
-        );
-      }
+        ctx.logger,
+        'sick today: the cover was not withdrawn',
+      );
     }
   };
 
@@ -288,12 +293,7 @@ export const createSickTodayReactor = (options: SickTodayOptions): Processor => 
         },
         notify: [colleague.slackUserId, absent.slackUserId],
       } as unknown as JsonObject,
-      metadata: {
-        now: now.toISOString(),
-        commandId: uuidv5(`${TIME_OFF_SICK_TODAY_PROCESSOR}:request:${sick.key}`),
-        actor: ACTOR,
-        causationId: sick.cause.id,
-      },
+      metadata: causedMetadata(TIME_OFF_SICK_TODAY_PROCESSOR, ACTOR, `request:${sick.key}`, sick.cause, now),
     };
     const outcome = await dispatchCommand(options.dispatch, command);
     if (outcome.outcome === 'rejected') {
